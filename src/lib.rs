@@ -1,0 +1,10 @@
+//! cqlwire: the bytes of the Cassandra/ScyllaDB native protocol (CQL).
+//!
+//! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
+//! codec ([`value`], [`vint`]), hex text ([`hex`]) and file handling shared by every command ([`files`]).
+
+pub mod files;
+pub mod hex;
+pub mod types;
+pub mod value;
+pub mod vint;

@@ -1,0 +1,19 @@
+//! The `cqlwire` binary: parses the command line and maps errors to exit codes.
+
+mod cli;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            if !matches!(error, cli::CliError::BrokenPipe) {
+                eprintln!("cqlwire: error: {error}");
+            }
+            ExitCode::from(error.exit_code() as u8)
+        }
+    }
+}

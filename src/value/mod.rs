@@ -1,0 +1,122 @@
+//! The value model for every CQL type, and the codec between values and wire bytes.
+//!
+//! A [`Value`] is read together with its [`crate::types::CqlType`]: `Text` holds text, varchar and
+//! ascii values, `BigInt` bigint and counter, `List` lists, sets and vectors.
+
+use num_bigint::BigInt;
+use std::net::IpAddr;
+
+/// A decoded CQL value.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// The null value (a length of -1).
+    Null,
+    /// The *empty* value: zero bytes for a native type that is not text, ascii, varchar or blob.
+    Empty,
+    /// boolean.
+    Boolean(bool),
+    /// tinyint.
+    TinyInt(i8),
+    /// smallint.
+    SmallInt(i16),
+    /// int.
+    Int(i32),
+    /// bigint and counter.
+    BigInt(i64),
+    /// varint.
+    Varint(BigInt),
+    /// float.
+    Float(f32),
+    /// double.
+    Double(f64),
+    /// decimal: `unscaled × 10^-scale`.
+    Decimal {
+        /// The unscaled integer.
+        unscaled: BigInt,
+        /// The power of ten to divide by.
+        scale: i32,
+    },
+    /// text, varchar and ascii.
+    Text(String),
+    /// blob.
+    Blob(Vec<u8>),
+    /// uuid and timeuuid.
+    Uuid(uuid::Uuid),
+    /// inet.
+    Inet(IpAddr),
+    /// timestamp: milliseconds since 1970-01-01T00:00:00Z.
+    Timestamp(i64),
+    /// date: days with 2^31 = 1970-01-01 (the wire value).
+    Date(u32),
+    /// time: nanoseconds since midnight.
+    Time(i64),
+    /// duration.
+    Duration {
+        /// Months.
+        months: i32,
+        /// Days.
+        days: i32,
+        /// Nanoseconds.
+        nanoseconds: i64,
+    },
+    /// list, set and vector elements, in wire order.
+    List(Vec<Value>),
+    /// map entries, in wire order.
+    Map(Vec<(Value, Value)>),
+    /// tuple components; may be shorter than the tuple type (missing trailing components).
+    Tuple(Vec<Value>),
+    /// UDT fields in declaration order; may be shorter than the type (missing trailing fields).
+    Udt(Vec<(String, Value)>),
+}
+
+impl PartialEq for Value {
+    /// Structural equality; floats compare by bit pattern so that NaN equals itself and -0.0 ≠ 0.0,
+    /// which is what a round-trip check needs.
+    fn eq(&self, other: &Self) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) | (Empty, Empty) => true,
+            (Boolean(a), Boolean(b)) => a == b,
+            (TinyInt(a), TinyInt(b)) => a == b,
+            (SmallInt(a), SmallInt(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
+            (Varint(a), Varint(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            (Double(a), Double(b)) => a.to_bits() == b.to_bits(),
+            (
+                Decimal {
+                    unscaled: a,
+                    scale: s,
+                },
+                Decimal {
+                    unscaled: b,
+                    scale: t,
+                },
+            ) => a == b && s == t,
+            (Text(a), Text(b)) => a == b,
+            (Blob(a), Blob(b)) => a == b,
+            (Uuid(a), Uuid(b)) => a == b,
+            (Inet(a), Inet(b)) => a == b,
+            (Timestamp(a), Timestamp(b)) => a == b,
+            (Date(a), Date(b)) => a == b,
+            (Time(a), Time(b)) => a == b,
+            (
+                Duration {
+                    months: a,
+                    days: b,
+                    nanoseconds: c,
+                },
+                Duration {
+                    months: x,
+                    days: y,
+                    nanoseconds: z,
+                },
+            ) => a == x && b == y && c == z,
+            (List(a), List(b)) | (Tuple(a), Tuple(b)) => a == b,
+            (Map(a), Map(b)) => a == b,
+            (Udt(a), Udt(b)) => a == b,
+            _ => false,
+        }
+    }
+}
