@@ -8,3 +8,7 @@ pub mod hex;
 pub mod types;
 pub mod value;
 pub mod vint;
+
+/// cqlsh-style CQL literals of values (lives with the codec in `src/value/`).
+#[path = "value/cql.rs"]
+pub mod cql;
