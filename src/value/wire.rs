@@ -867,6 +867,11 @@ fn write_value(ty: &CqlType, value: &Value, out: &mut Vec<u8>) -> Result<(), Enc
             Ok(())
         }
         (CqlType::Tuple(components), Value::Tuple(values)) => {
+            if values.is_empty() {
+                return Err(EncodeError::new(format!(
+                    "a {ty} value needs at least one component"
+                )));
+            }
             if values.len() > components.len() {
                 return Err(EncodeError::new(format!(
                     "{ty} has {} components, found {}",
