@@ -46,7 +46,7 @@ pub struct LiteralError {
     pub message: String,
     /// Index in characters (from 0) in the CQL text, when the input is text.
     pub position: Option<usize>,
-    /// Where in the value, e.g. `element #2 / field zip`; empty at the top level.
+    /// Where in the value, e.g. `element 1 / field zip`; empty at the top level.
     pub path: String,
 }
 
@@ -1056,11 +1056,11 @@ impl Parser {
             CqlType::Map(key_type, value_type) => {
                 let mut entries = Vec::new();
                 self.sequence(&['{'], '}', "'{' to start a map", |p, i| {
-                    p.path.push(format!("map key #{}", i + 1));
+                    p.path.push(format!("map key #{i}"));
                     let key = p.value(key_type, true, depth + 1)?;
                     p.path.pop();
                     p.expect(':', "':' after a map key")?;
-                    p.path.push(format!("map value #{}", i + 1));
+                    p.path.push(format!("map value #{i}"));
                     let value = p.value(value_type, false, depth + 1)?;
                     p.path.pop();
                     entries.push((key, value));
@@ -1078,7 +1078,7 @@ impl Parser {
                             format!("{ty} has only {} components", component_types.len()),
                         )
                     })?;
-                    p.path.push(format!("tuple component #{}", i + 1));
+                    p.path.push(format!("component {i}"));
                     components.push(p.value(component_type, false, depth + 1)?);
                     p.path.pop();
                     Ok(())
@@ -1136,7 +1136,7 @@ impl Parser {
     ) -> Result<Value, LiteralError> {
         let mut items = Vec::new();
         self.sequence(open, close, what, |p, i| {
-            p.path.push(format!("element #{}", i + 1));
+            p.path.push(format!("element {i}"));
             items.push(p.value(element, false, depth + 1)?);
             p.path.pop();
             Ok(())
@@ -1451,7 +1451,7 @@ mod tests {
         )));
         let error = parse_cql(&ty, "[{1: 2}, {3: x}]").unwrap_err();
         assert_eq!(error.position, Some(13));
-        assert_eq!(error.path, "element #2 / map value #1");
+        assert_eq!(error.path, "element 1 / map value #0");
         assert!(error.to_string().contains("at character 13"), "{error}");
         let vector = CqlType::Vector(Box::new(native(NativeType::Float)), 2);
         assert!(parse_cql(&vector, "[1.0]").is_err());

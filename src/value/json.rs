@@ -186,13 +186,13 @@ impl Reader {
                 if let Some(object) = json.as_object() {
                     for (i, (key, value)) in object.iter().enumerate() {
                         let key = self.nested(
-                            format!("map key #{}", i + 1),
+                            format!("map key #{i}"),
                             key_type,
                             &Json::String(key.clone()),
                             depth,
                         )?;
                         let value =
-                            self.nested(format!("map value #{}", i + 1), value_type, value, depth)?;
+                            self.nested(format!("map value #{i}"), value_type, value, depth)?;
                         entries.push((key, value));
                     }
                     return Ok(Value::Map(entries));
@@ -201,16 +201,15 @@ impl Reader {
                     let (key, value) = match pair.as_array().map(Vec::as_slice) {
                         Some([key, value]) => (key, value),
                         _ => {
-                            self.path.push(format!("map entry #{}", i + 1));
+                            self.path.push(format!("map entry #{i}"));
                             return Err(self.error(format!(
                                 "expected a [key, value] pair, found {}",
                                 kind(pair)
                             )));
                         }
                     };
-                    let key = self.nested(format!("map key #{}", i + 1), key_type, key, depth)?;
-                    let value =
-                        self.nested(format!("map value #{}", i + 1), value_type, value, depth)?;
+                    let key = self.nested(format!("map key #{i}"), key_type, key, depth)?;
+                    let value = self.nested(format!("map value #{i}"), value_type, value, depth)?;
                     entries.push((key, value));
                 }
                 Ok(Value::Map(entries))
@@ -227,7 +226,7 @@ impl Reader {
                 let mut components = Vec::new();
                 for (i, (item, component_type)) in items.iter().zip(component_types).enumerate() {
                     components.push(self.nested(
-                        format!("tuple component #{}", i + 1),
+                        format!("component {i}"),
                         component_type,
                         item,
                         depth,
@@ -279,7 +278,7 @@ impl Reader {
     ) -> Result<Value, LiteralError> {
         let mut items = Vec::new();
         for (i, item) in self.array(ty, json)?.iter().enumerate() {
-            items.push(self.nested(format!("element #{}", i + 1), element, item, depth)?);
+            items.push(self.nested(format!("element {i}"), element, item, depth)?);
         }
         Ok(Value::List(items))
     }
@@ -417,6 +416,6 @@ mod tests {
         );
         let error =
             from_json(&CqlType::List(Box::new(udt)), &json!([{}, {"zip": "x"}])).unwrap_err();
-        assert_eq!(error.path, "element #2 / field zip");
+        assert_eq!(error.path, "element 1 / field zip");
     }
 }
