@@ -1,5 +1,8 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
+pub mod decode;
+pub mod encode;
+
 use clap::{Parser, Subcommand};
 use std::fmt;
 use std::io;
@@ -21,11 +24,19 @@ pub struct Cli {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Decode the bytes of one CQL value (hex or --binary) as a CQL literal, JSON or an annotated dump.
+    Decode(decode::Args),
+    /// Encode a CQL literal (or JSON) as the bytes of one CQL value.
+    Encode(encode::Args),
+}
 
 /// Runs the chosen command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Decode(args) => decode::run(args),
+        Command::Encode(args) => encode::run(args),
+    }
 }
 
 /// How a command failed, which decides the exit code.

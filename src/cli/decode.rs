@@ -1,0 +1,165 @@
+//! `cqlwire decode`: the bytes of one value, as a CQL literal, lossless JSON or an annotated dump.
+
+use super::CliError;
+use cqlwire::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire::value::{self, ExplainLine};
+use cqlwire::{cql, files, hex, json};
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// How `decode` prints the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecodeFormat {
+    /// A cqlsh-style CQL literal.
+    Cql,
+    /// Lossless JSON (see README).
+    Json,
+    /// One line per wire item: offset, bytes, meaning.
+    Explain,
+}
+
+/// Arguments of `cqlwire decode`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  $ cqlwire decode 'list<int>' 0000000200000004000000010000000400000002
+  [1, 2]
+  $ cqlwire decode --udt 'addr(street text, zip int)' addr '00 00 00 02 4f 6b 00 00 00 04 00 00 30 39' --format json
+  {\"street\":\"Ok\",\"zip\":12345}
+  $ cqlwire decode 'map<text, frozen<list<int>>>' --format explain \\
+      '00000001 00000001 61 00000010 00000002 00000004 0000002a 00000004 ffffff'
+  0000  00000001                  entry count 1
+  0004  00000001                    key length 1 [map key #0]
+  0008  61                          text \"a\" [map key #0]
+  0009  00000010                    value length 16 [map value #0]
+  0013  00000002                    element count 2 [map value #0]
+  0017  00000004                      element length 4 [map value #0 / element 0]
+  0021  0000002a                      int 42 [map value #0 / element 0]
+  cqlwire: error: element length 4 exceeds the 0 bytes left at byte 25 (map value #0 / element 1)
+
+The payload is hex (argument or standard input; 0x, any case, spaces, ':' and newlines are fine) or raw
+bytes with --binary FILE. Offsets are decimal, as in error messages. Exit 1 on a malformed payload, 2 on
+an invalid type or --udt.")]
+pub struct Args {
+    /// The CQL type: `int`, `map<text, frozen<list<int>>>`, `vector<float, 3>`, a --udt name, or a Java
+    /// class name such as `org.apache.cassandra.db.marshal.Int32Type`.
+    #[arg(value_name = "TYPE")]
+    pub type_text: String,
+    /// The payload in hex; read from standard input when absent.
+    #[arg(value_name = "HEX", conflicts_with = "binary")]
+    pub hex: Option<String>,
+    /// Declares a user-defined type: `name(field1 type1, field2 type2, ...)`; repeatable, later
+    /// declarations may use earlier ones.
+    #[arg(long = "udt", value_name = "DECL")]
+    pub udts: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DecodeFormat::Cql)]
+    pub format: DecodeFormat,
+    /// Read the payload as raw bytes from FILE (`-` for standard input) instead of hex.
+    #[arg(long, value_name = "FILE")]
+    pub binary: Option<PathBuf>,
+    /// Accept bytes after the value (they are ignored; `explain` shows them).
+    #[arg(long)]
+    pub allow_trailing: bool,
+}
+
+/// Parses the TYPE argument after declaring every `--udt`; errors are usage errors (exit 2).
+pub fn cli_type(type_text: &str, declarations: &[String]) -> Result<CqlType, CliError> {
+    let mut udts = UdtRegistry::new();
+    for declaration in declarations {
+        udts.declare(declaration)
+            .map_err(|e| CliError::usage(format!("invalid --udt {declaration:?}: {e}")))?;
+    }
+    parse_type(type_text, &udts)
+        .map_err(|e| CliError::usage(format!("invalid type {type_text:?}: {e}")))
+}
+
+/// Reads a whole text argument, or standard input when the argument is absent.
+pub fn text_argument(argument: Option<String>, what: &str) -> Result<String, CliError> {
+    match argument {
+        Some(text) => Ok(text),
+        None => String::from_utf8(files::read_input(None)?)
+            .map_err(|_| CliError::data(format!("the {what} on standard input is not UTF-8 text"))),
+    }
+}
+
+/// Runs `cqlwire decode`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let ty = cli_type(&args.type_text, &args.udts)?;
+    let bytes = match &args.binary {
+        Some(path) => files::read_input(Some(path))?,
+        None => hex::parse(&text_argument(args.hex, "hex payload")?)?,
+    };
+    let mut out = io::stdout().lock();
+    if args.format == DecodeFormat::Explain {
+        let explanation = if args.allow_trailing {
+            value::explain_allowing_trailing(&ty, &bytes)
+        } else {
+            value::explain(&ty, &bytes)
+        };
+        for line in &explanation.lines {
+            writeln!(out, "{}", explain_line(line, &bytes))?;
+        }
+        out.flush()?;
+        return explanation.result.map(drop).map_err(CliError::data);
+    }
+    let decoded = if args.allow_trailing {
+        value::decode_prefix(&ty, &bytes).map(|(v, _)| v)
+    } else {
+        value::decode(&ty, &bytes)
+    }
+    .map_err(CliError::data)?;
+    let text = match args.format {
+        DecodeFormat::Json => json::to_json(&ty, &decoded).to_string(),
+        _ => cql::format_cql(&ty, &decoded),
+    };
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Bytes shown in full on an explain line; longer items show their first half, `…` and the length.
+const SHOWN_BYTES: usize = 8;
+/// Characters of an item's meaning shown before it is cut with `…` and its length.
+const MEANING_CHARS: usize = 100;
+/// Width of the bytes column of an explain line.
+const BYTES_COLUMN: usize = 24;
+
+/// One explain line: `offset  bytes  <indent>meaning [path]`.
+fn explain_line(line: &ExplainLine, payload: &[u8]) -> String {
+    let item = line
+        .offset
+        .checked_add(line.len)
+        .and_then(|end| payload.get(line.offset..end))
+        .unwrap_or_default();
+    let shown = if line.len == 0 {
+        String::new()
+    } else if line.len > SHOWN_BYTES {
+        let head = item.get(..SHOWN_BYTES / 2).unwrap_or_default();
+        format!("{}… ({} bytes)", hex::encode(head), line.len)
+    } else {
+        hex::encode(item)
+    };
+    let path = if line.path.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", line.path)
+    };
+    let meaning = match line.meaning.char_indices().nth(MEANING_CHARS) {
+        Some((cut, _)) => format!(
+            "{}… ({} chars)",
+            &line.meaning[..cut],
+            line.meaning.chars().count()
+        ),
+        None => line.meaning.clone(),
+    };
+    format!(
+        "{:04}  {:<width$}  {}{}{}",
+        line.offset,
+        shown,
+        "  ".repeat(line.depth),
+        meaning,
+        path,
+        width = BYTES_COLUMN
+    )
+}
