@@ -33,8 +33,9 @@ pub struct Args {
     /// The CQL type (see `cqlwire decode --help`).
     #[arg(value_name = "TYPE")]
     pub type_text: String,
-    /// The value as a CQL literal (or JSON with --json); read from standard input when absent.
-    #[arg(value_name = "VALUE")]
+    /// The value as a CQL literal (or JSON with --json); read from standard input when absent. May
+    /// start with `-` (`-1`, `-Infinity`, `-1h`).
+    #[arg(value_name = "VALUE", allow_hyphen_values = true)]
     pub value: Option<String>,
     /// Declares a user-defined type: `name(field1 type1, ...)`; repeatable.
     #[arg(long = "udt", value_name = "DECL")]

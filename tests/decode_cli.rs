@@ -1,0 +1,353 @@
+//! `cqlwire decode` / `cqlwire encode` through the real binary, on the golden driver payloads
+//! (fixtures/driver/cases.jsonl) and the codec's malformed payloads (fixtures/malformed/cases.jsonl).
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use assert_cmd::Command;
+use std::process::Output;
+
+/// One golden case: type, declarations, payload hex and the expected JSON and CQL forms.
+struct Golden {
+    type_text: String,
+    udts: Vec<String>,
+    hex: String,
+    json: serde_json::Value,
+    cql: String,
+}
+
+fn fixture_lines(name: &str) -> Vec<serde_json::Value> {
+    let path = format!("{}/fixtures/{name}/cases.jsonl", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path)
+        .expect("fixture file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json line"))
+        .collect()
+}
+
+fn strings(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s.as_str().expect("string").to_string())
+        .collect()
+}
+
+fn golden() -> Vec<Golden> {
+    fixture_lines("driver")
+        .into_iter()
+        .map(|case| Golden {
+            type_text: case["type"].as_str().expect("type").to_string(),
+            udts: strings(&case["udts"]),
+            hex: case["hex"].as_str().expect("hex").to_string(),
+            json: case["json"].clone(),
+            cql: case["cql"].as_str().expect("cql").to_string(),
+        })
+        .collect()
+}
+
+/// A sample of the golden cases spread over the whole file (every type family appears).
+fn sample() -> Vec<Golden> {
+    golden().into_iter().step_by(5).collect()
+}
+
+/// `cqlwire <command> [--udt D]... TYPE <rest...>`.
+fn cqlwire(command: &str, case: &Golden, rest: &[&str]) -> Command {
+    let mut cmd = cargo_bin_cmd!("cqlwire");
+    cmd.arg(command);
+    for declaration in &case.udts {
+        cmd.arg("--udt").arg(declaration);
+    }
+    cmd.arg(&case.type_text).args(rest);
+    cmd
+}
+
+fn stdout_of(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("utf-8 stdout")
+}
+
+/// Asserts the process succeeded and returns its standard output without the final newline.
+fn success(mut cmd: Command) -> String {
+    let output = cmd.output().expect("runs");
+    assert!(
+        output.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout_of(&output).trim_end_matches('\n').to_string()
+}
+
+/// Asserts the exit code and exactly one `cqlwire: error: ` line on stderr; returns that line.
+fn failure(mut cmd: Command, code: i32) -> String {
+    let output = cmd.output().expect("runs");
+    let stderr = String::from_utf8(output.stderr.clone()).expect("utf-8 stderr");
+    assert_eq!(output.status.code(), Some(code), "{cmd:?}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{cmd:?}: {stderr}");
+    assert!(lines[0].starts_with("cqlwire: error: "), "{stderr}");
+    lines[0].to_string()
+}
+
+#[test]
+fn decode_prints_the_fixture_json_and_cql() {
+    for case in sample() {
+        let json = success(cqlwire("decode", &case, &[&case.hex, "--format", "json"]));
+        let parsed: serde_json::Value = serde_json::from_str(&json).expect("json output");
+        assert_eq!(parsed, case.json, "{} {}", case.type_text, case.hex);
+        let literal = success(cqlwire("decode", &case, &[&case.hex]));
+        assert_eq!(literal, case.cql, "{} {}", case.type_text, case.hex);
+        let cql = success(cqlwire("decode", &case, &[&case.hex, "--format", "cql"]));
+        assert_eq!(cql, case.cql);
+    }
+}
+
+#[test]
+fn explain_lists_every_item_with_offsets_inside_the_payload() {
+    for case in sample() {
+        let dump = success(cqlwire(
+            "decode",
+            &case,
+            &[&case.hex, "--format", "explain"],
+        ));
+        let payload_len = case.hex.len() / 2;
+        assert!(!dump.is_empty() || payload_len == 0, "{}", case.type_text);
+        for line in dump.lines() {
+            let offset: usize = line
+                .get(..4)
+                .and_then(|o| o.parse().ok())
+                .unwrap_or_else(|| panic!("no offset in {line:?}"));
+            assert!(offset <= payload_len, "{line}");
+        }
+    }
+}
+
+#[test]
+fn explain_of_a_malformed_payload_prints_up_to_the_fault_then_the_error() {
+    let malformed = fixture_lines("malformed");
+    let case = malformed
+        .iter()
+        .find(|c| c["error"] == "value" && c["offset"].as_u64().unwrap_or(0) > 8)
+        .expect("a malformed case past its first items");
+    let mut cmd = cargo_bin_cmd!("cqlwire");
+    cmd.arg("decode");
+    for declaration in strings(&case["udts"]) {
+        cmd.arg("--udt").arg(declaration);
+    }
+    let offset = case["offset"].as_u64().expect("offset");
+    cmd.args([
+        case["type"].as_str().expect("type"),
+        case["hex"].as_str().expect("hex"),
+        "--format",
+        "explain",
+    ]);
+    let output = cmd.output().expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let dump = stdout_of(&output);
+    assert!(dump.lines().count() >= 1, "nothing before the fault");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&format!("at byte {offset}")), "{stderr}");
+}
+
+#[test]
+fn hex_is_read_in_every_pasted_form() {
+    let case = golden()
+        .into_iter()
+        .find(|c| c.type_text.starts_with("map<") && c.hex.len() > 40)
+        .expect("a map case");
+    let expected = success(cqlwire("decode", &case, &[&case.hex, "--format", "json"]));
+    let pairs: Vec<String> = case
+        .hex
+        .as_bytes()
+        .chunks(2)
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let forms = [
+        format!("0x{}", case.hex),
+        format!("0X{}", case.hex.to_uppercase()),
+        pairs.join(" "),
+        pairs.join(":"),
+        pairs
+            .chunks(4)
+            .map(|c| c.concat())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        format!("  {}\r\n", pairs.join(" ").to_uppercase()),
+    ];
+    for form in &forms {
+        let got = success(cqlwire(
+            "decode",
+            &case,
+            &[form.as_str(), "--format", "json"],
+        ));
+        assert_eq!(got, expected, "{form:?}");
+        let mut from_stdin = cqlwire("decode", &case, &["--format", "json"]);
+        from_stdin.write_stdin(form.as_str());
+        assert_eq!(success(from_stdin), expected, "stdin {form:?}");
+    }
+    let error = failure(cqlwire("decode", &case, &["00zz"]), 1);
+    assert!(error.contains("invalid hex"), "{error}");
+}
+
+#[test]
+fn binary_file_input_decodes_like_hex() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for case in sample().into_iter().take(20) {
+        let path = dir.path().join("payload.bin");
+        std::fs::write(&path, cqlwire::hex::parse(&case.hex).expect("hex")).expect("write");
+        let path = path.to_str().expect("utf-8 path");
+        let got = success(cqlwire(
+            "decode",
+            &case,
+            &["--binary", path, "--format", "json"],
+        ));
+        let parsed: serde_json::Value = serde_json::from_str(&got).expect("json");
+        assert_eq!(parsed, case.json);
+    }
+}
+
+#[test]
+fn encode_writes_the_driver_bytes_from_cql_and_json() {
+    for case in sample() {
+        let expected = format!("0x{}", case.hex);
+        let mut literal_on_stdin = cqlwire("encode", &case, &[]);
+        literal_on_stdin.write_stdin(case.cql.as_str());
+        assert_eq!(success(literal_on_stdin), expected, "{}", case.cql);
+        if case.cql.contains('\0') {
+            continue; // a NUL cannot be passed as an argument
+        }
+        assert_eq!(
+            success(cqlwire("encode", &case, &[&case.cql])),
+            expected,
+            "{} {}",
+            case.type_text,
+            case.cql
+        );
+        let json = case.json.to_string();
+        assert_eq!(
+            success(cqlwire("encode", &case, &["--json", &json])),
+            expected
+        );
+        let mut from_stdin = cqlwire("encode", &case, &["--json"]);
+        from_stdin.write_stdin(format!("{json}\n"));
+        assert_eq!(success(from_stdin), expected);
+        let mut raw = cqlwire("encode", &case, &["--format", "raw", &case.cql]);
+        let bytes = raw.output().expect("runs").stdout;
+        assert_eq!(cqlwire::hex::encode(&bytes), case.hex);
+    }
+}
+
+#[test]
+fn decode_then_encode_and_encode_then_decode_are_identities() {
+    let cases = golden().into_iter().filter(|c| !c.cql.contains('\0'));
+    for case in cases.skip(2).step_by(4) {
+        let literal = success(cqlwire("decode", &case, &[&case.hex]));
+        let hex = success(cqlwire("encode", &case, &[&literal]));
+        assert_eq!(hex, format!("0x{}", case.hex), "{}", case.type_text);
+        let json = success(cqlwire("decode", &case, &[&hex, "--format", "json"]));
+        let hex_again = success(cqlwire("encode", &case, &["--json", &json]));
+        assert_eq!(hex_again, hex);
+        let literal_again = success(cqlwire("decode", &case, &[&hex_again]));
+        assert_eq!(literal_again, literal);
+    }
+}
+
+#[test]
+fn trailing_bytes_are_counted_unless_allowed() {
+    let case = golden()
+        .into_iter()
+        .find(|c| c.type_text == "list<int>" && c.hex.len() > 16)
+        .expect("a list<int> case");
+    let padded = format!("{}beef", case.hex);
+    let error = failure(cqlwire("decode", &case, &[&padded]), 1);
+    assert!(error.contains("2 trailing bytes"), "{error}");
+    assert!(error.contains("at byte"), "{error}");
+    let allowed = success(cqlwire("decode", &case, &[&padded, "--allow-trailing"]));
+    assert_eq!(allowed, case.cql);
+    let dump = success(cqlwire(
+        "decode",
+        &case,
+        &[&padded, "--allow-trailing", "--format", "explain"],
+    ));
+    assert!(
+        dump.lines().last().unwrap_or_default().contains("beef"),
+        "{dump}"
+    );
+}
+
+#[test]
+fn errors_follow_the_exit_code_contract() {
+    let case = golden()
+        .into_iter()
+        .find(|c| c.type_text == "list<int>" && c.hex.len() > 16)
+        .expect("a list<int> case");
+    let truncated = &case.hex[..case.hex.len() - 2];
+    let error = failure(cqlwire("decode", &case, &[truncated]), 1);
+    assert!(error.contains("at byte"), "{error}");
+    for format in ["cql", "json", "explain"] {
+        let mut cmd = cqlwire("decode", &case, &[truncated, "--format", format]);
+        assert_eq!(cmd.output().expect("runs").status.code(), Some(1));
+    }
+    let bad_type = Golden {
+        type_text: "list<nosuch>".into(),
+        ..case
+    };
+    let error = failure(cqlwire("decode", &bad_type, &["00000000"]), 2);
+    assert!(error.contains("invalid type"), "{error}");
+    let error = failure(cqlwire("encode", &bad_type, &["[]"]), 2);
+    assert!(error.contains("invalid type"), "{error}");
+    let bad_udt = Golden {
+        type_text: "int".into(),
+        udts: vec!["addr(street nosuch)".into()],
+        ..bad_type
+    };
+    failure(cqlwire("decode", &bad_udt, &["00000001"]), 2);
+    let int = Golden {
+        udts: Vec::new(),
+        ..bad_udt
+    };
+    let error = failure(cqlwire("encode", &int, &["12x"]), 1);
+    assert!(error.contains("at character 0"), "{error}");
+    failure(cqlwire("encode", &int, &["--json", "{"]), 1);
+    failure(cqlwire("encode", &int, &["null"]), 1);
+    let mut unknown_flag = cargo_bin_cmd!("cqlwire");
+    unknown_flag.args(["decode", "--nosuch", "int", "00"]);
+    assert_eq!(unknown_flag.output().expect("runs").status.code(), Some(2));
+}
+
+#[test]
+fn help_shows_worked_examples() {
+    for command in ["decode", "encode"] {
+        let mut cmd = cargo_bin_cmd!("cqlwire");
+        let help = success({
+            cmd.args([command, "--help"]);
+            cmd
+        });
+        assert!(help.contains("Examples:"), "{help}");
+        assert!(help.contains(&format!("$ cqlwire {command} ")), "{help}");
+    }
+}
+
+#[test]
+fn every_malformed_fixture_fails_with_one_line_at_its_offset() {
+    let cases = fixture_lines("malformed");
+    assert!(!cases.is_empty());
+    for case in &cases {
+        let mut cmd = cargo_bin_cmd!("cqlwire");
+        cmd.arg("decode");
+        for declaration in strings(&case["udts"]) {
+            cmd.arg("--udt").arg(declaration);
+        }
+        cmd.arg(case["type"].as_str().expect("type"));
+        cmd.arg(format!("0x{}", case["hex"].as_str().expect("hex")));
+        let offset = case["offset"].as_u64().expect("offset");
+        let (code, position) = if case["error"] == "type" {
+            (2, format!("at character {offset}"))
+        } else {
+            (1, format!("at byte {offset}"))
+        };
+        let line = failure(cmd, code);
+        assert!(line.contains(&position), "{}: {line}", case["name"]);
+        let phrase = case["contains"].as_str().expect("contains");
+        assert!(line.contains(phrase), "{}: {line}", case["name"]);
+    }
+}
