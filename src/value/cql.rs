@@ -202,10 +202,16 @@ pub fn decimal_text(unscaled: &BigInt, scale: i32) -> String {
     }
 }
 
-/// A double in the shortest form that reads back to the same bits, or `NaN`/`Infinity`/`-Infinity`.
+/// A double in the shortest form that reads back to the same bits, `Infinity`/`-Infinity`, `NaN` for
+/// the canonical quiet NaN and `NaN(0x…)` with the bit pattern for any other NaN (e.g. `NaN(0xfff8…)`,
+/// the negative NaN that x86 arithmetic produces), so that no payload changes on a round trip.
 pub fn double_text(x: f64) -> String {
     if x.is_nan() {
-        "NaN".to_string()
+        if x.to_bits() == f64::NAN.to_bits() {
+            "NaN".to_string()
+        } else {
+            format!("NaN(0x{:016x})", x.to_bits())
+        }
     } else if x.is_infinite() {
         if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
     } else {
@@ -213,15 +219,30 @@ pub fn double_text(x: f64) -> String {
     }
 }
 
-/// A float in the shortest form that reads back to the same bits, or `NaN`/`Infinity`/`-Infinity`.
+/// A float in the forms of [`double_text`] (`NaN(0x…)` with 8 hex digits).
 pub fn float_text(x: f32) -> String {
     if x.is_nan() {
-        "NaN".to_string()
+        if x.to_bits() == f32::NAN.to_bits() {
+            "NaN".to_string()
+        } else {
+            format!("NaN(0x{:08x})", x.to_bits())
+        }
     } else if x.is_infinite() {
         if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
     } else {
         format!("{x:?}")
     }
+}
+
+/// The bits of a `NaN(0x…)` text, when it is one.
+fn nan_bits(text: &str) -> Option<u64> {
+    let hex = text
+        .get(..4)
+        .filter(|p| p.eq_ignore_ascii_case("nan("))
+        .and_then(|_| text.get(4..))?
+        .strip_suffix(')')?;
+    let digits = hex.strip_prefix("0x").or_else(|| hex.strip_prefix("0X"))?;
+    u64::from_str_radix(digits, 16).ok()
 }
 
 /// Splits a number literal `[+-]digits[.digits][e[+-]digits]` into its digits and the power of ten
@@ -300,8 +321,13 @@ pub fn decimal_from_text(text: &str) -> Result<(BigInt, i32), String> {
     Ok((unscaled, scale))
 }
 
-/// Reads a double: a number literal, `NaN`, `Infinity`, `-Infinity` (any case).
+/// Reads a double: a number literal, `NaN`, `Infinity`, `-Infinity` (any case), `NaN(0x…)`.
 pub fn double_from_text(text: &str) -> Result<f64, String> {
+    if let Some(bits) = nan_bits(text) {
+        return Some(f64::from_bits(bits))
+            .filter(|x| x.is_nan())
+            .ok_or_else(|| format!("{text:?} is not the bit pattern of a double NaN"));
+    }
     special_float(text)
         .or_else(|| {
             number_parts(text)?;
@@ -310,8 +336,16 @@ pub fn double_from_text(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("invalid double {text:?}"))
 }
 
-/// Reads a float: a number literal in float range, `NaN`, `Infinity`, `-Infinity` (any case).
+/// Reads a float: a number literal in float range, `NaN`, `Infinity`, `-Infinity` (any case),
+/// `NaN(0x…)`.
 pub fn float_from_text(text: &str) -> Result<f32, String> {
+    if let Some(bits) = nan_bits(text) {
+        return u32::try_from(bits)
+            .ok()
+            .map(f32::from_bits)
+            .filter(|x| x.is_nan())
+            .ok_or_else(|| format!("{text:?} is not the bit pattern of a float NaN"));
+    }
     if let Some(x) = special_float(text) {
         return Ok(x as f32);
     }
@@ -1222,6 +1256,17 @@ impl Parser {
                         .chars
                         .get(self.at + 1)
                         .is_none_or(|n| n.is_whitespace()));
+            let nan_payload = c == '(' && token.eq_ignore_ascii_case("nan");
+            if nan_payload {
+                while let Some(c) = self.peek() {
+                    token.push(c);
+                    self.at += 1;
+                    if c == ')' {
+                        break;
+                    }
+                }
+                continue;
+            }
             if matches!(c, ',' | ']' | '}' | ')' | '[' | '{' | '(') || ends_key {
                 break;
             }
@@ -1358,7 +1403,13 @@ mod tests {
         assert!(parse_cql(&int, "2147483648").is_err());
         assert!(parse_cql(&int, "1e999999999999").is_err());
         let double = native(NativeType::Double);
+        let negative_nan = f64::from_bits(0xfff8_0000_0000_0000);
+        assert_eq!(
+            format_cql(&double, &Value::Double(negative_nan)),
+            "NaN(0xfff8000000000000)"
+        );
         for x in [
+            negative_nan,
             0.1,
             -0.0,
             1e300,
@@ -1373,6 +1424,8 @@ mod tests {
         let float = native(NativeType::Float);
         assert_eq!(format_cql(&float, &Value::Float(0.1)), "0.1");
         assert!(parse_cql(&float, "1e39").is_err());
+        assert!(parse_cql(&float, "NaN(0x3f800000)").is_err());
+        round_trip(&float, Value::Float(f32::from_bits(0x7f80_0001)));
         let decimal = native(NativeType::Decimal);
         for (unscaled, scale, text) in [
             (150, 2, "1.50"),
