@@ -1422,6 +1422,36 @@ mod tests {
     }
 
     #[test]
+    fn the_deepest_parsable_type_decodes_and_explains() {
+        let depth = crate::types::MAX_TYPE_DEPTH - 1;
+        let t = ty(&format!(
+            "{}int{}",
+            "list<".repeat(depth),
+            ">".repeat(depth)
+        ));
+        let mut value = Value::Int(1);
+        for _ in 0..depth {
+            value = Value::List(vec![value]);
+        }
+        let b = encode(&t, &value).unwrap();
+        assert_eq!(b.len(), 8 * depth + 4);
+        assert_eq!(decode(&t, &b).unwrap(), value);
+        let explanation = explain(&t, &b);
+        assert_eq!(explanation.lines.len(), 2 * depth + 1);
+        let mut cut = b.clone();
+        cut.pop();
+        let error = decode(&t, &cut).unwrap_err();
+        assert_eq!((error.offset, error.path.as_str()), (4, "element 0"));
+        // The innermost element length sits just before the int.
+        let mut corrupt = b.clone();
+        let innermost = 8 * depth - 4;
+        corrupt[innermost..innermost + 4].copy_from_slice(&(-2i32).to_be_bytes());
+        let error = decode(&t, &corrupt).unwrap_err();
+        assert_eq!(error.offset, innermost);
+        assert_eq!(error.path.matches("element 0").count(), depth);
+    }
+
+    #[test]
     fn prefix_decoding_reports_what_it_used() {
         let (value, used) = decode_prefix(&ty("int"), &bytes("0000000701")).unwrap();
         assert_eq!((value, used), (Value::Int(7), 4));
