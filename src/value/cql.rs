@@ -586,43 +586,33 @@ pub fn duration_from_text(text: &str) -> Result<(i32, i32, i64), String> {
         unit_duration_groups(body).ok_or_else(invalid)?
     };
     let per_group_signs = groups.iter().skip(1).any(|g| g.0.is_some());
-    let (mut months, mut days, mut nanos) = (0i64, 0i64, 0i128);
+    // Months, days and nanoseconds, summed wide so no group can overflow before the range check.
+    let mut totals = [0i128; 3];
     for (i, (sign, amount, unit)) in groups.iter().enumerate() {
         let negative = if per_group_signs {
             *sign == Some(true) || (i == 0 && leading_negative)
         } else {
             leading_negative
         };
-        let amount = i128::from(*amount);
-        let signed = if negative { -amount } else { amount };
-        let add = |total: i128, factor: i128| signed.checked_mul(factor)?.checked_add(total);
-        match unit.as_str() {
-            "y" => {
-                months = i64::try_from(add(months.into(), 12).ok_or_else(invalid)?)
-                    .map_err(|_| invalid())?
-            }
-            "mo" => {
-                months = i64::try_from(add(months.into(), 1).ok_or_else(invalid)?)
-                    .map_err(|_| invalid())?
-            }
-            "w" => {
-                days = i64::try_from(add(days.into(), 7).ok_or_else(invalid)?)
-                    .map_err(|_| invalid())?
-            }
-            "d" => {
-                days = i64::try_from(add(days.into(), 1).ok_or_else(invalid)?)
-                    .map_err(|_| invalid())?
-            }
-            "h" => nanos = add(nanos, NANOS_PER_HOUR.into()).ok_or_else(invalid)?,
-            "m" => nanos = add(nanos, NANOS_PER_MINUTE.into()).ok_or_else(invalid)?,
-            "s" => nanos = add(nanos, NANOS_PER_SECOND.into()).ok_or_else(invalid)?,
-            "ms" => nanos = add(nanos, 1_000_000).ok_or_else(invalid)?,
-            "us" | "µs" => nanos = add(nanos, 1000).ok_or_else(invalid)?,
-            "ns" => nanos = add(nanos, 1).ok_or_else(invalid)?,
+        let (component, factor): (usize, i128) = match unit.as_str() {
+            "y" => (0, 12),
+            "mo" => (0, 1),
+            "w" => (1, 7),
+            "d" => (1, 1),
+            "h" => (2, NANOS_PER_HOUR.into()),
+            "m" => (2, NANOS_PER_MINUTE.into()),
+            "s" => (2, NANOS_PER_SECOND.into()),
+            "ms" => (2, 1_000_000),
+            "us" | "µs" => (2, 1000),
+            "ns" => (2, 1),
             _ => return Err(invalid()),
-        }
+        };
+        let magnitude = i128::from(*amount) * factor;
+        let signed = if negative { -magnitude } else { magnitude };
+        totals[component] = totals[component].checked_add(signed).ok_or_else(invalid)?;
     }
     let out_of_range = || format!("duration {text:?} is out of range");
+    let [months, days, nanos] = totals;
     Ok((
         i32::try_from(months).map_err(|_| out_of_range())?,
         i32::try_from(days).map_err(|_| out_of_range())?,
