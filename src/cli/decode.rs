@@ -91,31 +91,47 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => hex::parse(&text_argument(args.hex, "hex payload")?)?,
     };
     let mut out = io::stdout().lock();
-    if args.format == DecodeFormat::Explain {
-        let explanation = if args.allow_trailing {
-            value::explain_allowing_trailing(&ty, &bytes)
-        } else {
-            value::explain(&ty, &bytes)
-        };
-        for line in &explanation.lines {
-            writeln!(out, "{}", explain_line(line, &bytes))?;
-        }
-        out.flush()?;
-        return explanation.result.map(drop).map_err(CliError::data);
-    }
-    let decoded = if args.allow_trailing {
-        value::decode_prefix(&ty, &bytes).map(|(v, _)| v)
-    } else {
-        value::decode(&ty, &bytes)
-    }
-    .map_err(CliError::data)?;
     let text = match args.format {
-        DecodeFormat::Json => json::to_json(&ty, &decoded).to_string(),
-        _ => cql::format_cql(&ty, &decoded),
+        DecodeFormat::Explain => {
+            return print_explanation(&mut out, &ty, &bytes, args.allow_trailing)
+        }
+        DecodeFormat::Json => {
+            json::to_json(&ty, &decode(&ty, &bytes, args.allow_trailing)?).to_string()
+        }
+        DecodeFormat::Cql => cql::format_cql(&ty, &decode(&ty, &bytes, args.allow_trailing)?),
     };
     writeln!(out, "{text}")?;
     out.flush()?;
     Ok(())
+}
+
+/// Decodes the payload, ignoring bytes after the value when `allow_trailing`.
+fn decode(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Result<value::Value, CliError> {
+    if allow_trailing {
+        value::decode_prefix(ty, bytes).map(|(v, _)| v)
+    } else {
+        value::decode(ty, bytes)
+    }
+    .map_err(CliError::data)
+}
+
+/// Prints one line per wire item up to the end or the fault; a fault is returned as the error.
+fn print_explanation(
+    out: &mut impl Write,
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+) -> Result<(), CliError> {
+    let explanation = if allow_trailing {
+        value::explain_allowing_trailing(ty, bytes)
+    } else {
+        value::explain(ty, bytes)
+    };
+    for line in &explanation.lines {
+        writeln!(out, "{}", explain_line(line, bytes))?;
+    }
+    out.flush()?;
+    explanation.result.map(drop).map_err(CliError::data)
 }
 
 /// Bytes shown in full on an explain line; longer items show their first half, `…` and the length.
