@@ -375,6 +375,17 @@ mod tests {
     }
 
     #[test]
+    fn floats_survive_the_trip_through_a_json_double() {
+        // A stride across the whole bit space: finite floats, subnormals, both signs.
+        let ty = native(NativeType::Float);
+        for bits in (0..=u32::MAX).step_by(40_009) {
+            let x = f32::from_bits(bits);
+            let back = from_json(&ty, &to_json(&ty, &Value::Float(x)));
+            assert_eq!(back, Ok(Value::Float(x)), "{bits:#010x}");
+        }
+    }
+
+    #[test]
     fn composites() {
         let ty = CqlType::Map(
             Box::new(native(NativeType::Text)),
