@@ -8,11 +8,3 @@ pub mod hex;
 pub mod types;
 pub mod value;
 pub mod vint;
-
-/// cqlsh-style CQL literals of values (lives with the codec in `src/value/`).
-#[path = "value/cql.rs"]
-pub mod cql;
-
-/// Lossless JSON of values (lives with the codec in `src/value/`).
-#[path = "value/json.rs"]
-pub mod json;

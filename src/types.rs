@@ -521,7 +521,8 @@ impl<'a> Parser<'a> {
                 )
             }
         };
-        if !matches!(parsed, CqlType::Tuple(_)) {
+        // `tuple<...>` consumed its own closing `>`; every other form (frozen<tuple<...>> too) has one left.
+        if lower != "tuple" {
             self.expect('>')?;
         }
         Ok(parsed)
@@ -831,6 +832,9 @@ mod tests {
             parse("vector<list<text>, 2>"),
             CqlType::Vector(Box::new(list(native(Text))), 2)
         );
+        let pair = CqlType::Tuple(vec![native(Int), native(Text)]);
+        assert_eq!(parse("frozen<tuple<int, text>>"), pair);
+        assert_eq!(parse("list<frozen<tuple<int, text>>>"), list(pair));
     }
 
     #[test]

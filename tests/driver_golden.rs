@@ -2,8 +2,9 @@
 //! computed by the generator from the Python values): decode → JSON and CQL match, JSON → encode gives
 //! the driver's bytes, and the CQL literal reads back to the same value.
 
+use cqlwire::hex;
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};
-use cqlwire::{cql, hex, json, value};
+use cqlwire::value::{self, cql, json};
 
 /// One fixture line, with its type parsed.
 struct Case {

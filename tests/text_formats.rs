@@ -2,9 +2,9 @@
 //! back to the same value (`parse_cql ∘ format_cql` and `from_json ∘ to_json` are identities), and
 //! arbitrary text never makes the readers panic. The binary round trips are in roundtrip.rs.
 
-use cqlwire::cql::{format_cql, parse_cql};
-use cqlwire::json::{from_json, to_json};
 use cqlwire::types::{CqlType, NativeType, UdtType};
+use cqlwire::value::cql::{format_cql, parse_cql};
+use cqlwire::value::json::{from_json, to_json};
 use cqlwire::value::{Value, NANOS_PER_DAY};
 use num_bigint::BigInt;
 use proptest::prelude::*;

@@ -2,8 +2,8 @@
 
 use super::CliError;
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};
-use cqlwire::value::{self, ExplainLine};
-use cqlwire::{cql, files, hex, json};
+use cqlwire::value::{self, cql, json, ExplainLine};
+use cqlwire::{files, hex};
 use std::io::{self, Write};
 use std::path::PathBuf;
 

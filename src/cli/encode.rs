@@ -2,7 +2,8 @@
 
 use super::decode::{cli_type, text_argument};
 use super::CliError;
-use cqlwire::{cql, files, hex, json, value};
+use cqlwire::value::{self, cql, json};
+use cqlwire::{files, hex};
 use std::io::{self, Write};
 
 /// How `encode` writes the bytes.

@@ -3,6 +3,8 @@
 //! A [`Value`] is read together with its [`crate::types::CqlType`]: `Text` holds text, varchar and
 //! ascii values, `BigInt` bigint and counter, `List` lists, sets and vectors.
 
+pub mod cql;
+pub mod json;
 mod wire;
 
 pub use wire::{
