@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Runs cqlwire and its peers on the same data in one run and prints one Markdown table.
+
+    python3 benches/compare/run.py [--rows 200000] [--rounds 5] [--skip-criterion]
+
+The peers (pinned in requirements.txt, installed into benches/compare/.venv by this script):
+the Python driver's VectorType.serialize per row, NumPy's bulk byte swap, pyarrow read_table + NumPy on
+a Parquet file, the driver's LZ4 wrappers, the C lz4 library (through criterion, `cargo bench --bench
+lz4`), and `cat INPUT > OUTPUT` as the I/O limit for the .npy conversion.
+
+In-process work is timed in Python for the peers and taken from criterion's sample files for cqlwire;
+whole-process work runs the release binary and the peer alternately, `--rounds` times each, and reads
+the peak RSS of every child from wait4. Times are medians with the minimum in brackets.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+VENV = HERE / ".venv"
+DATA = ROOT / "bench-data" / "compare"
+BINARY = ROOT / "target" / "release" / "cqlwire"
+CRITERION = ROOT / "target" / "criterion"
+DIMENSION = 768
+LZ4_SIZES = (1024, 8192, 65536)
+
+
+def ensure_venv() -> None:
+    """Re-executes this script inside its own venv with the pinned peers installed."""
+    if pathlib.Path(sys.prefix).resolve() == VENV.resolve():
+        return
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-r", str(HERE / "requirements.txt")],
+        check=True,
+    )
+    os.execv(str(python), [str(python), __file__, *sys.argv[1:]])
+
+
+def generate(rows: int):
+    """Writes the float32 embeddings once as .npy and as snappy Parquet (id int64, emb list<float>)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    npy, parquet = DATA / f"emb-{rows}.npy", DATA / f"emb-{rows}.parquet"
+    rng = np.random.default_rng(42)
+    data = rng.standard_normal((rows, DIMENSION), dtype=np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    if not npy.exists():
+        np.save(npy, data)
+    if not parquet.exists():
+        offsets = pa.array(np.arange(0, (rows + 1) * DIMENSION, DIMENSION, dtype=np.int32))
+        emb = pa.ListArray.from_arrays(offsets, pa.array(data.reshape(-1)))
+        table = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "emb": emb})
+        pq.write_table(table, parquet, compression="snappy", row_group_size=100_000)
+    return data, npy, parquet
+
+
+def summary(seconds):
+    """(median, min) of a list of durations."""
+    return statistics.median(seconds), min(seconds)
+
+
+def time_python(work, repeats: int, inner: int = 1):
+    """Median and min seconds of `work()` over `repeats` timings of `inner` calls each."""
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            work()
+        samples.append((time.perf_counter() - start) / inner)
+    return summary(samples)
+
+
+def criterion(full_id: str):
+    """Median and min seconds per iteration of a criterion benchmark, from its sample.json."""
+    for meta in CRITERION.glob("**/new/benchmark.json"):
+        if json.loads(meta.read_text())["full_id"] == full_id:
+            sample = json.loads((meta.parent / "sample.json").read_text())
+            per_iter = [t / n / 1e9 for t, n in zip(sample["times"], sample["iters"])]
+            return summary(per_iter)
+    raise SystemExit(f"criterion result {full_id!r} not found: run without --skip-criterion")
+
+
+def run_process(command, output: pathlib.Path):
+    """Wall seconds and peak RSS (MiB) of one child process writing to `output`."""
+    output.unlink(missing_ok=True)
+    with open(output, "wb") as sink:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=sink, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{command} failed: {child.stderr.read().decode()}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def alternate(peer, ours, rounds: int, output: pathlib.Path):
+    """Runs the peer and cqlwire alternately; returns (peer times, our times, peer RSS, our RSS)."""
+    peer_t, ours_t, peer_rss, ours_rss = [], [], 0.0, 0.0
+    for _ in range(rounds):
+        for command, times, is_peer in ((peer, peer_t, True), (ours, ours_t, False)):
+            seconds, rss = run_process(command, output)
+            times.append(seconds)
+            if is_peer:
+                peer_rss = max(peer_rss, rss)
+            else:
+                ours_rss = max(ours_rss, rss)
+    output.unlink(missing_ok=True)
+    return summary(peer_t), summary(ours_t), peer_rss, ours_rss
+
+
+def fmt(t):
+    """'median (min)' with a unit that suits the size."""
+    median, low = t
+    for unit, scale in (("s", 1), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)):
+        if median >= 1 / scale or unit == "ns":
+            return f"{median * scale:.3g} {unit} ({low * scale:.3g})"
+    return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000, help="rows × 768 floats of test data")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating runs of each process")
+    parser.add_argument("--skip-criterion", action="store_true", help="reuse target/criterion")
+    args = parser.parse_args()
+    ensure_venv()
+
+    import numpy as np
+    from cassandra.connection import lz4_compress, lz4_decompress
+    from cassandra.cqltypes import lookup_casstype
+
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    if not args.skip_criterion:
+        for bench, pattern in (("vector", "vector<float,768> x1000/"), ("lz4", "lz4 (compress|decompress)/")):
+            subprocess.run(["cargo", "bench", "--quiet", "--bench", bench, "--", pattern], cwd=ROOT,
+                           check=True, stdout=subprocess.DEVNULL)
+    data, npy, parquet = generate(args.rows)
+    rows = []  # (work, peer, peer time, our time, ratio text, target)
+
+    # In memory: 1000 rows of vector<float, 768>.
+    block = np.ascontiguousarray(data[:1000])
+    vector = lookup_casstype(
+        f"org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, {DIMENSION})")
+    as_lists = block.tolist()
+    driver = time_python(lambda: [vector.serialize(r, 4) for r in as_lists], 5)
+    numpy_bulk = time_python(lambda: np.asarray(block, ">f4").tobytes(), 20, 10)
+    per_row, bulk, memcpy = (criterion(f"vector<float,768> x1000/{name}") for name in ("per row", "bulk", "memcpy"))
+    rows.append(("vector<float,768> ×1000, per row", "driver VectorType.serialize", driver, per_row,
+                 f"{driver[0] / per_row[0]:.0f}× faster", "—"))
+    rows.append(("vector<float,768> ×1000, bulk", "NumPy astype('>f4').tobytes()", numpy_bulk, bulk,
+                 f"{numpy_bulk[0] / bulk[0]:.1f}× faster", "≥ 3×"))
+    rows.append(("vector<float,768> ×1000, bulk", "memcpy of the same bytes (Rust)", memcpy, bulk,
+                 f"{memcpy[0] / bulk[0]:.2f}× memcpy throughput", "≥ 0.8×"))
+
+    # LZ4 bodies on the fixture payloads the criterion bench uses.
+    for size in LZ4_SIZES:
+        payload = (ROOT / "fixtures" / "lz4" / "payloads" / f"text-{size}.bin").read_bytes()
+        body = lz4_compress(payload)
+        inner = max(1, 200_000 // size)
+        for op, work in (("compress", lambda: lz4_compress(payload)), ("decompress", lambda: lz4_decompress(body))):
+            ours = criterion(f"lz4 {op}/cqlwire/text/{size}")
+            c_lib = criterion(f"lz4 {op}/C lz4/text/{size}")
+            py = time_python(work, 20, inner)
+            label = f"LZ4 {op} {size // 1024} KiB text"
+            rows.append((label, "driver lz4 wrapper (python-lz4)", py, ours, f"{py[0] / ours[0]:.1f}× faster", "—"))
+            rows.append((label, "C lz4 block API", c_lib, ours, f"{c_lib[0] / ours[0]:.2f}× C speed", "≥ 0.8×"))
+
+    # Whole process, alternating.
+    out = DATA / "out.bin"
+    size_mb = npy.stat().st_size / 1e6
+    cat, ours, cat_rss, ours_rss = alternate(["cat", str(npy)], [str(BINARY), "convert", str(npy), "--quiet"],
+                                             args.rounds, out)
+    rows.append((f".npy → raw, {args.rows}×768 ({size_mb:.0f} MB)", f"cat INPUT > OUTPUT (RSS {cat_rss:.0f} MiB)",
+                 cat, ours, f"{cat[0] / ours[0]:.2f}× cat throughput; cqlwire RSS {ours_rss:.0f} MiB",
+                 "≥ 0.7×, RSS ≤ 64 MiB"))
+    peer = [sys.executable, str(HERE / "peer_parquet.py"), str(parquet), "emb"]
+    arrow, ours, arrow_rss, ours_rss = alternate(peer, [str(BINARY), "convert", str(parquet), "--quiet"],
+                                                 args.rounds, out)
+    rows.append((f"Parquet → raw, {args.rows}×768 snappy", f"pyarrow read_table + NumPy (RSS {arrow_rss:.0f} MiB)",
+                 arrow, ours, f"{arrow[0] / ours[0]:.1f}× faster; cqlwire RSS {ours_rss:.0f} MiB", "≥ 2×"))
+
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    print(f"\nMachine: {cpu}, {os.cpu_count()} cores; rows {args.rows}, rounds {args.rounds}\n")
+    print("| work | peer | peer time | cqlwire time | cqlwire vs peer | target |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for work, name, p, o, ratio, target in rows:
+        print(f"| {work} | {name} | {fmt(p)} | {fmt(o)} | {ratio} | {target} |")
+
+
+if __name__ == "__main__":
+    main()
