@@ -1,5 +1,9 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
+mod compress;
+mod decompress;
+mod lz4_stream;
+
 use clap::{Parser, Subcommand};
 use std::fmt;
 use std::io;
@@ -21,11 +25,19 @@ pub struct Cli {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Compress a payload into a CQL v4 LZ4 body, or the frames of a v3/v4 stream.
+    Compress(compress::Args),
+    /// Decompress a CQL v4 LZ4 body, or the compressed frames of a v3/v4 stream.
+    Decompress(decompress::Args),
+}
 
 /// Runs the chosen command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Compress(args) => compress::run(args),
+        Command::Decompress(args) => decompress::run(args),
+    }
 }
 
 /// How a command failed, which decides the exit code.
