@@ -77,6 +77,15 @@ fn decompress(c: &mut Criterion) {
                 b.iter(|| decompress_body_into(black_box(body), size, &mut payload).unwrap())
             });
             let mut buffer = vec![0u8; size];
+            group.bench_with_input(
+                BenchmarkId::new("lz4_flex raw", &label),
+                &block,
+                |b, block| {
+                    b.iter(|| {
+                        lz4_flex::block::decompress_into(black_box(block), &mut buffer).unwrap()
+                    })
+                },
+            );
             group.bench_with_input(BenchmarkId::new("C lz4", &label), &block, |b, block| {
                 b.iter(|| {
                     lz4::block::decompress_to_buffer(
