@@ -21,7 +21,8 @@ pub struct StreamArgs {
     /// Output file, written atomically; `-` or nothing writes standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Treat the input as a sequence of whole v3/v4 frames (9-byte header + body) instead of one body.
+    /// Treat the input as a sequence of whole v3/v4 frames (9-byte header + body) instead of one
+    /// body. A binary input is streamed frame by frame: memory stays at about one frame.
     #[arg(long)]
     pub frames: bool,
     /// Read and write hex text instead of binary (input may have 0x, spaces, colons, newlines;

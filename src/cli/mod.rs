@@ -26,9 +26,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Compress a payload into a CQL v4 LZ4 body, or the frames of a v3/v4 stream.
+    // No doc comments here: a variant's doc comment would replace the about and long help that
+    // compress.rs and decompress.rs give their `Args`.
     Compress(compress::Args),
-    /// Decompress a CQL v4 LZ4 body, or the compressed frames of a v3/v4 stream.
     Decompress(decompress::Args),
 }
 
