@@ -453,4 +453,36 @@ mod tests {
         assert!(error.to_string().contains("2147483647 body bytes, 10 left"));
         assert!(body.capacity() < 1 << 20);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn random_streams_never_panic_and_both_walks_agree(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            valid_header in proptest::prelude::any::<bool>(),
+        ) {
+            let mut bytes = bytes;
+            if valid_header && bytes.len() >= HEADER_LEN {
+                bytes[0] = 0x84;
+                let length = (bytes.len() as i32 - 9) / 2;
+                bytes[5..9].copy_from_slice(&length.to_be_bytes());
+            }
+            let from_slice: Vec<_> = Frames::new(&bytes)
+                .map(|f| f.map(|f| (f.offset, f.header, f.body.to_vec())).map_err(|e| e.to_string()))
+                .collect();
+            let mut reader = FrameReader::new(&bytes[..]);
+            let mut from_stream = Vec::new();
+            let mut body = Vec::new();
+            loop {
+                match reader.next_frame(&mut body) {
+                    Ok(Some((offset, header))) => from_stream.push(Ok((offset, header, body.clone()))),
+                    Ok(None) => break,
+                    Err(e) => {
+                        from_stream.push(Err(e.to_string()));
+                        break;
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(from_slice, from_stream);
+        }
+    }
 }
