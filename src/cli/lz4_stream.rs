@@ -1,6 +1,7 @@
 //! What `compress` and `decompress` share: the input/output flags, reading binary or hex input,
 //! writing binary or hex output atomically, and the frame-by-frame loop of `--frames`.
 
+use super::progress;
 use super::CliError;
 use clap::Args;
 use cqlwire::files::{self, Output};
@@ -12,6 +13,9 @@ use std::path::PathBuf;
 
 /// Size of the read buffer in front of a binary `--frames` input.
 const READ_BUFFER: usize = 1 << 20;
+
+/// Input bytes between two updates of the progress bar.
+const PROGRESS_STEP: u64 = 1 << 20;
 
 /// Input, output and mode flags common to `compress` and `decompress`.
 #[derive(Debug, Args)]
@@ -30,6 +34,9 @@ pub struct StreamArgs {
     /// decoded bytes.
     #[arg(long)]
     pub hex: bool,
+    /// No progress bar (one is shown on a terminal for --frames).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Where the converted bytes go: binary, or hex text with one line per record.
@@ -137,17 +144,23 @@ pub fn run_frames(
     mut convert: impl FnMut(&FrameContext, &[u8], &mut Vec<u8>) -> Result<FrameAction, CliError>,
 ) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
-    let source: Box<dyn Read> = if args.hex {
-        Box::new(Cursor::new(read_all(args)?))
+    let (source, len): (Box<dyn Read>, Option<u64>) = if args.hex {
+        let bytes = read_all(args)?;
+        let len = bytes.len() as u64;
+        (Box::new(Cursor::new(bytes)), Some(len))
     } else {
-        Box::new(BufReader::with_capacity(
-            READ_BUFFER,
-            files::open_input(args.input.as_deref())?,
-        ))
+        let path = files::named(args.input.as_deref());
+        let len = path
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len());
+        let file = files::open_input(path)?;
+        (Box::new(BufReader::with_capacity(READ_BUFFER, file)), len)
     };
+    let progress = progress::bar(len, progress::Unit::Bytes, args.quiet);
     let mut reader = FrameReader::new(source);
     let mut body = Vec::new();
     let mut converted = Vec::new();
+    let mut shown = 0u64;
     while let Some((offset, header)) = reader.next_frame(&mut body)? {
         let frame = FrameContext { offset, header };
         match convert(&frame, &body, &mut converted)? {
@@ -156,6 +169,11 @@ pub fn run_frames(
                 sink.write_record(&[&new_header.to_bytes(), &converted])?
             }
         }
+        if offset - shown >= PROGRESS_STEP {
+            progress.set_position(offset);
+            shown = offset;
+        }
     }
+    progress.finish_and_clear();
     sink.commit()
 }

@@ -3,6 +3,7 @@
 mod compress;
 mod decompress;
 mod lz4_stream;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::fmt;
