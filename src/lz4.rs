@@ -249,22 +249,24 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
             ))
         }
     };
-    let declared = u32::from_be_bytes(*prefix);
-    let too_large = usize::try_from(declared).map_or(true, |d| d > max_size);
-    if too_large {
-        return Err(Lz4Error::new(
-            0,
-            Lz4ErrorKind::OverLimit {
-                declared,
-                limit: max_size,
-            },
-        ));
-    }
-    if u64::from(declared) > MAX_EXPANSION.saturating_mul(block.len() as u64) {
+    let raw = u32::from_be_bytes(*prefix);
+    let declared = match usize::try_from(raw) {
+        Ok(declared) if declared <= max_size => declared,
+        _ => {
+            return Err(Lz4Error::new(
+                0,
+                Lz4ErrorKind::OverLimit {
+                    declared: raw,
+                    limit: max_size,
+                },
+            ))
+        }
+    };
+    if u64::from(raw) > MAX_EXPANSION.saturating_mul(block.len() as u64) {
         return Err(Lz4Error::new(
             0,
             Lz4ErrorKind::ImpossibleExpansion {
-                declared,
+                declared: raw,
                 block_len: block.len(),
             },
         ));
@@ -279,8 +281,7 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
         };
         return Err(Lz4Error::new(LENGTH_PREFIX, kind));
     }
-    // `declared <= max_size`, a usize, so the conversion above succeeded.
-    Ok(declared as usize)
+    Ok(declared)
 }
 
 /// Decompresses a CQL v4 LZ4 body into `payload` (replacing its content, reusing its allocation).
