@@ -1,7 +1,11 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
-pub mod decode;
-pub mod encode;
+mod compress;
+mod decode;
+mod decompress;
+mod encode;
+mod lz4_stream;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::fmt;
@@ -29,6 +33,10 @@ pub enum Command {
     Decode(decode::Args),
     /// Encode a CQL literal (or JSON) as the bytes of one CQL value.
     Encode(encode::Args),
+    // No doc comments here: a variant's doc comment would replace the about and long help that
+    // compress.rs and decompress.rs give their `Args`.
+    Compress(compress::Args),
+    Decompress(decompress::Args),
 }
 
 /// Runs the chosen command.
@@ -36,6 +44,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Decode(args) => decode::run(args),
         Command::Encode(args) => encode::run(args),
+        Command::Compress(args) => compress::run(args),
+        Command::Decompress(args) => decompress::run(args),
     }
 }
 

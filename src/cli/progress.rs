@@ -1,0 +1,30 @@
+//! Progress bars on standard error: shown only when it is a terminal and `--quiet` is not given.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// What a progress bar counts.
+#[derive(Debug, Clone, Copy)]
+pub enum Unit {
+    /// Input bytes, shown as KiB/MiB/GiB and a byte rate.
+    Bytes,
+}
+
+/// A progress bar towards `len` (a spinner when the total is unknown), or a hidden one when
+/// standard error is not a terminal or `quiet` is set.
+pub fn bar(len: Option<u64>, unit: Unit, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
+    let template = match (unit, len.is_some()) {
+        (Unit::Bytes, true) => {
+            "{bar:30} {binary_bytes}/{binary_total_bytes}  {binary_bytes_per_sec}  ETA {eta}"
+        }
+        (Unit::Bytes, false) => "{spinner} {binary_bytes}  {binary_bytes_per_sec}",
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
