@@ -5,6 +5,7 @@
 
 pub mod files;
 pub mod hex;
+pub mod input;
 pub mod types;
 pub mod value;
 pub mod vint;
