@@ -8,4 +8,5 @@ pub mod hex;
 pub mod input;
 pub mod types;
 pub mod value;
+pub mod vector;
 pub mod vint;
