@@ -2,7 +2,7 @@
 //! and the refusal to write binary bytes to a terminal.
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Size of the write buffer in front of every output.
@@ -110,6 +110,26 @@ impl Output {
         matches!(self.target, Target::Stdout(_))
     }
 
+    /// Overwrites `bytes` at `offset` of an output file (after flushing what is buffered) and goes
+    /// back to the end, e.g. to fix a header once the final size is known. Standard output cannot
+    /// seek: an error of kind `Unsupported`.
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.target {
+            Target::Stdout(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "standard output cannot be rewritten",
+            )),
+            Target::File { writer, .. } => {
+                writer.flush()?;
+                let file = writer.get_mut();
+                file.seek(SeekFrom::Start(offset))?;
+                file.write_all(bytes)?;
+                file.seek(SeekFrom::End(0))?;
+                Ok(())
+            }
+        }
+    }
+
     /// Flushes everything and, for a file, renames the temporary file onto the destination.
     pub fn commit(self) -> io::Result<()> {
         match self.target {
@@ -169,5 +189,17 @@ mod tests {
         drop(out);
         assert_eq!(std::fs::read(&dest).unwrap(), b"abc");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_at_rewrites_a_file_and_continues_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out.bin");
+        let mut out = Output::open(Some(&dest), true).unwrap();
+        out.write_all(b"header:?;").unwrap();
+        out.write_at(7, b"9").unwrap();
+        out.write_all(b"data").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"header:9;data");
     }
 }

@@ -6,6 +6,7 @@
 pub mod files;
 pub mod hex;
 pub mod input;
+pub mod output;
 pub mod types;
 pub mod value;
 pub mod vector;

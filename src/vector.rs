@@ -120,19 +120,38 @@ pub struct EncodedBatch {
 }
 
 impl EncodedBatch {
-    /// The value of row `index` (relative to the batch), or an empty slice when out of range.
-    pub fn row(&self, index: usize) -> &[u8] {
-        let range = match &self.layout {
-            Layout::Fixed(size) => index.checked_mul(*size).map(|start| start..start + size),
+    /// Where the value of row `index` (relative to the batch) lies in `bytes`.
+    fn byte_range(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        match &self.layout {
+            Layout::Fixed(size) => {
+                let start = index.checked_mul(*size)?;
+                Some(start..start.checked_add(*size)?)
+            }
             Layout::Variable(ends) => {
                 let start = match index.checked_sub(1) {
-                    None => Some(0),
-                    Some(previous) => ends.get(previous).copied(),
+                    None => 0,
+                    Some(previous) => *ends.get(previous)?,
                 };
-                start.zip(ends.get(index).copied()).map(|(s, e)| s..e)
+                Some(start..*ends.get(index)?)
             }
+        }
+    }
+
+    /// The value of row `index` (relative to the batch), or an empty slice when out of range.
+    pub fn row(&self, index: usize) -> &[u8] {
+        self.rows_bytes(index..index.saturating_add(1))
+    }
+
+    /// The values of the consecutive rows `rows` (relative to the batch), which are contiguous;
+    /// an empty slice when the range is empty or out of range.
+    pub fn rows_bytes(&self, rows: std::ops::Range<usize>) -> &[u8] {
+        let Some(last) = rows.end.checked_sub(1).filter(|&last| last >= rows.start) else {
+            return &[];
         };
-        range.and_then(|r| self.bytes.get(r)).unwrap_or(&[])
+        self.byte_range(rows.start)
+            .zip(self.byte_range(last))
+            .and_then(|(first, last)| self.bytes.get(first.start..last.end))
+            .unwrap_or(&[])
     }
 
     /// Whether row `index` (relative to the batch) is a value rather than null.
