@@ -5,8 +5,27 @@
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
 //! few batches whatever the input size.
 
+mod bigann;
+mod elements;
+mod flat;
+mod npy;
+mod source;
+mod texmex;
+
+use source::Source;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
+use std::str::FromStr;
+
+/// Largest row accepted, in bytes (a guard against absurd dimensions in headers).
+const MAX_ROW_BYTES: usize = 64 << 20;
+
+/// Largest batch produced by the file readers, in bytes, whatever `batch_rows` asks for.
+const MAX_BATCH_BYTES: usize = 16 << 20;
+
+/// Bytes read to recognise a format by its magic bytes.
+const MAGIC_PREFIX: usize = 8;
 
 /// Element type of an input as stored in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,8 +184,176 @@ pub fn open(
     path: Option<&Path>,
     options: &InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
-    let _ = (path, options);
-    Err(InputError::Unsupported(
-        "no input reader is available yet".to_string(),
-    ))
+    let mut source = Source::open(path)?;
+    let format = match options.format {
+        Some(format) => format,
+        None => match crate::files::named(path).and_then(InputFormat::from_extension) {
+            Some(format) => format,
+            None => detect(&mut source)?,
+        },
+    };
+    match format {
+        InputFormat::Npy => npy::open(source, options),
+        InputFormat::Fvecs | InputFormat::Ivecs | InputFormat::Bvecs => {
+            texmex::open(source, format, options)
+        }
+        InputFormat::Fbin | InputFormat::Ibin | InputFormat::U8bin | InputFormat::I8bin => {
+            bigann::open(source, format, options)
+        }
+        other => Err(InputError::Unsupported(format!(
+            "{}: {} input is not supported yet",
+            source.name(),
+            other.name()
+        ))),
+    }
+}
+
+/// Recognises the format from the first bytes (`\x93NUMPY`, `PAR1`, `ARROW1`, or the `ff ff ff ff`
+/// continuation marker of an Arrow IPC stream).
+fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
+    let prefix = source.prefix(MAGIC_PREFIX)?;
+    if prefix.starts_with(npy::MAGIC) {
+        Ok(InputFormat::Npy)
+    } else if prefix.starts_with(b"PAR1") {
+        Ok(InputFormat::Parquet)
+    } else if prefix.starts_with(b"ARROW1") || prefix.starts_with(&[0xff; 4]) {
+        Ok(InputFormat::Arrow)
+    } else {
+        Err(InputError::Unsupported(format!(
+            "{}: cannot tell the input format from the file name or the first bytes; use \
+             --input-format (supported: {})",
+            source.name(),
+            InputFormat::NAMES.join(", ")
+        )))
+    }
+}
+
+impl InputFormat {
+    /// Every format, in the order of [`InputFormat::NAMES`].
+    pub const ALL: [InputFormat; 10] = [
+        InputFormat::Npy,
+        InputFormat::Parquet,
+        InputFormat::Fvecs,
+        InputFormat::Ivecs,
+        InputFormat::Bvecs,
+        InputFormat::Fbin,
+        InputFormat::Ibin,
+        InputFormat::U8bin,
+        InputFormat::I8bin,
+        InputFormat::Arrow,
+    ];
+
+    /// The `--input-format` names, in the order of [`InputFormat::ALL`].
+    pub const NAMES: [&'static str; 10] = [
+        "npy", "parquet", "fvecs", "ivecs", "bvecs", "fbin", "ibin", "u8bin", "i8bin", "arrow",
+    ];
+
+    /// The `--input-format` name.
+    pub fn name(self) -> &'static str {
+        let index = InputFormat::ALL.iter().position(|&f| f == self);
+        index
+            .and_then(|i| InputFormat::NAMES.get(i))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The format a file name's extension implies (case-insensitive): `.npy`, `.parquet`/`.pq`,
+    /// `.fvecs`, `.ivecs`, `.bvecs`, `.fbin`, `.ibin`, `.u8bin`, `.i8bin`,
+    /// `.arrow`/`.arrows`/`.ipc`/`.feather`.
+    pub fn from_extension(path: &Path) -> Option<InputFormat> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "pq" | "parq" => Some(InputFormat::Parquet),
+            "arrows" | "ipc" | "feather" => Some(InputFormat::Arrow),
+            other => other.parse().ok(),
+        }
+    }
+}
+
+impl FromStr for InputFormat {
+    type Err = String;
+
+    /// Parses an `--input-format` name (case-insensitive).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let lower = name.to_ascii_lowercase();
+        InputFormat::NAMES
+            .iter()
+            .position(|&n| n == lower)
+            .and_then(|i| InputFormat::ALL.get(i).copied())
+            .ok_or_else(|| {
+                format!(
+                    "unknown input format '{name}' (supported: {})",
+                    InputFormat::NAMES.join(", ")
+                )
+            })
+    }
+}
+
+/// The rows a selection picks out of `total` rows.
+pub(crate) fn resolve_selection(
+    selection: &RowSelection,
+    total: u64,
+    input: &str,
+) -> Result<Range<u64>, InputError> {
+    match selection {
+        RowSelection::All => Ok(0..total),
+        RowSelection::Range(range) => {
+            if range.start > range.end {
+                return Err(InputError::Options(format!(
+                    "{input}: the row range {}..{} is reversed",
+                    range.start, range.end
+                )));
+            }
+            if range.start >= total && range.start > 0 {
+                return Err(InputError::Options(format!(
+                    "{input}: the row range starts at row {} but the input has {total} rows",
+                    range.start
+                )));
+            }
+            Ok(range.start..range.end.min(total))
+        }
+        &RowSelection::Shard { k, n } => {
+            check_shard(k, n, input)?;
+            Ok(shard_bound(total, k - 1, n)..shard_bound(total, k, n))
+        }
+    }
+}
+
+/// Checks that 1 ≤ K ≤ N.
+pub(crate) fn check_shard(k: u64, n: u64, input: &str) -> Result<(), InputError> {
+    if k == 0 || k > n {
+        return Err(InputError::Options(format!(
+            "{input}: shard {k}/{n} does not exist (1 ≤ K ≤ N)"
+        )));
+    }
+    Ok(())
+}
+
+/// Where the J-th of N balanced parts of `total` rows ends (`total × j / n`, rounded down).
+pub(crate) fn shard_bound(total: u64, j: u64, n: u64) -> u64 {
+    let bound = u128::from(total) * u128::from(j) / u128::from(n.max(1));
+    u64::try_from(bound).unwrap_or(total)
+}
+
+/// Bytes per row; an error when rows are empty or absurdly large.
+pub(crate) fn row_bytes(
+    input: &str,
+    dimension: usize,
+    element_type: ElementType,
+) -> Result<usize, InputError> {
+    match dimension.checked_mul(element_type.size()) {
+        Some(0) => Err(InputError::Unsupported(format!(
+            "{input}: rows have no elements (dimension 0)"
+        ))),
+        Some(bytes) if bytes <= MAX_ROW_BYTES => Ok(bytes),
+        _ => Err(InputError::Unsupported(format!(
+            "{input}: rows of {dimension} elements are larger than the {MAX_ROW_BYTES}-byte limit"
+        ))),
+    }
+}
+
+/// Rows per batch: `batch_rows`, at least 1, capped so a batch stays under [`MAX_BATCH_BYTES`].
+pub(crate) fn rows_per_batch(options: &InputOptions, row_bytes: usize) -> usize {
+    let cap = (MAX_BATCH_BYTES / row_bytes.max(1)).max(1);
+    options.batch_rows.clamp(1, cap)
 }
