@@ -57,6 +57,17 @@ pub enum VectorError {
     },
 }
 
+impl VectorError {
+    /// The absolute row the error is about, if it is about one.
+    pub fn row(&self) -> Option<u64> {
+        match self {
+            VectorError::Cast { row, .. } => Some(*row),
+            VectorError::Shape { first_row, .. } => Some(*first_row),
+            VectorError::Unsupported(_) => None,
+        }
+    }
+}
+
 /// A fixed-size target element type, with its size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FixedTarget {
@@ -161,11 +172,6 @@ impl EncodedBatch {
             Some(valid) => valid.get(index).copied().unwrap_or(false),
         }
     }
-
-    /// Index (relative to the batch) of the first null row, if any.
-    pub fn first_null(&self) -> Option<usize> {
-        self.validity.as_ref()?.iter().position(|valid| !valid)
-    }
 }
 
 /// Row-major elements borrowed from a batch, in native byte order.
@@ -245,8 +251,8 @@ impl<'a> Rows<'a> {
     /// The element at `index` as a number, for error messages and variable-size encoding.
     fn number(&self, index: usize) -> Option<Number> {
         Some(match self {
-            Rows::F16(v) => Number::Float(f64::from(*v.get(index)?)),
-            Rows::F32(v) => Number::Float(f64::from(*v.get(index)?)),
+            Rows::F16(v) => Number::Single(f32::from(*v.get(index)?)),
+            Rows::F32(v) => Number::Single(*v.get(index)?),
             Rows::F64(v) => Number::Float(*v.get(index)?),
             Rows::I8(v) => Number::Int(i64::from(*v.get(index)?)),
             Rows::U8(v) => Number::Int(i64::from(*v.get(index)?)),
@@ -257,19 +263,34 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// One input element, widened without loss (every f16/f32 is exactly an f64).
+/// One input element, widened without loss.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Number {
     /// An integer input element.
     Int(i64),
-    /// A floating-point input element.
+    /// A half- or single-precision input element (displayed with the digits of an f32).
+    Single(f32),
+    /// A double-precision input element.
     Float(f64),
 }
 
+impl Number {
+    /// The floating-point value, or None for an integer.
+    fn float(self) -> Option<f64> {
+        match self {
+            Number::Int(_) => None,
+            Number::Single(x) => Some(f64::from(x)),
+            Number::Float(x) => Some(x),
+        }
+    }
+}
+
 impl fmt::Display for Number {
+    /// The shortest text that reads back as the same number of the input's type.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Number::Int(i) => write!(f, "{i}"),
+            Number::Single(x) => write!(f, "{x}"),
             Number::Float(x) => write!(f, "{x}"),
         }
     }
@@ -596,15 +617,15 @@ fn fixed_problem(number: Number, target: FixedTarget) -> String {
         FixedTarget::Int => "int",
         FixedTarget::BigInt => "bigint",
     };
-    match (number, target) {
-        (Number::Int(_), FixedTarget::Float | FixedTarget::Double) => {
+    match (number.float(), target) {
+        (None, FixedTarget::Float | FixedTarget::Double) => {
             format!("cannot be represented exactly as a {name}")
         }
-        (Number::Float(_), FixedTarget::Float | FixedTarget::Double) => {
+        (Some(_), FixedTarget::Float | FixedTarget::Double) => {
             format!("is out of range for {name}")
         }
-        (Number::Float(x), _) => float_integer_problem(x, name),
-        (Number::Int(_), _) => format!("is out of range for {name}"),
+        (Some(x), _) => float_integer_problem(x, name),
+        (None, _) => format!("is out of range for {name}"),
     }
 }
 
@@ -625,7 +646,8 @@ fn variable_value(number: Number, native: NativeType) -> Result<crate::value::Va
     let integer = |min: i64, max: i64, name: &str| -> Result<i64, String> {
         let value = match number {
             Number::Int(i) => i,
-            Number::Float(x) => {
+            Number::Single(_) | Number::Float(_) => {
+                let x = number.float().unwrap_or(f64::NAN);
                 // -2^63 ≤ x < 2^63 is exactly i64's range; `as` is exact for integral x there.
                 if x.fract() == 0.0
                     && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&x)
@@ -653,7 +675,8 @@ fn variable_value(number: Number, native: NativeType) -> Result<crate::value::Va
         NativeType::Time => Value::Time(integer(0, 86_399_999_999_999, "time")?),
         NativeType::Varint => Value::Varint(match number {
             Number::Int(i) => i.into(),
-            Number::Float(x) => {
+            Number::Single(_) | Number::Float(_) => {
+                let x = number.float().unwrap_or(f64::NAN);
                 if x.is_finite() && x.fract() == 0.0 {
                     <num_bigint::BigInt as num_traits::FromPrimitive>::from_f64(x)
                         .ok_or("is not an integer")?
@@ -667,20 +690,21 @@ fn variable_value(number: Number, native: NativeType) -> Result<crate::value::Va
                 unscaled: i.into(),
                 scale: 0,
             },
-            Number::Float(x) => decimal_of(x)?,
+            Number::Single(_) | Number::Float(_) => decimal_of(number)?,
         },
         NativeType::Text | NativeType::Ascii => Value::Text(number.to_string()),
         _ => return Err(format!("cannot be converted to {}", native.cql_name())),
     })
 }
 
-/// The decimal whose digits are the shortest decimal representation that round-trips `x`, with the
-/// scale its count of fractional digits (0 for integral values).
-fn decimal_of(x: f64) -> Result<crate::value::Value, String> {
-    if !x.is_finite() {
+/// The decimal whose digits are the shortest decimal representation that round-trips the float
+/// (as an f32 for f16/f32 inputs), with the scale its count of fractional digits (0 for integral
+/// values).
+fn decimal_of(number: Number) -> Result<crate::value::Value, String> {
+    if !number.float().is_some_and(f64::is_finite) {
         return Err("is not finite, so not a decimal".into());
     }
-    let text = format!("{x}");
+    let text = number.to_string();
     let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
     let digits = format!("{whole}{fraction}");
     let unscaled: num_bigint::BigInt = digits

@@ -1,5 +1,7 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
+pub mod convert;
+
 use clap::{Parser, Subcommand};
 use std::fmt;
 use std::io;
@@ -21,11 +23,17 @@ pub struct Cli {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
+    /// vector values, at memory speed.
+    Convert(convert::Args),
+}
 
 /// Runs the chosen command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {}
+    match cli.command {
+        Command::Convert(args) => convert::run(args),
+    }
 }
 
 /// How a command failed, which decides the exit code.

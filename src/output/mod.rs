@@ -169,30 +169,33 @@ fn id_column_missing(id: &str, options: &WriterOptions) -> String {
     }
 }
 
-/// Checks the batch's null rows against the policy: under `Error`, and under `Null` with a format
-/// that cannot hold nulls, the first null row is an error naming it (its absolute index).
+/// Checks a batch's null rows (`validity`, rows counted from `first_row`) against the policy: under
+/// `Error`, and under `Null` with a format that cannot hold nulls, the first null row is an error;
+/// returns its absolute index with the error.
 pub fn check_nulls(
-    batch: &EncodedBatch,
+    first_row: u64,
+    validity: Option<&[bool]>,
     nulls: NullPolicy,
     format: OutputFormat,
-) -> Result<(), WriteError> {
-    let Some(index) = batch.first_null() else {
+) -> Result<(), (u64, WriteError)> {
+    let Some(index) = validity.and_then(|v| v.iter().position(|valid| !valid)) else {
         return Ok(());
     };
-    let row = batch.first_row + index as u64;
-    match nulls {
-        NullPolicy::Skip => Ok(()),
-        NullPolicy::Null if format.holds_nulls() => Ok(()),
-        NullPolicy::Null => Err(WriteError::Data(format!(
+    let row = first_row + index as u64;
+    let message = match nulls {
+        NullPolicy::Skip => return Ok(()),
+        NullPolicy::Null if format.holds_nulls() => return Ok(()),
+        NullPolicy::Null => format!(
             "null vector at row {row}: the {} format cannot hold nulls (use --on-null skip, or \
              --format framed, hex, parquet or arrow)",
             format.name()
-        ))),
-        NullPolicy::Error => Err(WriteError::Data(format!(
+        ),
+        NullPolicy::Error => format!(
             "null vector at row {row} (use --on-null skip to leave such rows out, or --on-null \
              null to write nulls)"
-        ))),
-    }
+        ),
+    };
+    Err((row, WriteError::Data(message)))
 }
 
 /// The runs of consecutive valid rows of a batch, as `start..end` row ranges (relative).

@@ -126,11 +126,8 @@ impl VectorWriter for TableWriter {
 
     fn finish(self: Box<Self>) -> Result<(), WriteError> {
         let output = match self.sink {
-            Sink::Parquet(writer) => {
-                let mut writer = *writer;
-                writer.finish().map_err(table_error)?;
-                writer.into_inner().map_err(table_error)?
-            }
+            // Writes the footer.
+            Sink::Parquet(writer) => writer.into_inner().map_err(table_error)?,
             Sink::Arrow(writer) => writer.into_inner().map_err(table_error)?,
         };
         Ok(output.commit()?)
