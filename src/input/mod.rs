@@ -5,10 +5,13 @@
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
 //! few batches whatever the input size.
 
+mod arrow_ipc;
 mod bigann;
+mod columnar;
 mod elements;
 mod flat;
 mod npy;
+mod parquet;
 mod source;
 mod texmex;
 
@@ -200,11 +203,8 @@ pub fn open(
         InputFormat::Fbin | InputFormat::Ibin | InputFormat::U8bin | InputFormat::I8bin => {
             bigann::open(source, format, options)
         }
-        other => Err(InputError::Unsupported(format!(
-            "{}: {} input is not supported yet",
-            source.name(),
-            other.name()
-        ))),
+        InputFormat::Parquet => parquet::open(source, options),
+        InputFormat::Arrow => arrow_ipc::open(source, options),
     }
 }
 
@@ -214,9 +214,11 @@ fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
     let prefix = source.prefix(MAGIC_PREFIX)?;
     if prefix.starts_with(npy::MAGIC) {
         Ok(InputFormat::Npy)
-    } else if prefix.starts_with(b"PAR1") {
+    } else if prefix.starts_with(parquet::MAGIC) {
         Ok(InputFormat::Parquet)
-    } else if prefix.starts_with(b"ARROW1") || prefix.starts_with(&[0xff; 4]) {
+    } else if prefix.starts_with(arrow_ipc::FILE_MAGIC)
+        || prefix.starts_with(arrow_ipc::STREAM_MARKER)
+    {
         Ok(InputFormat::Arrow)
     } else {
         Err(InputError::Unsupported(format!(

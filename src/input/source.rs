@@ -150,6 +150,33 @@ impl Source {
         }
         Ok(bytes)
     }
+
+    /// The open file (positioned at 0), or for a stream, a temporary file holding all of it (so
+    /// formats that need random access, like Parquet, work on standard input with bounded memory).
+    pub(crate) fn into_file(mut self) -> Result<File, InputError> {
+        self.move_to(0)?;
+        match self.reader {
+            Reader::File { file, .. } => Ok(file),
+            Reader::Stream(mut stream) => {
+                let io_error = |source| InputError::Io {
+                    input: self.name.clone(),
+                    source,
+                };
+                let mut spool = tempfile::tempfile().map_err(io_error)?;
+                io::copy(&mut stream, &mut spool).map_err(io_error)?;
+                spool.seek(SeekFrom::Start(0)).map_err(io_error)?;
+                Ok(spool)
+            }
+        }
+    }
+
+    /// The input as a forward-only reader from the current position.
+    pub(crate) fn into_reader(self) -> Box<dyn Read + Send> {
+        match self.reader {
+            Reader::File { file, .. } => Box::new(file),
+            Reader::Stream(stream) => stream,
+        }
+    }
 }
 
 #[cfg(test)]
