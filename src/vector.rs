@@ -231,7 +231,7 @@ impl<'a> Rows<'a> {
     }
 
     /// The elements `start..end` (clamped to the elements held).
-    fn slice(self, start: usize, end: usize) -> Rows<'a> {
+    pub fn slice(self, start: usize, end: usize) -> Rows<'a> {
         fn part<T>(v: &[T], start: usize, end: usize) -> &[T] {
             let end = end.min(v.len());
             v.get(start.min(end)..end).unwrap_or(&[])
@@ -368,7 +368,8 @@ impl VectorEncoder {
     }
 
     /// Encodes a whole batch, using the current rayon thread pool, into `buffer` (whose allocation is
-    /// reused; its content is replaced). Null rows are encoded as zero vectors.
+    /// reused and whose content is replaced; when it already has the right length for fixed-size
+    /// values it is overwritten without being cleared first). Null rows are encoded as zero vectors.
     pub fn encode_batch(
         &self,
         batch: Batch,
@@ -376,17 +377,15 @@ impl VectorEncoder {
     ) -> Result<EncodedBatch, VectorError> {
         let rows = Rows::from(&batch.elements);
         self.check_shape(rows, batch.rows, batch.first_row)?;
-        buffer.clear();
         let layout = match self.value_size() {
             Some(size) => {
                 self.encode_fixed_parallel(rows, batch.first_row, size, &mut buffer)?;
                 Layout::Fixed(size)
             }
-            None => Layout::Variable(self.encode_variable_parallel(
-                rows,
-                batch.first_row,
-                &mut buffer,
-            )?),
+            None => Layout::Variable({
+                buffer.clear();
+                self.encode_variable_parallel(rows, batch.first_row, &mut buffer)?
+            }),
         };
         Ok(EncodedBatch {
             first_row: batch.first_row,
@@ -427,6 +426,34 @@ impl VectorEncoder {
                 self.encode_variable(rows, first_row, native, out, &mut ends)
             }
         }
+    }
+
+    /// Encodes `rows` of a fixed-size element type on the calling thread into `dst`, which must be
+    /// exactly `rows.len()` × the element size (the values concatenated, with no allocation).
+    pub fn encode_fixed_into(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        dst: &mut [u8],
+    ) -> Result<(), VectorError> {
+        let Target::Fixed(fixed) = self.target else {
+            return Err(VectorError::Unsupported(format!(
+                "{} is not a fixed-size element type",
+                self.element
+            )));
+        };
+        if self.dimension == 0
+            || rows.len() % self.dimension != 0
+            || rows.len().checked_mul(fixed.size()) != Some(dst.len())
+        {
+            return Err(VectorError::Shape {
+                first_row,
+                elements: rows.len(),
+                rows: dst.len() / self.value_size().unwrap_or(1).max(1),
+                dimension: self.dimension,
+            });
+        }
+        self.encode_fixed(rows, first_row, fixed, dst)
     }
 
     /// Checks that `rows` holds `count × dimension` elements.
