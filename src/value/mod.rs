@@ -3,6 +3,13 @@
 //! A [`Value`] is read together with its [`crate::types::CqlType`]: `Text` holds text, varchar and
 //! ascii values, `BigInt` bigint and counter, `List` lists, sets and vectors.
 
+mod wire;
+
+pub use wire::{
+    decode, decode_prefix, encode, encode_into, encode_vector_element, explain,
+    explain_allowing_trailing, DecodeError, EncodeError, ExplainLine, Explanation, NANOS_PER_DAY,
+};
+
 use num_bigint::BigInt;
 use std::net::IpAddr;
 
