@@ -568,8 +568,8 @@ impl VectorEncoder {
             let value = variable_value(number, native)
                 .map_err(|problem| self.error_at(first_row, index, number, problem))?;
             scratch.clear();
-            encode_element(&self.element, &value, &mut scratch)
-                .map_err(|problem| self.error_at(first_row, index, number, problem))?;
+            crate::value::encode_into(&self.element, &value, &mut scratch)
+                .map_err(|e| self.error_at(first_row, index, number, e.to_string()))?;
             crate::vint::encode_unsigned(scratch.len() as u64, out);
             out.extend_from_slice(&scratch);
             if (index + 1) % self.dimension == 0 {
@@ -604,16 +604,6 @@ impl VectorEncoder {
             element: index % dimension,
         }
     }
-}
-
-/// Encodes one element value with the codec.
-fn encode_element(
-    element: &CqlType,
-    value: &crate::value::Value,
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
-    let _ = (element, value, out);
-    Err("cannot be encoded yet".into())
 }
 
 /// The error for an element type that cannot be made from numbers.
