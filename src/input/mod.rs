@@ -187,13 +187,31 @@ pub fn open(
     path: Option<&Path>,
     options: &InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
-    let mut source = Source::open(path)?;
-    let format = match options.format {
+    let source = Source::open(path)?;
+    let by_name = crate::files::named(path).and_then(InputFormat::from_extension);
+    open_source(source, options.format.or(by_name), options)
+}
+
+/// Opens an input from an already open stream, read forward only (as standard input is): the
+/// format comes from `options.format`, else the magic bytes. Parquet and Arrow IPC files (which need
+/// random access) are first copied to a temporary file.
+pub fn open_stream(
+    name: &str,
+    stream: Box<dyn io::Read + Send>,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    open_source(Source::from_stream(name, stream), options.format, options)
+}
+
+/// Opens a source in `format`, or the format its magic bytes show.
+fn open_source(
+    mut source: Source,
+    format: Option<InputFormat>,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let format = match format {
         Some(format) => format,
-        None => match crate::files::named(path).and_then(InputFormat::from_extension) {
-            Some(format) => format,
-            None => detect(&mut source)?,
-        },
+        None => detect(&mut source)?,
     };
     match format {
         InputFormat::Npy => npy::open(source, options),
