@@ -22,6 +22,9 @@ use std::fmt;
 /// Elements converted per check-then-convert block (fits in L1 with its output).
 const BLOCK_ELEMENTS: usize = 4096;
 
+/// 2^63: one past `i64::MAX`, exactly representable as a float (so `-2^63..2^63` is i64's range).
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808u64 as f64;
+
 /// Rows encoded per parallel task for variable-size element types.
 const VARIABLE_TASK_ROWS: usize = 256;
 
@@ -405,7 +408,7 @@ impl VectorEncoder {
         first_row: u64,
         out: &mut Vec<u8>,
     ) -> Result<(), VectorError> {
-        if self.dimension == 0 || rows.len() % self.dimension != 0 {
+        if self.dimension == 0 || !rows.len().is_multiple_of(self.dimension) {
             return Err(VectorError::Shape {
                 first_row,
                 elements: rows.len(),
@@ -443,7 +446,7 @@ impl VectorEncoder {
             )));
         };
         if self.dimension == 0
-            || rows.len() % self.dimension != 0
+            || !rows.len().is_multiple_of(self.dimension)
             || rows.len().checked_mul(fixed.size()) != Some(dst.len())
         {
             return Err(VectorError::Shape {
@@ -666,9 +669,7 @@ fn variable_value(number: Number, native: NativeType) -> Result<crate::value::Va
             Number::Single(_) | Number::Float(_) => {
                 let x = number.float().unwrap_or(f64::NAN);
                 // -2^63 ≤ x < 2^63 is exactly i64's range; `as` is exact for integral x there.
-                if x.fract() == 0.0
-                    && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&x)
-                {
+                if x.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&x) {
                     x as i64
                 } else {
                     return Err(float_integer_problem(x, name));
@@ -737,8 +738,8 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
     // Exact float bounds of the integer types: -2^31, 2^31 - 1, -2^63 and 2^63 (exclusive).
     const INT_MIN: f64 = -2_147_483_648.0;
     const INT_MAX: f64 = 2_147_483_647.0;
-    const LONG_MIN: f64 = -9.223_372_036_854_775_808e18;
-    const LONG_END: f64 = 9.223_372_036_854_775_808e18;
+    const LONG_MIN: f64 = -TWO_POW_63;
+    const LONG_END: f64 = TWO_POW_63;
     let fits_int = |x: f64| x.fract() == 0.0 && (INT_MIN..=INT_MAX).contains(&x);
     let fits_long = |x: f64| x.fract() == 0.0 && (LONG_MIN..LONG_END).contains(&x);
     let fits_float = |x: f64| !x.is_finite() || x.abs() <= f64::from(f32::MAX);
@@ -778,9 +779,7 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
         (Rows::I16(s), T::BigInt) => swap(s, dst, |x: i16| i64::from(x).to_be_bytes()),
         (Rows::I32(s), T::BigInt) => swap(s, dst, |x: i32| i64::from(x).to_be_bytes()),
         // Narrowing casts, checked.
-        (Rows::F64(s), T::Float) => {
-            checked(s, dst, |x| fits_float(x), |x: f64| (x as f32).to_be_bytes())
-        }
+        (Rows::F64(s), T::Float) => checked(s, dst, fits_float, |x: f64| (x as f32).to_be_bytes()),
         (Rows::I32(s), T::Float) => checked(
             s,
             dst,
@@ -1065,21 +1064,14 @@ mod tests {
             let error = encode("vector<int, 1>", Rows::F64(&[bad]), 0).unwrap_err();
             assert!(error.to_string().contains(problem), "{error}");
         }
-        let long_ok = [
-            -9.223_372_036_854_775_808e18f64,
-            9.223_372_036_854_774_784e18,
-        ];
+        let long_ok = [-TWO_POW_63, f64::from_bits(TWO_POW_63.to_bits() - 1)];
         let bytes = encode("vector<bigint, 2>", Rows::F64(&long_ok), 0).unwrap();
         let expected: Vec<u8> = long_ok
             .iter()
             .flat_map(|&x| (x as i64).to_be_bytes())
             .collect();
         assert_eq!(bytes, expected);
-        let error = encode(
-            "vector<bigint, 1>",
-            Rows::F64(&[9.223_372_036_854_775_808e18]),
-            0,
-        );
+        let error = encode("vector<bigint, 1>", Rows::F64(&[TWO_POW_63]), 0);
         assert!(error
             .unwrap_err()
             .to_string()

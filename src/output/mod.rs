@@ -201,7 +201,7 @@ pub fn check_nulls(
 /// The runs of consecutive valid rows of a batch, as `start..end` row ranges (relative).
 fn valid_runs(batch: &EncodedBatch) -> Vec<std::ops::Range<usize>> {
     let Some(validity) = &batch.validity else {
-        return vec![0..batch.rows];
+        return std::iter::once(0..batch.rows).collect();
     };
     let mut runs = Vec::new();
     let mut start = None;

@@ -106,7 +106,7 @@ impl VectorWriter for TableWriter {
         let runs = if self.skip {
             valid_runs(batch)
         } else {
-            vec![0..batch.rows]
+            std::iter::once(0..batch.rows).collect()
         };
         let mut written = 0;
         for run in runs {
