@@ -63,6 +63,8 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
 /// the destination as it was.
 pub struct Output {
     target: Target,
+    /// Whether [`Output::commit`] syncs the file to disk before the rename.
+    sync: bool,
 }
 
 enum Target {
@@ -102,7 +104,15 @@ impl Output {
                 }
             }
         };
-        Ok(Output { target })
+        Ok(Output { target, sync: true })
+    }
+
+    /// Makes [`Output::commit`] skip the sync to disk before the rename: the rename stays atomic, but
+    /// durability after a crash is left to the operating system, like `cp` or `cat > file`. For large
+    /// outputs, where a sync costs far more than the writing (gigabytes at disk speed).
+    pub fn without_sync(mut self) -> Self {
+        self.sync = false;
+        self
     }
 
     /// Returns whether this output goes to standard output.
@@ -139,7 +149,9 @@ impl Output {
                 destination,
             } => {
                 let file = writer.into_inner().map_err(|e| e.into_error())?;
-                file.as_file().sync_data()?;
+                if self.sync {
+                    file.as_file().sync_data()?;
+                }
                 file.persist(&destination)
                     .map_err(|e| annotate(&destination, e.error))?;
                 Ok(())

@@ -175,7 +175,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .format
         .or_else(|| format_from_extension(args.output.as_deref()))
         .unwrap_or(OutputFormat::Raw);
-    let output = Output::open(args.output.as_deref(), format.is_binary())?;
+    // Like other bulk writers (cp, NumPy, pyarrow), no fsync of gigabytes before the atomic rename.
+    let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
     let writer_options = WriterOptions {
         format,
         nulls: args.on_null,
