@@ -318,6 +318,11 @@ impl VectorEncoder {
                 "the target type must be a vector type such as vector<float, 768>, not {ty}"
             )));
         };
+        if *dimension == 0 {
+            return Err(VectorError::Unsupported(format!(
+                "{ty} has no elements: a vector's dimension is at least 1"
+            )));
+        }
         let target = match element.as_ref() {
             CqlType::Native(native) => match native {
                 NativeType::Boolean => Target::Fixed(FixedTarget::Boolean),
@@ -497,7 +502,7 @@ impl VectorEncoder {
                         .saturating_add(task_rows)
                         .saturating_mul(self.dimension),
                 );
-                self.encode_fixed(part, first_row + start_row as u64, fixed, dst)
+                self.encode_fixed(part, first_row.saturating_add(start_row as u64), fixed, dst)
             })
     }
 
@@ -537,7 +542,7 @@ impl VectorEncoder {
                 let mut ends = Vec::new();
                 self.encode_variable(
                     part,
-                    first_row + start_row as u64,
+                    first_row.saturating_add(start_row as u64),
                     native,
                     &mut bytes,
                     &mut ends,
@@ -603,7 +608,7 @@ impl VectorEncoder {
         VectorError::Cast {
             value: number.to_string(),
             problem: problem.into(),
-            row: first_row + (index / dimension) as u64,
+            row: first_row.saturating_add((index / dimension) as u64),
             element: index % dimension,
         }
     }
