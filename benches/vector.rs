@@ -1,10 +1,10 @@
 //! Vector serialization benchmarks: the conversion kernel against a plain memcpy of the same bytes,
 //! in bulk (1000 rows at once) and per row, for dims 128/768/1536 and float/double/int/bigint, plus a
-//! variable-size element type (smallint) and the parallel batch path.
+//! variable-size element type (smallint).
 //!
 //! Run with `cargo bench --bench vector`.
 
-use cqlwire::input::{Batch, Elements};
+use cqlwire::input::Elements;
 use cqlwire::types::{parse_type, UdtRegistry};
 use cqlwire::vector::{Rows, VectorEncoder};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -63,18 +63,6 @@ fn float_768_against_memcpy(c: &mut Criterion) {
     });
     group.bench_function("per row", |b| {
         b.iter(|| per_row(&encoder, &input, dimension, &mut dst))
-    });
-    group.bench_function("batch (rayon, allocating)", |b| {
-        b.iter(|| {
-            let batch = Batch {
-                first_row: 0,
-                rows: ROWS,
-                elements: input.clone(),
-                validity: None,
-                columns: None,
-            };
-            encoder.encode_batch(black_box(batch), Vec::new())
-        })
     });
     group.finish();
 }

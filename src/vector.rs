@@ -568,18 +568,14 @@ impl VectorEncoder {
         out: &mut Vec<u8>,
         ends: &mut Vec<usize>,
     ) -> Result<(), VectorError> {
-        let mut scratch = Vec::new();
         for index in 0..rows.len() {
             let Some(number) = rows.number(index) else {
                 break;
             };
             let value = variable_value(number, native)
                 .map_err(|problem| self.error_at(first_row, index, number, problem))?;
-            scratch.clear();
-            crate::value::encode_into(&self.element, &value, &mut scratch)
+            crate::value::encode_vector_element(&self.element, &value, out)
                 .map_err(|e| self.error_at(first_row, index, number, e.to_string()))?;
-            crate::vint::encode_unsigned(scratch.len() as u64, out);
-            out.extend_from_slice(&scratch);
             if (index + 1) % self.dimension == 0 {
                 ends.push(out.len());
             }
