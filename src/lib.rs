@@ -6,7 +6,10 @@
 pub mod files;
 pub mod frame;
 pub mod hex;
+pub mod input;
 pub mod lz4;
+pub mod output;
 pub mod types;
 pub mod value;
+pub mod vector;
 pub mod vint;

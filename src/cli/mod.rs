@@ -1,6 +1,7 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
 mod compress;
+pub mod convert;
 mod decode;
 mod decompress;
 mod encode;
@@ -29,6 +30,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
+    /// vector values, at memory speed.
+    Convert(convert::Args),
     /// Decode the bytes of one CQL value (hex or --binary) as a CQL literal, JSON or an annotated dump.
     Decode(decode::Args),
     /// Encode a CQL literal (or JSON) as the bytes of one CQL value.
@@ -42,6 +46,7 @@ pub enum Command {
 /// Runs the chosen command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        Command::Convert(args) => convert::run(args),
         Command::Decode(args) => decode::run(args),
         Command::Encode(args) => encode::run(args),
         Command::Compress(args) => compress::run(args),
