@@ -3,6 +3,7 @@
 mod cli;
 
 use clap::Parser;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -11,7 +12,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             if !matches!(error, cli::CliError::BrokenPipe) {
-                eprintln!("cqlwire: error: {error}");
+                // Not eprintln!, which panics when standard error cannot be written (`2>/dev/full`).
+                let _ = writeln!(io::stderr(), "cqlwire: error: {error}");
             }
             ExitCode::from(error.exit_code() as u8)
         }

@@ -13,7 +13,7 @@ use cqlwire::output::{self, NullPolicy, OutputFormat, VectorWriter, WriteError, 
 use cqlwire::types::{self, CqlType, UdtRegistry};
 use cqlwire::vector::{self, EncodedBatch, VectorEncoder, VectorError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -157,6 +157,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         batch_rows: STREAM_BATCH_ROWS,
     };
     let input_path = args.input.as_deref();
+    files::refuse_same_file(input_path, args.output.as_deref())?;
     let mut reader = input::open(input_path, &options).map_err(input_error)?;
     let row_bytes = reader
         .dimension()
@@ -205,7 +206,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let totals = job.run(reader, writer)?;
     progress.finish_and_clear();
     if !args.quiet {
-        eprintln!("{}", summary(&totals, started.elapsed().as_secs_f64()));
+        // Not eprintln!, which panics when standard error cannot be written.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            summary(&totals, started.elapsed().as_secs_f64())
+        );
     }
     Ok(())
 }

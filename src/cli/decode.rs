@@ -4,7 +4,7 @@ use super::CliError;
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};
 use cqlwire::value::{self, cql, json, ExplainLine};
 use cqlwire::{files, hex};
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// How `decode` prints the value.
@@ -87,22 +87,22 @@ pub fn text_argument(argument: Option<String>, what: &str) -> Result<String, Cli
 pub fn run(args: Args) -> Result<(), CliError> {
     let ty = cli_type(&args.type_text, &args.udts)?;
     let bytes = match &args.binary {
-        Some(path) => files::read_input(Some(path))?,
+        Some(path) => {
+            files::refuse_same_file(Some(path), None)?;
+            files::read_input(Some(path))?
+        }
         None => hex::parse(&text_argument(args.hex, "hex payload")?)?,
     };
-    let mut out = io::stdout().lock();
+    let mut out = files::Output::open(None, false)?;
     let text = match args.format {
-        DecodeFormat::Explain => {
-            return print_explanation(&mut out, &ty, &bytes, args.allow_trailing)
-        }
+        DecodeFormat::Explain => return print_explanation(out, &ty, &bytes, args.allow_trailing),
         DecodeFormat::Json => {
             json::to_json(&ty, &decode(&ty, &bytes, args.allow_trailing)?).to_string()
         }
         DecodeFormat::Cql => cql::format_cql(&ty, &decode(&ty, &bytes, args.allow_trailing)?),
     };
     writeln!(out, "{text}")?;
-    out.flush()?;
-    Ok(())
+    Ok(out.commit()?)
 }
 
 /// Decodes the payload, ignoring bytes after the value when `allow_trailing`.
@@ -115,9 +115,10 @@ fn decode(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Result<value::Val
     .map_err(CliError::data)
 }
 
-/// Prints one line per wire item up to the end or the fault; a fault is returned as the error.
+/// Prints one line per wire item up to the end or the fault; a fault is returned as the error (after
+/// the lines before it are out).
 fn print_explanation(
-    out: &mut impl Write,
+    mut out: files::Output,
     ty: &CqlType,
     bytes: &[u8],
     allow_trailing: bool,
@@ -130,7 +131,7 @@ fn print_explanation(
     for line in &explanation.lines {
         writeln!(out, "{}", explain_line(line, bytes))?;
     }
-    out.flush()?;
+    out.commit()?;
     explanation.result.map(drop).map_err(CliError::data)
 }
 

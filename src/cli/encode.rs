@@ -4,7 +4,7 @@ use super::decode::{cli_type, text_argument};
 use super::CliError;
 use cqlwire::value::{self, cql, json};
 use cqlwire::{files, hex};
-use std::io::{self, Write};
+use std::io::Write;
 
 /// How `encode` writes the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,9 +65,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map_err(|e| CliError::data(format!("cannot encode as {ty}: {e}")))?;
     match args.format {
         EncodeFormat::Hex => {
-            let mut out = io::stdout().lock();
+            let mut out = files::Output::open(None, false)?;
             writeln!(out, "0x{}", hex::encode(&bytes))?;
-            out.flush()?;
+            out.commit()?;
         }
         EncodeFormat::Raw => {
             let mut out = files::Output::open(None, true)?;

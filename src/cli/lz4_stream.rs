@@ -47,6 +47,7 @@ struct Sink {
 
 impl Sink {
     fn open(args: &StreamArgs) -> Result<Self, CliError> {
+        files::refuse_same_file(args.input.as_deref(), args.output.as_deref())?;
         let output = Output::open(args.output.as_deref(), !args.hex)?;
         Ok(Sink {
             output,

@@ -30,7 +30,7 @@ impl Source {
                     input: name.clone(),
                     source,
                 };
-                let file = File::open(p).map_err(io_error)?;
+                let file = crate::files::open_file(p).map_err(io_error)?;
                 let len = file.metadata().map_err(io_error)?.len();
                 Ok(Source {
                     name,
