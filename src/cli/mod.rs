@@ -54,6 +54,27 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// A command-line error of clap as one line: the message, then clap's tips and the usage line,
+/// separated by `; ` (clap prints them as paragraphs).
+pub fn usage_message(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let mut paragraphs = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or_default();
+    let mut parts = vec![first.strip_prefix("error: ").unwrap_or(&first).to_string()];
+    parts.extend(paragraphs.filter_map(|p| {
+        if p.starts_with("tip: ") {
+            Some(p)
+        } else {
+            p.strip_prefix("Usage: ")
+                .map(|usage| format!("usage: {usage}"))
+        }
+    }));
+    parts.join("; ")
+}
+
 /// How a command failed, which decides the exit code.
 #[derive(Debug)]
 pub enum CliError {
@@ -114,5 +135,33 @@ impl From<cqlwire::files::OutputError> for CliError {
 impl From<cqlwire::hex::HexError> for CliError {
     fn from(error: cqlwire::hex::HexError) -> Self {
         CliError::Data(format!("invalid hex input: {error}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn usage_error(args: &[&str]) -> String {
+        usage_message(&Cli::try_parse_from(args).unwrap_err())
+    }
+
+    #[test]
+    fn usage_errors_are_one_line_with_tips_and_usage() {
+        let message = usage_error(&["cqlwire", "compress", "--bogus"]);
+        assert!(!message.contains('\n'), "{message}");
+        assert!(
+            message.starts_with("unexpected argument '--bogus' found"),
+            "{message}"
+        );
+        assert!(message.contains("; usage: cqlwire compress"), "{message}");
+
+        let message = usage_error(&["cqlwire", "decode"]);
+        assert!(!message.contains('\n'), "{message}");
+        assert!(message.contains("<TYPE>"), "{message}");
+
+        let message = usage_error(&["cqlwire", "decompress", "--max-size", "12XB"]);
+        assert!(message.contains("unknown size unit"), "{message}");
     }
 }
