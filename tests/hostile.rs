@@ -204,6 +204,8 @@ fn standard_output_on_a_full_device_is_one_error_line() {
         (vec!["decompress", "--hex"], hex_body.as_bytes()),
         (vec!["convert", npy], b""),
         (vec!["convert", npy, "--format", "hex"], b""),
+        (vec!["convert", npy, "--format", "arrow"], b""),
+        (vec!["convert", npy, "--format", "parquet"], b""),
     ];
     for (args, stdin) in cases {
         let mut command = with_args(&args);
@@ -414,7 +416,8 @@ fn assert_quiet_after_first_line(args: &[&str], stdin: Vec<u8>) {
     assert_eq!(stderr, "", "{args:?}");
 }
 
-/// `| head -1` on long text output of every command ends quietly with exit 0.
+/// `| head -1` on long text output of every command ends quietly with exit 0 (and so does
+/// `| head -c` on the binary outputs that go through the Parquet and Arrow writers).
 #[test]
 fn closed_pipe_on_text_output_is_quiet_success() {
     let dir = tempfile::tempdir().unwrap();
@@ -423,6 +426,8 @@ fn closed_pipe_on_text_output_is_quiet_success() {
     let npy = npy.to_str().unwrap();
     let list = long_int_list_hex(100_000).into_bytes();
     assert_quiet_after_first_line(&["convert", npy, "--format", "hex"], vec![]);
+    assert_quiet_after_first_line(&["convert", npy, "--format", "arrow"], vec![]);
+    assert_quiet_after_first_line(&["convert", npy, "--format", "parquet"], vec![]);
     assert_quiet_after_first_line(
         &["decode", "list<int>", "--format", "explain"],
         list.clone(),

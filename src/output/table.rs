@@ -97,7 +97,15 @@ impl TableWriter {
 }
 
 /// A Parquet or Arrow library error as a write error.
-fn table_error(error: impl std::fmt::Display) -> WriteError {
+fn table_error(error: impl std::error::Error + 'static) -> WriteError {
+    // A write error underneath stays an I/O error: a closed pipe must still end the run quietly.
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    while let Some(current) = cause {
+        if let Some(io_error) = current.downcast_ref::<std::io::Error>() {
+            return WriteError::Io(std::io::Error::new(io_error.kind(), io_error.to_string()));
+        }
+        cause = current.source();
+    }
     WriteError::Table(error.to_string())
 }
 
