@@ -6,103 +6,15 @@
 //! from the driver-made fixtures in `fixtures/lz4`. Tests that need root (a tiny tmpfs, dropping to
 //! another user) print a note and return when they cannot run.
 
+mod common;
+
 use assert_cmd::cargo::CommandCargoExt;
+use common::{assert_error, cqlwire, fixture, hex, noise, run, with_args, write_npy};
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// The binary under test.
-fn cqlwire() -> Command {
-    Command::cargo_bin("cqlwire").unwrap()
-}
-
-fn fixture(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(relative)
-}
-
-/// Runs `command` with `stdin` (none when empty) and returns what it did.
-fn run(mut command: Command, stdin: &[u8]) -> Output {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let output = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    output
-}
-
-/// A command with arguments.
-fn with_args(args: &[&str]) -> Command {
-    let mut command = cqlwire();
-    command.args(args);
-    command
-}
-
-/// Asserts the error contract: exit `code`, standard error exactly one `cqlwire: error: ` line (that
-/// contains `needle`), no panic; returns the message.
-fn assert_error(output: &Output, code: i32, needle: &str, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "{what}: stderr {stderr:?}"
-    );
-    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
-    assert!(stderr.starts_with("cqlwire: error: "), "{what}: {stderr:?}");
-    assert!(stderr.ends_with('\n'), "{what}: {stderr:?}");
-    assert_eq!(stderr.lines().count(), 1, "{what}: {stderr:?}");
-    assert!(
-        stderr.contains(needle),
-        "{what}: {stderr:?} lacks {needle:?}"
-    );
-    stderr
-}
-
-/// Deterministic pseudo-random bytes (xorshift64), incompressible enough for LZ4.
-fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(len + 8);
-    while bytes.len() < len {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        bytes.extend_from_slice(&seed.to_le_bytes());
-    }
-    bytes.truncate(len);
-    bytes
-}
-
-/// Writes a version 1.0 `.npy` file of `rows` × `dim` little-endian f32 values (small integers).
-fn write_npy(path: &Path, rows: usize, dim: usize) {
-    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {dim}), }}");
-    // magic (6) + version (2) + header length (2) + dict + padding + '\n', a multiple of 64.
-    let unpadded = 10 + dict.len() + 1;
-    let header = format!(
-        "{dict}{}\n",
-        " ".repeat(unpadded.next_multiple_of(64) - unpadded)
-    );
-    let mut file = std::io::BufWriter::new(File::create(path).unwrap());
-    file.write_all(b"\x93NUMPY\x01\x00").unwrap();
-    file.write_all(&u16::try_from(header.len()).unwrap().to_le_bytes())
-        .unwrap();
-    file.write_all(header.as_bytes()).unwrap();
-    let row: Vec<u8> = (0..dim)
-        .flat_map(|i| ((i % 1000) as f32).to_le_bytes())
-        .collect();
-    for _ in 0..rows {
-        file.write_all(&row).unwrap();
-    }
-    file.flush().unwrap();
-}
 
 /// The hex of a `list<int>` value with `n` elements.
 fn long_int_list_hex(n: u32) -> String {
@@ -223,16 +135,6 @@ fn standard_output_on_a_full_device_is_one_error_line() {
             &format!("{args:?} > /dev/full"),
         );
     }
-}
-
-/// Lowercase hex of `bytes` (test inputs for the `--hex` modes).
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digits = bytes
-        .iter()
-        .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]])
-        .collect();
-    String::from_utf8(digits).unwrap()
 }
 
 /// `-o /dev/full` is written in place (a device is never replaced by a file): exit 1, one line.
@@ -568,7 +470,7 @@ fn input_equal_to_output_is_refused_and_the_input_kept() {
         vec![Path::new("convert"), &npy, Path::new("-o"), &npy],
     ];
     for args in cases {
-        let output = run(with_args_os(&args), b"");
+        let output = run(with_args(&args), b"");
         assert_error(
             &output,
             1,
@@ -606,12 +508,6 @@ fn input_equal_to_output_is_refused_and_the_input_kept() {
         .unwrap()
         .file_type()
         .is_symlink());
-}
-
-fn with_args_os(args: &[&Path]) -> Command {
-    let mut command = cqlwire();
-    command.args(args);
-    command
 }
 
 // ---------------------------------------------------------------------------------------------
