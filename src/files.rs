@@ -117,15 +117,36 @@ fn file_identity(path: &Path) -> Option<PathBuf> {
         .and_then(|_| fs::canonicalize(path).ok())
 }
 
-/// Reads a whole input (see [`open_input`]) into memory.
-pub fn read_input(path: Option<&Path>) -> io::Result<Vec<u8>> {
+/// Reads a whole input (see [`open_input`]) into memory; one of more than `limit` bytes is an error
+/// (of kind `FileTooLarge`), so `/dev/zero` or an endless pipe cannot exhaust memory. A larger
+/// regular file is refused before it is read.
+pub fn read_input(path: Option<&Path>, limit: u64) -> io::Result<Vec<u8>> {
+    let name =
+        named(path).map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("{name}: more than {limit} bytes, the most this command reads into memory"),
+        )
+    };
+    let mut input = open_input(path)?;
+    if let Some(p) = named(path) {
+        if fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > limit) {
+            return Err(too_large());
+        }
+    }
     let mut bytes = Vec::new();
-    open_input(path)?
+    input
+        .by_ref()
+        .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| match named(path) {
             Some(p) => annotate(p, e),
             None => e,
         })?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
     Ok(bytes)
 }
 
@@ -527,7 +548,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = open_file(dir.path()).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::IsADirectory);
-        let error = read_input(Some(dir.path())).unwrap_err().to_string();
+        let error = read_input(Some(dir.path()), 1).unwrap_err().to_string();
         assert!(error.contains("is a directory"), "{error}");
         let error = Output::open(Some(dir.path()), true).err().unwrap();
         assert!(matches!(error, OutputError::Directory { .. }), "{error}");

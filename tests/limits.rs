@@ -287,3 +287,36 @@ fn parquet_output_row_groups_are_at_most_32_mib() {
     let rows: i64 = metadata.row_groups().iter().map(|g| g.num_rows()).sum();
     assert_eq!(rows, 40 << 10);
 }
+
+#[test]
+fn whole_inputs_are_read_up_to_a_limit() {
+    // Endless inputs end with an error instead of exhausting memory.
+    let output = run(with_args(&["decode", "int", "--binary", "/dev/zero"]), b"");
+    assert_error(
+        &output,
+        1,
+        "/dev/zero: more than 268435456 bytes",
+        "decode --binary",
+    );
+    let output = with_args(&["encode", "int"])
+        .stdin(fs::File::open("/dev/zero").unwrap())
+        .output()
+        .unwrap();
+    assert_error(
+        &output,
+        1,
+        "standard input: more than 805306368 bytes",
+        "encode",
+    );
+    let output = run(
+        with_args(&["decompress", "--max-size", "1KiB", "/dev/zero"]),
+        b"",
+    );
+    assert_error(&output, 1, "more than 2052 bytes", "decompress");
+    // A regular file larger than the limit is refused before it is read (a sparse 3 GiB file).
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.bin");
+    fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
+    let output = run(with_args(&["compress".as_ref(), huge.as_os_str()]), b"");
+    assert_error(&output, 1, "more than 2147483647 bytes", "compress");
+}

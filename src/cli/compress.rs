@@ -29,7 +29,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let stream = &args.stream;
     if !stream.frames {
-        return lz4_stream::run_body(stream, lz4::compress_body);
+        // A body's 4-byte length prefix says at most i32::MAX bytes.
+        return lz4_stream::run_body(stream, i32::MAX as u64, lz4::compress_body);
     }
     lz4_stream::run_frames(stream, |frame, body, compressed| {
         if !frame.header.is_compressible() {

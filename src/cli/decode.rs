@@ -74,11 +74,18 @@ pub fn cli_type(type_text: &str, declarations: &[String]) -> Result<CqlType, Cli
         .map_err(|e| CliError::usage(format!("invalid type {type_text:?}: {e}")))
 }
 
+/// Largest value read (`--binary`): the largest frame Cassandra accepts, which every value travels in.
+const MAX_VALUE_BYTES: u64 = 256 << 20;
+
+/// Largest text read from standard input (hex or a literal): three characters per byte of the
+/// largest value (two hex digits and a separator).
+const MAX_TEXT_BYTES: u64 = 3 * MAX_VALUE_BYTES;
+
 /// Reads a whole text argument, or standard input when the argument is absent.
 pub fn text_argument(argument: Option<String>, what: &str) -> Result<String, CliError> {
     match argument {
         Some(text) => Ok(text),
-        None => String::from_utf8(files::read_input(None)?)
+        None => String::from_utf8(files::read_input(None, MAX_TEXT_BYTES)?)
             .map_err(|_| CliError::data(format!("the {what} on standard input is not UTF-8 text"))),
     }
 }
@@ -89,7 +96,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let bytes = match &args.binary {
         Some(path) => {
             files::refuse_same_file(Some(path), None)?;
-            files::read_input(Some(path))?
+            files::read_input(Some(path), MAX_VALUE_BYTES)?
         }
         None => hex::parse(&text_argument(args.hex, "hex payload")?)?,
     };

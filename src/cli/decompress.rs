@@ -35,7 +35,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let stream = &args.stream;
     let max_size = args.max_size;
     if !stream.frames {
-        return lz4_stream::run_body(stream, |body| lz4::decompress_body(body, max_size));
+        // A body holding `max_size` bytes is far shorter than twice that (LZ4 expands by < 0.5%).
+        let limit = (max_size as u64)
+            .saturating_mul(2)
+            .saturating_add(lz4::LENGTH_PREFIX as u64);
+        return lz4_stream::run_body(stream, limit, |body| lz4::decompress_body(body, max_size));
     }
     lz4_stream::run_frames(stream, |frame, body, payload| {
         if !frame.header.is_compressed() {

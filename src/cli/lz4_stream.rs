@@ -14,6 +14,9 @@ use std::path::PathBuf;
 /// Size of the read buffer in front of a binary `--frames` input.
 const READ_BUFFER: usize = 1 << 20;
 
+/// Largest `--frames --hex` stream, in bytes (hex text is read whole; binary input is streamed).
+const MAX_HEX_STREAM_BYTES: u64 = 1 << 30;
+
 /// Input bytes between two updates of the progress bar.
 const PROGRESS_STEP: u64 = 1 << 20;
 
@@ -75,9 +78,15 @@ impl Sink {
     }
 }
 
-/// Reads the whole input: the bytes of a binary input, or the bytes a hex input spells.
-fn read_all(args: &StreamArgs) -> Result<Vec<u8>, CliError> {
-    let bytes = files::read_input(args.input.as_deref())?;
+/// Reads the whole input: the bytes of a binary input, or the bytes a hex input spells; at most
+/// `limit` bytes (three hex characters per byte: two digits and a separator).
+fn read_all(args: &StreamArgs, limit: u64) -> Result<Vec<u8>, CliError> {
+    let text_limit = if args.hex {
+        limit.saturating_mul(3)
+    } else {
+        limit
+    };
+    let bytes = files::read_input(args.input.as_deref(), text_limit)?;
     if !args.hex {
         return Ok(bytes);
     }
@@ -90,13 +99,14 @@ fn read_all(args: &StreamArgs) -> Result<Vec<u8>, CliError> {
     Ok(hex::parse(&text)?)
 }
 
-/// Body mode: converts the whole input with `convert` and writes the result.
+/// Body mode: converts the whole input (at most `limit` bytes) with `convert` and writes the result.
 pub fn run_body(
     args: &StreamArgs,
+    limit: u64,
     convert: impl FnOnce(&[u8]) -> Result<Vec<u8>, Lz4Error>,
 ) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
-    let input = read_all(args)?;
+    let input = read_all(args, limit)?;
     let converted = convert(&input).map_err(CliError::data)?;
     sink.write_record(&[&converted])?;
     sink.commit()
@@ -146,7 +156,7 @@ pub fn run_frames(
 ) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
     let (source, len): (Box<dyn Read>, Option<u64>) = if args.hex {
-        let bytes = read_all(args)?;
+        let bytes = read_all(args, MAX_HEX_STREAM_BYTES)?;
         let len = bytes.len() as u64;
         (Box::new(Cursor::new(bytes)), Some(len))
     } else {
