@@ -381,7 +381,19 @@ impl VectorEncoder {
         &self.element
     }
 
-    /// Encodes a whole batch, using the current rayon thread pool, into `buffer` (whose allocation is
+    /// Whether a batch of `rows` rows is worth splitting across a thread pool: fixed-size batches of
+    /// at least [`PARALLEL_FIXED_BYTES`], variable-size batches of more than one task's elements.
+    /// Callers that install a pool for [`VectorEncoder::encode_batch`] only need to when this holds;
+    /// otherwise the batch is encoded on the calling thread anyway, and handing it to a pool worker
+    /// only costs a wake-up.
+    pub fn worth_splitting(&self, rows: usize) -> bool {
+        match self.value_size() {
+            Some(size) => rows.saturating_mul(size) >= PARALLEL_FIXED_BYTES,
+            None => rows.saturating_mul(self.dimension) > VARIABLE_TASK_ELEMENTS,
+        }
+    }
+
+    /// Encodes a whole batch, using the current rayon thread pool when it is worth splitting, into `buffer` (whose allocation is
     /// reused and whose content is replaced; when it already has the right length for fixed-size
     /// values it is overwritten without being cleared first). Null rows are encoded as zero vectors.
     pub fn encode_batch(
@@ -497,7 +509,7 @@ impl VectorEncoder {
         };
         let row_count = rows.len() / self.dimension.max(1);
         out.resize(row_count.saturating_mul(value_size), 0);
-        if out.len() < PARALLEL_FIXED_BYTES {
+        if !self.worth_splitting(row_count) {
             return self.encode_fixed(rows, first_row, fixed, out);
         }
         // About 256 KiB of output per task, at least one row.
@@ -540,6 +552,11 @@ impl VectorEncoder {
         let dimension = self.dimension.max(1);
         let row_count = rows.len() / dimension;
         let task_rows = (VARIABLE_TASK_ELEMENTS / dimension).max(1);
+        if !self.worth_splitting(row_count) {
+            let mut ends = Vec::with_capacity(row_count);
+            self.encode_variable(rows, first_row, native, out, &mut ends)?;
+            return Ok(ends);
+        }
         let tasks = row_count.div_ceil(task_rows);
         let parts: Vec<(Vec<u8>, Vec<usize>)> = (0..tasks)
             .into_par_iter()

@@ -316,6 +316,21 @@ fn one_thread_gives_the_same_output_and_errors() {
         ("sample/train.parquet", &["--format", "parquet"][..]),
         ("sample/train.npy", &["--format", "framed"][..]),
         ("inputs/i1_b.npy", &["--type", "vector<smallint, 4>"][..]),
+        (
+            "inputs/null_rows.parquet",
+            &[
+                "--type",
+                "vector<text, 4>",
+                "--on-null",
+                "null",
+                "--format",
+                "parquet",
+            ][..],
+        ),
+        (
+            "sample/train.parquet",
+            &["--type", "vector<decimal, 128>", "--format", "framed"][..],
+        ),
     ] {
         let input = fixtures().join(input);
         let mut one = args.to_vec();

@@ -1,9 +1,12 @@
 //! `cqlwire convert`: embeddings (NPY, Parquet, TEXMEX, big-ann-benchmarks, Arrow) to CQL vector values.
 //!
-//! A reader thread feeds batches through a bounded queue; the main thread converts each batch (on the
-//! rayon pool of `--threads` workers when the work is worth splitting); a writer thread writes them in
-//! order. At most a few batches are in flight, so memory stays bounded whatever the input size. With
-//! `--threads 1` everything runs on the calling thread.
+//! Fixed-size element types (float, double, int, bigint, ...) are read, converted and written batch by
+//! batch on the calling thread: the conversion runs at memory speed, so the kernel's file copies set
+//! the pace and extra threads only add hand-offs. Variable-size element types are CPU-bound: a reader
+//! thread feeds batches through a bounded queue, the main thread converts each one on the rayon pool
+//! of `--threads` workers, and a writer thread writes them in order. Either way only a few batches
+//! are in flight, so memory stays bounded whatever the input size; `--threads 1` runs everything on
+//! the calling thread.
 
 use super::CliError;
 use cqlwire::files::{self, Output};
@@ -89,8 +92,8 @@ pub struct Args {
     /// Convert the K-th of N contiguous, balanced parts (1 ≤ K ≤ N).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(u64, u64)>,
-    /// Worker threads for the conversion [default: all cores]; with 1, reading, converting and
-    /// writing all run on one thread.
+    /// Worker threads for CPU-bound conversions (variable-size element types, very large batches)
+    /// [default: all cores]; with 1, reading, converting and writing all run on one thread.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// No progress bar and no summary line.
@@ -204,7 +207,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         pool: &pool,
         progress: &progress,
     };
-    let totals = if threads == 1 {
+    // Fixed-size conversion runs at memory speed on one core, so the file copies in the kernel set
+    // the pace: hand-offs between threads only add wake-ups and cache misses (measured: see
+    // BATCH_BYTES). Variable-size elements are CPU-bound (about 50 ns each) and go through the
+    // reader/converter/writer pipeline with the pool.
+    let totals = if threads == 1 || encoder.value_size().is_some() {
         job.run_inline(reader, writer)?
     } else {
         job.run(reader, writer)?
@@ -420,9 +427,12 @@ impl Job<'_> {
             .as_ref()
             .map_or(0, |v| v.iter().filter(|valid| !**valid).count() as u64);
         let batch_rows = batch.rows as u64;
-        let result = self
-            .pool
-            .install(|| self.encoder.encode_batch(batch, buffer));
+        let result = if self.encoder.worth_splitting(batch.rows) {
+            self.pool
+                .install(|| self.encoder.encode_batch(batch, buffer))
+        } else {
+            self.encoder.encode_batch(batch, buffer)
+        };
         let converted = match (result, refused_null) {
             (Ok(converted), None) => converted,
             (Ok(_), Some((_, null_error))) => return Err(write_error(null_error)),
