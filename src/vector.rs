@@ -25,8 +25,14 @@ const BLOCK_ELEMENTS: usize = 4096;
 /// 2^63: one past `i64::MAX`, exactly representable as a float (so `-2^63..2^63` is i64's range).
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808u64 as f64;
 
-/// Rows encoded per parallel task for variable-size element types.
-const VARIABLE_TASK_ROWS: usize = 256;
+/// Fixed-size batches with less output than this are converted on the calling thread: one core
+/// converts at memory bandwidth (about 20 GB/s), ten times the rate at which files are read and
+/// written, and waking the pool for a few milliseconds of work costs more than it saves (measured
+/// end to end: futex and sched_yield calls of idle workers competing with the reader and writer).
+const PARALLEL_FIXED_BYTES: usize = 16 << 20;
+
+/// Elements encoded per parallel task for variable-size element types (about a millisecond of work).
+const VARIABLE_TASK_ELEMENTS: usize = 16 << 10;
 
 /// Why a batch could not be converted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -375,7 +381,19 @@ impl VectorEncoder {
         &self.element
     }
 
-    /// Encodes a whole batch, using the current rayon thread pool, into `buffer` (whose allocation is
+    /// Whether a batch of `rows` rows is worth splitting across a thread pool: fixed-size batches of
+    /// at least [`PARALLEL_FIXED_BYTES`], variable-size batches of more than one task's elements.
+    /// Callers that install a pool for [`VectorEncoder::encode_batch`] only need to when this holds;
+    /// otherwise the batch is encoded on the calling thread anyway, and handing it to a pool worker
+    /// only costs a wake-up.
+    pub fn worth_splitting(&self, rows: usize) -> bool {
+        match self.value_size() {
+            Some(size) => rows.saturating_mul(size) >= PARALLEL_FIXED_BYTES,
+            None => rows.saturating_mul(self.dimension) > VARIABLE_TASK_ELEMENTS,
+        }
+    }
+
+    /// Encodes a whole batch, using the current rayon thread pool when it is worth splitting, into `buffer` (whose allocation is
     /// reused and whose content is replaced; when it already has the right length for fixed-size
     /// values it is overwritten without being cleared first). Null rows are encoded as zero vectors.
     pub fn encode_batch(
@@ -477,7 +495,8 @@ impl VectorEncoder {
         Ok(())
     }
 
-    /// Fixed-size encoding of `rows` into `out` (resized to fit), split across the thread pool.
+    /// Fixed-size encoding of `rows` into `out` (resized to fit), split across the thread pool when
+    /// the batch is large.
     fn encode_fixed_parallel(
         &self,
         rows: Rows<'_>,
@@ -490,6 +509,9 @@ impl VectorEncoder {
         };
         let row_count = rows.len() / self.dimension.max(1);
         out.resize(row_count.saturating_mul(value_size), 0);
+        if !self.worth_splitting(row_count) {
+            return self.encode_fixed(rows, first_row, fixed, out);
+        }
         // About 256 KiB of output per task, at least one row.
         let task_rows = ((256 << 10) / value_size.max(1)).max(1);
         out.par_chunks_mut(task_rows.saturating_mul(value_size))
@@ -529,15 +551,18 @@ impl VectorEncoder {
         };
         let dimension = self.dimension.max(1);
         let row_count = rows.len() / dimension;
-        let tasks = row_count.div_ceil(VARIABLE_TASK_ROWS);
+        let task_rows = (VARIABLE_TASK_ELEMENTS / dimension).max(1);
+        if !self.worth_splitting(row_count) {
+            let mut ends = Vec::with_capacity(row_count);
+            self.encode_variable(rows, first_row, native, out, &mut ends)?;
+            return Ok(ends);
+        }
+        let tasks = row_count.div_ceil(task_rows);
         let parts: Vec<(Vec<u8>, Vec<usize>)> = (0..tasks)
             .into_par_iter()
             .map(|task| {
-                let start_row = task * VARIABLE_TASK_ROWS;
-                let part = rows.slice(
-                    start_row * dimension,
-                    (start_row + VARIABLE_TASK_ROWS) * dimension,
-                );
+                let start_row = task * task_rows;
+                let part = rows.slice(start_row * dimension, (start_row + task_rows) * dimension);
                 let mut bytes = Vec::new();
                 let mut ends = Vec::new();
                 self.encode_variable(
@@ -1005,6 +1030,42 @@ mod tests {
             let rebuilt: Vec<u8> = (0..rows).flat_map(|i| encoded.row(i).to_vec()).collect();
             assert_eq!(rebuilt, sequential, "{ty}");
         }
+    }
+
+    #[test]
+    fn large_fixed_size_batches_are_split_across_the_pool_in_order() {
+        let dimension = 100;
+        let rows = PARALLEL_FIXED_BYTES / (4 * dimension) + 7;
+        let ints: Vec<i32> = (0..(rows * dimension) as i32).collect();
+        let expected: Vec<u8> = ints.iter().flat_map(|x| x.to_be_bytes()).collect();
+        let batch = Batch {
+            first_row: 0,
+            rows,
+            elements: Elements::I32(ints.clone()),
+            validity: None,
+            columns: None,
+        };
+        let encoded = encoder("vector<int, 100>")
+            .encode_batch(batch, Vec::new())
+            .unwrap();
+        assert!(encoded.bytes.len() >= PARALLEL_FIXED_BYTES);
+        assert!(encoded.bytes == expected, "parallel output differs");
+        // A cast error in a late task still names its absolute row.
+        let mut longs: Vec<i64> = ints.iter().map(|&x| i64::from(x)).collect();
+        let bad = rows * dimension - 3;
+        longs[bad] = i64::MAX;
+        let batch = Batch {
+            first_row: 1000,
+            rows,
+            elements: Elements::I64(longs),
+            validity: None,
+            columns: None,
+        };
+        let error = encoder("vector<int, 100>")
+            .encode_batch(batch, Vec::new())
+            .unwrap_err();
+        let place = format!("at row {} (element 97)", 1000 + rows - 1);
+        assert!(error.to_string().ends_with(&place), "{error}");
     }
 
     #[test]

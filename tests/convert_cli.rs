@@ -311,6 +311,47 @@ fn concatenated_shards_equal_the_single_run() {
 }
 
 #[test]
+fn one_thread_gives_the_same_output_and_errors() {
+    for (input, args) in [
+        ("sample/train.parquet", &["--format", "parquet"][..]),
+        ("sample/train.npy", &["--format", "framed"][..]),
+        ("inputs/i1_b.npy", &["--type", "vector<smallint, 4>"][..]),
+        (
+            "inputs/null_rows.parquet",
+            &[
+                "--type",
+                "vector<text, 4>",
+                "--on-null",
+                "null",
+                "--format",
+                "parquet",
+            ][..],
+        ),
+        (
+            "sample/train.parquet",
+            &["--type", "vector<decimal, 128>", "--format", "framed"][..],
+        ),
+    ] {
+        let input = fixtures().join(input);
+        let mut one = args.to_vec();
+        one.extend_from_slice(&["--threads", "1"]);
+        assert_eq!(converted(&input, &one), converted(&input, args), "{args:?}");
+    }
+    let run = convert(
+        &fixtures().join("inputs/null_rows.parquet"),
+        &["--threads", "1"],
+        true,
+    );
+    assert_failed(&run, 1, &["row 1"], "one thread, null row");
+    let run = convert(
+        &fixtures().join("inputs/fraction_f4.npy"),
+        &["--threads", "1", "--type", "vector<int, 4>"],
+        true,
+    );
+    assert_failed(&run, 1, &["row 1", "element 2"], "one thread, cast");
+}
+
+#[test]
 fn null_rows_in_every_mode() {
     let input = fixtures().join("inputs/null_rows.parquet");
     let skipped = std::fs::read(fixtures().join("expected/parquet-null-rows-skip.bin")).unwrap();

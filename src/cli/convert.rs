@@ -1,8 +1,12 @@
 //! `cqlwire convert`: embeddings (NPY, Parquet, TEXMEX, big-ann-benchmarks, Arrow) to CQL vector values.
 //!
-//! A reader thread feeds batches through a bounded queue; the main thread converts each batch on the
-//! rayon pool (`--threads`); a writer thread writes them in order. At most a few batches are in flight,
-//! so memory stays bounded whatever the input size.
+//! Fixed-size element types (float, double, int, bigint, ...) are read, converted and written batch by
+//! batch on the calling thread: the conversion runs at memory speed, so the kernel's file copies set
+//! the pace and extra threads only add hand-offs. Variable-size element types are CPU-bound: a reader
+//! thread feeds batches through a bounded queue, the main thread converts each one on the rayon pool
+//! of `--threads` workers, and a writer thread writes them in order. Either way only a few batches
+//! are in flight, so memory stays bounded whatever the input size; `--threads 1` runs everything on
+//! the calling thread.
 
 use super::CliError;
 use cqlwire::files::{self, Output};
@@ -20,7 +24,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 /// Input bytes per batch the readers are asked for (files; standard input uses [`STREAM_BATCH_ROWS`]).
-const BATCH_BYTES: usize = 2 << 20;
+const BATCH_BYTES: usize = 256 << 10;
 
 /// Rows per batch when the row size is not known before opening (standard input).
 const STREAM_BATCH_ROWS: usize = 1024;
@@ -88,7 +92,8 @@ pub struct Args {
     /// Convert the K-th of N contiguous, balanced parts (1 ≤ K ≤ N).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(u64, u64)>,
-    /// Worker threads for the conversion [default: all cores].
+    /// Worker threads for CPU-bound conversions (variable-size element types, very large batches)
+    /// [default: all cores]; with 1, reading, converting and writing all run on one thread.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// No progress bar and no summary line.
@@ -203,7 +208,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         pool: &pool,
         progress: &progress,
     };
-    let totals = job.run(reader, writer)?;
+    // Fixed-size conversion runs at memory speed on one core, so the file copies in the kernel set
+    // the pace: hand-offs between threads only add wake-ups and cache misses (measured: see
+    // BATCH_BYTES). Variable-size elements are CPU-bound (about 50 ns each) and go through the
+    // reader/converter/writer pipeline with the pool.
+    let totals = if threads == 1 || encoder.value_size().is_some() {
+        job.run_inline(reader, writer)?
+    } else {
+        job.run(reader, writer)?
+    };
     progress.finish_and_clear();
     if !args.quiet {
         // Not eprintln!, which panics when standard error cannot be written.
@@ -356,6 +369,29 @@ impl Job<'_> {
         })
     }
 
+    /// Reads, converts and writes every batch in order on the calling thread, then completes the
+    /// output.
+    fn run_inline(
+        &self,
+        mut reader: Box<dyn BatchReader>,
+        mut writer: Box<dyn VectorWriter>,
+    ) -> Result<Totals, CliError> {
+        let mut counts = Counts::default();
+        let mut bytes = 0;
+        let mut buffer = Vec::new();
+        while let Some(batch) = reader.next_batch().map_err(input_error)? {
+            let converted = self.convert(batch, buffer, &mut counts)?;
+            bytes += writer.write(&converted).map_err(write_error)?;
+            buffer = converted.bytes;
+        }
+        writer.finish().map_err(write_error)?;
+        Ok(Totals {
+            rows: counts.rows,
+            skipped: counts.skipped,
+            bytes,
+        })
+    }
+
     /// Converts batches as they arrive and hands them to the writer; returns the rows read and the
     /// null rows skipped.
     fn convert_batches(
@@ -364,52 +400,76 @@ impl Job<'_> {
         encoded: mpsc::SyncSender<EncodedBatch>,
         recycled: mpsc::Receiver<Vec<u8>>,
     ) -> Result<(u64, u64), CliError> {
-        let mut rows = 0u64;
-        let mut skipped = 0u64;
-        let mut bytes = 0u64;
+        let mut counts = Counts::default();
         for batch in batches {
             let batch = batch.map_err(input_error)?;
-            let refused_null = output::check_nulls(
-                batch.first_row,
-                batch.validity.as_deref(),
-                self.nulls,
-                self.format,
-            )
-            .err();
-            let nulls = batch
-                .validity
-                .as_ref()
-                .map_or(0, |v| v.iter().filter(|valid| !**valid).count() as u64);
-            let batch_rows = batch.rows as u64;
             let buffer = recycled.try_recv().unwrap_or_default();
-            let result = self
-                .pool
-                .install(|| self.encoder.encode_batch(batch, buffer));
-            let converted = match (result, refused_null) {
-                (Ok(converted), None) => converted,
-                (Ok(_), Some((_, null_error))) => return Err(write_error(null_error)),
-                (Err(cast), Some((null_row, null_error)))
-                    if cast.row().is_none_or(|row| null_row < row) =>
-                {
-                    return Err(write_error(null_error))
-                }
-                (Err(cast), _) => return Err(vector_error(cast)),
-            };
-            rows += batch_rows;
-            if self.nulls == NullPolicy::Skip {
-                skipped += nulls;
-            }
-            bytes += converted.bytes.len() as u64;
-            self.progress.inc(batch_rows);
-            self.progress
-                .set_message(format!("{:.1} MB", bytes as f64 / 1e6));
+            let converted = self.convert(batch, buffer, &mut counts)?;
             if encoded.send(converted).is_err() {
                 // The writer stopped with an error, which the caller reports.
                 break;
             }
         }
-        Ok((rows, skipped))
+        Ok((counts.rows, counts.skipped))
     }
+
+    /// Converts one batch into `buffer` (reused), checking its null rows against `--on-null`, and
+    /// counts it. Of a refused null row and a failed cast, the error names the earlier row.
+    fn convert(
+        &self,
+        batch: Batch,
+        buffer: Vec<u8>,
+        counts: &mut Counts,
+    ) -> Result<EncodedBatch, CliError> {
+        let refused_null = output::check_nulls(
+            batch.first_row,
+            batch.validity.as_deref(),
+            self.nulls,
+            self.format,
+        )
+        .err();
+        let nulls = batch
+            .validity
+            .as_ref()
+            .map_or(0, |v| v.iter().filter(|valid| !**valid).count() as u64);
+        let batch_rows = batch.rows as u64;
+        let result = if self.encoder.worth_splitting(batch.rows) {
+            self.pool
+                .install(|| self.encoder.encode_batch(batch, buffer))
+        } else {
+            self.encoder.encode_batch(batch, buffer)
+        };
+        let converted = match (result, refused_null) {
+            (Ok(converted), None) => converted,
+            (Ok(_), Some((_, null_error))) => return Err(write_error(null_error)),
+            (Err(cast), Some((null_row, null_error)))
+                if cast.row().is_none_or(|row| null_row < row) =>
+            {
+                return Err(write_error(null_error))
+            }
+            (Err(cast), _) => return Err(vector_error(cast)),
+        };
+        counts.rows += batch_rows;
+        if self.nulls == NullPolicy::Skip {
+            counts.skipped += nulls;
+        }
+        counts.bytes += converted.bytes.len() as u64;
+        self.progress.inc(batch_rows);
+        self.progress
+            .set_message(format!("{:.1} MB", counts.bytes as f64 / 1e6));
+        Ok(converted)
+    }
+}
+
+/// Rows and bytes converted so far.
+#[derive(Debug, Default)]
+struct Counts {
+    /// Rows read.
+    rows: u64,
+    /// Null rows left out.
+    skipped: u64,
+    /// Bytes converted (null rows included).
+    bytes: u64,
 }
 
 /// The reader thread: sends batches in order until the end, an error, or the receiver leaving.
