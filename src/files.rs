@@ -38,7 +38,7 @@ pub enum OutputError {
         /// The destination.
         path: PathBuf,
     },
-    /// An existing device or named pipe could not be opened for writing.
+    /// An existing device, named pipe or special name could not be opened for writing in place.
     #[error("cannot open {path} for writing: {source}")]
     Open {
         /// The destination.
@@ -155,7 +155,7 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
     io::Error::new(error.kind(), format!("{}: {error}", path.display()))
 }
 
-/// A buffered output: standard output, a file written atomically, or a device.
+/// A buffered output: standard output, a file written atomically, or a device written in place.
 ///
 /// A file is written to a temporary file in the destination's folder and renamed into place by
 /// [`Output::commit`]; dropping an `Output` without committing removes the temporary file and leaves
@@ -163,8 +163,10 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
 /// is killed before it can remove its own, the next run writing to that folder removes it. The
 /// committed file gets the mode of the file it replaces, else `0o666` less the umask.
 ///
-/// An existing destination that is not a regular file (`/dev/null`, a named pipe, a terminal) is
-/// written directly: renaming a file onto it would replace the device instead of writing to it.
+/// An existing destination that is not a regular file (`/dev/null`, a named pipe, a terminal), or any
+/// name in `/dev` or `/proc` (`/dev/stdout`), is written in place: renaming a file onto it would
+/// replace the device or the name instead of writing to it. Through a symbolic link, the file it
+/// points to is replaced.
 ///
 /// Write errors name the destination (`cannot write out.bin: No space left on device`) and keep
 /// their kind, so a closed pipe is still recognisable.
@@ -180,7 +182,7 @@ enum Target {
         writer: BufWriter<tempfile::NamedTempFile>,
         destination: PathBuf,
     },
-    Device {
+    InPlace {
         writer: BufWriter<File>,
         destination: PathBuf,
     },
@@ -207,8 +209,18 @@ impl Output {
                         path: p.to_path_buf(),
                     })
                 }
-                Ok(existing) if !existing.is_file() => open_device(p, binary)?,
-                existing => open_temporary(p, existing.ok().map(|m| m.permissions()))?,
+                Ok(existing) if !existing.is_file() || is_special(p) => open_in_place(p, binary)?,
+                Ok(existing) => {
+                    // Through a symbolic link, the file it points to is replaced, not the link.
+                    let is_link = fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+                    let destination = if is_link {
+                        fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+                    } else {
+                        p.to_path_buf()
+                    };
+                    open_temporary(&destination, Some(existing.permissions()))?
+                }
+                Err(_) => open_temporary(p, None)?,
             },
         };
         Ok(Output { target, sync: true })
@@ -232,7 +244,7 @@ impl Output {
     /// devices cannot seek: an error of kind `Unsupported`.
     pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
         let result = match &mut self.target {
-            Target::Stdout(_) | Target::Device { .. } => Err(io::Error::new(
+            Target::Stdout(_) | Target::InPlace { .. } => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "only a regular file can be rewritten",
             )),
@@ -254,7 +266,7 @@ impl Output {
         let in_context = |e: io::Error| write_error(&name, e);
         match self.target {
             Target::Stdout(mut writer) => writer.flush().map_err(in_context),
-            Target::Device { mut writer, .. } => writer.flush().map_err(in_context),
+            Target::InPlace { mut writer, .. } => writer.flush().map_err(in_context),
             Target::File {
                 writer,
                 destination,
@@ -276,7 +288,7 @@ impl Output {
     fn name(&self) -> String {
         match &self.target {
             Target::Stdout(_) => "standard output".to_string(),
-            Target::File { destination, .. } | Target::Device { destination, .. } => {
+            Target::File { destination, .. } | Target::InPlace { destination, .. } => {
                 destination.display().to_string()
             }
         }
@@ -293,10 +305,17 @@ fn write_error(name: &str, error: io::Error) -> io::Error {
     io::Error::new(error.kind(), format!("cannot write {name}: {error}"))
 }
 
-/// Opens an existing device, named pipe or terminal for writing in place.
-fn open_device(path: &Path, binary: bool) -> Result<Target, OutputError> {
+/// Whether `path` is in `/dev` or `/proc` (`/dev/stdout`, `/proc/self/fd/1`), where a name stands
+/// for something already open and renaming a file onto it would replace the name itself.
+fn is_special(path: &Path) -> bool {
+    path.starts_with("/dev") || path.starts_with("/proc")
+}
+
+/// Opens an existing device, named pipe, terminal or special name for writing in place, appending
+/// (so `-o /dev/stdout >> log` appends, as the shell's redirection asked).
+fn open_in_place(path: &Path, binary: bool) -> Result<Target, OutputError> {
     let file = fs::OpenOptions::new()
-        .write(true)
+        .append(true)
         .open(path)
         .map_err(|source| OutputError::Open {
             path: path.to_path_buf(),
@@ -305,7 +324,7 @@ fn open_device(path: &Path, binary: bool) -> Result<Target, OutputError> {
     if binary && file.is_terminal() {
         return Err(OutputError::BinaryToTerminal);
     }
-    Ok(Target::Device {
+    Ok(Target::InPlace {
         writer: BufWriter::with_capacity(WRITE_BUFFER, file),
         destination: path.to_path_buf(),
     })
@@ -394,7 +413,7 @@ impl Write for Output {
         let result = match &mut self.target {
             Target::Stdout(w) => w.write(buf),
             Target::File { writer, .. } => writer.write(buf),
-            Target::Device { writer, .. } => writer.write(buf),
+            Target::InPlace { writer, .. } => writer.write(buf),
         };
         result.map_err(|e| self.write_error(e))
     }
@@ -403,7 +422,7 @@ impl Write for Output {
         let result = match &mut self.target {
             Target::Stdout(w) => w.write_all(buf),
             Target::File { writer, .. } => writer.write_all(buf),
-            Target::Device { writer, .. } => writer.write_all(buf),
+            Target::InPlace { writer, .. } => writer.write_all(buf),
         };
         result.map_err(|e| self.write_error(e))
     }
@@ -412,7 +431,7 @@ impl Write for Output {
         let result = match &mut self.target {
             Target::Stdout(w) => w.flush(),
             Target::File { writer, .. } => writer.flush(),
-            Target::Device { writer, .. } => writer.flush(),
+            Target::InPlace { writer, .. } => writer.flush(),
         };
         result.map_err(|e| self.write_error(e))
     }
@@ -552,6 +571,23 @@ mod tests {
         assert!(error.contains("is a directory"), "{error}");
         let error = Output::open(Some(dir.path()), true).err().unwrap();
         assert!(matches!(error, OutputError::Directory { .. }), "{error}");
+    }
+
+    #[test]
+    fn through_a_symbolic_link_the_target_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.bin");
+        let link = dir.path().join("link.bin");
+        fs::write(&target, b"old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut out = Output::open(Some(&link), true).unwrap();
+        out.write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&target).unwrap(), b"new");
     }
 
     #[test]

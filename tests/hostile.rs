@@ -643,3 +643,46 @@ fn an_unwritable_standard_error_does_not_panic() {
     let status = command.status().unwrap();
     assert_eq!(status.code(), Some(1));
 }
+
+/// `-o /dev/stdout` writes to whatever standard output is, in place: a regular file (appending, as
+/// `>>` asked) or a pipe; the name `/dev/stdout` is never replaced by a file.
+#[test]
+fn output_to_dev_stdout_writes_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt");
+    fs::write(&log, b"before\n").unwrap();
+    let mut command = with_args(&["encode", "int", "42", "--format", "raw"]);
+    command.stdout(File::options().append(true).open(&log).unwrap());
+    assert!(command.status().unwrap().success());
+    let payload = dir.path().join("payload.bin");
+    fs::write(&payload, b"hello hello hello hello").unwrap();
+    let mut command = with_args(&["compress".as_ref(), payload.as_os_str()]);
+    command.args(["-o", "/dev/stdout"]);
+    command.stdout(File::options().append(true).open(&log).unwrap());
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let written = fs::read(&log).unwrap();
+    assert!(
+        written.starts_with(b"before\n\x00\x00\x00\x2a"),
+        "{written:?}"
+    );
+    // The body: the payload's length (23), then the LZ4 block.
+    assert_eq!(written.get(11..15), Some(&[0, 0, 0, 23][..]), "{written:?}");
+    assert!(fs::symlink_metadata("/dev/stdout")
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // To a pipe.
+    let mut command = with_args(&["compress".as_ref(), payload.as_os_str()]);
+    let output = command.args(["-o", "/dev/stdout"]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.stdout, written[11..]);
+}
