@@ -234,9 +234,10 @@ impl Output {
         self
     }
 
-    /// Returns whether this output goes to standard output.
-    pub fn is_stdout(&self) -> bool {
-        matches!(self.target, Target::Stdout(_))
+    /// Whether [`Output::write_at`] works: a file, not standard output or a device, pipe or
+    /// terminal written in place.
+    pub fn can_rewrite(&self) -> bool {
+        matches!(self.target, Target::File { .. })
     }
 
     /// Overwrites `bytes` at `offset` of an output file (after flushing what is buffered) and goes

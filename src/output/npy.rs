@@ -44,10 +44,10 @@ impl NpyWriter {
                 )))
             }
         };
-        if output.is_stdout() && options.expected_rows.is_none() {
+        if !output.can_rewrite() && options.expected_rows.is_none() {
             return Err(WriteError::Usage(
-                "npy output to standard output needs the row count up front, which this input \
-                 does not give; use -o FILE"
+                "npy output to standard output or a device needs the row count up front, which \
+                 this input does not give; use -o FILE"
                     .into(),
             ));
         }
@@ -97,9 +97,9 @@ impl VectorWriter for NpyWriter {
 
     fn finish(mut self: Box<Self>) -> Result<(), WriteError> {
         if self.rows != self.header_rows {
-            if self.output.is_stdout() {
+            if !self.output.can_rewrite() {
                 return Err(WriteError::Data(format!(
-                    "the npy header on standard output says {} rows but {} were written (null rows \
+                    "the npy header already written says {} rows but {} were written (null rows \
                      skipped); use -o FILE",
                     self.header_rows, self.rows
                 )));
