@@ -157,7 +157,9 @@ impl<'a> Lists<'a> {
                 .windows(2)
                 .enumerate()
                 .map(|(i, w)| match *w {
-                    [a, b] if valid(i) => Some((a.max(0) as usize, (b - a).max(0) as usize)),
+                    [a, b] if valid(i) => {
+                        Some((a.max(0) as usize, b.saturating_sub(a).max(0) as usize))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -172,7 +174,9 @@ impl<'a> Lists<'a> {
                 .windows(2)
                 .enumerate()
                 .map(|(i, w)| match *w {
-                    [a, b] if valid(i) => Some((a.max(0) as usize, (b - a).max(0) as usize)),
+                    [a, b] if valid(i) => {
+                        Some((a.max(0) as usize, b.saturating_sub(a).max(0) as usize))
+                    }
                     _ => None,
                 })
                 .collect();

@@ -64,8 +64,10 @@ impl FlatReader {
         })
     }
 
+    /// Byte offset of a row (saturating: a stream's header may declare absurd sizes).
     fn offset_of(&self, row: u64) -> u64 {
-        self.layout.data_start + row * self.row_bytes as u64
+        let offset = row.saturating_mul(self.row_bytes as u64);
+        self.layout.data_start.saturating_add(offset)
     }
 }
 
@@ -120,7 +122,7 @@ impl BatchReader for FlatReader {
         let start = self.offset_of(first_row);
         if !self.source.move_to(start)? {
             let end = self.source.position();
-            let row = (end - self.layout.data_start) / self.row_bytes as u64;
+            let row = end.saturating_sub(self.layout.data_start) / self.row_bytes as u64;
             return Err(truncated(
                 &self.source,
                 &self.layout,

@@ -25,7 +25,7 @@ use std::str::FromStr;
 const MAX_ROW_BYTES: usize = 64 << 20;
 
 /// Largest batch produced by the file readers, in bytes, whatever `batch_rows` asks for.
-const MAX_BATCH_BYTES: usize = 16 << 20;
+const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// Bytes read to recognise a format by its magic bytes.
 const MAGIC_PREFIX: usize = 8;
