@@ -67,7 +67,9 @@ struct Read {
 fn read_all(mut reader: Box<dyn BatchReader>) -> Result<Read, InputError> {
     let mut batches = Vec::new();
     while let Some(batch) = reader.next_batch()? {
-        batches.push(batch);
+        // Give the memory back, so that later batches reuse it (as the converter does).
+        batches.push(batch.clone());
+        reader.recycle(batch.elements);
     }
     Ok(Read {
         element_type: reader.element_type(),

@@ -473,3 +473,74 @@ impl BatchReader for ColumnarReader {
         Ok(Some(converted))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float32Array, Int64Array, ListArray};
+    use arrow_buffer::{NullBuffer, OffsetBuffer};
+    use arrow_schema::Field;
+    use std::sync::Arc;
+
+    fn list(name: &str, element: DataType) -> Field {
+        Field::new(
+            name,
+            DataType::List(Arc::new(Field::new("item", element, true))),
+            true,
+        )
+    }
+
+    #[test]
+    fn column_choice_follows_the_rules() {
+        let pick = |fields: Vec<Field>, requested: Option<&str>| {
+            choose_column(&Schema::new(fields), requested, "t").map(|c| c.name)
+        };
+        let id = Field::new("id", DataType::Int64, false);
+        let only = vec![id.clone(), list("x", DataType::Float32)];
+        assert_eq!(pick(only.clone(), None).unwrap(), "x");
+        let several = vec![list("a", DataType::Float32), list("vector", DataType::Int8)];
+        assert_eq!(pick(several.clone(), None).unwrap(), "vector");
+        assert_eq!(pick(several, Some("a")).unwrap(), "a");
+        let ambiguous = vec![list("a", DataType::Float32), list("b", DataType::Float32)];
+        let error = pick(ambiguous, None).unwrap_err().to_string();
+        assert!(
+            error.contains("a, b") && error.contains("--column"),
+            "{error}"
+        );
+        assert!(pick(vec![id.clone()], None).is_err());
+        assert!(pick(only.clone(), Some("id")).is_err());
+        assert!(pick(only, Some("nope")).is_err());
+        assert!(pick(vec![list("x", DataType::Utf8)], None).is_err());
+    }
+
+    #[test]
+    fn null_rows_are_zeros_and_other_columns_pass_through() {
+        let item = Arc::new(Field::new("item", DataType::Float32, true));
+        let emb = ListArray::new(
+            item.clone(),
+            OffsetBuffer::from_lengths([2, 0, 2]),
+            Arc::new(Float32Array::from(vec![1.0, 2.0, 3.0, 4.0])),
+            Some(NullBuffer::from(vec![true, false, true])),
+        );
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("emb", DataType::List(item), true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(vec![7, 8, 9])), Arc::new(emb)],
+        )
+        .unwrap();
+        let column = choose_column(&schema, None, "t").unwrap();
+        let converted = convert(&batch, &column, 2, 10, "t").unwrap();
+        assert_eq!(converted.elements.to_f64(), [1.0, 2.0, 0.0, 0.0, 3.0, 4.0]);
+        assert_eq!(converted.validity, Some(vec![true, false, true]));
+        let columns = converted.columns.unwrap();
+        assert_eq!(columns.schema().field(0).name(), "id");
+        assert_eq!(columns.num_columns(), 1);
+        let error = convert(&batch, &column, 3, 10, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("row 10 has 2 elements"), "{error}");
+    }
+}

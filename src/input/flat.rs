@@ -34,6 +34,8 @@ pub(crate) struct FlatReader {
     range: Range<u64>,
     next_row: u64,
     batch_rows: usize,
+    /// Memory of a finished batch, given back by [`BatchReader::recycle`].
+    spare: Option<Elements>,
 }
 
 impl FlatReader {
@@ -61,6 +63,7 @@ impl FlatReader {
             layout,
             row_bytes,
             range,
+            spare: None,
         })
     }
 
@@ -131,7 +134,11 @@ impl BatchReader for FlatReader {
                 end,
             ));
         }
-        let mut elements = Elements::zeroed(self.layout.element_type, rows * self.layout.dimension);
+        let mut elements = Elements::reuse_or_zeroed(
+            self.spare.take(),
+            self.layout.element_type,
+            rows * self.layout.dimension,
+        );
         let got = self.source.read_full(elements.bytes_mut())?;
         if got < rows * self.row_bytes {
             let row = first_row + (got / self.row_bytes) as u64;
@@ -155,5 +162,9 @@ impl BatchReader for FlatReader {
             validity: None,
             columns: None,
         }))
+    }
+
+    fn recycle(&mut self, elements: Elements) {
+        self.spare = Some(elements);
     }
 }
