@@ -12,6 +12,7 @@ mod elements;
 mod flat;
 mod npy;
 mod parquet;
+mod parquet_leaf;
 mod source;
 mod texmex;
 
