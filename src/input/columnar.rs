@@ -23,8 +23,9 @@ pub(crate) struct VectorColumn {
     pub name: String,
     /// The element type of its lists.
     pub element_type: ElementType,
-    /// The list size of a `fixed_size_list` column.
-    pub fixed_dimension: Option<usize>,
+    /// The dimension when known before reading rows: the size of a `fixed_size_list`, or what a
+    /// scan found (see [`scan_dimension`]).
+    pub known_dimension: Option<usize>,
     /// The schema without this column: the passed-through columns.
     pub passthrough: SchemaRef,
 }
@@ -126,7 +127,7 @@ pub(crate) fn choose_column(
             field.data_type()
         ))
     };
-    let (child, fixed_dimension) = list_of(field.data_type()).ok_or_else(unsupported)?;
+    let (child, known_dimension) = list_of(field.data_type()).ok_or_else(unsupported)?;
     let element_type = element_type_of(child).ok_or_else(unsupported)?;
     let others: Vec<usize> = (0..fields.len()).filter(|&i| i != index).collect();
     let passthrough = schema
@@ -136,7 +137,7 @@ pub(crate) fn choose_column(
         index,
         name: field.name().clone(),
         element_type,
-        fixed_dimension,
+        known_dimension,
         passthrough: SchemaRef::new(passthrough),
     })
 }
@@ -202,10 +203,26 @@ impl<'a> Lists<'a> {
     }
 }
 
+/// The dimension of the vector column: the length of the first non-null row of `batches`
+/// (0 when every row is null), reading no further than that row.
+pub(crate) fn scan_dimension(
+    batches: RecordBatches,
+    column: &VectorColumn,
+    input: &str,
+) -> Result<usize, InputError> {
+    for batch in batches {
+        let batch = batch.map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+        if let Some(dimension) = first_dimension(&batch, column) {
+            return Ok(dimension);
+        }
+    }
+    Ok(0)
+}
+
 /// The dimension of a record batch's vector column: the length of its first non-null row.
 fn first_dimension(batch: &RecordBatch, column: &VectorColumn) -> Option<usize> {
     column
-        .fixed_dimension
+        .known_dimension
         .or_else(|| Lists::of(batch.column(column.index).as_ref())?.first_length())
 }
 
@@ -358,7 +375,7 @@ impl ColumnarReader {
             format,
             batches,
             pending: VecDeque::new(),
-            dimension: column.fixed_dimension.unwrap_or(0),
+            dimension: column.known_dimension.unwrap_or(0),
             column,
             next_row: span.first_row + span.skip,
             skip: span.skip,
@@ -366,7 +383,7 @@ impl ColumnarReader {
             rows: span.rows,
             batch_rows: batch_rows.max(1),
         };
-        if reader.column.fixed_dimension.is_none() {
+        if reader.column.known_dimension.is_none() {
             while let Some(batch) = reader.pull()? {
                 let found = first_dimension(&batch, &reader.column);
                 reader.pending.push_back(batch);

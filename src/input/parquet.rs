@@ -2,7 +2,7 @@
 //! (a shard is a run of whole row groups where possible; a row range selects whole row groups and a
 //! row selection inside the first and last), in batches of at most `batch_rows` rows.
 
-use super::columnar::{choose_column, ColumnarReader, Span};
+use super::columnar::{choose_column, scan_dimension, ColumnarReader, Span};
 use super::parquet_leaf::{leaf_of, LeafReader, LeafSpan};
 use super::source::Source;
 use super::{
@@ -48,9 +48,9 @@ pub(crate) fn open(
     let metadata = ArrowReaderMetadata::load(&file, Default::default()).map_err(invalid)?;
     let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
         file.try_clone().map_err(io_error)?,
-        metadata,
+        metadata.clone(),
     );
-    let column = choose_column(builder.schema(), options.column.as_deref(), &input)?;
+    let mut column = choose_column(builder.schema(), options.column.as_deref(), &input)?;
     let group_rows: Vec<u64> = builder
         .metadata()
         .row_groups()
@@ -81,6 +81,20 @@ pub(crate) fn open(
             .build()
             .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))
     };
+    if column.known_dimension.is_none() {
+        // From the whole file, so that every shard and range agrees on it.
+        let scan = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            file.try_clone().map_err(io_error)?,
+            metadata,
+        )
+        .with_projection(ProjectionMask::roots(schema, [column.index]))
+        .with_batch_size(64)
+        .build()
+        .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
+        let mut scanned = column.clone();
+        scanned.index = 0;
+        column.known_dimension = Some(scan_dimension(Box::new(scan), &scanned, &input)?);
+    }
     if let Some(leaf) = leaf {
         // The vector column through its leaf; the other columns (if any) through Arrow.
         let passthrough = if others.is_empty() {

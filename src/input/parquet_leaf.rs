@@ -98,13 +98,16 @@ trait LeafValues: Send {
     fn start(&mut self, reader: ColumnReader) -> Option<()>;
     /// Skips up to `records` rows; returns how many were skipped.
     fn skip(&mut self, records: usize) -> parquet::errors::Result<usize>;
-    /// Reads up to `records` rows, appending levels and values; returns how many were read.
+    /// Reads up to `records` rows, appending levels and values; returns how many rows were
+    /// completed and how many levels were read. A row may be counted in a later call than the
+    /// one that read its levels (pages need not end at row boundaries); (0, 0) = the end of the
+    /// column chunk.
     fn read(
         &mut self,
         records: usize,
         definition: &mut Vec<i16>,
         repetition: &mut Vec<i16>,
-    ) -> parquet::errors::Result<usize>;
+    ) -> parquet::errors::Result<(usize, usize)>;
     /// Number of values read so far.
     fn len(&self) -> usize;
     /// Makes room for `additional` more values.
@@ -144,17 +147,17 @@ where
         records: usize,
         definition: &mut Vec<i16>,
         repetition: &mut Vec<i16>,
-    ) -> parquet::errors::Result<usize> {
+    ) -> parquet::errors::Result<(usize, usize)> {
         let Some(reader) = self.reader.as_mut() else {
-            return Ok(0);
+            return Ok((0, 0));
         };
-        let (read, _, _) = reader.read_records(
+        let (read, _, levels) = reader.read_records(
             records,
             Some(definition),
             Some(repetition),
             &mut self.values,
         )?;
-        Ok(read)
+        Ok((read, levels))
     }
 
     fn len(&self) -> usize {
@@ -262,38 +265,8 @@ pub(crate) struct LeafSpan {
 }
 
 impl LeafReader {
-    /// Opens the leaf column; learns the dimension from the first non-null row.
+    /// Opens the leaf column (the dimension must be known: see `VectorColumn::known_dimension`).
     pub(crate) fn new(
-        input: &str,
-        file: File,
-        leaf: Leaf,
-        column: VectorColumn,
-        span: LeafSpan,
-        passthrough: Option<ParquetRecordBatchReader>,
-        batch_rows: usize,
-    ) -> Result<LeafReader, InputError> {
-        let io_error = |source| InputError::Io {
-            input: input.to_string(),
-            source,
-        };
-        let scout_file = file.try_clone().map_err(io_error)?;
-        let mut reader =
-            LeafReader::build(input, file, leaf, column, span, passthrough, batch_rows)?;
-        if reader.column.fixed_dimension.is_none() {
-            let span = LeafSpan {
-                groups: reader.groups.clone(),
-                skip: reader.skip,
-                rows: reader.rows,
-                first_row: reader.next_row,
-            };
-            let column = reader.column.clone();
-            let scout = LeafReader::build(input, scout_file, leaf, column, span, None, 64)?;
-            reader.dimension = scout.scan_dimension()?;
-        }
-        Ok(reader)
-    }
-
-    fn build(
         input: &str,
         file: File,
         leaf: Leaf,
@@ -321,45 +294,13 @@ impl LeafReader {
             rows: span.rows,
             next_row: span.first_row,
             batch_rows: batch_rows.max(1),
-            dimension: column.fixed_dimension.unwrap_or(0),
+            dimension: column.known_dimension.unwrap_or(0),
             column,
             passthrough,
             definition: Vec::new(),
             repetition: Vec::new(),
             spare: None,
         })
-    }
-
-    /// The length of the first non-null row of the selection (0 when there is none), reading a
-    /// few rows at a time and keeping nothing.
-    fn scan_dimension(mut self) -> Result<usize, InputError> {
-        let levels = self.leaf.levels;
-        while self.left > 0 {
-            let rows =
-                usize::try_from(self.left).map_or(self.batch_rows, |l| l.min(self.batch_rows));
-            self.definition.clear();
-            self.repetition.clear();
-            self.read_levels(rows)?;
-            let _ = self.values.take(None);
-            let mut row_start = None;
-            for (i, (&d, &r)) in self.definition.iter().zip(&self.repetition).enumerate() {
-                if r == 0 {
-                    if let Some(start) = row_start {
-                        return Ok(i - start);
-                    }
-                    if d >= levels.list_present && d < levels.list_not_empty {
-                        return Ok(0);
-                    }
-                    row_start = (d >= levels.list_present).then_some(i);
-                }
-            }
-            if let Some(start) = row_start {
-                return Ok(self.definition.len() - start);
-            }
-            self.left -= rows as u64;
-            self.next_row += rows as u64;
-        }
-        Ok(0)
     }
 
     fn error(&self, e: parquet::errors::ParquetError) -> InputError {
@@ -373,12 +314,12 @@ impl LeafReader {
     fn read_levels(&mut self, rows: usize) -> Result<(), InputError> {
         let mut read = 0;
         while read < rows {
-            let got = self
+            let (got, levels) = self
                 .values
                 .read(rows - read, &mut self.definition, &mut self.repetition)
                 .map_err(|e| self.error(e))?;
             read += got;
-            if got == 0 && read < rows {
+            if got == 0 && levels == 0 {
                 self.start_next_group()?;
             }
         }
