@@ -73,7 +73,8 @@ fn write_parquet(path: &Path, values: &[f32]) {
     writer.close().unwrap();
 }
 
-/// Reads every batch; returns the number of elements (so nothing is optimised away).
+/// Reads every batch, recycling each batch's memory; returns the number of elements (so nothing
+/// is optimised away).
 fn read_all(path: &Path, batch_rows: usize) -> usize {
     let options = InputOptions {
         format: None,
@@ -85,6 +86,8 @@ fn read_all(path: &Path, batch_rows: usize) -> usize {
     let mut elements = 0;
     while let Some(batch) = reader.next_batch().unwrap() {
         elements += batch.elements.len();
+        // As the converter does: give the memory back for the next batch.
+        reader.recycle(batch.elements);
     }
     elements
 }
