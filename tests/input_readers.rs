@@ -618,3 +618,29 @@ proptest! {
         prop_assert_eq!(ids, (start as i64..end as i64).collect::<Vec<_>>());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Valid Parquet and Arrow files with a few bytes changed: an error or some rows, never a panic.
+    #[test]
+    fn corrupted_columnar_files_never_panic(
+        file in proptest::sample::select(vec![
+            "inputs/passthrough.parquet",
+            "inputs/null_rows.parquet",
+            "inputs/fixed_size_list_i2.parquet",
+            "inputs/row_groups.parquet",
+            "inputs/stream.arrows",
+            "inputs/file_i1.arrow",
+        ]),
+        flips in proptest::collection::vec((any::<proptest::sample::Index>(), 1u8..=255), 1..4),
+    ) {
+        let mut bytes = std::fs::read(fixtures().join(file)).unwrap();
+        for (at, xor) in &flips {
+            let at = at.index(bytes.len());
+            bytes[at] ^= xor;
+        }
+        let stream = Box::new(std::io::Cursor::new(bytes));
+        let _ = input::open_stream("fuzz", stream, &options(RowSelection::All)).and_then(read_all);
+    }
+}

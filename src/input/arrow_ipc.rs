@@ -3,6 +3,7 @@
 //! count, which neither format declares up front.
 
 use super::columnar::{choose_column, ColumnarReader, RecordBatches, Span};
+use super::guard::fenced;
 use super::source::Source;
 use super::{check_shard, BatchReader, InputError, InputOptions, RowSelection};
 use arrow_ipc::reader::{FileReader, StreamReader};
@@ -21,10 +22,18 @@ pub(crate) fn open(
     let input = source.name().to_string();
     let invalid = |e| InputError::Data(format!("{input}: not a readable Arrow IPC input: {e}"));
     let (schema, batches): (_, RecordBatches) = if source.prefix(FILE_MAGIC.len())? == FILE_MAGIC {
-        let reader = FileReader::try_new_buffered(source.into_file()?, None).map_err(invalid)?;
+        let file = source.into_file()?;
+        let reader = fenced(&input, "the Arrow IPC schema", || {
+            FileReader::try_new_buffered(file, None)
+        })?
+        .map_err(invalid)?;
         (reader.schema(), Box::new(reader))
     } else {
-        let reader = StreamReader::try_new_buffered(source.into_reader(), None).map_err(invalid)?;
+        let stream = source.into_reader();
+        let reader = fenced(&input, "the Arrow IPC schema", || {
+            StreamReader::try_new_buffered(stream, None)
+        })?
+        .map_err(invalid)?;
         (reader.schema(), Box::new(reader))
     };
     let column = choose_column(&schema, options.column.as_deref(), &input)?;

@@ -2,6 +2,7 @@
 //! record batch into row-major [`Elements`] (checking ragged rows and null elements), and a
 //! [`BatchReader`] over any stream of record batches.
 
+use super::guard::fenced;
 use super::{Batch, BatchReader, ElementType, Elements, InputError};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -210,7 +211,8 @@ pub(crate) fn scan_dimension(
     column: &VectorColumn,
     input: &str,
 ) -> Result<usize, InputError> {
-    for batch in batches {
+    let mut batches = batches;
+    while let Some(batch) = fenced(input, "the first rows", || batches.next())? {
         let batch = batch.map_err(|e| InputError::Data(format!("{input}: {e}")))?;
         if let Some(dimension) = first_dimension(&batch, column) {
             return Ok(dimension);
@@ -402,7 +404,9 @@ impl ColumnarReader {
             if self.limit == Some(0) {
                 return Ok(None);
             }
-            let Some(next) = self.batches.next() else {
+            let what = format!("{} rows from row {}", self.format, self.next_row);
+            let batches = &mut self.batches;
+            let Some(next) = fenced(&self.input, &what, || batches.next())? else {
                 if self.skip > 0 {
                     return Err(InputError::Options(format!(
                         "{}: the row range starts at row {} but the input has fewer rows",

@@ -10,6 +10,7 @@ mod bigann;
 mod columnar;
 mod elements;
 mod flat;
+mod guard;
 mod npy;
 mod parquet;
 mod parquet_leaf;

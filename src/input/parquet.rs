@@ -3,6 +3,7 @@
 //! row selection inside the first and last), in batches of at most `batch_rows` rows.
 
 use super::columnar::{choose_column, scan_dimension, ColumnarReader, Span};
+use super::guard::fenced;
 use super::parquet_leaf::{leaf_of, LeafReader, LeafSpan};
 use super::source::Source;
 use super::{
@@ -45,7 +46,10 @@ pub(crate) fn open(
         source,
     };
     let invalid = |e| InputError::Data(format!("{input}: not a readable Parquet file: {e}"));
-    let metadata = ArrowReaderMetadata::load(&file, Default::default()).map_err(invalid)?;
+    let metadata = fenced(&input, "the Parquet footer", || {
+        ArrowReaderMetadata::load(&file, Default::default())
+    })?
+    .map_err(invalid)?;
     let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
         file.try_clone().map_err(io_error)?,
         metadata.clone(),
@@ -77,8 +81,7 @@ pub(crate) fn open(
         if let Some(within) = &plan.within {
             builder = builder.with_row_selection(RowsWithinGroups::from(within.clone()));
         }
-        builder
-            .build()
+        fenced(&input, "the Parquet row groups", || builder.build())?
             .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))
     };
     if column.known_dimension.is_none() {
@@ -88,9 +91,9 @@ pub(crate) fn open(
             metadata,
         )
         .with_projection(ProjectionMask::roots(schema, [column.index]))
-        .with_batch_size(64)
-        .build()
-        .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
+        .with_batch_size(64);
+        let scan = fenced(&input, "the Parquet row groups", || scan.build())?
+            .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
         let mut scanned = column.clone();
         scanned.index = 0;
         column.known_dimension = Some(scan_dimension(Box::new(scan), &scanned, &input)?);

@@ -6,6 +6,7 @@
 //! batch by batch in step with the vector column.
 
 use super::columnar::VectorColumn;
+use super::guard::fenced;
 use super::{Batch, BatchReader, ElementType, Elements, InputError};
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
@@ -276,7 +277,10 @@ impl LeafReader {
         batch_rows: usize,
     ) -> Result<LeafReader, InputError> {
         let invalid = |e| InputError::Data(format!("{input}: not a readable Parquet file: {e}"));
-        let file = SerializedFileReader::new(file).map_err(invalid)?;
+        let file = fenced(input, "the Parquet footer", || {
+            SerializedFileReader::new(file)
+        })?
+        .map_err(invalid)?;
         let values = typed_values(column.element_type).ok_or_else(|| {
             InputError::Unsupported(format!(
                 "{input}: no direct reading of {} elements",
@@ -303,6 +307,11 @@ impl LeafReader {
         })
     }
 
+    /// What is being read, for messages.
+    fn what(&self) -> String {
+        format!("Parquet rows from row {}", self.next_row)
+    }
+
     fn error(&self, e: parquet::errors::ParquetError) -> InputError {
         InputError::Data(format!(
             "{}: cannot read Parquet rows from row {}: {e}",
@@ -314,10 +323,13 @@ impl LeafReader {
     fn read_levels(&mut self, rows: usize) -> Result<(), InputError> {
         let mut read = 0;
         while read < rows {
-            let (got, levels) = self
-                .values
-                .read(rows - read, &mut self.definition, &mut self.repetition)
-                .map_err(|e| self.error(e))?;
+            let what = self.what();
+            let (values, definition, repetition) =
+                (&mut self.values, &mut self.definition, &mut self.repetition);
+            let (got, levels) = fenced(&self.input, &what, || {
+                values.read(rows - read, definition, repetition)
+            })?
+            .map_err(|e| self.error(e))?;
             read += got;
             if got == 0 && levels == 0 {
                 self.start_next_group()?;
@@ -334,18 +346,22 @@ impl LeafReader {
                 self.input, self.column.name, self.next_row
             )));
         };
-        let column = self
-            .file
-            .get_row_group(group)
-            .and_then(|g| g.get_column_reader(self.leaf.index))
-            .map_err(|e| self.error(e))?;
+        let (file, leaf) = (&self.file, self.leaf.index);
+        let column = fenced(&self.input, &self.what(), || {
+            file.get_row_group(group)
+                .and_then(|g| g.get_column_reader(leaf))
+        })?
+        .map_err(|e| self.error(e))?;
         self.values.start(column).ok_or_else(|| {
             InputError::Data(format!("{}: unexpected Parquet column type", self.input))
         })?;
         let skip = std::mem::take(&mut self.skip);
         if skip > 0 {
             let wanted = usize::try_from(skip).unwrap_or(usize::MAX);
-            let skipped = self.values.skip(wanted).map_err(|e| self.error(e))?;
+            let what = self.what();
+            let values = &mut self.values;
+            let skipped =
+                fenced(&self.input, &what, || values.skip(wanted))?.map_err(|e| self.error(e))?;
             if skipped != wanted {
                 return Err(self.error(parquet::errors::ParquetError::General(format!(
                     "row group {group} has fewer than {skip} rows"
@@ -445,8 +461,9 @@ impl BatchReader for LeafReader {
         if self.left == 0 {
             return Ok(None);
         }
+        let what = self.what();
         let columns = match &mut self.passthrough {
-            Some(reader) => match reader.next() {
+            Some(reader) => match fenced(&self.input, &what, || reader.next())? {
                 Some(batch) => batch.map_err(|e| {
                     InputError::Data(format!(
                         "{}: cannot read Parquet rows from row {}: {e}",
