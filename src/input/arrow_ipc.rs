@@ -141,6 +141,13 @@ mod tests {
         let range = read(bytes.clone(), RowSelection::Range(2..4)).unwrap();
         assert_eq!(range, [(2, vec![5.0, 6.0]), (3, vec![7.0, 8.0])]);
         assert!(read(bytes.clone(), RowSelection::Range(9..10)).is_err());
+        assert!(read(bytes.clone(), RowSelection::Range(4..10)).is_err());
+        assert_eq!(
+            read(bytes.clone(), RowSelection::Range(3..10))
+                .unwrap()
+                .len(),
+            1
+        );
         let shard = read(bytes.clone(), RowSelection::Shard { k: 1, n: 2 });
         assert!(matches!(shard, Err(InputError::Options(_))));
         let mut cut = bytes;

@@ -343,6 +343,9 @@ pub(crate) struct ColumnarReader {
     next_row: u64,
     /// Rows still to skip from the stream.
     skip: u64,
+    /// Whether a row range starting past row 0 has yielded nothing yet (if the stream ends then,
+    /// the range starts past the end: an error, as for files).
+    awaiting_start: bool,
     /// Rows still to yield; None = all.
     limit: Option<u64>,
     /// Rows this reader yields, when known.
@@ -381,6 +384,7 @@ impl ColumnarReader {
             column,
             next_row: span.first_row + span.skip,
             skip: span.skip,
+            awaiting_start: span.skip > 0,
             limit: span.limit,
             rows: span.rows,
             batch_rows: batch_rows.max(1),
@@ -407,7 +411,7 @@ impl ColumnarReader {
             let what = format!("{} rows from row {}", self.format, self.next_row);
             let batches = &mut self.batches;
             let Some(next) = fenced(&self.input, &what, || batches.next())? else {
-                if self.skip > 0 {
+                if self.awaiting_start {
                     return Err(InputError::Options(format!(
                         "{}: the row range starts at row {} but the input has fewer rows",
                         self.input, self.next_row
@@ -436,6 +440,7 @@ impl ColumnarReader {
                 *limit -= keep as u64;
             }
             if keep > 0 {
+                self.awaiting_start = false;
                 return Ok(Some(batch));
             }
         }
