@@ -157,14 +157,19 @@ pub enum InputError {
         source: io::Error,
     },
     /// The bytes are not a valid input (truncated, corrupt, ragged rows, null elements, ...).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Data(String),
     /// The format, element type, shape or column type is not supported (or not recognised).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Unsupported(String),
     /// The options do not fit the input (no such column, ambiguous column, rows past the end, ...).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Options(String),
+}
+
+/// The message on one line (decoder errors may span several).
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A stream of batches from one input.
