@@ -229,6 +229,14 @@ fn typed_values(element_type: ElementType) -> Option<Box<dyn LeafValues>> {
     })
 }
 
+/// Whether every level equals `level`; written without early exit inside blocks so that it
+/// compiles to vector instructions.
+fn all_equal(levels: &[i16], level: i16) -> bool {
+    levels
+        .chunks(256)
+        .all(|block| block.iter().fold(0u16, |acc, &l| acc | (l ^ level) as u16) == 0)
+}
+
 /// Batches of a Parquet vector column read through its leaf column.
 pub(crate) struct LeafReader {
     input: String,
@@ -377,10 +385,11 @@ impl LeafReader {
         let dimension = self.dimension;
         let dense = self.values.len() == rows * dimension
             && self.definition.len() == self.values.len()
-            && self.definition.iter().all(|&d| d == levels.element_present)
-            && self.repetition.chunks(dimension.max(1)).all(
-                |row| matches!(row.split_first(), Some((0, rest)) if rest.iter().all(|&r| r == 1)),
-            );
+            && all_equal(&self.definition, levels.element_present)
+            && self
+                .repetition
+                .chunks(dimension.max(1))
+                .all(|row| matches!(row.split_first(), Some((0, rest)) if all_equal(rest, 1)));
         if dense {
             return Ok((self.values.take(self.spare.take()), None));
         }
