@@ -3,7 +3,29 @@
 //!
 //! [`open`] picks the reader (from [`InputOptions::format`], else the file extension, else the magic
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
-//! few batches whatever the input size.
+//! few batches whatever the input size (file readers cap a batch at 8 MiB; Parquet reads one row group
+//! at a time; an Arrow IPC record batch is held whole, as its writer made it).
+//!
+//! ```no_run
+//! use cqlwire::input::{self, InputOptions, RowSelection};
+//!
+//! let options = InputOptions {
+//!     format: None,
+//!     column: None,
+//!     selection: RowSelection::Shard { k: 1, n: 4 },
+//!     batch_rows: 4096,
+//! };
+//! let mut reader = input::open(Some("train.parquet".as_ref()), &options)?;
+//! println!("{:?} × {}", reader.element_type(), reader.dimension());
+//! while let Some(batch) = reader.next_batch()? {
+//!     // ... use batch.elements (rows × dimension, row-major) and batch.validity ...
+//!     reader.recycle(batch.elements); // optional: the next batch reuses the memory
+//! }
+//! # Ok::<(), cqlwire::input::InputError>(())
+//! ```
+//!
+//! Errors: [`InputError::Options`] is about the command line (no such column, rows past the end, a
+//! shard of a stream); the other variants are about the data or the file.
 
 mod arrow_ipc;
 mod bigann;
