@@ -190,7 +190,7 @@ impl<'a> Lists<'a> {
         let list = array.as_fixed_size_list_opt()?;
         let size = usize::try_from(list.value_length()).ok()?;
         let rows = (0..list.len())
-            .map(|i| valid(i).then_some((i * size, size)))
+            .map(|i| valid(i).then_some((i.saturating_mul(size), size)))
             .collect();
         Some(Lists {
             values: list.values().as_ref(),
@@ -254,6 +254,15 @@ fn convert(
                     column.name
                 )));
             }
+            if start
+                .checked_add(len)
+                .is_none_or(|end| end > lists.values.len())
+            {
+                return Err(InputError::Data(format!(
+                    "{input}: row {row_number} points past the column's values (column '{}')",
+                    column.name
+                )));
+            }
             if let Some(nulls) = &element_nulls {
                 if let Some(element) = (0..len).find(|&e| nulls.is_null(start + e)) {
                     return Err(InputError::Data(format!(
@@ -263,6 +272,12 @@ fn convert(
                 }
             }
         }
+    }
+    if lists.rows.len().checked_mul(dimension).is_none() {
+        return Err(InputError::Data(format!(
+            "{input}: {} rows of {dimension} elements do not fit in memory",
+            lists.rows.len()
+        )));
     }
     let elements = match column.element_type {
         ElementType::F16 => Elements::F16(gather::<Float16Type>(&lists, dimension)),
@@ -292,7 +307,7 @@ fn convert(
 }
 
 /// The rows' elements, row-major, zeros for null rows. Every valid row has `dimension` elements
-/// (checked by the caller); values out of the array's bounds read as zeros.
+/// within the values, and rows × dimension fits in a usize (both checked by the caller).
 fn gather<T: ArrowPrimitiveType>(lists: &Lists, dimension: usize) -> Vec<T::Native> {
     let Some(values) = lists.values.as_primitive_opt::<T>() else {
         return vec![T::Native::default(); lists.rows.len() * dimension];
@@ -317,7 +332,8 @@ fn gather<T: ArrowPrimitiveType>(lists: &Lists, dimension: usize) -> Vec<T::Nati
         .iter()
         .zip(out.chunks_exact_mut(dimension.max(1)))
     {
-        if let Some(source) = row.and_then(|(start, len)| values.get(start..start + len)) {
+        let range = row.and_then(|(start, len)| Some(start..start.checked_add(len)?));
+        if let Some(source) = range.and_then(|range| values.get(range)) {
             if source.len() == target.len() {
                 target.copy_from_slice(source);
             }

@@ -116,7 +116,8 @@ trait LeafValues: Send {
     /// The values read so far, taking `spare`'s memory for the next ones when it fits.
     fn take(&mut self, spare: Option<Elements>) -> Elements;
     /// Builds the row-major elements of rows with null rows and gaps: `rows` entries of (start in
-    /// the values, valid), each valid row `dimension` values long.
+    /// the values, valid), each valid row `dimension` values long (rows × dimension fits in a
+    /// usize: checked by the caller).
     fn scatter(&mut self, rows: &[Option<usize>], dimension: usize) -> Elements;
 }
 
@@ -178,7 +179,8 @@ where
     fn scatter(&mut self, rows: &[Option<usize>], dimension: usize) -> Elements {
         let mut out = vec![T::T::default(); rows.len() * dimension];
         for (row, target) in rows.iter().zip(out.chunks_exact_mut(dimension.max(1))) {
-            if let Some(source) = row.and_then(|start| self.values.get(start..start + dimension)) {
+            let range = row.and_then(|start| Some(start..start.checked_add(dimension)?));
+            if let Some(source) = range.and_then(|range| self.values.get(range)) {
                 target.copy_from_slice(source);
             }
         }
@@ -383,7 +385,13 @@ impl LeafReader {
     fn convert(&mut self, rows: usize) -> Result<(Elements, Option<Vec<bool>>), InputError> {
         let levels = self.leaf.levels;
         let dimension = self.dimension;
-        let dense = self.values.len() == rows * dimension
+        let Some(elements) = rows.checked_mul(dimension) else {
+            return Err(InputError::Data(format!(
+                "{}: {rows} rows of {dimension} elements do not fit in memory",
+                self.input
+            )));
+        };
+        let dense = elements == self.values.len()
             && self.definition.len() == self.values.len()
             && all_equal(&self.definition, levels.element_present)
             && self
