@@ -644,3 +644,48 @@ proptest! {
         let _ = input::open_stream("fuzz", stream, &options(RowSelection::All)).and_then(read_all);
     }
 }
+
+/// Standard input redirected from a file is read as a file (seeks work: Fortran order, shards);
+/// piped, it is a stream. The test runs itself again as a child with standard input set up.
+#[test]
+fn standard_input_from_a_file_can_seek() {
+    const CHILD: &str = "CQLWIRE_TEST_STDIN_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let result =
+            input::open(None, &options(RowSelection::Shard { k: 2, n: 3 })).and_then(read_all);
+        match result {
+            Ok(read) => println!("child rows {:?}", flatten(&read).0),
+            Err(e) => println!("child error {e}"),
+        }
+        return;
+    }
+    let fortran = fixtures().join("inputs/f4_be_fortran.npy");
+    let run = |stdin: std::process::Stdio, bytes: Option<Vec<u8>>| {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "standard_input_from_a_file_can_seek",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .stdin(stdin)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(bytes) = bytes {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(&bytes).unwrap();
+        }
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let from_file = run(std::fs::File::open(&fortran).unwrap().into(), None);
+    assert!(from_file.contains("child rows [1, 2]"), "{from_file}");
+    let from_pipe = run(
+        std::process::Stdio::piped(),
+        Some(std::fs::read(&fortran).unwrap()),
+    );
+    assert!(
+        from_pipe.contains("child error") && from_pipe.contains("Fortran"),
+        "{from_pipe}"
+    );
+}

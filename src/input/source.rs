@@ -23,7 +23,14 @@ impl Source {
     /// Opens a file, or standard input for `None` or `-`.
     pub(crate) fn open(path: Option<&Path>) -> Result<Source, InputError> {
         match crate::files::named(path) {
-            None => Ok(Source::from_stream("standard input", Box::new(io::stdin()))),
+            None => Ok(match stdin_file() {
+                Some((file, len)) => Source {
+                    name: STDIN.to_string(),
+                    reader: Reader::File { file, len },
+                    position: 0,
+                },
+                None => Source::from_stream(STDIN, Box::new(io::stdin())),
+            }),
             Some(p) => {
                 let name = p.display().to_string();
                 let file = File::open(p).map_err(io_error(&name))?;
@@ -156,6 +163,26 @@ impl Source {
             Reader::Stream(stream) => stream,
         }
     }
+}
+
+/// How standard input is named in messages.
+const STDIN: &str = "standard input";
+
+/// Standard input as a seekable file when it is redirected from a regular file and still at its
+/// start (`cqlwire convert - < x.npy`), with its size; None for pipes and terminals.
+#[cfg(unix)]
+fn stdin_file() -> Option<(File, u64)> {
+    use std::os::fd::AsFd;
+    let mut file = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let metadata = file.metadata().ok()?;
+    let at_start = file.stream_position().ok()? == 0;
+    (metadata.is_file() && at_start).then_some((file, metadata.len()))
+}
+
+/// Standard input is read as a stream on this platform.
+#[cfg(not(unix))]
+fn stdin_file() -> Option<(File, u64)> {
+    None
 }
 
 /// Turns an I/O error into an [`InputError`] about the input called `name`.
