@@ -109,7 +109,8 @@ impl CqlType {
     }
 }
 
-/// The deepest nesting of type constructors a type may have (the top level counts as one).
+/// The deepest nesting of type constructors a type may have (the top level counts as one; `frozen`
+/// counts too, as written).
 pub const MAX_TYPE_DEPTH: usize = 64;
 
 /// The most type nodes (natives, collections, fields, ...) one type may expand to, so that
@@ -510,7 +511,7 @@ impl<'a> Parser<'a> {
         let parsed = match lower {
             "list" => CqlType::List(Box::new(self.parse_type(inner)?)),
             "set" => CqlType::Set(Box::new(self.parse_type(inner)?)),
-            "frozen" => self.parse_type(depth)?,
+            "frozen" => self.parse_type(inner)?,
             "map" => self.map(inner)?,
             "tuple" => self.tuple(inner, '>')?,
             "vector" => self.vector(inner)?,
@@ -543,7 +544,7 @@ impl<'a> Parser<'a> {
         let parsed = match class {
             "listtype" => CqlType::List(Box::new(self.parse_type(inner)?)),
             "settype" => CqlType::Set(Box::new(self.parse_type(inner)?)),
-            "frozentype" | "reversedtype" => self.parse_type(depth)?,
+            "frozentype" | "reversedtype" => self.parse_type(inner)?,
             "maptype" => self.map(inner)?,
             "vectortype" => self.vector(inner)?,
             "tupletype" => return self.tuple(inner, ')'),
@@ -998,6 +999,15 @@ mod tests {
             ")".repeat(10_000)
         );
         assert!(parse_error(&java, &udts).message.contains("nesting"));
+        // frozen does not change the type but still counts as a level of syntax.
+        let frozen = format!("{}int{}", "frozen<".repeat(10_000), ">".repeat(10_000));
+        assert!(parse_error(&frozen, &udts).message.contains("nesting"));
+        let reversed = format!(
+            "{}Int32Type{}",
+            "ReversedType(".repeat(10_000),
+            ")".repeat(10_000)
+        );
+        assert!(parse_error(&reversed, &udts).message.contains("nesting"));
     }
 
     #[test]
