@@ -393,12 +393,15 @@ impl VectorEncoder {
         }
     }
 
-    /// Encodes a whole batch, using the current rayon thread pool when it is worth splitting, into `buffer` (whose allocation is
-    /// reused and whose content is replaced; when it already has the right length for fixed-size
-    /// values it is overwritten without being cleared first). Null rows are encoded as zero vectors.
+    /// Encodes a whole batch, using the current rayon thread pool when it is worth splitting, into
+    /// `buffer` (whose allocation is reused and whose content is replaced; when it already has the
+    /// right length for fixed-size values it is overwritten without being cleared first). Null rows
+    /// are encoded as zero vectors. The batch's validity and columns move into the result; its
+    /// elements stay, so their memory can go back to the reader
+    /// ([`crate::input::BatchReader::recycle`]).
     pub fn encode_batch(
         &self,
-        batch: Batch,
+        batch: &mut Batch,
         mut buffer: Vec<u8>,
     ) -> Result<EncodedBatch, VectorError> {
         let rows = Rows::from(&batch.elements);
@@ -418,8 +421,8 @@ impl VectorEncoder {
             rows: batch.rows,
             bytes: buffer,
             layout,
-            validity: batch.validity,
-            columns: batch.columns,
+            validity: batch.validity.take(),
+            columns: batch.columns.take(),
         })
     }
 
@@ -1018,14 +1021,14 @@ mod tests {
             .collect();
         for ty in ["vector<float, 5>", "vector<double, 5>", "vector<text, 5>"] {
             let sequential = encode(ty, Rows::F32(&floats), 40).unwrap();
-            let batch = Batch {
+            let mut batch = Batch {
                 first_row: 40,
                 rows,
                 elements: Elements::F32(floats.clone()),
                 validity: None,
                 columns: None,
             };
-            let encoded = encoder(ty).encode_batch(batch, Vec::new()).unwrap();
+            let encoded = encoder(ty).encode_batch(&mut batch, Vec::new()).unwrap();
             assert_eq!(encoded.bytes, sequential, "{ty}");
             let rebuilt: Vec<u8> = (0..rows).flat_map(|i| encoded.row(i).to_vec()).collect();
             assert_eq!(rebuilt, sequential, "{ty}");
@@ -1038,7 +1041,7 @@ mod tests {
         let rows = PARALLEL_FIXED_BYTES / (4 * dimension) + 7;
         let ints: Vec<i32> = (0..(rows * dimension) as i32).collect();
         let expected: Vec<u8> = ints.iter().flat_map(|x| x.to_be_bytes()).collect();
-        let batch = Batch {
+        let mut batch = Batch {
             first_row: 0,
             rows,
             elements: Elements::I32(ints.clone()),
@@ -1046,7 +1049,7 @@ mod tests {
             columns: None,
         };
         let encoded = encoder("vector<int, 100>")
-            .encode_batch(batch, Vec::new())
+            .encode_batch(&mut batch, Vec::new())
             .unwrap();
         assert!(encoded.bytes.len() >= PARALLEL_FIXED_BYTES);
         assert!(encoded.bytes == expected, "parallel output differs");
@@ -1054,7 +1057,7 @@ mod tests {
         let mut longs: Vec<i64> = ints.iter().map(|&x| i64::from(x)).collect();
         let bad = rows * dimension - 3;
         longs[bad] = i64::MAX;
-        let batch = Batch {
+        let mut batch = Batch {
             first_row: 1000,
             rows,
             elements: Elements::I64(longs),
@@ -1062,7 +1065,7 @@ mod tests {
             columns: None,
         };
         let error = encoder("vector<int, 100>")
-            .encode_batch(batch, Vec::new())
+            .encode_batch(&mut batch, Vec::new())
             .unwrap_err();
         let place = format!("at row {} (element 97)", 1000 + rows - 1);
         assert!(error.to_string().ends_with(&place), "{error}");

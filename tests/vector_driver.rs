@@ -43,14 +43,14 @@ fn kernel_matches_the_driver() {
         // Rows are numbered from 100 to check that errors use the absolute row index.
         let mut sequential = Vec::new();
         let row_by_row = encoder.encode_rows(Rows::from(&input), 100, &mut sequential);
-        let batch = Batch {
+        let mut batch = Batch {
             first_row: 100,
             rows,
             elements: input.clone(),
             validity: None,
             columns: None,
         };
-        let parallel = encoder.encode_batch(batch, Vec::new());
+        let parallel = encoder.encode_batch(&mut batch, Vec::new());
         match case.get("error") {
             None => {
                 let expected = cqlwire::hex::parse(case["hex"].as_str().unwrap()).unwrap();

@@ -11,7 +11,7 @@
 use super::CliError;
 use cqlwire::files::{self, Output};
 use cqlwire::input::{
-    self, Batch, BatchReader, InputError, InputFormat, InputOptions, RowSelection,
+    self, Batch, BatchReader, Elements, InputError, InputFormat, InputOptions, RowSelection,
 };
 use cqlwire::output::{self, NullPolicy, OutputFormat, VectorWriter, WriteError, WriterOptions};
 use cqlwire::types::{self, CqlType, UdtRegistry};
@@ -350,10 +350,11 @@ impl Job<'_> {
         let (batch_sender, batches) = mpsc::sync_channel::<Result<Batch, InputError>>(QUEUE);
         let (encoded_sender, encoded) = mpsc::sync_channel::<EncodedBatch>(QUEUE);
         let (recycle_sender, recycled) = mpsc::sync_channel::<Vec<u8>>(QUEUE + 1);
+        let (spare_sender, spares) = mpsc::sync_channel::<Elements>(QUEUE + 1);
         std::thread::scope(|scope| {
-            scope.spawn(move || read_batches(reader, batch_sender));
+            scope.spawn(move || read_batches(reader, batch_sender, spares));
             let writing = scope.spawn(move || write_batches(writer, encoded, recycle_sender));
-            let converted = self.convert_batches(batches, encoded_sender, recycled);
+            let converted = self.convert_batches(batches, encoded_sender, recycled, spare_sender);
             let written = writing
                 .join()
                 .map_err(|_| CliError::data("the writer thread failed"))?;
@@ -379,8 +380,9 @@ impl Job<'_> {
         let mut counts = Counts::default();
         let mut bytes = 0;
         let mut buffer = Vec::new();
-        while let Some(batch) = reader.next_batch().map_err(input_error)? {
-            let converted = self.convert(batch, buffer, &mut counts)?;
+        while let Some(mut batch) = reader.next_batch().map_err(input_error)? {
+            let converted = self.convert(&mut batch, buffer, &mut counts)?;
+            reader.recycle(batch.elements);
             bytes += writer.write(&converted).map_err(write_error)?;
             buffer = converted.bytes;
         }
@@ -392,19 +394,22 @@ impl Job<'_> {
         })
     }
 
-    /// Converts batches as they arrive and hands them to the writer; returns the rows read and the
-    /// null rows skipped.
+    /// Converts batches as they arrive and hands them to the writer, giving the input memory back to
+    /// the reader (`spares`); returns the rows read and the null rows skipped.
     fn convert_batches(
         &self,
         batches: mpsc::Receiver<Result<Batch, InputError>>,
         encoded: mpsc::SyncSender<EncodedBatch>,
         recycled: mpsc::Receiver<Vec<u8>>,
+        spares: mpsc::SyncSender<Elements>,
     ) -> Result<(u64, u64), CliError> {
         let mut counts = Counts::default();
         for batch in batches {
-            let batch = batch.map_err(input_error)?;
+            let mut batch = batch.map_err(input_error)?;
             let buffer = recycled.try_recv().unwrap_or_default();
-            let converted = self.convert(batch, buffer, &mut counts)?;
+            let converted = self.convert(&mut batch, buffer, &mut counts)?;
+            // If the reader has enough spare memory, this is simply freed.
+            let _ = spares.try_send(batch.elements);
             if encoded.send(converted).is_err() {
                 // The writer stopped with an error, which the caller reports.
                 break;
@@ -414,10 +419,11 @@ impl Job<'_> {
     }
 
     /// Converts one batch into `buffer` (reused), checking its null rows against `--on-null`, and
-    /// counts it. Of a refused null row and a failed cast, the error names the earlier row.
+    /// counts it; the batch keeps its elements. Of a refused null row and a failed cast, the error
+    /// names the earlier row.
     fn convert(
         &self,
-        batch: Batch,
+        batch: &mut Batch,
         buffer: Vec<u8>,
         counts: &mut Counts,
     ) -> Result<EncodedBatch, CliError> {
@@ -472,12 +478,17 @@ struct Counts {
     bytes: u64,
 }
 
-/// The reader thread: sends batches in order until the end, an error, or the receiver leaving.
+/// The reader thread: sends batches in order until the end, an error, or the receiver leaving,
+/// reading into the memory of converted batches (`spares`) when there is some.
 fn read_batches(
     mut reader: Box<dyn BatchReader>,
     batches: mpsc::SyncSender<Result<Batch, InputError>>,
+    spares: mpsc::Receiver<Elements>,
 ) {
     loop {
+        if let Ok(spare) = spares.try_recv() {
+            reader.recycle(spare);
+        }
         let next = match reader.next_batch() {
             Ok(Some(batch)) => Ok(batch),
             Ok(None) => return,

@@ -56,3 +56,44 @@ pub(crate) fn open(
     };
     Ok(Box::new(FlatReader::new(source, layout, options)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::RowSelection;
+
+    fn open_bytes(bytes: Vec<u8>) -> Result<Box<dyn BatchReader>, InputError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.i8bin");
+        std::fs::write(&path, bytes).unwrap();
+        let options = InputOptions {
+            format: None,
+            column: None,
+            selection: RowSelection::All,
+            batch_rows: 10,
+        };
+        open(
+            Source::open(Some(&path)).unwrap(),
+            InputFormat::I8bin,
+            &options,
+        )
+    }
+
+    #[test]
+    fn header_declares_the_shape_and_the_size_must_match() {
+        let mut bytes = vec![2, 0, 0, 0, 3, 0, 0, 0];
+        bytes.extend_from_slice(&[1, 2, 3, 0xff, 0xfe, 0xfd]);
+        let mut reader = open_bytes(bytes.clone()).unwrap();
+        assert_eq!((reader.rows(), reader.dimension()), (Some(2), 3));
+        let batch = reader.next_batch().unwrap().unwrap();
+        assert_eq!(batch.elements.to_f64(), [1.0, 2.0, 3.0, -1.0, -2.0, -3.0]);
+        bytes.push(0);
+        let error = open_bytes(bytes.clone()).err().unwrap().to_string();
+        assert!(error.contains("1 bytes after"), "{error}");
+        bytes.truncate(12);
+        let error = open_bytes(bytes).err().unwrap().to_string();
+        assert!(error.contains("row 1 at byte 11"), "{error}");
+        let error = open_bytes(vec![1, 0, 0]).err().unwrap().to_string();
+        assert!(error.contains("header"), "{error}");
+    }
+}

@@ -2,6 +2,7 @@
 //! record batch into row-major [`Elements`] (checking ragged rows and null elements), and a
 //! [`BatchReader`] over any stream of record batches.
 
+use super::guard::fenced;
 use super::{Batch, BatchReader, ElementType, Elements, InputError};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -23,8 +24,9 @@ pub(crate) struct VectorColumn {
     pub name: String,
     /// The element type of its lists.
     pub element_type: ElementType,
-    /// The list size of a `fixed_size_list` column.
-    pub fixed_dimension: Option<usize>,
+    /// The dimension when known before reading rows: the size of a `fixed_size_list`, or what a
+    /// scan found (see [`scan_dimension`]).
+    pub known_dimension: Option<usize>,
     /// The schema without this column: the passed-through columns.
     pub passthrough: SchemaRef,
 }
@@ -126,7 +128,7 @@ pub(crate) fn choose_column(
             field.data_type()
         ))
     };
-    let (child, fixed_dimension) = list_of(field.data_type()).ok_or_else(unsupported)?;
+    let (child, known_dimension) = list_of(field.data_type()).ok_or_else(unsupported)?;
     let element_type = element_type_of(child).ok_or_else(unsupported)?;
     let others: Vec<usize> = (0..fields.len()).filter(|&i| i != index).collect();
     let passthrough = schema
@@ -136,7 +138,7 @@ pub(crate) fn choose_column(
         index,
         name: field.name().clone(),
         element_type,
-        fixed_dimension,
+        known_dimension,
         passthrough: SchemaRef::new(passthrough),
     })
 }
@@ -157,7 +159,9 @@ impl<'a> Lists<'a> {
                 .windows(2)
                 .enumerate()
                 .map(|(i, w)| match *w {
-                    [a, b] if valid(i) => Some((a.max(0) as usize, (b - a).max(0) as usize)),
+                    [a, b] if valid(i) => {
+                        Some((a.max(0) as usize, b.saturating_sub(a).max(0) as usize))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -172,7 +176,9 @@ impl<'a> Lists<'a> {
                 .windows(2)
                 .enumerate()
                 .map(|(i, w)| match *w {
-                    [a, b] if valid(i) => Some((a.max(0) as usize, (b - a).max(0) as usize)),
+                    [a, b] if valid(i) => {
+                        Some((a.max(0) as usize, b.saturating_sub(a).max(0) as usize))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -184,7 +190,7 @@ impl<'a> Lists<'a> {
         let list = array.as_fixed_size_list_opt()?;
         let size = usize::try_from(list.value_length()).ok()?;
         let rows = (0..list.len())
-            .map(|i| valid(i).then_some((i * size, size)))
+            .map(|i| valid(i).then_some((i.saturating_mul(size), size)))
             .collect();
         Some(Lists {
             values: list.values().as_ref(),
@@ -198,10 +204,27 @@ impl<'a> Lists<'a> {
     }
 }
 
+/// The dimension of the vector column: the length of the first non-null row of `batches`
+/// (0 when every row is null), reading no further than that row.
+pub(crate) fn scan_dimension(
+    batches: RecordBatches,
+    column: &VectorColumn,
+    input: &str,
+) -> Result<usize, InputError> {
+    let mut batches = batches;
+    while let Some(batch) = fenced(input, "the first rows", || batches.next())? {
+        let batch = batch.map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+        if let Some(dimension) = first_dimension(&batch, column) {
+            return Ok(dimension);
+        }
+    }
+    Ok(0)
+}
+
 /// The dimension of a record batch's vector column: the length of its first non-null row.
 fn first_dimension(batch: &RecordBatch, column: &VectorColumn) -> Option<usize> {
     column
-        .fixed_dimension
+        .known_dimension
         .or_else(|| Lists::of(batch.column(column.index).as_ref())?.first_length())
 }
 
@@ -231,6 +254,15 @@ fn convert(
                     column.name
                 )));
             }
+            if start
+                .checked_add(len)
+                .is_none_or(|end| end > lists.values.len())
+            {
+                return Err(InputError::Data(format!(
+                    "{input}: row {row_number} points past the column's values (column '{}')",
+                    column.name
+                )));
+            }
             if let Some(nulls) = &element_nulls {
                 if let Some(element) = (0..len).find(|&e| nulls.is_null(start + e)) {
                     return Err(InputError::Data(format!(
@@ -240,6 +272,12 @@ fn convert(
                 }
             }
         }
+    }
+    if lists.rows.len().checked_mul(dimension).is_none() {
+        return Err(InputError::Data(format!(
+            "{input}: {} rows of {dimension} elements do not fit in memory",
+            lists.rows.len()
+        )));
     }
     let elements = match column.element_type {
         ElementType::F16 => Elements::F16(gather::<Float16Type>(&lists, dimension)),
@@ -269,7 +307,7 @@ fn convert(
 }
 
 /// The rows' elements, row-major, zeros for null rows. Every valid row has `dimension` elements
-/// (checked by the caller); values out of the array's bounds read as zeros.
+/// within the values, and rows × dimension fits in a usize (both checked by the caller).
 fn gather<T: ArrowPrimitiveType>(lists: &Lists, dimension: usize) -> Vec<T::Native> {
     let Some(values) = lists.values.as_primitive_opt::<T>() else {
         return vec![T::Native::default(); lists.rows.len() * dimension];
@@ -294,7 +332,8 @@ fn gather<T: ArrowPrimitiveType>(lists: &Lists, dimension: usize) -> Vec<T::Nati
         .iter()
         .zip(out.chunks_exact_mut(dimension.max(1)))
     {
-        if let Some(source) = row.and_then(|(start, len)| values.get(start..start + len)) {
+        let range = row.and_then(|(start, len)| Some(start..start.checked_add(len)?));
+        if let Some(source) = range.and_then(|range| values.get(range)) {
             if source.len() == target.len() {
                 target.copy_from_slice(source);
             }
@@ -320,6 +359,9 @@ pub(crate) struct ColumnarReader {
     next_row: u64,
     /// Rows still to skip from the stream.
     skip: u64,
+    /// Whether a row range starting past row 0 has yielded nothing yet (if the stream ends then,
+    /// the range starts past the end: an error, as for files).
+    awaiting_start: bool,
     /// Rows still to yield; None = all.
     limit: Option<u64>,
     /// Rows this reader yields, when known.
@@ -354,15 +396,16 @@ impl ColumnarReader {
             format,
             batches,
             pending: VecDeque::new(),
-            dimension: column.fixed_dimension.unwrap_or(0),
+            dimension: column.known_dimension.unwrap_or(0),
             column,
             next_row: span.first_row + span.skip,
             skip: span.skip,
+            awaiting_start: span.skip > 0,
             limit: span.limit,
             rows: span.rows,
             batch_rows: batch_rows.max(1),
         };
-        if reader.column.fixed_dimension.is_none() {
+        if reader.column.known_dimension.is_none() {
             while let Some(batch) = reader.pull()? {
                 let found = first_dimension(&batch, &reader.column);
                 reader.pending.push_back(batch);
@@ -381,8 +424,10 @@ impl ColumnarReader {
             if self.limit == Some(0) {
                 return Ok(None);
             }
-            let Some(next) = self.batches.next() else {
-                if self.skip > 0 {
+            let what = format!("{} rows from row {}", self.format, self.next_row);
+            let batches = &mut self.batches;
+            let Some(next) = fenced(&self.input, &what, || batches.next())? else {
+                if self.awaiting_start {
                     return Err(InputError::Options(format!(
                         "{}: the row range starts at row {} but the input has fewer rows",
                         self.input, self.next_row
@@ -411,6 +456,7 @@ impl ColumnarReader {
                 *limit -= keep as u64;
             }
             if keep > 0 {
+                self.awaiting_start = false;
                 return Ok(Some(batch));
             }
         }
@@ -467,5 +513,76 @@ impl BatchReader for ColumnarReader {
         )?;
         self.next_row += batch.num_rows() as u64;
         Ok(Some(converted))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float32Array, Int64Array, ListArray};
+    use arrow_buffer::{NullBuffer, OffsetBuffer};
+    use arrow_schema::Field;
+    use std::sync::Arc;
+
+    fn list(name: &str, element: DataType) -> Field {
+        Field::new(
+            name,
+            DataType::List(Arc::new(Field::new("item", element, true))),
+            true,
+        )
+    }
+
+    #[test]
+    fn column_choice_follows_the_rules() {
+        let pick = |fields: Vec<Field>, requested: Option<&str>| {
+            choose_column(&Schema::new(fields), requested, "t").map(|c| c.name)
+        };
+        let id = Field::new("id", DataType::Int64, false);
+        let only = vec![id.clone(), list("x", DataType::Float32)];
+        assert_eq!(pick(only.clone(), None).unwrap(), "x");
+        let several = vec![list("a", DataType::Float32), list("vector", DataType::Int8)];
+        assert_eq!(pick(several.clone(), None).unwrap(), "vector");
+        assert_eq!(pick(several, Some("a")).unwrap(), "a");
+        let ambiguous = vec![list("a", DataType::Float32), list("b", DataType::Float32)];
+        let error = pick(ambiguous, None).unwrap_err().to_string();
+        assert!(
+            error.contains("a, b") && error.contains("--column"),
+            "{error}"
+        );
+        assert!(pick(vec![id.clone()], None).is_err());
+        assert!(pick(only.clone(), Some("id")).is_err());
+        assert!(pick(only, Some("nope")).is_err());
+        assert!(pick(vec![list("x", DataType::Utf8)], None).is_err());
+    }
+
+    #[test]
+    fn null_rows_are_zeros_and_other_columns_pass_through() {
+        let item = Arc::new(Field::new("item", DataType::Float32, true));
+        let emb = ListArray::new(
+            item.clone(),
+            OffsetBuffer::from_lengths([2, 0, 2]),
+            Arc::new(Float32Array::from(vec![1.0, 2.0, 3.0, 4.0])),
+            Some(NullBuffer::from(vec![true, false, true])),
+        );
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("emb", DataType::List(item), true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(vec![7, 8, 9])), Arc::new(emb)],
+        )
+        .unwrap();
+        let column = choose_column(&schema, None, "t").unwrap();
+        let converted = convert(&batch, &column, 2, 10, "t").unwrap();
+        assert_eq!(converted.elements.to_f64(), [1.0, 2.0, 0.0, 0.0, 3.0, 4.0]);
+        assert_eq!(converted.validity, Some(vec![true, false, true]));
+        let columns = converted.columns.unwrap();
+        assert_eq!(columns.schema().field(0).name(), "id");
+        assert_eq!(columns.num_columns(), 1);
+        let error = convert(&batch, &column, 3, 10, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("row 10 has 2 elements"), "{error}");
     }
 }

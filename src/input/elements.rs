@@ -104,6 +104,27 @@ impl Elements {
         }
     }
 
+    /// `count` elements of `element_type` to be overwritten: `spare`'s memory when it is of that
+    /// type and large enough (resized, its old contents left in place), else zeros.
+    pub(crate) fn reuse_or_zeroed(
+        spare: Option<Elements>,
+        element_type: ElementType,
+        count: usize,
+    ) -> Elements {
+        match spare {
+            Some(mut e) if e.element_type() == element_type && e.capacity() >= count => {
+                with_vec!(&mut e, v => v.resize(count, Default::default()));
+                e
+            }
+            _ => Elements::zeroed(element_type, count),
+        }
+    }
+
+    /// Elements the memory holds without reallocating.
+    fn capacity(&self) -> usize {
+        with_vec!(self, v => v.capacity())
+    }
+
     /// The element type.
     pub fn element_type(&self) -> ElementType {
         match self {

@@ -34,6 +34,8 @@ pub(crate) struct FlatReader {
     range: Range<u64>,
     next_row: u64,
     batch_rows: usize,
+    /// Memory of a finished batch, given back by [`BatchReader::recycle`].
+    spare: Option<Elements>,
 }
 
 impl FlatReader {
@@ -61,11 +63,14 @@ impl FlatReader {
             layout,
             row_bytes,
             range,
+            spare: None,
         })
     }
 
+    /// Byte offset of a row (saturating: a stream's header may declare absurd sizes).
     fn offset_of(&self, row: u64) -> u64 {
-        self.layout.data_start + row * self.row_bytes as u64
+        let offset = row.saturating_mul(self.row_bytes as u64);
+        self.layout.data_start.saturating_add(offset)
     }
 }
 
@@ -120,7 +125,7 @@ impl BatchReader for FlatReader {
         let start = self.offset_of(first_row);
         if !self.source.move_to(start)? {
             let end = self.source.position();
-            let row = (end - self.layout.data_start) / self.row_bytes as u64;
+            let row = end.saturating_sub(self.layout.data_start) / self.row_bytes as u64;
             return Err(truncated(
                 &self.source,
                 &self.layout,
@@ -129,7 +134,11 @@ impl BatchReader for FlatReader {
                 end,
             ));
         }
-        let mut elements = Elements::zeroed(self.layout.element_type, rows * self.layout.dimension);
+        let mut elements = Elements::reuse_or_zeroed(
+            self.spare.take(),
+            self.layout.element_type,
+            rows * self.layout.dimension,
+        );
         let got = self.source.read_full(elements.bytes_mut())?;
         if got < rows * self.row_bytes {
             let row = first_row + (got / self.row_bytes) as u64;
@@ -153,5 +162,9 @@ impl BatchReader for FlatReader {
             validity: None,
             columns: None,
         }))
+    }
+
+    fn recycle(&mut self, elements: Elements) {
+        self.spare = Some(elements);
     }
 }

@@ -3,15 +3,39 @@
 //!
 //! [`open`] picks the reader (from [`InputOptions::format`], else the file extension, else the magic
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
-//! few batches whatever the input size.
+//! few batches whatever the input size (file readers cap a batch at 8 MiB; Parquet reads one row group
+//! at a time; an Arrow IPC record batch is held whole, as its writer made it).
+//!
+//! ```no_run
+//! use cqlwire::input::{self, InputOptions, RowSelection};
+//!
+//! let options = InputOptions {
+//!     format: None,
+//!     column: None,
+//!     selection: RowSelection::Shard { k: 1, n: 4 },
+//!     batch_rows: 4096,
+//! };
+//! let mut reader = input::open(Some("train.parquet".as_ref()), &options)?;
+//! println!("{:?} × {}", reader.element_type(), reader.dimension());
+//! while let Some(batch) = reader.next_batch()? {
+//!     // ... use batch.elements (rows × dimension, row-major) and batch.validity ...
+//!     reader.recycle(batch.elements); // optional: the next batch reuses the memory
+//! }
+//! # Ok::<(), cqlwire::input::InputError>(())
+//! ```
+//!
+//! Errors: [`InputError::Options`] is about the command line (no such column, rows past the end, a
+//! shard of a stream); the other variants are about the data or the file.
 
 mod arrow_ipc;
 mod bigann;
 mod columnar;
 mod elements;
 mod flat;
+mod guard;
 mod npy;
 mod parquet;
+mod parquet_leaf;
 mod source;
 mod texmex;
 
@@ -25,7 +49,7 @@ use std::str::FromStr;
 const MAX_ROW_BYTES: usize = 64 << 20;
 
 /// Largest batch produced by the file readers, in bytes, whatever `batch_rows` asks for.
-const MAX_BATCH_BYTES: usize = 16 << 20;
+const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// Bytes read to recognise a format by its magic bytes.
 const MAGIC_PREFIX: usize = 8;
@@ -155,14 +179,19 @@ pub enum InputError {
         source: io::Error,
     },
     /// The bytes are not a valid input (truncated, corrupt, ragged rows, null elements, ...).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Data(String),
     /// The format, element type, shape or column type is not supported (or not recognised).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Unsupported(String),
     /// The options do not fit the input (no such column, ambiguous column, rows past the end, ...).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Options(String),
+}
+
+/// The message on one line (decoder errors may span several).
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A stream of batches from one input.
@@ -179,6 +208,12 @@ pub trait BatchReader: Send {
     fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef>;
     /// The next batch in row order, or None at the end. A ragged row is an error naming the row.
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError>;
+    /// Gives back the elements of a finished batch, so that the reader can read a later batch
+    /// into the same memory instead of newly allocated, zeroed memory (saves a pass over the
+    /// memory per batch). Optional; readers that cannot reuse it simply drop it.
+    fn recycle(&mut self, elements: Elements) {
+        drop(elements);
+    }
 }
 
 /// Opens an input file (`None` or `-` = standard input; then the format needs `--input-format` or
@@ -376,4 +411,61 @@ pub(crate) fn row_bytes(
 pub(crate) fn rows_per_batch(options: &InputOptions, row_bytes: usize) -> usize {
     let cap = (MAX_BATCH_BYTES / row_bytes.max(1)).max(1);
     options.batch_rows.clamp(1, cap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_name_and_extension() {
+        for (format, name) in InputFormat::ALL.iter().zip(InputFormat::NAMES) {
+            assert_eq!(name.parse::<InputFormat>(), Ok(*format));
+            assert_eq!(format.name(), name);
+        }
+        assert_eq!("NPY".parse::<InputFormat>(), Ok(InputFormat::Npy));
+        assert!("csv".parse::<InputFormat>().unwrap_err().contains("fvecs"));
+        let by_extension = |p: &str| InputFormat::from_extension(Path::new(p));
+        assert_eq!(by_extension("a/b.PQ"), Some(InputFormat::Parquet));
+        assert_eq!(by_extension("x.u8bin"), Some(InputFormat::U8bin));
+        assert_eq!(by_extension("x.arrows"), Some(InputFormat::Arrow));
+        assert_eq!(by_extension("x.bin"), None);
+        assert_eq!(by_extension("npy"), None);
+    }
+
+    #[test]
+    fn selections_resolve_against_the_row_count() {
+        let resolve = |s: RowSelection, total| resolve_selection(&s, total, "t");
+        assert_eq!(resolve(RowSelection::All, 7).unwrap(), 0..7);
+        assert_eq!(resolve(RowSelection::Range(2..100), 7).unwrap(), 2..7);
+        assert_eq!(resolve(RowSelection::Range(0..5), 0).unwrap(), 0..0);
+        assert!(resolve(RowSelection::Range(7..9), 7).is_err());
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = RowSelection::Range(5..2);
+        assert!(resolve(reversed, 7).is_err());
+        let shards: Vec<_> = (1..=3)
+            .map(|k| resolve(RowSelection::Shard { k, n: 3 }, 7).unwrap())
+            .collect();
+        assert_eq!(shards, [0..2, 2..4, 4..7]);
+        assert!(resolve(RowSelection::Shard { k: 0, n: 3 }, 7).is_err());
+        assert!(resolve(RowSelection::Shard { k: 4, n: 3 }, 7).is_err());
+        assert_eq!(shard_bound(u64::MAX, 3, 4), u64::MAX / 4 * 3 + 2);
+    }
+
+    #[test]
+    fn streams_are_recognised_by_magic_bytes() {
+        let options = InputOptions {
+            format: None,
+            column: None,
+            selection: RowSelection::All,
+            batch_rows: 1,
+        };
+        let garbage = Box::new(io::Cursor::new(b"garbage".to_vec()));
+        let error = open_stream("stdin", garbage, &options)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("--input-format"), "{error}");
+        assert!(error.contains("fvecs"), "{error}");
+    }
 }

@@ -2,15 +2,20 @@
 //! (a shard is a run of whole row groups where possible; a row range selects whole row groups and a
 //! row selection inside the first and last), in batches of at most `batch_rows` rows.
 
-use super::columnar::{choose_column, ColumnarReader, Span};
+use super::columnar::{choose_column, scan_dimension, ColumnarReader, Span};
+use super::guard::fenced;
+use super::parquet_leaf::{leaf_of, LeafReader, LeafSpan};
 use super::source::Source;
 use super::{
     check_shard, resolve_selection, shard_bound, BatchReader, InputError, InputOptions,
     RowSelection,
 };
 use parquet::arrow::arrow_reader::{
-    ParquetRecordBatchReaderBuilder, RowSelection as RowsWithinGroups, RowSelector,
+    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as RowsWithinGroups,
+    RowSelector,
 };
+use parquet::arrow::ProjectionMask;
+use std::fs::File;
 use std::ops::Range;
 
 /// The magic bytes at both ends of a Parquet file.
@@ -22,6 +27,8 @@ struct Plan {
     groups: Range<usize>,
     /// Rows to keep within the selected groups; None = all of them.
     within: Option<Vec<RowSelector>>,
+    /// Rows of the first selected group before the selection.
+    skip_in_first_group: u64,
     first_row: u64,
     rows: u64,
 }
@@ -34,9 +41,20 @@ pub(crate) fn open(
 ) -> Result<Box<dyn BatchReader>, InputError> {
     let input = source.name().to_string();
     let file = source.into_file()?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| InputError::Data(format!("{input}: not a readable Parquet file: {e}")))?;
-    let column = choose_column(builder.schema(), options.column.as_deref(), &input)?;
+    let io_error = |source| InputError::Io {
+        input: input.clone(),
+        source,
+    };
+    let invalid = |e| InputError::Data(format!("{input}: not a readable Parquet file: {e}"));
+    let metadata = fenced(&input, "the Parquet footer", || {
+        ArrowReaderMetadata::load(&file, Default::default())
+    })?
+    .map_err(invalid)?;
+    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+        file.try_clone().map_err(io_error)?,
+        metadata.clone(),
+    );
+    let mut column = choose_column(builder.schema(), options.column.as_deref(), &input)?;
     let group_rows: Vec<u64> = builder
         .metadata()
         .row_groups()
@@ -45,15 +63,64 @@ pub(crate) fn open(
         .collect();
     let plan = plan(&options.selection, &group_rows, &input)?;
     let batch_rows = options.batch_rows.max(1);
-    let mut builder = builder
-        .with_row_groups(plan.groups.clone().collect())
-        .with_batch_size(batch_rows);
-    if let Some(within) = plan.within {
-        builder = builder.with_row_selection(RowsWithinGroups::from(within));
+    let schema = builder.parquet_schema();
+    let root_matches = schema
+        .root_schema()
+        .get_fields()
+        .get(column.index)
+        .is_some_and(|root| root.name() == column.name);
+    let leaf = leaf_of(schema, column.index, column.element_type).filter(|_| root_matches);
+    let others: Vec<usize> = (0..schema.root_schema().get_fields().len())
+        .filter(|&i| i != column.index)
+        .collect();
+    let projection = ProjectionMask::roots(schema, others.iter().copied());
+    let select = |builder: ParquetRecordBatchReaderBuilder<File>| {
+        let mut builder = builder
+            .with_row_groups(plan.groups.clone().collect())
+            .with_batch_size(batch_rows);
+        if let Some(within) = &plan.within {
+            builder = builder.with_row_selection(RowsWithinGroups::from(within.clone()));
+        }
+        fenced(&input, "the Parquet row groups", || builder.build())?
+            .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))
+    };
+    if column.known_dimension.is_none() {
+        // From the whole file, so that every shard and range agrees on it.
+        let scan = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            file.try_clone().map_err(io_error)?,
+            metadata,
+        )
+        .with_projection(ProjectionMask::roots(schema, [column.index]))
+        .with_batch_size(64);
+        let scan = fenced(&input, "the Parquet row groups", || scan.build())?
+            .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
+        let mut scanned = column.clone();
+        scanned.index = 0;
+        column.known_dimension = Some(scan_dimension(Box::new(scan), &scanned, &input)?);
     }
-    let reader = builder
-        .build()
-        .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
+    if let Some(leaf) = leaf {
+        // The vector column through its leaf; the other columns (if any) through Arrow.
+        let passthrough = if others.is_empty() {
+            None
+        } else {
+            Some(select(builder.with_projection(projection))?)
+        };
+        let span = LeafSpan {
+            groups: plan.groups.clone(),
+            skip: plan.skip_in_first_group,
+            rows: plan.rows,
+            first_row: plan.first_row,
+        };
+        return Ok(Box::new(LeafReader::new(
+            &input,
+            file,
+            leaf,
+            column,
+            span,
+            passthrough,
+            batch_rows,
+        )?));
+    }
     let span = Span {
         first_row: plan.first_row,
         skip: 0,
@@ -63,7 +130,7 @@ pub(crate) fn open(
     Ok(Box::new(ColumnarReader::new(
         &input,
         "Parquet",
-        Box::new(reader),
+        Box::new(select(builder)?),
         column,
         span,
         batch_rows,
@@ -109,6 +176,7 @@ fn shard_by_groups(starts: &[u64], k: u64, n: u64) -> Option<Plan> {
     Some(Plan {
         groups: from..to,
         within: None,
+        skip_in_first_group: 0,
         first_row,
         rows: end_row - first_row,
     })
@@ -119,6 +187,7 @@ fn plan_rows(starts: &[u64], range: Range<u64>) -> Plan {
     let empty = Plan {
         groups: 0..0,
         within: None,
+        skip_in_first_group: 0,
         first_row: range.start,
         rows: 0,
     };
@@ -153,6 +222,7 @@ fn plan_rows(starts: &[u64], range: Range<u64>) -> Plan {
     Plan {
         groups: first..last,
         within: (!whole).then_some(within),
+        skip_in_first_group: range.start - groups_start,
         first_row: range.start,
         rows: range.end - range.start,
     }

@@ -23,15 +23,18 @@ impl Source {
     /// Opens a file, or standard input for `None` or `-`.
     pub(crate) fn open(path: Option<&Path>) -> Result<Source, InputError> {
         match crate::files::named(path) {
-            None => Ok(Source::from_stream("standard input", Box::new(io::stdin()))),
+            None => Ok(match stdin_file() {
+                Some((file, len)) => Source {
+                    name: STDIN.to_string(),
+                    reader: Reader::File { file, len },
+                    position: 0,
+                },
+                None => Source::from_stream(STDIN, Box::new(io::stdin())),
+            }),
             Some(p) => {
                 let name = p.display().to_string();
-                let io_error = |source| InputError::Io {
-                    input: name.clone(),
-                    source,
-                };
-                let file = crate::files::open_file(p).map_err(io_error)?;
-                let len = file.metadata().map_err(io_error)?.len();
+                let file = crate::files::open_file(p).map_err(io_error(&name))?;
+                let len = file.metadata().map_err(io_error(&name))?.len();
                 Ok(Source {
                     name,
                     reader: Reader::File { file, len },
@@ -68,14 +71,6 @@ impl Source {
         self.position
     }
 
-    /// An I/O error about this input.
-    pub(crate) fn io_error(&self, source: io::Error) -> InputError {
-        InputError::Io {
-            input: self.name.clone(),
-            source,
-        }
-    }
-
     /// Fills `buf` unless the input ends first; returns how many bytes were read.
     pub(crate) fn read_full(&mut self, buf: &mut [u8]) -> Result<usize, InputError> {
         let mut filled = 0;
@@ -91,7 +86,7 @@ impl Source {
                     self.position += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io_error(e)),
+                Err(e) => return Err(io_error(&self.name)(e)),
             }
         }
         Ok(filled)
@@ -106,10 +101,7 @@ impl Source {
         match &mut self.reader {
             Reader::File { file, .. } => {
                 file.seek(SeekFrom::Start(offset))
-                    .map_err(|e| InputError::Io {
-                        input: self.name.clone(),
-                        source: e,
-                    })?;
+                    .map_err(io_error(&self.name))?;
                 self.position = offset;
                 Ok(true)
             }
@@ -120,12 +112,8 @@ impl Source {
                         self.name
                     )));
                 };
-                let skipped = io::copy(&mut stream.take(gap), &mut io::sink()).map_err(|e| {
-                    InputError::Io {
-                        input: self.name.clone(),
-                        source: e,
-                    }
-                })?;
+                let skipped = io::copy(&mut stream.take(gap), &mut io::sink())
+                    .map_err(io_error(&self.name))?;
                 self.position += skipped;
                 Ok(skipped == gap)
             }
@@ -158,13 +146,11 @@ impl Source {
         match self.reader {
             Reader::File { file, .. } => Ok(file),
             Reader::Stream(mut stream) => {
-                let io_error = |source| InputError::Io {
-                    input: self.name.clone(),
-                    source,
-                };
-                let mut spool = tempfile::tempfile().map_err(io_error)?;
-                io::copy(&mut stream, &mut spool).map_err(io_error)?;
-                spool.seek(SeekFrom::Start(0)).map_err(io_error)?;
+                let mut spool = tempfile::tempfile().map_err(io_error(&self.name))?;
+                io::copy(&mut stream, &mut spool).map_err(io_error(&self.name))?;
+                spool
+                    .seek(SeekFrom::Start(0))
+                    .map_err(io_error(&self.name))?;
                 Ok(spool)
             }
         }
@@ -176,6 +162,34 @@ impl Source {
             Reader::File { file, .. } => Box::new(file),
             Reader::Stream(stream) => stream,
         }
+    }
+}
+
+/// How standard input is named in messages.
+const STDIN: &str = "standard input";
+
+/// Standard input as a seekable file when it is redirected from a regular file and still at its
+/// start (`cqlwire convert - < x.npy`), with its size; None for pipes and terminals.
+#[cfg(unix)]
+fn stdin_file() -> Option<(File, u64)> {
+    use std::os::fd::AsFd;
+    let mut file = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let metadata = file.metadata().ok()?;
+    let at_start = file.stream_position().ok()? == 0;
+    (metadata.is_file() && at_start).then_some((file, metadata.len()))
+}
+
+/// Standard input is read as a stream on this platform.
+#[cfg(not(unix))]
+fn stdin_file() -> Option<(File, u64)> {
+    None
+}
+
+/// Turns an I/O error into an [`InputError`] about the input called `name`.
+fn io_error(name: &str) -> impl Fn(io::Error) -> InputError + '_ {
+    move |source| InputError::Io {
+        input: name.to_string(),
+        source,
     }
 }
 

@@ -25,6 +25,8 @@ struct TexmexReader {
     /// End of the selection; None = until the stream ends.
     end_row: Option<u64>,
     batch_rows: usize,
+    /// Memory of a finished batch, given back by [`BatchReader::recycle`].
+    spare: Option<Elements>,
 }
 
 /// Opens a TEXMEX input; the first row's prefix sets the dimension.
@@ -97,6 +99,7 @@ pub(crate) fn open(
         start_row,
         end_row,
         batch_rows: rows_per_batch(options, record_bytes),
+        spare: None,
     }))
 }
 
@@ -142,7 +145,8 @@ impl BatchReader for TexmexReader {
         let reached = self.source.move_to(start)?;
         let prefix_elements = PREFIX_BYTES / self.element_type.size();
         let record_elements = prefix_elements + self.dimension;
-        let mut elements = Elements::zeroed(self.element_type, rows * record_elements);
+        let mut elements =
+            Elements::reuse_or_zeroed(self.spare.take(), self.element_type, rows * record_elements);
         let got = if reached {
             self.source.read_full(elements.bytes_mut())?
         } else {
@@ -207,5 +211,61 @@ impl BatchReader for TexmexReader {
             validity: None,
             columns: None,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fvecs(rows: &[&[f32]]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for row in rows {
+            bytes.extend_from_slice(&(row.len() as i32).to_le_bytes());
+            for v in *row {
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        bytes
+    }
+
+    fn read(bytes: Vec<u8>, selection: RowSelection) -> Result<Vec<(u64, Vec<f64>)>, InputError> {
+        let options = InputOptions {
+            format: Some(InputFormat::Fvecs),
+            column: None,
+            selection,
+            batch_rows: 2,
+        };
+        let source = Source::from_stream("t", Box::new(std::io::Cursor::new(bytes)));
+        let mut reader = open(source, InputFormat::Fvecs, &options)?;
+        let mut rows = Vec::new();
+        while let Some(batch) = reader.next_batch()? {
+            rows.push((batch.first_row, batch.elements.to_f64()));
+        }
+        Ok(rows)
+    }
+
+    #[test]
+    fn rows_lose_their_prefixes() {
+        let bytes = fvecs(&[&[1.0, 2.0], &[3.0, 4.0], &[5.0, 6.0]]);
+        let rows = read(bytes.clone(), RowSelection::All).unwrap();
+        assert_eq!(rows, [(0, vec![1.0, 2.0, 3.0, 4.0]), (2, vec![5.0, 6.0])]);
+        let rows = read(bytes, RowSelection::Range(1..2)).unwrap();
+        assert_eq!(rows, [(1, vec![3.0, 4.0])]);
+    }
+
+    #[test]
+    fn bad_rows_are_named() {
+        let ragged = fvecs(&[&[1.0, 2.0], &[3.0]]);
+        let error = read(ragged, RowSelection::All).unwrap_err().to_string();
+        assert!(error.contains("row 1 at byte 12"), "{error}");
+        let mut cut = fvecs(&[&[1.0, 2.0], &[3.0, 4.0]]);
+        cut.truncate(17);
+        let error = read(cut, RowSelection::All).unwrap_err().to_string();
+        assert!(error.contains("row 1 at byte 12 is incomplete"), "{error}");
+        let negative = (-3i32).to_le_bytes().to_vec();
+        assert!(read(negative, RowSelection::All).is_err());
+        assert!(read(fvecs(&[&[1.0]]), RowSelection::Range(5..6)).is_err());
+        assert_eq!(read(Vec::new(), RowSelection::All).unwrap(), []);
     }
 }
