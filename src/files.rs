@@ -6,6 +6,23 @@ use std::fs::{self, File, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+mod interrupt;
+
+/// Without signals to catch, a temporary file left by an interrupted run waits for the next run's
+/// clean-up.
+#[cfg(not(unix))]
+mod interrupt {
+    /// Nothing to register.
+    pub(super) struct Registration;
+
+    impl Registration {
+        pub(super) fn new(_path: &std::path::Path) -> Registration {
+            Registration
+        }
+    }
+}
+
 /// Size of the write buffer in front of every output.
 const WRITE_BUFFER: usize = 1 << 20;
 
@@ -159,9 +176,11 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
 ///
 /// A file is written to a temporary file in the destination's folder and renamed into place by
 /// [`Output::commit`]; dropping an `Output` without committing removes the temporary file and leaves
-/// the destination as it was. The temporary file is named `.cqlwire-<pid>-<random>.tmp`: when a run
-/// is killed before it can remove its own, the next run writing to that folder removes it. The
-/// committed file gets the mode of the file it replaces, else `0o666` less the umask.
+/// the destination as it was. The temporary file is named `.cqlwire-<pid>-<random>.tmp`. SIGINT,
+/// SIGTERM and SIGHUP remove it before ending the process (a handler is installed for those of them
+/// that are still at their default action when the first file output is opened); after SIGKILL, the
+/// next run writing to that folder removes it. The committed file gets the mode of the file it
+/// replaces, else `0o666` less the umask.
 ///
 /// An existing destination that is not a regular file (`/dev/null`, a named pipe, a terminal), or any
 /// name in `/dev` or `/proc` (`/dev/stdout`), is written in place: renaming a file onto it would
@@ -181,6 +200,8 @@ enum Target {
     File {
         writer: BufWriter<tempfile::NamedTempFile>,
         destination: PathBuf,
+        /// Declared after `writer`, so it is dropped after the file is removed or renamed.
+        interrupt: interrupt::Registration,
     },
     InPlace {
         writer: BufWriter<File>,
@@ -271,6 +292,7 @@ impl Output {
             Target::File {
                 writer,
                 destination,
+                interrupt,
             } => {
                 let file = writer
                     .into_inner()
@@ -278,8 +300,9 @@ impl Output {
                 if self.sync {
                     file.as_file().sync_data().map_err(in_context)?;
                 }
-                file.persist(&destination)
-                    .map_err(|e| in_context(e.error))?;
+                let persisted = file.persist(&destination);
+                drop(interrupt);
+                persisted.map_err(|e| in_context(e.error))?;
                 Ok(())
             }
         }
@@ -364,9 +387,11 @@ fn open_temporary(
     // The lock tells a run in another process namespace (or on another host sharing the folder)
     // that this file is in use; where locks are not supported, the process id check still holds.
     let _ = file.as_file().try_lock();
+    let interrupt = interrupt::Registration::new(file.path());
     Ok(Target::File {
         writer: BufWriter::with_capacity(WRITE_BUFFER, file),
         destination: destination.to_path_buf(),
+        interrupt,
     })
 }
 

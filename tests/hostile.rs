@@ -45,6 +45,18 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether signal `number` is ignored by this process (and so by its children), from the `SigIgn`
+/// mask in `/proc` (background jobs of a non-interactive shell ignore SIGINT, `nohup` SIGHUP).
+fn signal_ignored(number: u32) -> bool {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .is_some_and(|mask| mask & (1 << (number - 1)) != 0)
+}
+
 /// A tiny tmpfs mounted on a temporary folder, unmounted on drop.
 struct TinyDisk {
     dir: tempfile::TempDir,
@@ -240,10 +252,11 @@ fn kill_convert_mid_run(input: &Path, destination: &Path, signal: &str) {
     assert!(!status.success(), "convert finished before the {signal}");
 }
 
-/// SIGKILL and SIGTERM in the middle of a 200 MB conversion: the destination is absent or keeps its
-/// old content, and the next run to that folder removes the temporary file the killed one left.
+/// SIGTERM, SIGINT (Ctrl-C), SIGHUP and SIGKILL in the middle of a 200 MB conversion: the
+/// destination is absent or keeps its old content; the caught signals remove the temporary file on
+/// the way out, and the next run to that folder removes the one SIGKILL left.
 #[test]
-fn killed_convert_leaves_the_destination_and_the_next_run_cleans_up() {
+fn killed_convert_leaves_the_destination_and_no_temporary_file() {
     let inputs = tempfile::tempdir().unwrap();
     let big = inputs.path().join("big.npy");
     write_npy(&big, 65_536, 768);
@@ -252,36 +265,46 @@ fn killed_convert_leaves_the_destination_and_the_next_run_cleans_up() {
     let out = tempfile::tempdir().unwrap();
     let destination = out.path().join("vectors.bin");
 
-    kill_convert_mid_run(&big, &destination, "-KILL");
-    assert!(!destination.exists());
-    assert_eq!(
-        temporaries(out.path()).len(),
-        1,
-        "the killed run left its temporary file"
-    );
-
+    // Caught: the temporary file goes with the process. The first run has no destination (it stays
+    // absent), the others an old content (it stays).
+    for (signal, number) in [("-TERM", 15), ("-INT", 2), ("-HUP", 1)] {
+        if signal_ignored(number) {
+            eprintln!("note: signal {number} is ignored in this process; {signal} case skipped");
+            continue;
+        }
+        let before = fs::read(&destination).ok();
+        kill_convert_mid_run(&big, &destination, signal);
+        assert_eq!(fs::read(&destination).ok(), before, "after {signal}");
+        assert_eq!(
+            temporaries(out.path()),
+            Vec::<String>::new(),
+            "after {signal}"
+        );
+        fs::write(&destination, b"old content").unwrap();
+    }
     fs::write(&destination, b"old content").unwrap();
-    kill_convert_mid_run(&big, &destination, "-TERM");
-    assert_eq!(fs::read(&destination).unwrap(), b"old content");
 
-    let next = run(
-        {
-            let mut c = cqlwire();
-            c.arg("convert")
-                .arg(&small)
-                .arg("-o")
-                .arg(out.path().join("next.bin"))
-                .arg("-q");
-            c
-        },
-        b"",
-    );
+    kill_convert_mid_run(&big, &destination, "-KILL");
+    assert_eq!(fs::read(&destination).unwrap(), b"old content");
+    assert_eq!(temporaries(out.path()).len(), 1, "SIGKILL cannot be caught");
+
+    let mut next = cqlwire();
+    next.arg("convert")
+        .arg(&small)
+        .arg("-q")
+        .arg("-o")
+        .arg(out.path().join("next.bin"));
+    let next = run(next, b"");
     assert!(
         next.status.success(),
         "{}",
         String::from_utf8_lossy(&next.stderr)
     );
-    assert_eq!(temporaries(out.path()), Vec::<String>::new());
+    assert_eq!(
+        temporaries(out.path()),
+        Vec::<String>::new(),
+        "after the next run"
+    );
     assert_eq!(fs::read(&destination).unwrap(), b"old content");
 }
 
