@@ -182,9 +182,9 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
 /// next run writing to that folder removes it. The committed file gets the mode of the file it
 /// replaces, else `0o666` less the umask.
 ///
-/// An existing destination that is not a regular file (`/dev/null`, a named pipe, a terminal), or any
-/// name in `/dev` or `/proc` (`/dev/stdout`), is written in place: renaming a file onto it would
-/// replace the device or the name instead of writing to it. Through a symbolic link, the file it
+/// An existing destination that is not a regular file (`/dev/null`, a named pipe, a terminal), or a
+/// name of an already open file (`/dev/stdout`, `/dev/fd/N`, `/proc/...`), is written in place:
+/// renaming a file onto it would replace the device or the name instead of writing to it. Through a symbolic link, the file it
 /// points to is replaced.
 ///
 /// Write errors name the destination (`cannot write out.bin: No space left on device`) and keep
@@ -210,8 +210,8 @@ enum Target {
 }
 
 impl Output {
-    /// Opens standard output (`-` or no path), a temporary file beside `path`, or the device `path`
-    /// names.
+    /// Opens standard output (`-` or no path), a temporary file beside `path`, or `path` itself for
+    /// a device or an already open file (see [`Output`]).
     ///
     /// `binary` output is refused when it would go to a terminal; a directory is refused as a
     /// destination.
@@ -230,7 +230,9 @@ impl Output {
                         path: p.to_path_buf(),
                     })
                 }
-                Ok(existing) if !existing.is_file() || is_special(p) => open_in_place(p, binary)?,
+                Ok(existing) if !existing.is_file() || names_open_file(p) => {
+                    open_in_place(p, binary)?
+                }
                 Ok(existing) => {
                     // Through a symbolic link, the file it points to is replaced, not the link.
                     let is_link = fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
@@ -329,13 +331,15 @@ fn write_error(name: &str, error: io::Error) -> io::Error {
     io::Error::new(error.kind(), format!("cannot write {name}: {error}"))
 }
 
-/// Whether `path` is in `/dev` or `/proc` (`/dev/stdout`, `/proc/self/fd/1`), where a name stands
-/// for something already open and renaming a file onto it would replace the name itself.
-fn is_special(path: &Path) -> bool {
-    path.starts_with("/dev") || path.starts_with("/proc")
+/// Whether `path` names a file that is already open (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`,
+/// or any name in `/proc`): renaming a file onto it would replace the name, not write to the file.
+fn names_open_file(path: &Path) -> bool {
+    path.starts_with("/proc")
+        || path.starts_with("/dev/fd")
+        || fs::read_link(path).is_ok_and(|target| target.starts_with("/proc"))
 }
 
-/// Opens an existing device, named pipe, terminal or special name for writing in place, appending
+/// Opens an existing device, named pipe, terminal or open file's name for writing in place, appending
 /// (so `-o /dev/stdout >> log` appends, as the shell's redirection asked).
 fn open_in_place(path: &Path, binary: bool) -> Result<Target, OutputError> {
     let file = fs::OpenOptions::new()
@@ -597,6 +601,19 @@ mod tests {
         assert!(error.contains("is a directory"), "{error}");
         let error = Output::open(Some(dir.path()), true).err().unwrap();
         assert!(matches!(error, OutputError::Directory { .. }), "{error}");
+    }
+
+    #[test]
+    fn names_of_open_files_are_recognised() {
+        for open in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+            assert!(names_open_file(Path::new(open)), "{open}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain.bin");
+        fs::write(&file, b"x").unwrap();
+        for plain in [file.as_path(), Path::new("/dev/shm/out.bin")] {
+            assert!(!names_open_file(plain), "{}", plain.display());
+        }
     }
 
     #[test]
