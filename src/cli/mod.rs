@@ -1,6 +1,7 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
 mod compress;
+mod convert;
 mod decode;
 mod decompress;
 mod encode;
@@ -37,6 +38,9 @@ pub enum Command {
     // compress.rs and decompress.rs give their `Args`.
     Compress(compress::Args),
     Decompress(decompress::Args),
+    /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
+    /// vector values, at memory speed.
+    Convert(convert::Args),
 }
 
 /// Runs the chosen command.
@@ -46,6 +50,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Encode(args) => encode::run(args),
         Command::Compress(args) => compress::run(args),
         Command::Decompress(args) => decompress::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }
 
