@@ -1,7 +1,9 @@
 //! cqlwire: the bytes of the Cassandra/ScyllaDB native protocol (CQL).
 //!
 //! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
-//! codec ([`value`], [`vint`]), hex text ([`hex`]) and file handling shared by every command ([`files`]).
+//! codec and its text forms ([`value`], [`vint`]), the embedding readers ([`input`]), the vector
+//! conversion kernel ([`vector`]) and its writers ([`output`]), LZ4 bodies ([`lz4`]) and frames
+//! ([`frame`]), hex text ([`hex`]) and the file handling shared by every command ([`files`]).
 
 pub mod files;
 pub mod frame;

@@ -296,9 +296,9 @@ fn progress_bar(rows: Option<u64>, quiet: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(rows, ProgressDrawTarget::stderr());
     let template = if rows.is_some() {
-        "{bar:30} {human_pos}/{human_len} rows  {msg}  {per_sec}  ETA {eta}"
+        "{bar:30} {human_pos}/{human_len} rows  {msg}  ETA {eta}"
     } else {
-        "{spinner} {human_pos} rows  {msg}  {per_sec}"
+        "{spinner} {human_pos} rows  {msg}"
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);
@@ -461,8 +461,14 @@ impl Job<'_> {
         }
         counts.bytes += converted.bytes.len() as u64;
         self.progress.inc(batch_rows);
-        self.progress
-            .set_message(format!("{:.1} MB", counts.bytes as f64 / 1e6));
+        if !self.progress.is_hidden() {
+            let megabytes = counts.bytes as f64 / 1e6;
+            let seconds = self.progress.elapsed().as_secs_f64().max(1e-3);
+            self.progress.set_message(format!(
+                "{megabytes:.1} MB  {:.0} MB/s",
+                megabytes / seconds
+            ));
+        }
         Ok(converted)
     }
 }

@@ -1,7 +1,7 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
 mod compress;
-pub mod convert;
+mod convert;
 mod decode;
 mod decompress;
 mod encode;
@@ -30,9 +30,6 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
-    /// vector values, at memory speed.
-    Convert(convert::Args),
     /// Decode the bytes of one CQL value (hex or --binary) as a CQL literal, JSON or an annotated dump.
     Decode(decode::Args),
     /// Encode a CQL literal (or JSON) as the bytes of one CQL value.
@@ -41,16 +38,19 @@ pub enum Command {
     // compress.rs and decompress.rs give their `Args`.
     Compress(compress::Args),
     Decompress(decompress::Args),
+    /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
+    /// vector values, at memory speed.
+    Convert(convert::Args),
 }
 
 /// Runs the chosen command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Convert(args) => convert::run(args),
         Command::Decode(args) => decode::run(args),
         Command::Encode(args) => encode::run(args),
         Command::Compress(args) => compress::run(args),
         Command::Decompress(args) => decompress::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }
 
