@@ -87,16 +87,17 @@ pub fn write_npy(path: &Path, rows: usize, dim: usize) {
     write_npy_rows(path, rows, dim, |_| row.clone());
 }
 
-/// Writes a `.npy` file of `rows` × `dim` pseudo-random f32 values in [0, 1) (incompressible).
+/// Writes a `.npy` file of `rows` × `dim` pseudo-random finite f32 values in (0, 2)
+/// (incompressible).
 pub fn write_random_npy(path: &Path, rows: usize, dim: usize, seed: u64) {
-    let mut bits = noise(rows * dim * 4, seed).into_iter();
-    write_npy_rows(path, rows, dim, |_| {
-        (0..dim)
-            .flat_map(|_| {
-                let word: [u8; 4] = std::array::from_fn(|_| bits.next().unwrap());
-                ((u32::from_le_bytes(word) >> 8) as f32 / (1u32 << 24) as f32).to_le_bytes()
-            })
-            .collect()
+    let mut values = noise(rows * dim * 4, seed);
+    for value in values.chunks_exact_mut(4) {
+        // Little-endian: clearing the sign and the exponent's top bit leaves a finite value below 2.
+        value[3] &= 0x3f;
+    }
+    let row_bytes = dim * 4;
+    write_npy_rows(path, rows, dim, |r| {
+        values[r * row_bytes..(r + 1) * row_bytes].to_vec()
     });
 }
 
