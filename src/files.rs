@@ -76,11 +76,32 @@ pub fn named(path: Option<&Path>) -> Option<&Path> {
     path.filter(|p| p.as_os_str() != "-")
 }
 
-/// Opens an input: standard input for `-` or no path, else the file.
+/// Opens an input: standard input for `-` or no path, else the file. Read errors name the input
+/// (`standard input: Is a directory (os error 21)`).
 pub fn open_input(path: Option<&Path>) -> io::Result<Box<dyn Read>> {
     match named(path) {
-        None => Ok(Box::new(io::stdin().lock())),
-        Some(p) => Ok(Box::new(open_file(p).map_err(|e| annotate(p, e))?)),
+        None => Ok(Box::new(NamedReader {
+            name: "standard input".to_string(),
+            inner: io::stdin().lock(),
+        })),
+        Some(p) => Ok(Box::new(NamedReader {
+            name: p.display().to_string(),
+            inner: open_file(p).map_err(|e| annotate(p, e))?,
+        })),
+    }
+}
+
+/// A reader whose errors name the input they come from (and keep their kind).
+struct NamedReader<R> {
+    name: String,
+    inner: R,
+}
+
+impl<R: Read> Read for NamedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner
+            .read(buf)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.name)))
     }
 }
 
@@ -156,11 +177,7 @@ pub fn read_input(path: Option<&Path>, limit: u64) -> io::Result<Vec<u8>> {
     input
         .by_ref()
         .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| match named(path) {
-            Some(p) => annotate(p, e),
-            None => e,
-        })?;
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(too_large());
     }

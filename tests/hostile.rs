@@ -406,11 +406,26 @@ fn a_directory_as_input_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     for args in PATH_COMMANDS {
         let args = substitute(args, dir.path().to_str().unwrap());
-        let output = run(
-            with_args(&args.iter().map(String::as_str).collect::<Vec<_>>()),
-            b"",
-        );
+        let output = run(with_args(&args), b"");
         assert_error(&output, 1, "is a directory", &format!("{args:?}"));
+    }
+    // Standard input redirected from a directory.
+    for args in [
+        &["decode", "int"][..],
+        &["encode", "int"],
+        &["compress"],
+        &["decompress", "--frames"],
+        &["convert", "--input-format", "npy"],
+    ] {
+        let mut command = with_args(args);
+        command.stdin(File::open(dir.path()).unwrap());
+        let output = command.output().unwrap();
+        assert_error(
+            &output,
+            1,
+            "standard input: Is a directory",
+            &format!("{args:?} < dir"),
+        );
     }
 }
 
@@ -420,10 +435,7 @@ fn a_missing_input_is_a_clear_error() {
     let missing = dir.path().join("missing.bin");
     for args in PATH_COMMANDS {
         let args = substitute(args, missing.to_str().unwrap());
-        let output = run(
-            with_args(&args.iter().map(String::as_str).collect::<Vec<_>>()),
-            b"",
-        );
+        let output = run(with_args(&args), b"");
         assert_error(&output, 1, "No such file", &format!("{args:?}"));
     }
 }
