@@ -721,3 +721,49 @@ fn output_to_dev_stdout_writes_in_place() {
     );
     assert_eq!(output.stdout, written[11..]);
 }
+
+/// Binary output to a terminal is refused, also through `-o /dev/tty`; text output is not. The
+/// terminal is a pseudo-terminal made by `script` (util-linux); without it the test notes a skip.
+#[test]
+fn binary_output_to_a_terminal_is_refused() {
+    let binary = Command::cargo_bin("cqlwire")
+        .unwrap()
+        .get_program()
+        .to_owned();
+    let binary = binary.to_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let payload = dir.path().join("payload.bin");
+    fs::write(&payload, b"hello hello hello hello").unwrap();
+    let payload = payload.to_str().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 2, 3);
+    let npy = npy.to_str().unwrap();
+    let in_terminal = |command: &str| {
+        Command::new("script")
+            .args(["-qec", command, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+    };
+    if !in_terminal("true").is_ok_and(|o| o.status.success()) {
+        eprintln!("note: `script` cannot make a terminal here; terminal test skipped");
+        return;
+    }
+    for command in [
+        format!("'{binary}' encode int 42 --format raw"),
+        format!("'{binary}' compress '{payload}'"),
+        format!("'{binary}' compress '{payload}' -o /dev/tty"),
+        format!("'{binary}' convert '{npy}'"),
+    ] {
+        let output = in_terminal(&command).unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(1), "{command}: {text}");
+        assert!(
+            text.contains("cqlwire: error: refusing to write binary output to a terminal"),
+            "{command}: {text}"
+        );
+        assert_eq!(text.trim_end().lines().count(), 1, "{command}: {text}");
+    }
+    let output = in_terminal(&format!("'{binary}' compress --hex /dev/null")).unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("refusing"), "{text}");
+}
