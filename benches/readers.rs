@@ -1,6 +1,9 @@
 //! Input reader throughput on a generated 20,000 × 768 `float32` dataset (61 MB), as NPY and as a
 //! snappy Parquet `list<float>` file, beside a plain sequential read of the NPY file (what `cat`
-//! does) as the baseline. Throughput is in input-file bytes.
+//! does) as the baseline; then `cqlwire convert` end to end (the release binary as a whole process)
+//! on the same two files to a raw output file. Throughput is in input-file bytes.
+//!
+//! Run: `cargo bench --bench readers`.
 
 use arrow_array::{ArrayRef, Float32Array, ListArray, RecordBatch};
 use arrow_buffer::OffsetBuffer;
@@ -131,6 +134,33 @@ fn readers(c: &mut Criterion) {
         b.iter(|| read_all(&parquet, 2000))
     });
     group.finish();
+
+    let mut group = c.benchmark_group("convert end to end");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8));
+    let output = dir.path().join("out.bin");
+    for (name, input, bytes) in [
+        ("npy -> raw, 20k x 768 f32", &npy, npy_bytes),
+        ("parquet -> raw, 20k x 768 f32", &parquet, parquet_bytes),
+    ] {
+        group.throughput(Throughput::Bytes(bytes));
+        group.bench_function(name, |b| b.iter(|| convert(input, &output)));
+    }
+    group.finish();
+}
+
+/// Runs the built binary: `cqlwire convert INPUT -o OUTPUT --quiet`.
+fn convert(input: &Path, output: &Path) {
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_cqlwire"))
+        .arg("convert")
+        .arg(input)
+        .arg("-o")
+        .arg(output)
+        .arg("--quiet")
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
 
 criterion_group!(benches, readers);
