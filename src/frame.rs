@@ -94,9 +94,8 @@ impl FrameHeader {
     /// a non-empty body (the driver never compresses an empty one), and not a STARTUP request (sent
     /// before compression is agreed on).
     pub fn is_compressible(&self) -> bool {
-        !self.is_compressed()
-            && self.length > 0
-            && !(self.opcode == OPCODE_STARTUP && !self.is_response())
+        let is_startup = self.opcode == OPCODE_STARTUP && !self.is_response();
+        !self.is_compressed() && self.length > 0 && !is_startup
     }
 
     /// This header for a new body: the compressed flag set or cleared and the length replaced.

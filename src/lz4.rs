@@ -9,7 +9,8 @@
 //! Decompression checks the declared length against a caller-chosen limit and against the most an
 //! LZ4 block of the given size can expand to (255 × its size) before allocating anything, writes into
 //! a buffer of exactly the declared size, and insists the block fills it exactly. When a block is bad,
-//! a second, allocation-free walk over its sequences finds the byte where it goes wrong.
+//! a second, allocation-free walk over its sequences finds the byte where it goes wrong; for bodies
+//! declaring more than 4 MiB that walk runs first, so garbage claiming a large size allocates nothing.
 
 use std::fmt;
 
@@ -22,6 +23,10 @@ pub const DEFAULT_MAX_SIZE: usize = 256 << 20;
 /// The most output one byte of an LZ4 block can produce: a match length extension byte of 255.
 /// No valid block of `n` bytes decompresses to more than `255 × n` bytes.
 const MAX_EXPANSION: u64 = 255;
+
+/// Bodies declaring more than this many bytes have their block walked (cheaply, without output)
+/// before the output is allocated, so garbage claiming a large size costs no memory.
+const PREFLIGHT_ABOVE: usize = 4 << 20;
 
 /// The LZ4 block of the empty payload: one token, no literals, no match.
 const EMPTY_BLOCK: [u8; 1] = [0];
@@ -110,6 +115,11 @@ pub enum Lz4ErrorKind {
         /// The decoder's message.
         reason: String,
     },
+    /// The output buffer for the declared length could not be allocated.
+    OutOfMemory {
+        /// The declared uncompressed length.
+        declared: usize,
+    },
     /// A payload too large for the 4-byte length prefix (at most `i32::MAX` bytes).
     PayloadTooLarge {
         /// The payload's size in bytes.
@@ -168,6 +178,10 @@ impl fmt::Display for Lz4ErrorKind {
                 "LZ4 block decompresses to {actual} bytes, fewer than the declared {declared}"
             ),
             Corrupt { reason } => write!(f, "corrupt LZ4 block: {reason}"),
+            OutOfMemory { declared } => write!(
+                f,
+                "cannot allocate {declared} bytes for the declared uncompressed length"
+            ),
             PayloadTooLarge { len } => write!(
                 f,
                 "payload of {len} bytes is too large for a compressed body (at most {} bytes)",
@@ -281,9 +295,17 @@ pub fn decompress_body_into(
 ) -> Result<(), Lz4Error> {
     let declared = declared_length(body, max_size)?;
     let block = body.get(LENGTH_PREFIX..).unwrap_or_default();
+    if declared > PREFLIGHT_ABOVE {
+        if let Some(fault) = locate_fault(block, declared) {
+            return Err(fault);
+        }
+    }
     // Growing only to `declared` (never shrinking first) zero-fills just the bytes not yet
     // initialised by an earlier call.
     if payload.len() < declared {
+        payload
+            .try_reserve_exact(declared - payload.len())
+            .map_err(|_| Lz4Error::new(0, Lz4ErrorKind::OutOfMemory { declared }))?;
         payload.resize(declared, 0);
     }
     payload.truncate(declared);
@@ -559,6 +581,32 @@ mod tests {
             Lz4ErrorKind::LongerThanDeclared { declared: 999 }
         );
         assert!(error.offset > 4 && error.offset < body.len());
+    }
+
+    #[test]
+    fn large_bodies_are_walked_before_allocating() {
+        let payload = text_like(PREFLIGHT_ABOVE + 1000);
+        let body = compress_body(&payload).unwrap();
+        assert_eq!(decompress_body(&body, DEFAULT_MAX_SIZE).unwrap(), payload);
+        let mut longer = body.clone();
+        longer[..4].copy_from_slice(&(payload.len() as u32 + 1).to_be_bytes());
+        assert_eq!(
+            err_of(&longer),
+            Lz4Error::new(
+                body.len(),
+                Lz4ErrorKind::ShorterThanDeclared {
+                    declared: payload.len() + 1,
+                    actual: payload.len()
+                }
+            )
+        );
+        let mut garbage = (100u32 << 20).to_be_bytes().to_vec();
+        garbage.push(0xf0);
+        garbage.resize(1 << 20, 0xff);
+        let mut payload = Vec::new();
+        let error = decompress_body_into(&garbage, DEFAULT_MAX_SIZE, &mut payload).unwrap_err();
+        assert_eq!(error, Lz4Error::new(1 << 20, Lz4ErrorKind::LengthCutOff));
+        assert_eq!(payload.capacity(), 0);
     }
 
     #[test]
