@@ -4,7 +4,9 @@
 //! codec ([`value`], [`vint`]), hex text ([`hex`]) and file handling shared by every command ([`files`]).
 
 pub mod files;
+pub mod frame;
 pub mod hex;
+pub mod lz4;
 pub mod types;
 pub mod value;
 pub mod vint;

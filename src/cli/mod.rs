@@ -2,6 +2,9 @@
 
 pub mod decode;
 pub mod encode;
+mod compress;
+mod decompress;
+mod lz4_stream;
 
 use clap::{Parser, Subcommand};
 use std::fmt;
@@ -29,6 +32,10 @@ pub enum Command {
     Decode(decode::Args),
     /// Encode a CQL literal (or JSON) as the bytes of one CQL value.
     Encode(encode::Args),
+    /// Compress a payload into a CQL v4 LZ4 body, or the frames of a v3/v4 stream.
+    Compress(compress::Args),
+    /// Decompress a CQL v4 LZ4 body, or the compressed frames of a v3/v4 stream.
+    Decompress(decompress::Args),
 }
 
 /// Runs the chosen command.
@@ -36,6 +43,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Decode(args) => decode::run(args),
         Command::Encode(args) => encode::run(args),
+        Command::Compress(args) => compress::run(args),
+        Command::Decompress(args) => decompress::run(args),
     }
 }
 

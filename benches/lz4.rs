@@ -1,0 +1,148 @@
+//! LZ4 bodies: cqlwire (lz4_flex block API + the CQL big-endian length) side by side with the C
+//! library's block API (`lz4` crate, raw blocks without its little-endian size prefix) on the
+//! driver-made payload fixtures, plus a stream of 10,000 compressed frames split and decompressed.
+//!
+//! Run: `cargo bench --bench lz4`.
+
+use cqlwire::frame::{FrameHeader, FrameReader, Frames, FLAG_COMPRESSED};
+use cqlwire::lz4::{compress_body, compress_body_into, decompress_body_into};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
+};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+const SIZES: [usize; 3] = [1024, 8192, 65536];
+const KINDS: [&str; 2] = ["text", "random"];
+const FRAMES: usize = 10_000;
+
+fn payload(kind: &str, size: usize) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/lz4/payloads")
+        .join(format!("{kind}-{size}.bin"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn c_block(payload: &[u8]) -> Vec<u8> {
+    lz4::block::compress(payload, None, false).unwrap()
+}
+
+fn configure<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1200));
+    group
+}
+
+fn compress(c: &mut Criterion) {
+    let mut group = configure(c, "lz4 compress");
+    for kind in KINDS {
+        for size in SIZES {
+            let input = payload(kind, size);
+            let label = format!("{kind}/{size}");
+            group.throughput(Throughput::Bytes(size as u64));
+            let mut body = Vec::new();
+            group.bench_with_input(BenchmarkId::new("cqlwire", &label), &input, |b, input| {
+                b.iter(|| compress_body_into(black_box(input), &mut body).unwrap())
+            });
+            let mut buffer = vec![0u8; lz4::block::compress_bound(size).unwrap()];
+            group.bench_with_input(BenchmarkId::new("C lz4", &label), &input, |b, input| {
+                b.iter(|| {
+                    lz4::block::compress_to_buffer(black_box(input), None, false, &mut buffer)
+                        .unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn decompress(c: &mut Criterion) {
+    let mut group = configure(c, "lz4 decompress");
+    for kind in KINDS {
+        for size in SIZES {
+            let input = payload(kind, size);
+            let label = format!("{kind}/{size}");
+            // Each side decompresses the C library's block, so both do the same work.
+            let block = c_block(&input);
+            let mut body = (size as u32).to_be_bytes().to_vec();
+            body.extend_from_slice(&block);
+            group.throughput(Throughput::Bytes(size as u64));
+            let mut payload = Vec::new();
+            group.bench_with_input(BenchmarkId::new("cqlwire", &label), &body, |b, body| {
+                b.iter(|| decompress_body_into(black_box(body), size, &mut payload).unwrap())
+            });
+            let mut buffer = vec![0u8; size];
+            group.bench_with_input(BenchmarkId::new("C lz4", &label), &block, |b, block| {
+                b.iter(|| {
+                    lz4::block::decompress_to_buffer(
+                        black_box(block),
+                        Some(size as i32),
+                        &mut buffer,
+                    )
+                    .unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+/// A stream of `FRAMES` compressed v4 RESULT frames with text bodies of 64 B to 16 KiB; returns the
+/// stream and the total decompressed body size.
+fn frame_stream() -> (Vec<u8>, u64) {
+    let text = payload("text", 65536);
+    let mut stream = Vec::new();
+    let mut total = 0u64;
+    for i in 0..FRAMES {
+        let len = 64 + (i * 7919) % (16 << 10);
+        let start = (i * 104_729) % (text.len() - len);
+        let body = compress_body(&text[start..start + len]).unwrap();
+        let header = FrameHeader {
+            version: 0x84,
+            flags: FLAG_COMPRESSED,
+            stream: (i % 32_768) as i16,
+            opcode: 0x08,
+            length: body.len() as u32,
+        };
+        stream.extend_from_slice(&header.to_bytes());
+        stream.extend_from_slice(&body);
+        total += len as u64;
+    }
+    (stream, total)
+}
+
+fn frames(c: &mut Criterion) {
+    let (stream, total) = frame_stream();
+    let mut group = configure(c, "lz4 frame stream");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    group.throughput(Throughput::Bytes(total));
+    let mut payload = Vec::new();
+    group.bench_function("slice iterator + decompress, 10000 frames", |b| {
+        b.iter(|| {
+            for frame in Frames::new(black_box(&stream)) {
+                let frame = frame.unwrap();
+                decompress_body_into(frame.body, 1 << 20, &mut payload).unwrap();
+            }
+        })
+    });
+    group.bench_function("streaming reader + decompress, 10000 frames", |b| {
+        let mut body = Vec::new();
+        b.iter(|| {
+            let mut reader = FrameReader::new(black_box(&stream[..]));
+            while let Some((_, _header)) = reader.next_frame(&mut body).unwrap() {
+                decompress_body_into(&body, 1 << 20, &mut payload).unwrap();
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, compress, decompress, frames);
+criterion_main!(benches);

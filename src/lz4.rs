@@ -1,0 +1,722 @@
+//! LZ4 bodies of CQL native protocol v3/v4 frames.
+//!
+//! A compressed body is `[4-byte big-endian uncompressed length][raw LZ4 block]`, the layout the
+//! Python driver's `lz4_compress`/`lz4_decompress` and the servers use. (The length is big-endian:
+//! `lz4_flex`'s `*_prepend_size` helpers and Python's `lz4.block` write it little-endian, so they are
+//! not used here.) The empty payload compresses to `00 00 00 00 00`: length 0 and the one-byte block
+//! holding a single token with no literals.
+//!
+//! Decompression checks the declared length against a caller-chosen limit and against the most an
+//! LZ4 block of the given size can expand to (255 × its size) before allocating anything, writes into
+//! a buffer of exactly the declared size, and insists the block fills it exactly. When a block is bad,
+//! a second, allocation-free walk over its sequences finds the byte where it goes wrong; for bodies
+//! declaring more than 4 MiB that walk runs first, so garbage claiming a large size allocates nothing.
+
+use std::fmt;
+
+/// Size of the big-endian uncompressed-length prefix of a compressed body.
+pub const LENGTH_PREFIX: usize = 4;
+
+/// Default limit on a declared uncompressed length: 256 MiB, the largest frame Cassandra accepts.
+pub const DEFAULT_MAX_SIZE: usize = 256 << 20;
+
+/// The most output one byte of an LZ4 block can produce: a match length extension byte of 255.
+/// No valid block of `n` bytes decompresses to more than `255 × n` bytes.
+const MAX_EXPANSION: u64 = 255;
+
+/// Bodies declaring more than this many bytes have their block walked (cheaply, without output)
+/// before the output is allocated, so garbage claiming a large size costs no memory.
+const PREFLIGHT_ABOVE: usize = 4 << 20;
+
+/// The LZ4 block of the empty payload: one token, no literals, no match.
+const EMPTY_BLOCK: [u8; 1] = [0];
+
+/// The shortest match an LZ4 sequence encodes (a match length nibble of 0 means 4 bytes).
+const MIN_MATCH: usize = 4;
+
+/// A nibble of 15 in a token means that length continues in extension bytes.
+const NIBBLE_CONTINUES: usize = 15;
+
+/// A compressed body that cannot be made or read, and the byte of the body where that shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} at byte {offset}")]
+pub struct Lz4Error {
+    /// Offset in the compressed body (the length prefix is bytes 0–3, the block starts at byte 4).
+    pub offset: usize,
+    /// What is wrong.
+    pub kind: Lz4ErrorKind,
+}
+
+/// What is wrong with a compressed body (or with a payload to compress).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lz4ErrorKind {
+    /// The body is shorter than its 4-byte length prefix.
+    MissingLengthPrefix {
+        /// The body's size in bytes.
+        len: usize,
+    },
+    /// The declared uncompressed length is above the caller's limit.
+    OverLimit {
+        /// The declared uncompressed length.
+        declared: u32,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The declared uncompressed length is more than the block could ever produce.
+    ImpossibleExpansion {
+        /// The declared uncompressed length.
+        declared: u32,
+        /// The size of the LZ4 block in bytes.
+        block_len: usize,
+    },
+    /// The declared length is 0 but the block is not the one-byte empty block `00`.
+    NonEmptyBlockForEmptyPayload {
+        /// The size of the LZ4 block in bytes.
+        block_len: usize,
+    },
+    /// Nothing follows the length prefix; every LZ4 block holds at least one token.
+    EmptyBlock,
+    /// The block ends right after a match; an LZ4 block must end with a literals-only sequence.
+    EndsAfterMatch,
+    /// A length extension (bytes of 255 then a smaller one) runs past the end of the block.
+    LengthCutOff,
+    /// A literal run is longer than the bytes left in the block.
+    LiteralsPastEnd {
+        /// The literal run's length.
+        wanted: usize,
+        /// Bytes left in the block.
+        left: usize,
+    },
+    /// The block ends inside a 2-byte match offset.
+    MatchOffsetCutOff,
+    /// A match offset of 0, which LZ4 forbids.
+    MatchOffsetZero,
+    /// A match offset reaching before the start of the output.
+    MatchOffsetTooFar {
+        /// The match offset.
+        offset: u16,
+        /// Bytes decompressed so far.
+        decoded: usize,
+    },
+    /// The block decompresses to more bytes than declared.
+    LongerThanDeclared {
+        /// The declared uncompressed length.
+        declared: usize,
+    },
+    /// The block decompresses to fewer bytes than declared.
+    ShorterThanDeclared {
+        /// The declared uncompressed length.
+        declared: usize,
+        /// What the block decompresses to.
+        actual: usize,
+    },
+    /// The decoder refused a block that the diagnostic walk found no fault in.
+    Corrupt {
+        /// The decoder's message.
+        reason: String,
+    },
+    /// The output buffer for the declared length could not be allocated.
+    OutOfMemory {
+        /// The declared uncompressed length.
+        declared: usize,
+    },
+    /// A payload too large for the 4-byte length prefix (at most `i32::MAX` bytes).
+    PayloadTooLarge {
+        /// The payload's size in bytes.
+        len: usize,
+    },
+}
+
+impl fmt::Display for Lz4ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Lz4ErrorKind::*;
+        match self {
+            MissingLengthPrefix { len } => write!(
+                f,
+                "compressed body of {len} bytes is shorter than its 4-byte length prefix"
+            ),
+            OverLimit { declared, limit } => write!(
+                f,
+                "declared uncompressed length {declared} exceeds the limit of {limit} bytes \
+                 (raise it with --max-size)"
+            ),
+            ImpossibleExpansion {
+                declared,
+                block_len,
+            } => write!(
+                f,
+                "declared uncompressed length {declared} is more than an LZ4 block of {block_len} \
+                 bytes can hold (at most 255 bytes per block byte)"
+            ),
+            NonEmptyBlockForEmptyPayload { block_len } => write!(
+                f,
+                "declared uncompressed length 0 but the LZ4 block is {block_len} bytes, not the \
+                 1-byte empty block 00"
+            ),
+            EmptyBlock => f.write_str("LZ4 block is missing after the length prefix"),
+            EndsAfterMatch => f.write_str(
+                "LZ4 block ends after a match (the last sequence must be literals only)",
+            ),
+            LengthCutOff => f.write_str("LZ4 length extension runs past the end of the block"),
+            LiteralsPastEnd { wanted, left } => write!(
+                f,
+                "LZ4 literal run of {wanted} bytes exceeds the {left} bytes left in the block"
+            ),
+            MatchOffsetCutOff => f.write_str("LZ4 block ends inside a match offset"),
+            MatchOffsetZero => f.write_str("LZ4 match offset 0 is invalid"),
+            MatchOffsetTooFar { offset, decoded } => write!(
+                f,
+                "LZ4 match offset {offset} reaches before the start of the output \
+                 ({decoded} bytes decoded)"
+            ),
+            LongerThanDeclared { declared } => write!(
+                f,
+                "LZ4 block decompresses to more than the declared {declared} bytes"
+            ),
+            ShorterThanDeclared { declared, actual } => write!(
+                f,
+                "LZ4 block decompresses to {actual} bytes, fewer than the declared {declared}"
+            ),
+            Corrupt { reason } => write!(f, "corrupt LZ4 block: {reason}"),
+            OutOfMemory { declared } => write!(
+                f,
+                "cannot allocate {declared} bytes for the declared uncompressed length"
+            ),
+            PayloadTooLarge { len } => write!(
+                f,
+                "payload of {len} bytes is too large for a compressed body (at most {} bytes)",
+                i32::MAX
+            ),
+        }
+    }
+}
+
+impl Lz4Error {
+    fn new(offset: usize, kind: Lz4ErrorKind) -> Self {
+        Lz4Error { offset, kind }
+    }
+}
+
+/// Compresses `payload` into a new CQL v4 LZ4 body (see [`compress_body_into`]).
+pub fn compress_body(payload: &[u8]) -> Result<Vec<u8>, Lz4Error> {
+    let mut body = Vec::new();
+    compress_body_into(payload, &mut body)?;
+    Ok(body)
+}
+
+/// Compresses `payload` into `body` (replacing its content, reusing its allocation):
+/// the 4-byte big-endian length of `payload`, then the raw LZ4 block.
+///
+/// Fails only for a payload longer than `i32::MAX` bytes, which the length prefix cannot describe.
+pub fn compress_body_into(payload: &[u8], body: &mut Vec<u8>) -> Result<(), Lz4Error> {
+    let len = i32::try_from(payload.len())
+        .map_err(|_| Lz4Error::new(0, Lz4ErrorKind::PayloadTooLarge { len: payload.len() }))?;
+    let capacity = LENGTH_PREFIX + lz4_flex::block::get_maximum_output_size(payload.len());
+    // Growing only to `capacity` (never shrinking first) zero-fills just the bytes not yet
+    // initialised by an earlier call.
+    body.resize(capacity, 0);
+    let (prefix, block) = body.split_at_mut(LENGTH_PREFIX);
+    prefix.copy_from_slice(&len.to_be_bytes());
+    let written = lz4_flex::block::compress_into(payload, block).map_err(|e| {
+        // Unreachable: the block buffer has lz4_flex's own worst-case size.
+        Lz4Error::new(
+            LENGTH_PREFIX,
+            Lz4ErrorKind::Corrupt {
+                reason: e.to_string(),
+            },
+        )
+    })?;
+    body.truncate(LENGTH_PREFIX + written);
+    Ok(())
+}
+
+/// Decompresses a CQL v4 LZ4 body into a new buffer (see [`decompress_body_into`]).
+pub fn decompress_body(body: &[u8], max_size: usize) -> Result<Vec<u8>, Lz4Error> {
+    let mut payload = Vec::new();
+    decompress_body_into(body, max_size, &mut payload)?;
+    Ok(payload)
+}
+
+/// Returns the uncompressed length a body declares, checked against `max_size` and against what its
+/// block could possibly hold, without decompressing anything.
+pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> {
+    let (prefix, block) = match body.split_first_chunk::<LENGTH_PREFIX>() {
+        Some(parts) => parts,
+        None => {
+            return Err(Lz4Error::new(
+                0,
+                Lz4ErrorKind::MissingLengthPrefix { len: body.len() },
+            ))
+        }
+    };
+    let declared = u32::from_be_bytes(*prefix);
+    let too_large = usize::try_from(declared).map_or(true, |d| d > max_size);
+    if too_large {
+        return Err(Lz4Error::new(
+            0,
+            Lz4ErrorKind::OverLimit {
+                declared,
+                limit: max_size,
+            },
+        ));
+    }
+    if u64::from(declared) > MAX_EXPANSION.saturating_mul(block.len() as u64) {
+        return Err(Lz4Error::new(
+            0,
+            Lz4ErrorKind::ImpossibleExpansion {
+                declared,
+                block_len: block.len(),
+            },
+        ));
+    }
+    if declared == 0 && block != EMPTY_BLOCK {
+        let kind = if block.is_empty() {
+            Lz4ErrorKind::EmptyBlock
+        } else {
+            Lz4ErrorKind::NonEmptyBlockForEmptyPayload {
+                block_len: block.len(),
+            }
+        };
+        return Err(Lz4Error::new(LENGTH_PREFIX, kind));
+    }
+    // `declared <= max_size`, a usize, so the conversion above succeeded.
+    Ok(declared as usize)
+}
+
+/// Decompresses a CQL v4 LZ4 body into `payload` (replacing its content, reusing its allocation).
+///
+/// The declared length is checked before any allocation: it must not exceed `max_size`, must be
+/// reachable by the block (255 × the block size), and 0 only with the empty block `00`. The block
+/// must then decompress to exactly the declared length. Errors carry the offset in `body`.
+pub fn decompress_body_into(
+    body: &[u8],
+    max_size: usize,
+    payload: &mut Vec<u8>,
+) -> Result<(), Lz4Error> {
+    let declared = declared_length(body, max_size)?;
+    let block = body.get(LENGTH_PREFIX..).unwrap_or_default();
+    if declared > PREFLIGHT_ABOVE {
+        if let Some(fault) = locate_fault(block, declared) {
+            return Err(fault);
+        }
+    }
+    // Growing only to `declared` (never shrinking first) zero-fills just the bytes not yet
+    // initialised by an earlier call.
+    if payload.len() < declared {
+        payload
+            .try_reserve_exact(declared - payload.len())
+            .map_err(|_| Lz4Error::new(0, Lz4ErrorKind::OutOfMemory { declared }))?;
+        payload.resize(declared, 0);
+    }
+    payload.truncate(declared);
+    match lz4_flex::block::decompress_into(block, payload) {
+        Ok(written) if written == declared => Ok(()),
+        Ok(written) => {
+            payload.clear();
+            Err(Lz4Error::new(
+                body.len(),
+                Lz4ErrorKind::ShorterThanDeclared {
+                    declared,
+                    actual: written,
+                },
+            ))
+        }
+        Err(error) => {
+            payload.clear();
+            Err(locate_fault(block, declared).unwrap_or_else(|| {
+                Lz4Error::new(
+                    LENGTH_PREFIX,
+                    Lz4ErrorKind::Corrupt {
+                        reason: error.to_string(),
+                    },
+                )
+            }))
+        }
+    }
+}
+
+/// Walks the sequences of an LZ4 block without producing output and returns the first fault, with
+/// its offset in the whole body (block offset + 4), or `None` if the block decodes to `declared`
+/// bytes.
+#[cold]
+fn locate_fault(block: &[u8], declared: usize) -> Option<Lz4Error> {
+    let fault = |at: usize, kind| Some(Lz4Error::new(LENGTH_PREFIX + at, kind));
+    let mut walker = BlockWalker { block, pos: 0 };
+    let mut decoded = 0usize;
+    if block.is_empty() {
+        return fault(0, Lz4ErrorKind::EmptyBlock);
+    }
+    loop {
+        let sequence_start = walker.pos;
+        let Some(token) = walker.byte() else {
+            return fault(sequence_start, Lz4ErrorKind::EndsAfterMatch);
+        };
+        let Some(literals) = walker.length(usize::from(token >> 4)) else {
+            return fault(walker.pos, Lz4ErrorKind::LengthCutOff);
+        };
+        let left = block.len().saturating_sub(walker.pos);
+        if literals > left {
+            return fault(
+                walker.pos,
+                Lz4ErrorKind::LiteralsPastEnd {
+                    wanted: literals,
+                    left,
+                },
+            );
+        }
+        walker.pos += literals;
+        decoded = decoded.saturating_add(literals);
+        if decoded > declared {
+            return fault(
+                sequence_start,
+                Lz4ErrorKind::LongerThanDeclared { declared },
+            );
+        }
+        if walker.pos == block.len() {
+            return (decoded != declared).then(|| {
+                Lz4Error::new(
+                    LENGTH_PREFIX + block.len(),
+                    Lz4ErrorKind::ShorterThanDeclared {
+                        declared,
+                        actual: decoded,
+                    },
+                )
+            });
+        }
+        let offset_at = walker.pos;
+        let (Some(low), Some(high)) = (walker.byte(), walker.byte()) else {
+            return fault(offset_at, Lz4ErrorKind::MatchOffsetCutOff);
+        };
+        let offset = u16::from_le_bytes([low, high]);
+        if offset == 0 {
+            return fault(offset_at, Lz4ErrorKind::MatchOffsetZero);
+        }
+        if usize::from(offset) > decoded {
+            return fault(
+                offset_at,
+                Lz4ErrorKind::MatchOffsetTooFar { offset, decoded },
+            );
+        }
+        let Some(extra) = walker.length(usize::from(token & 0x0f)) else {
+            return fault(walker.pos, Lz4ErrorKind::LengthCutOff);
+        };
+        decoded = decoded.saturating_add(MIN_MATCH).saturating_add(extra);
+        if decoded > declared {
+            return fault(
+                sequence_start,
+                Lz4ErrorKind::LongerThanDeclared { declared },
+            );
+        }
+    }
+}
+
+/// A read position in an LZ4 block, for [`locate_fault`].
+struct BlockWalker<'a> {
+    block: &'a [u8],
+    pos: usize,
+}
+
+impl BlockWalker<'_> {
+    /// The next byte, or `None` at the end of the block.
+    fn byte(&mut self) -> Option<u8> {
+        let byte = *self.block.get(self.pos)?;
+        self.pos += 1;
+        Some(byte)
+    }
+
+    /// A length from a token nibble plus, for a nibble of 15, its extension bytes (255 means more
+    /// follow); `None` if the extension runs past the end of the block.
+    fn length(&mut self, nibble: usize) -> Option<usize> {
+        let mut length = nibble;
+        if nibble == NIBBLE_CONTINUES {
+            loop {
+                let extra = self.byte()?;
+                length = length.saturating_add(usize::from(extra));
+                if extra != u8::MAX {
+                    break;
+                }
+            }
+        }
+        Some(length)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A body as the C library (the reference) makes it: big-endian length, then its raw block.
+    fn reference_body(payload: &[u8]) -> Vec<u8> {
+        let block = ::lz4::block::compress(payload, None, false).unwrap();
+        let mut body = (payload.len() as u32).to_be_bytes().to_vec();
+        body.extend_from_slice(&block);
+        body
+    }
+
+    /// Decompresses with the C library (the reference), given the expected size.
+    fn reference_decompress(body: &[u8], size: usize) -> Vec<u8> {
+        ::lz4::block::decompress(&body[4..], Some(size as i32)).unwrap()
+    }
+
+    fn text_like(len: usize) -> Vec<u8> {
+        let words = [
+            "SELECT", "keyspace", "vector", "token", "where", "id", "=", "?", "\n",
+        ];
+        let mut text = Vec::new();
+        let mut i = 7usize;
+        while text.len() < len {
+            i = i.wrapping_mul(2654435761).wrapping_add(12345) % 1_000_003;
+            text.extend_from_slice(words[i % words.len()].as_bytes());
+            text.push(b' ');
+        }
+        text.truncate(len);
+        text
+    }
+
+    fn err_of(body: &[u8]) -> Lz4Error {
+        decompress_body(body, DEFAULT_MAX_SIZE).unwrap_err()
+    }
+
+    #[test]
+    fn empty_payload_is_the_empty_block() {
+        let body = compress_body(b"").unwrap();
+        assert_eq!(body, reference_body(b""));
+        assert_eq!(decompress_body(&body, 0).unwrap(), b"");
+    }
+
+    #[test]
+    fn length_prefix_is_big_endian_and_c_reads_our_blocks() {
+        for len in [1, 100, 1024, 70_000, 1 << 20] {
+            let payload = text_like(len);
+            let body = compress_body(&payload).unwrap();
+            assert_eq!(body[..4], (len as u32).to_be_bytes());
+            assert_eq!(reference_decompress(&body, len), payload);
+            assert_eq!(
+                decompress_body(&reference_body(&payload), len).unwrap(),
+                payload
+            );
+        }
+    }
+
+    #[test]
+    fn into_variants_reuse_buffers_across_sizes() {
+        let mut body = Vec::new();
+        let mut payload = Vec::new();
+        for len in [5000, 10, 0, 3000, 1] {
+            let input = text_like(len);
+            compress_body_into(&input, &mut body).unwrap();
+            decompress_body_into(&body, len, &mut payload).unwrap();
+            assert_eq!(payload, input);
+        }
+    }
+
+    #[test]
+    fn short_bodies_and_the_limit() {
+        assert_eq!(
+            err_of(&[0, 0, 1]),
+            Lz4Error::new(0, Lz4ErrorKind::MissingLengthPrefix { len: 3 })
+        );
+        let body = reference_body(&text_like(1000));
+        assert_eq!(
+            decompress_body(&body, 999).unwrap_err(),
+            Lz4Error::new(
+                0,
+                Lz4ErrorKind::OverLimit {
+                    declared: 1000,
+                    limit: 999
+                }
+            )
+        );
+        assert_eq!(
+            err_of(&[0x80, 0, 0, 0, 0x10, 0x61]).kind,
+            Lz4ErrorKind::OverLimit {
+                declared: 1 << 31,
+                limit: DEFAULT_MAX_SIZE
+            }
+        );
+        assert_eq!(
+            err_of(&[0, 0, 2, 0, 0x10, 0x61]).kind,
+            Lz4ErrorKind::ImpossibleExpansion {
+                declared: 512,
+                block_len: 2
+            }
+        );
+    }
+
+    #[test]
+    fn declared_zero_needs_the_empty_block() {
+        assert_eq!(
+            err_of(&[0, 0, 0, 0]),
+            Lz4Error::new(4, Lz4ErrorKind::EmptyBlock)
+        );
+        assert_eq!(
+            err_of(&[0, 0, 0, 0, 0x10, 0x61]),
+            Lz4Error::new(
+                4,
+                Lz4ErrorKind::NonEmptyBlockForEmptyPayload { block_len: 2 }
+            )
+        );
+    }
+
+    #[test]
+    fn length_mismatches_are_located() {
+        let payload = text_like(1000);
+        let mut body = reference_body(&payload);
+        body[2..4].copy_from_slice(&1001u16.to_be_bytes());
+        assert_eq!(
+            err_of(&body),
+            Lz4Error::new(
+                body.len(),
+                Lz4ErrorKind::ShorterThanDeclared {
+                    declared: 1001,
+                    actual: 1000
+                }
+            )
+        );
+        body[2..4].copy_from_slice(&999u16.to_be_bytes());
+        let error = err_of(&body);
+        assert_eq!(
+            error.kind,
+            Lz4ErrorKind::LongerThanDeclared { declared: 999 }
+        );
+        assert!(error.offset > 4 && error.offset < body.len());
+    }
+
+    #[test]
+    fn large_bodies_are_walked_before_allocating() {
+        let payload = text_like(PREFLIGHT_ABOVE + 1000);
+        let body = compress_body(&payload).unwrap();
+        assert_eq!(decompress_body(&body, DEFAULT_MAX_SIZE).unwrap(), payload);
+        let mut longer = body.clone();
+        longer[..4].copy_from_slice(&(payload.len() as u32 + 1).to_be_bytes());
+        assert_eq!(
+            err_of(&longer),
+            Lz4Error::new(
+                body.len(),
+                Lz4ErrorKind::ShorterThanDeclared {
+                    declared: payload.len() + 1,
+                    actual: payload.len()
+                }
+            )
+        );
+        let mut garbage = (100u32 << 20).to_be_bytes().to_vec();
+        garbage.push(0xf0);
+        garbage.resize(1 << 20, 0xff);
+        let mut payload = Vec::new();
+        let error = decompress_body_into(&garbage, DEFAULT_MAX_SIZE, &mut payload).unwrap_err();
+        assert_eq!(error, Lz4Error::new(1 << 20, Lz4ErrorKind::LengthCutOff));
+        assert_eq!(payload.capacity(), 0);
+    }
+
+    #[test]
+    fn corrupt_blocks_are_located() {
+        // 1 literal 'a', then a match with offset 2 while 1 byte is decoded.
+        let body = [0, 0, 0, 9, 0x10, b'a', 2, 0, 0x10, b'b'];
+        assert_eq!(
+            err_of(&body),
+            Lz4Error::new(
+                6,
+                Lz4ErrorKind::MatchOffsetTooFar {
+                    offset: 2,
+                    decoded: 1
+                }
+            )
+        );
+        let body = [0, 0, 0, 9, 0x10, b'a', 0, 0, 0x10, b'b'];
+        assert_eq!(
+            err_of(&body),
+            Lz4Error::new(6, Lz4ErrorKind::MatchOffsetZero)
+        );
+        let body = [0, 0, 0, 5, 0x50, b'a', b'b'];
+        assert_eq!(
+            err_of(&body),
+            Lz4Error::new(5, Lz4ErrorKind::LiteralsPastEnd { wanted: 5, left: 2 })
+        );
+        let body = [0, 0, 0, 5, 0x10, b'a', 1];
+        assert_eq!(
+            err_of(&body),
+            Lz4Error::new(6, Lz4ErrorKind::MatchOffsetCutOff)
+        );
+        let body = [0, 0, 0, 5, 0x10, b'a', 1, 0];
+        assert_eq!(
+            err_of(&body),
+            Lz4Error::new(8, Lz4ErrorKind::EndsAfterMatch)
+        );
+        let body = [0, 0, 1, 0, 0xf0, 255, 255];
+        assert_eq!(err_of(&body), Lz4Error::new(7, Lz4ErrorKind::LengthCutOff));
+    }
+
+    #[test]
+    fn truncated_reference_bodies_fail_cleanly() {
+        let body = reference_body(&text_like(5000));
+        for cut in 0..body.len() {
+            assert!(
+                decompress_body(&body[..cut], DEFAULT_MAX_SIZE).is_err(),
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn messages_name_the_offset() {
+        assert_eq!(
+            err_of(&[0x80, 0, 0, 0, 0]).to_string(),
+            "declared uncompressed length 2147483648 exceeds the limit of 268435456 bytes \
+             (raise it with --max-size) at byte 0"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(payload in proptest::collection::vec(any::<u8>(), 0..5000)) {
+            let body = compress_body(&payload).unwrap();
+            prop_assert_eq!(decompress_body(&body, payload.len()).unwrap(), payload);
+        }
+
+        #[test]
+        fn round_trip_repetitive(seed in proptest::collection::vec(0u8..4, 1..50), len in 0usize..20_000) {
+            let payload: Vec<u8> = seed.iter().cycle().take(len).copied().collect();
+            let body = compress_body(&payload).unwrap();
+            prop_assert_eq!(reference_decompress(&body, len), payload.clone());
+            prop_assert_eq!(decompress_body(&body, len).unwrap(), payload);
+        }
+
+        #[test]
+        fn random_bytes_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = decompress_body(&body, 1 << 16);
+        }
+
+        #[test]
+        fn random_blocks_with_plausible_lengths_never_panic(
+            declared in 0u32..4096,
+            block in proptest::collection::vec(any::<u8>(), 0..300),
+        ) {
+            let mut body = declared.to_be_bytes().to_vec();
+            body.extend_from_slice(&block);
+            match decompress_body(&body, 1 << 16) {
+                Ok(payload) => prop_assert_eq!(payload.len(), declared as usize),
+                Err(error) => {
+                    prop_assert!(error.offset <= body.len());
+                    prop_assert!(!matches!(error.kind, Lz4ErrorKind::Corrupt { .. }), "{}", error);
+                }
+            }
+        }
+
+        #[test]
+        fn mutated_bodies_never_panic(
+            payload in proptest::collection::vec(0u8..8, 0..3000),
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+        ) {
+            let mut body = compress_body(&payload).unwrap();
+            let i = at.index(body.len());
+            body[i] = byte;
+            match decompress_body(&body, 1 << 16) {
+                Ok(out) => prop_assert_eq!(out.len() as u32, u32::from_be_bytes(body[..4].try_into().unwrap())),
+                // The diagnostic walk finds every fault the decoder finds.
+                Err(error) => prop_assert!(!matches!(error.kind, Lz4ErrorKind::Corrupt { .. }), "{}", error),
+            }
+        }
+    }
+}
