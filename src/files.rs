@@ -2,7 +2,7 @@
 //! and the refusal to write binary bytes to a terminal.
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Size of the write buffer in front of every output.
@@ -63,6 +63,8 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
 /// the destination as it was.
 pub struct Output {
     target: Target,
+    /// Whether [`Output::commit`] syncs the file to disk before the rename.
+    sync: bool,
 }
 
 enum Target {
@@ -102,12 +104,40 @@ impl Output {
                 }
             }
         };
-        Ok(Output { target })
+        Ok(Output { target, sync: true })
+    }
+
+    /// Makes [`Output::commit`] skip the sync to disk before the rename: the rename stays atomic, but
+    /// durability after a crash is left to the operating system, like `cp` or `cat > file`. For large
+    /// outputs, where a sync costs far more than the writing (gigabytes at disk speed).
+    pub fn without_sync(mut self) -> Self {
+        self.sync = false;
+        self
     }
 
     /// Returns whether this output goes to standard output.
     pub fn is_stdout(&self) -> bool {
         matches!(self.target, Target::Stdout(_))
+    }
+
+    /// Overwrites `bytes` at `offset` of an output file (after flushing what is buffered) and goes
+    /// back to the end, e.g. to fix a header once the final size is known. Standard output cannot
+    /// seek: an error of kind `Unsupported`.
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.target {
+            Target::Stdout(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "standard output cannot be rewritten",
+            )),
+            Target::File { writer, .. } => {
+                writer.flush()?;
+                let file = writer.get_mut();
+                file.seek(SeekFrom::Start(offset))?;
+                file.write_all(bytes)?;
+                file.seek(SeekFrom::End(0))?;
+                Ok(())
+            }
+        }
     }
 
     /// Flushes everything and, for a file, renames the temporary file onto the destination.
@@ -119,7 +149,9 @@ impl Output {
                 destination,
             } => {
                 let file = writer.into_inner().map_err(|e| e.into_error())?;
-                file.as_file().sync_data()?;
+                if self.sync {
+                    file.as_file().sync_data()?;
+                }
                 file.persist(&destination)
                     .map_err(|e| annotate(&destination, e.error))?;
                 Ok(())
@@ -169,5 +201,17 @@ mod tests {
         drop(out);
         assert_eq!(std::fs::read(&dest).unwrap(), b"abc");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_at_rewrites_a_file_and_continues_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out.bin");
+        let mut out = Output::open(Some(&dest), true).unwrap();
+        out.write_all(b"header:?;").unwrap();
+        out.write_at(7, b"9").unwrap();
+        out.write_all(b"data").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"header:9;data");
     }
 }

@@ -7,8 +7,11 @@ pub mod files;
 pub mod frame;
 pub mod hex;
 pub mod lz4;
+pub mod input;
+pub mod output;
 pub mod types;
 pub mod value;
+pub mod vector;
 pub mod vint;
 
 /// cqlsh-style CQL literals of values (lives with the codec in `src/value/`).

@@ -5,6 +5,7 @@ pub mod encode;
 mod compress;
 mod decompress;
 mod lz4_stream;
+pub mod convert;
 
 use clap::{Parser, Subcommand};
 use std::fmt;
@@ -36,6 +37,9 @@ pub enum Command {
     Compress(compress::Args),
     /// Decompress a CQL v4 LZ4 body, or the compressed frames of a v3/v4 stream.
     Decompress(decompress::Args),
+    /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
+    /// vector values, at memory speed.
+    Convert(convert::Args),
 }
 
 /// Runs the chosen command.
@@ -45,6 +49,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Encode(args) => encode::run(args),
         Command::Compress(args) => compress::run(args),
         Command::Decompress(args) => decompress::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }
 

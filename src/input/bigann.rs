@@ -1,0 +1,58 @@
+//! big-ann-benchmarks files (`.fbin`, `.ibin`, `.u8bin`, `.i8bin`): a header of two little-endian
+//! u32 (rows, dimension), then the row-major little-endian elements.
+
+use super::flat::{FlatLayout, FlatReader};
+use super::source::Source;
+use super::{BatchReader, ElementType, InputError, InputFormat, InputOptions};
+
+/// Bytes of the header.
+const HEADER_BYTES: u64 = 8;
+
+/// Opens a big-ann-benchmarks input; a file's size must match its header.
+pub(crate) fn open(
+    mut source: Source,
+    format: InputFormat,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let element_type = match format {
+        InputFormat::Ibin => ElementType::I32,
+        InputFormat::U8bin => ElementType::U8,
+        InputFormat::I8bin => ElementType::I8,
+        _ => ElementType::F32,
+    };
+    let name = format.name();
+    let mut header = [0u8; HEADER_BYTES as usize];
+    let got = source.read_full(&mut header)?;
+    if got < header.len() {
+        return Err(InputError::Data(format!(
+            "{}: truncated {name} header: {got} of {HEADER_BYTES} bytes at byte 0",
+            source.name()
+        )));
+    }
+    let [r0, r1, r2, r3, d0, d1, d2, d3] = header;
+    let rows = u64::from(u32::from_le_bytes([r0, r1, r2, r3]));
+    let dimension = u32::from_le_bytes([d0, d1, d2, d3]) as usize;
+    if let Some(len) = source.len() {
+        let expected = rows
+            .checked_mul(dimension as u64)
+            .and_then(|n| n.checked_mul(element_type.size() as u64))
+            .and_then(|n| n.checked_add(HEADER_BYTES));
+        if let Some(extra) = expected.and_then(|e| len.checked_sub(e)).filter(|&x| x > 0) {
+            return Err(InputError::Data(format!(
+                "{}: {name} file has {extra} bytes after the {rows} rows × {dimension} elements \
+                 its header declares (the data ends at byte {})",
+                source.name(),
+                len - extra
+            )));
+        }
+    }
+    let layout = FlatLayout {
+        format: name,
+        element_type,
+        swap: cfg!(target_endian = "big") && element_type.size() > 1,
+        rows,
+        dimension,
+        data_start: HEADER_BYTES,
+    };
+    Ok(Box::new(FlatReader::new(source, layout, options)?))
+}

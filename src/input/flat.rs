@@ -1,0 +1,157 @@
+//! Reader for inputs whose data is one row-major block of fixed-size rows after a header: C-order
+//! NPY and the big-ann-benchmarks `.fbin` family. Each batch is one large sequential read straight
+//! into the batch's typed vector.
+
+use super::source::Source;
+use super::{
+    resolve_selection, row_bytes, rows_per_batch, Batch, BatchReader, ElementType, Elements,
+    InputError, InputOptions,
+};
+use std::ops::Range;
+
+/// Where the rows are and how they are stored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FlatLayout {
+    /// Format name for messages (`NPY`, `fbin`, ...).
+    pub format: &'static str,
+    /// Element type as stored.
+    pub element_type: ElementType,
+    /// Whether the stored byte order differs from this machine's.
+    pub swap: bool,
+    /// Rows in the file.
+    pub rows: u64,
+    /// Elements per row.
+    pub dimension: usize,
+    /// Byte offset of the first row.
+    pub data_start: u64,
+}
+
+/// Batches of rows from a [`FlatLayout`].
+pub(crate) struct FlatReader {
+    source: Source,
+    layout: FlatLayout,
+    row_bytes: usize,
+    range: Range<u64>,
+    next_row: u64,
+    batch_rows: usize,
+}
+
+impl FlatReader {
+    /// Resolves the selection and, for a file, checks that the data is complete.
+    pub(crate) fn new(
+        source: Source,
+        layout: FlatLayout,
+        options: &InputOptions,
+    ) -> Result<FlatReader, InputError> {
+        let row_bytes = row_bytes(source.name(), layout.dimension, layout.element_type)?;
+        if let Some(len) = source.len() {
+            let end = (row_bytes as u64)
+                .checked_mul(layout.rows)
+                .and_then(|data| data.checked_add(layout.data_start));
+            if end.is_none_or(|end| len < end) {
+                let complete = len.saturating_sub(layout.data_start) / row_bytes as u64;
+                return Err(truncated(&source, &layout, row_bytes, complete, len));
+            }
+        }
+        let range = resolve_selection(&options.selection, layout.rows, source.name())?;
+        Ok(FlatReader {
+            batch_rows: rows_per_batch(options, row_bytes),
+            next_row: range.start,
+            source,
+            layout,
+            row_bytes,
+            range,
+        })
+    }
+
+    fn offset_of(&self, row: u64) -> u64 {
+        self.layout.data_start + row * self.row_bytes as u64
+    }
+}
+
+/// The error for data that ends inside row `row` (`end` = where the bytes end).
+fn truncated(
+    source: &Source,
+    layout: &FlatLayout,
+    row_bytes: usize,
+    row: u64,
+    end: u64,
+) -> InputError {
+    let row_start = layout
+        .data_start
+        .saturating_add(row.saturating_mul(row_bytes as u64));
+    InputError::Data(format!(
+        "{}: truncated {} data: row {row} at byte {row_start} is incomplete (the header declares \
+         {} rows of {row_bytes} bytes; the input ends at byte {end})",
+        source.name(),
+        layout.format,
+        layout.rows
+    ))
+}
+
+impl BatchReader for FlatReader {
+    fn element_type(&self) -> ElementType {
+        self.layout.element_type
+    }
+
+    fn dimension(&self) -> usize {
+        self.layout.dimension
+    }
+
+    fn rows(&self) -> Option<u64> {
+        Some(self.range.end - self.range.start)
+    }
+
+    fn column_name(&self) -> Option<&str> {
+        None
+    }
+
+    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
+        None
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
+        let left = self.range.end - self.next_row;
+        if left == 0 {
+            return Ok(None);
+        }
+        let rows = usize::try_from(left).map_or(self.batch_rows, |l| l.min(self.batch_rows));
+        let first_row = self.next_row;
+        let start = self.offset_of(first_row);
+        if !self.source.move_to(start)? {
+            let end = self.source.position();
+            let row = (end - self.layout.data_start) / self.row_bytes as u64;
+            return Err(truncated(
+                &self.source,
+                &self.layout,
+                self.row_bytes,
+                row,
+                end,
+            ));
+        }
+        let mut elements = Elements::zeroed(self.layout.element_type, rows * self.layout.dimension);
+        let got = self.source.read_full(elements.bytes_mut())?;
+        if got < rows * self.row_bytes {
+            let row = first_row + (got / self.row_bytes) as u64;
+            let end = self.source.position();
+            return Err(truncated(
+                &self.source,
+                &self.layout,
+                self.row_bytes,
+                row,
+                end,
+            ));
+        }
+        if self.layout.swap {
+            elements.swap_bytes();
+        }
+        self.next_row += rows as u64;
+        Ok(Some(Batch {
+            first_row,
+            rows,
+            elements,
+            validity: None,
+            columns: None,
+        }))
+    }
+}

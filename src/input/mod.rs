@@ -1,0 +1,379 @@
+//! Embedding inputs for `cqlwire convert`: NPY, Parquet, TEXMEX (`.fvecs/.ivecs/.bvecs`),
+//! big-ann-benchmarks (`.fbin/.ibin/.u8bin/.i8bin`) and Arrow IPC, read as bounded batches of rows.
+//!
+//! [`open`] picks the reader (from [`InputOptions::format`], else the file extension, else the magic
+//! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
+//! few batches whatever the input size.
+
+mod arrow_ipc;
+mod bigann;
+mod columnar;
+mod elements;
+mod flat;
+mod npy;
+mod parquet;
+mod source;
+mod texmex;
+
+use source::Source;
+use std::io;
+use std::ops::Range;
+use std::path::Path;
+use std::str::FromStr;
+
+/// Largest row accepted, in bytes (a guard against absurd dimensions in headers).
+const MAX_ROW_BYTES: usize = 64 << 20;
+
+/// Largest batch produced by the file readers, in bytes, whatever `batch_rows` asks for.
+const MAX_BATCH_BYTES: usize = 16 << 20;
+
+/// Bytes read to recognise a format by its magic bytes.
+const MAGIC_PREFIX: usize = 8;
+
+/// Element type of an input as stored in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementType {
+    /// IEEE 754 half precision.
+    F16,
+    /// IEEE 754 single precision.
+    F32,
+    /// IEEE 754 double precision.
+    F64,
+    /// Signed 8-bit integer.
+    I8,
+    /// Unsigned 8-bit integer.
+    U8,
+    /// Signed 16-bit integer.
+    I16,
+    /// Signed 32-bit integer.
+    I32,
+    /// Signed 64-bit integer.
+    I64,
+}
+
+/// Row-major elements of a batch, in native byte order (readers convert big-endian inputs).
+#[derive(Debug, Clone)]
+pub enum Elements {
+    /// Half-precision floats.
+    F16(Vec<half::f16>),
+    /// Single-precision floats.
+    F32(Vec<f32>),
+    /// Double-precision floats.
+    F64(Vec<f64>),
+    /// Signed bytes.
+    I8(Vec<i8>),
+    /// Unsigned bytes.
+    U8(Vec<u8>),
+    /// 16-bit integers.
+    I16(Vec<i16>),
+    /// 32-bit integers.
+    I32(Vec<i32>),
+    /// 64-bit integers.
+    I64(Vec<i64>),
+}
+
+/// A batch of consecutive rows.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// 0-based index, in the whole input file, of this batch's first row.
+    pub first_row: u64,
+    /// Number of rows in the batch.
+    pub rows: usize,
+    /// rows × dimension elements; the elements of a null row are zeros.
+    pub elements: Elements,
+    /// Per-row validity (false = null row); None when every row is valid.
+    pub validity: Option<Vec<bool>>,
+    /// The input's other (non-vector) columns for these rows — Parquet and Arrow inputs only.
+    pub columns: Option<arrow_array::RecordBatch>,
+}
+
+/// Which rows to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowSelection {
+    /// Every row.
+    All,
+    /// Rows START..END (END clamped to the row count; START past the end → error).
+    Range(std::ops::Range<u64>),
+    /// The K-th (1-based) of N contiguous balanced parts; by Parquet row group where possible.
+    /// Concatenating the N parts gives every row exactly once, in order.
+    Shard {
+        /// Which part, 1-based.
+        k: u64,
+        /// How many parts.
+        n: u64,
+    },
+}
+
+/// Input formats (PRODUCT §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// NumPy `.npy`.
+    Npy,
+    /// Apache Parquet.
+    Parquet,
+    /// TEXMEX float vectors.
+    Fvecs,
+    /// TEXMEX int32 vectors.
+    Ivecs,
+    /// TEXMEX byte vectors.
+    Bvecs,
+    /// big-ann-benchmarks float32.
+    Fbin,
+    /// big-ann-benchmarks int32.
+    Ibin,
+    /// big-ann-benchmarks uint8.
+    U8bin,
+    /// big-ann-benchmarks int8.
+    I8bin,
+    /// Arrow IPC stream (or file).
+    Arrow,
+}
+
+/// How to open an input.
+#[derive(Debug, Clone)]
+pub struct InputOptions {
+    /// `--input-format`; None = by extension, then magic bytes.
+    pub format: Option<InputFormat>,
+    /// `--column` (Parquet/Arrow); None = the only list-typed column, else emb/embedding/vector.
+    pub column: Option<String>,
+    /// Rows to read.
+    pub selection: RowSelection,
+    /// Target rows per batch (readers may use natural units: a Parquet row group is split into
+    /// batches of at most this many rows).
+    pub batch_rows: usize,
+}
+
+/// Why an input could not be read: one line, naming the file offset / row / element where it applies.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The input could not be opened or read.
+    #[error("{input}: {source}")]
+    Io {
+        /// The input's name (path or `standard input`).
+        input: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
+    /// The bytes are not a valid input (truncated, corrupt, ragged rows, null elements, ...).
+    #[error("{0}")]
+    Data(String),
+    /// The format, element type, shape or column type is not supported (or not recognised).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The options do not fit the input (no such column, ambiguous column, rows past the end, ...).
+    #[error("{0}")]
+    Options(String),
+}
+
+/// A stream of batches from one input.
+pub trait BatchReader: Send {
+    /// Element type as stored.
+    fn element_type(&self) -> ElementType;
+    /// Elements per row (known at open; for list columns, from the first non-null row).
+    fn dimension(&self) -> usize;
+    /// Rows that this reader will yield (after selection), when known up front.
+    fn rows(&self) -> Option<u64>;
+    /// Name of the vector column (Parquet/Arrow), used to name the `<column>_cql` output column.
+    fn column_name(&self) -> Option<&str>;
+    /// Schema of the passed-through columns (Parquet/Arrow inputs), None otherwise.
+    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef>;
+    /// The next batch in row order, or None at the end. A ragged row is an error naming the row.
+    fn next_batch(&mut self) -> Result<Option<Batch>, InputError>;
+}
+
+/// Opens an input file (`None` or `-` = standard input; then the format needs `--input-format` or
+/// magic bytes). An unknown format is an error listing what is supported.
+pub fn open(
+    path: Option<&Path>,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let source = Source::open(path)?;
+    let by_name = crate::files::named(path).and_then(InputFormat::from_extension);
+    open_source(source, options.format.or(by_name), options)
+}
+
+/// Opens an input from an already open stream, read forward only (as standard input is): the
+/// format comes from `options.format`, else the magic bytes. Parquet and Arrow IPC files (which need
+/// random access) are first copied to a temporary file.
+pub fn open_stream(
+    name: &str,
+    stream: Box<dyn io::Read + Send>,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    open_source(Source::from_stream(name, stream), options.format, options)
+}
+
+/// Opens a source in `format`, or the format its magic bytes show.
+fn open_source(
+    mut source: Source,
+    format: Option<InputFormat>,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let format = match format {
+        Some(format) => format,
+        None => detect(&mut source)?,
+    };
+    match format {
+        InputFormat::Npy => npy::open(source, options),
+        InputFormat::Fvecs | InputFormat::Ivecs | InputFormat::Bvecs => {
+            texmex::open(source, format, options)
+        }
+        InputFormat::Fbin | InputFormat::Ibin | InputFormat::U8bin | InputFormat::I8bin => {
+            bigann::open(source, format, options)
+        }
+        InputFormat::Parquet => parquet::open(source, options),
+        InputFormat::Arrow => arrow_ipc::open(source, options),
+    }
+}
+
+/// Recognises the format from the first bytes (`\x93NUMPY`, `PAR1`, `ARROW1`, or the `ff ff ff ff`
+/// continuation marker of an Arrow IPC stream).
+fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
+    let prefix = source.prefix(MAGIC_PREFIX)?;
+    if prefix.starts_with(npy::MAGIC) {
+        Ok(InputFormat::Npy)
+    } else if prefix.starts_with(parquet::MAGIC) {
+        Ok(InputFormat::Parquet)
+    } else if prefix.starts_with(arrow_ipc::FILE_MAGIC)
+        || prefix.starts_with(arrow_ipc::STREAM_MARKER)
+    {
+        Ok(InputFormat::Arrow)
+    } else {
+        Err(InputError::Unsupported(format!(
+            "{}: cannot tell the input format from the file name or the first bytes; use \
+             --input-format (supported: {})",
+            source.name(),
+            InputFormat::NAMES.join(", ")
+        )))
+    }
+}
+
+impl InputFormat {
+    /// Every format, in the order of [`InputFormat::NAMES`].
+    pub const ALL: [InputFormat; 10] = [
+        InputFormat::Npy,
+        InputFormat::Parquet,
+        InputFormat::Fvecs,
+        InputFormat::Ivecs,
+        InputFormat::Bvecs,
+        InputFormat::Fbin,
+        InputFormat::Ibin,
+        InputFormat::U8bin,
+        InputFormat::I8bin,
+        InputFormat::Arrow,
+    ];
+
+    /// The `--input-format` names, in the order of [`InputFormat::ALL`].
+    pub const NAMES: [&'static str; 10] = [
+        "npy", "parquet", "fvecs", "ivecs", "bvecs", "fbin", "ibin", "u8bin", "i8bin", "arrow",
+    ];
+
+    /// The `--input-format` name.
+    pub fn name(self) -> &'static str {
+        let index = InputFormat::ALL.iter().position(|&f| f == self);
+        index
+            .and_then(|i| InputFormat::NAMES.get(i))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The format a file name's extension implies (case-insensitive): `.npy`, `.parquet`/`.pq`,
+    /// `.fvecs`, `.ivecs`, `.bvecs`, `.fbin`, `.ibin`, `.u8bin`, `.i8bin`,
+    /// `.arrow`/`.arrows`/`.ipc`/`.feather`.
+    pub fn from_extension(path: &Path) -> Option<InputFormat> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "pq" | "parq" => Some(InputFormat::Parquet),
+            "arrows" | "ipc" | "feather" => Some(InputFormat::Arrow),
+            other => other.parse().ok(),
+        }
+    }
+}
+
+impl FromStr for InputFormat {
+    type Err = String;
+
+    /// Parses an `--input-format` name (case-insensitive).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let lower = name.to_ascii_lowercase();
+        InputFormat::NAMES
+            .iter()
+            .position(|&n| n == lower)
+            .and_then(|i| InputFormat::ALL.get(i).copied())
+            .ok_or_else(|| {
+                format!(
+                    "unknown input format '{name}' (supported: {})",
+                    InputFormat::NAMES.join(", ")
+                )
+            })
+    }
+}
+
+/// The rows a selection picks out of `total` rows.
+pub(crate) fn resolve_selection(
+    selection: &RowSelection,
+    total: u64,
+    input: &str,
+) -> Result<Range<u64>, InputError> {
+    match selection {
+        RowSelection::All => Ok(0..total),
+        RowSelection::Range(range) => {
+            if range.start > range.end {
+                return Err(InputError::Options(format!(
+                    "{input}: the row range {}..{} is reversed",
+                    range.start, range.end
+                )));
+            }
+            if range.start >= total && range.start > 0 {
+                return Err(InputError::Options(format!(
+                    "{input}: the row range starts at row {} but the input has {total} rows",
+                    range.start
+                )));
+            }
+            Ok(range.start..range.end.min(total))
+        }
+        &RowSelection::Shard { k, n } => {
+            check_shard(k, n, input)?;
+            Ok(shard_bound(total, k - 1, n)..shard_bound(total, k, n))
+        }
+    }
+}
+
+/// Checks that 1 ≤ K ≤ N.
+pub(crate) fn check_shard(k: u64, n: u64, input: &str) -> Result<(), InputError> {
+    if k == 0 || k > n {
+        return Err(InputError::Options(format!(
+            "{input}: shard {k}/{n} does not exist (1 ≤ K ≤ N)"
+        )));
+    }
+    Ok(())
+}
+
+/// Where the J-th of N balanced parts of `total` rows ends (`total × j / n`, rounded down).
+pub(crate) fn shard_bound(total: u64, j: u64, n: u64) -> u64 {
+    let bound = u128::from(total) * u128::from(j) / u128::from(n.max(1));
+    u64::try_from(bound).unwrap_or(total)
+}
+
+/// Bytes per row; an error when rows are empty or absurdly large.
+pub(crate) fn row_bytes(
+    input: &str,
+    dimension: usize,
+    element_type: ElementType,
+) -> Result<usize, InputError> {
+    match dimension.checked_mul(element_type.size()) {
+        Some(0) => Err(InputError::Unsupported(format!(
+            "{input}: rows have no elements (dimension 0)"
+        ))),
+        Some(bytes) if bytes <= MAX_ROW_BYTES => Ok(bytes),
+        _ => Err(InputError::Unsupported(format!(
+            "{input}: rows of {dimension} elements are larger than the {MAX_ROW_BYTES}-byte limit"
+        ))),
+    }
+}
+
+/// Rows per batch: `batch_rows`, at least 1, capped so a batch stays under [`MAX_BATCH_BYTES`].
+pub(crate) fn rows_per_batch(options: &InputOptions, row_bytes: usize) -> usize {
+    let cap = (MAX_BATCH_BYTES / row_bytes.max(1)).max(1);
+    options.batch_rows.clamp(1, cap)
+}

@@ -1,0 +1,233 @@
+//! Parquet inputs through the parquet crate's Arrow reader. Only the selected row groups are read
+//! (a shard is a run of whole row groups where possible; a row range selects whole row groups and a
+//! row selection inside the first and last), in batches of at most `batch_rows` rows.
+
+use super::columnar::{choose_column, ColumnarReader, Span};
+use super::source::Source;
+use super::{
+    check_shard, resolve_selection, shard_bound, BatchReader, InputError, InputOptions,
+    RowSelection,
+};
+use parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReaderBuilder, RowSelection as RowsWithinGroups, RowSelector,
+};
+use std::ops::Range;
+
+/// The magic bytes at both ends of a Parquet file.
+pub(crate) const MAGIC: &[u8] = b"PAR1";
+
+/// Which row groups to read, and which rows in them.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    groups: Range<usize>,
+    /// Rows to keep within the selected groups; None = all of them.
+    within: Option<Vec<RowSelector>>,
+    first_row: u64,
+    rows: u64,
+}
+
+/// Opens a Parquet input (standard input is first copied to a temporary file: Parquet needs its
+/// footer first).
+pub(crate) fn open(
+    source: Source,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let input = source.name().to_string();
+    let file = source.into_file()?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| InputError::Data(format!("{input}: not a readable Parquet file: {e}")))?;
+    let column = choose_column(builder.schema(), options.column.as_deref(), &input)?;
+    let group_rows: Vec<u64> = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|group| u64::try_from(group.num_rows()).unwrap_or(0))
+        .collect();
+    let plan = plan(&options.selection, &group_rows, &input)?;
+    let batch_rows = options.batch_rows.max(1);
+    let mut builder = builder
+        .with_row_groups(plan.groups.clone().collect())
+        .with_batch_size(batch_rows);
+    if let Some(within) = plan.within {
+        builder = builder.with_row_selection(RowsWithinGroups::from(within));
+    }
+    let reader = builder
+        .build()
+        .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
+    let span = Span {
+        first_row: plan.first_row,
+        skip: 0,
+        limit: None,
+        rows: Some(plan.rows),
+    };
+    Ok(Box::new(ColumnarReader::new(
+        &input,
+        "Parquet",
+        Box::new(reader),
+        column,
+        span,
+        batch_rows,
+    )?))
+}
+
+/// Plans a selection over row groups of `group_rows` rows each.
+fn plan(selection: &RowSelection, group_rows: &[u64], input: &str) -> Result<Plan, InputError> {
+    let starts: Vec<u64> = std::iter::once(0)
+        .chain(group_rows.iter().scan(0u64, |total, &rows| {
+            *total = total.saturating_add(rows);
+            Some(*total)
+        }))
+        .collect();
+    let total = starts.last().copied().unwrap_or(0);
+    if let &RowSelection::Shard { k, n } = selection {
+        check_shard(k, n, input)?;
+        if let Some(plan) = shard_by_groups(&starts, k, n) {
+            return Ok(plan);
+        }
+    }
+    let range = resolve_selection(selection, total, input)?;
+    Ok(plan_rows(&starts, range))
+}
+
+/// The K-th of N shards as a run of whole row groups: each shard boundary is the row-group
+/// boundary nearest to the balanced one. None when that would leave a shard empty.
+fn shard_by_groups(starts: &[u64], k: u64, n: u64) -> Option<Plan> {
+    let total = starts.last().copied()?;
+    let nearest = |j: u64| {
+        let target = shard_bound(total, j, n);
+        (0..starts.len())
+            .min_by_key(|&g| starts.get(g).map_or(u64::MAX, |&s| s.abs_diff(target)))
+            .unwrap_or(0)
+    };
+    let bounds: Vec<usize> = (0..=n).map(nearest).collect();
+    if bounds.windows(2).any(|w| w.first() >= w.last()) {
+        return None;
+    }
+    let k = usize::try_from(k).ok()?;
+    let (&from, &to) = (bounds.get(k - 1)?, bounds.get(k)?);
+    let (&first_row, &end_row) = (starts.get(from)?, starts.get(to)?);
+    Some(Plan {
+        groups: from..to,
+        within: None,
+        first_row,
+        rows: end_row - first_row,
+    })
+}
+
+/// The row groups overlapping `range` and the row selection inside them.
+fn plan_rows(starts: &[u64], range: Range<u64>) -> Plan {
+    let empty = Plan {
+        groups: 0..0,
+        within: None,
+        first_row: range.start,
+        rows: 0,
+    };
+    if range.is_empty() {
+        return empty;
+    }
+    // Groups whose rows overlap the range: from the last group starting at or before its start
+    // to the last group starting before its end.
+    let first = starts
+        .partition_point(|&s| s <= range.start)
+        .saturating_sub(1);
+    let last = starts.partition_point(|&s| s < range.end);
+    let (Some(&groups_start), Some(&groups_end)) = (starts.get(first), starts.get(last)) else {
+        return empty;
+    };
+    let mut within = Vec::new();
+    for (skip, count) in [
+        (true, range.start - groups_start),
+        (false, range.end - range.start),
+        (true, groups_end.saturating_sub(range.end)),
+    ] {
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        if count > 0 {
+            within.push(if skip {
+                RowSelector::skip(count)
+            } else {
+                RowSelector::select(count)
+            });
+        }
+    }
+    let whole = within.len() == 1;
+    Plan {
+        groups: first..last,
+        within: (!whole).then_some(within),
+        first_row: range.start,
+        rows: range.end - range.start,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows_of(plan: &Plan, group_rows: &[u64]) -> Vec<u64> {
+        let start: u64 = group_rows.iter().take(plan.groups.start).sum();
+        let mut all: Vec<u64> = (start
+            ..start
+                + group_rows
+                    .get(plan.groups.clone())
+                    .unwrap()
+                    .iter()
+                    .sum::<u64>())
+            .collect();
+        if let Some(within) = &plan.within {
+            let mut kept = Vec::new();
+            let mut rows = all.into_iter();
+            for selector in within {
+                let taken: Vec<u64> = rows.by_ref().take(selector.row_count).collect();
+                if !selector.skip {
+                    kept.extend(taken);
+                }
+            }
+            all = kept;
+        }
+        assert_eq!(
+            all.first().copied().unwrap_or(plan.first_row),
+            plan.first_row
+        );
+        assert_eq!(all.len() as u64, plan.rows);
+        all
+    }
+
+    #[test]
+    fn shards_concatenate_to_every_row() {
+        for group_rows in [
+            vec![100],
+            vec![10, 10, 10],
+            vec![7, 30, 1, 1, 50, 3],
+            vec![1, 1000],
+            vec![],
+        ] {
+            let total: u64 = group_rows.iter().sum();
+            for n in 1..=8 {
+                let mut seen = Vec::new();
+                for k in 1..=n {
+                    let plan = plan(&RowSelection::Shard { k, n }, &group_rows, "t").unwrap();
+                    seen.extend(rows_of(&plan, &group_rows));
+                }
+                assert_eq!(seen, (0..total).collect::<Vec<_>>(), "{group_rows:?} n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn shards_follow_row_groups_when_there_are_enough() {
+        let group_rows = [10, 10, 10, 10];
+        let plan = plan(&RowSelection::Shard { k: 2, n: 2 }, &group_rows, "t").unwrap();
+        assert_eq!(plan.groups, 2..4);
+        assert_eq!(plan.within, None);
+    }
+
+    #[test]
+    fn ranges_select_inside_groups() {
+        let group_rows = [10, 10, 10];
+        let middle = plan(&RowSelection::Range(12..25), &group_rows, "t").unwrap();
+        assert_eq!(middle.groups, 1..3);
+        assert_eq!(rows_of(&middle, &group_rows), (12..25).collect::<Vec<_>>());
+        let clamped = plan(&RowSelection::Range(5..100), &group_rows, "t").unwrap();
+        assert_eq!(rows_of(&clamped, &group_rows), (5..30).collect::<Vec<_>>());
+        assert!(super::plan(&RowSelection::Range(30..40), &group_rows, "t").is_err());
+    }
+}

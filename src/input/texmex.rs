@@ -1,0 +1,211 @@
+//! TEXMEX / SIFT files (`.fvecs`, `.ivecs`, `.bvecs`): each row is a little-endian i32 dimension
+//! followed by that many f32, i32 or u8 elements. Every row must have the first row's dimension, so
+//! rows have a fixed size and a row range is reached by seeking (or skipping, on a stream).
+
+use super::source::Source;
+use super::{
+    check_shard, row_bytes, rows_per_batch, Batch, BatchReader, ElementType, Elements, InputError,
+    InputFormat, InputOptions, RowSelection,
+};
+
+/// Bytes of each row's dimension prefix.
+const PREFIX_BYTES: usize = 4;
+
+/// Batches of TEXMEX rows.
+struct TexmexReader {
+    source: Source,
+    format: &'static str,
+    element_type: ElementType,
+    dimension: usize,
+    /// Bytes per row, prefix included.
+    record_bytes: usize,
+    next_row: u64,
+    /// First row to read (before the first batch, a stream skips to it).
+    start_row: u64,
+    /// End of the selection; None = until the stream ends.
+    end_row: Option<u64>,
+    batch_rows: usize,
+}
+
+/// Opens a TEXMEX input; the first row's prefix sets the dimension.
+pub(crate) fn open(
+    mut source: Source,
+    format: InputFormat,
+    options: &InputOptions,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let element_type = match format {
+        InputFormat::Ivecs => ElementType::I32,
+        InputFormat::Bvecs => ElementType::U8,
+        _ => ElementType::F32,
+    };
+    let name = format.name();
+    let first = source.prefix(PREFIX_BYTES)?;
+    let declared = match first[..] {
+        [] => None,
+        [a, b, c, d] => Some(i32::from_le_bytes([a, b, c, d])),
+        _ => {
+            return Err(InputError::Data(format!(
+                "{}: truncated {name} data: row 0 at byte 0 is incomplete (the input ends at \
+                 byte {})",
+                source.name(),
+                first.len()
+            )))
+        }
+    };
+    let dimension = match declared.map(usize::try_from) {
+        None => 0,
+        Some(Ok(d)) if d > 0 => d,
+        Some(_) => {
+            return Err(InputError::Data(format!(
+                "{}: row 0 at byte 0 declares dimension {} (must be at least 1)",
+                source.name(),
+                declared.unwrap_or_default()
+            )))
+        }
+    };
+    let record_bytes = if dimension == 0 {
+        PREFIX_BYTES
+    } else {
+        PREFIX_BYTES + row_bytes(source.name(), dimension, element_type)?
+    };
+    // A file whose size is not a whole number of rows has an incomplete (or ragged) last row:
+    // count it, so that reading reaches it and reports it.
+    let total = source.len().map(|len| len.div_ceil(record_bytes as u64));
+    let (start_row, end_row) = match (&options.selection, total) {
+        (selection, Some(total)) => {
+            let range = super::resolve_selection(selection, total, source.name())?;
+            (range.start, Some(range.end))
+        }
+        (RowSelection::All, None) => (0, None),
+        (RowSelection::Range(range), None) => (range.start, Some(range.end)),
+        (&RowSelection::Shard { k, n }, None) => {
+            check_shard(k, n, source.name())?;
+            return Err(InputError::Options(format!(
+                "{}: --shard needs the row count, which a {name} stream does not declare (use a \
+                 file or --rows)",
+                source.name()
+            )));
+        }
+    };
+    Ok(Box::new(TexmexReader {
+        source,
+        format: name,
+        element_type,
+        dimension,
+        record_bytes,
+        next_row: start_row,
+        start_row,
+        end_row,
+        batch_rows: rows_per_batch(options, record_bytes),
+    }))
+}
+
+impl TexmexReader {
+    fn offset_of(&self, row: u64) -> u64 {
+        row.saturating_mul(self.record_bytes as u64)
+    }
+}
+
+impl BatchReader for TexmexReader {
+    fn element_type(&self) -> ElementType {
+        self.element_type
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn rows(&self) -> Option<u64> {
+        self.end_row
+            .filter(|_| self.source.len().is_some())
+            .map(|end| end.saturating_sub(self.start_row))
+    }
+
+    fn column_name(&self) -> Option<&str> {
+        None
+    }
+
+    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
+        None
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
+        let left = self
+            .end_row
+            .map_or(u64::MAX, |end| end.saturating_sub(self.next_row));
+        if left == 0 || self.dimension == 0 {
+            return Ok(None);
+        }
+        let rows = usize::try_from(left).map_or(self.batch_rows, |l| l.min(self.batch_rows));
+        let first_row = self.next_row;
+        let start = self.offset_of(first_row);
+        let reached = self.source.move_to(start)?;
+        let prefix_elements = PREFIX_BYTES / self.element_type.size();
+        let record_elements = prefix_elements + self.dimension;
+        let mut elements = Elements::zeroed(self.element_type, rows * record_elements);
+        let got = if reached {
+            self.source.read_full(elements.bytes_mut())?
+        } else {
+            0
+        };
+        if got == 0 && first_row == self.start_row && first_row > 0 {
+            return Err(InputError::Options(format!(
+                "{}: the row range starts at row {first_row} but the input has fewer rows",
+                self.source.name()
+            )));
+        }
+        let complete = got / self.record_bytes;
+        let bytes = elements.bytes_mut();
+        for (index, record) in bytes
+            .get(..got)
+            .unwrap_or_default()
+            .chunks(self.record_bytes)
+            .enumerate()
+        {
+            if let [a, b, c, d, ..] = *record {
+                let declared = i32::from_le_bytes([a, b, c, d]);
+                if usize::try_from(declared).ok() != Some(self.dimension) {
+                    let row = first_row + index as u64;
+                    return Err(InputError::Data(format!(
+                        "{}: row {row} at byte {} declares dimension {declared}, but row 0 has {}",
+                        self.source.name(),
+                        self.offset_of(row),
+                        self.dimension
+                    )));
+                }
+            }
+        }
+        if got % self.record_bytes != 0 {
+            let row = first_row + complete as u64;
+            return Err(InputError::Data(format!(
+                "{}: truncated {} data: row {row} at byte {} is incomplete (rows are {} bytes; \
+                 the input ends at byte {})",
+                self.source.name(),
+                self.format,
+                self.offset_of(row),
+                self.record_bytes,
+                self.source.position()
+            )));
+        }
+        if complete == 0 {
+            return Ok(None);
+        }
+        if complete < rows {
+            // The stream ended: nothing more after this batch.
+            self.end_row = Some(first_row + complete as u64);
+            elements.truncate(complete * record_elements);
+        }
+        elements.strip_record_prefixes(prefix_elements, self.dimension);
+        if cfg!(target_endian = "big") && self.element_type.size() > 1 {
+            elements.swap_bytes();
+        }
+        self.next_row += complete as u64;
+        Ok(Some(Batch {
+            first_row,
+            rows: complete,
+            elements,
+            validity: None,
+            columns: None,
+        }))
+    }
+}

@@ -1,0 +1,279 @@
+//! Writers of converted vectors for `cqlwire convert`: `raw` (values concatenated), `framed`
+//! (protocol `[bytes]`), `hex` (one line per row, optionally `id,0x…` CSV), `npy` (a big-endian 2-D
+//! array), `parquet` and `arrow` (the input's other columns plus a binary `<column>_cql` column).
+//!
+//! Every writer owns a [`crate::files::Output`], so its file appears only when [`VectorWriter::finish`]
+//! succeeds. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
+//! [`NullPolicy::Null`] with a format that can hold them; [`check_nulls`] rejects the other cases.
+
+mod hex;
+mod npy;
+mod table;
+
+use crate::files::Output;
+use crate::vector::{EncodedBatch, VectorEncoder};
+use std::io::{self, Write};
+
+/// The output formats of `convert`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The values concatenated.
+    Raw,
+    /// Each value as a protocol `[bytes]`: a 4-byte big-endian length, then the value; -1 for null.
+    Framed,
+    /// One `0x…` line per row (`id,0x…` with `--id-column`).
+    Hex,
+    /// A 2-D `.npy` array of the big-endian element type (fixed-size element types only).
+    Npy,
+    /// Parquet: the input's other columns plus a binary `<column>_cql` column.
+    Parquet,
+    /// Arrow IPC stream: the same columns as `parquet`.
+    Arrow,
+}
+
+impl OutputFormat {
+    /// Whether the format is binary (refused on a terminal).
+    pub fn is_binary(self) -> bool {
+        self != OutputFormat::Hex
+    }
+
+    /// Whether the format can represent a null row.
+    pub fn holds_nulls(self) -> bool {
+        !matches!(self, OutputFormat::Raw | OutputFormat::Npy)
+    }
+
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Raw => "raw",
+            OutputFormat::Framed => "framed",
+            OutputFormat::Hex => "hex",
+            OutputFormat::Npy => "npy",
+            OutputFormat::Parquet => "parquet",
+            OutputFormat::Arrow => "arrow",
+        }
+    }
+}
+
+/// What to do with a null row (a null list in a Parquet or Arrow input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NullPolicy {
+    /// Stop with an error naming the row.
+    Error,
+    /// Leave the row out.
+    Skip,
+    /// Write a null: `-1` in `framed`, a `null` line in `hex`, a null cell in `parquet`/`arrow`.
+    Null,
+}
+
+/// Why output could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The options do not fit the format (a usage error).
+    #[error("{0}")]
+    Usage(String),
+    /// A row cannot be written (e.g. a null row in a format without nulls).
+    #[error("{0}")]
+    Data(String),
+    /// Writing failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The Parquet or Arrow library failed.
+    #[error("{0}")]
+    Table(String),
+}
+
+/// Everything a writer needs to know besides its output.
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// The output format.
+    pub format: OutputFormat,
+    /// What to do with null rows (they arrive only under `Skip` or `Null`, see [`check_nulls`]).
+    pub nulls: NullPolicy,
+    /// `--id-column`: the passed-through column written before each hex value, and required to exist
+    /// for `parquet`/`arrow`.
+    pub id_column: Option<String>,
+    /// Name of the input's vector column; the output column is `<name>_cql`.
+    pub column_name: String,
+    /// The input's other columns (Parquet and Arrow inputs).
+    pub passthrough: Option<arrow_schema::SchemaRef>,
+    /// The rows the input will yield, when known up front (sizes the `npy` header).
+    pub expected_rows: Option<u64>,
+}
+
+/// A sink for encoded batches, in row order.
+pub trait VectorWriter: Send {
+    /// Writes the batch's rows (dropping null rows under [`NullPolicy::Skip`]); returns the number of
+    /// value bytes written.
+    fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError>;
+    /// Completes the output (headers, footers) and renames it into place.
+    fn finish(self: Box<Self>) -> Result<(), WriteError>;
+}
+
+/// Creates the writer for `options.format` on `output`.
+pub fn create(
+    output: Output,
+    encoder: &VectorEncoder,
+    options: WriterOptions,
+) -> Result<Box<dyn VectorWriter>, WriteError> {
+    if options.id_column.is_some()
+        && matches!(
+            options.format,
+            OutputFormat::Raw | OutputFormat::Framed | OutputFormat::Npy
+        )
+    {
+        return Err(WriteError::Usage(format!(
+            "--id-column applies to the hex, parquet and arrow formats, not {}",
+            options.format.name()
+        )));
+    }
+    if let Some(id) = &options.id_column {
+        let has_id = options
+            .passthrough
+            .as_ref()
+            .is_some_and(|schema| schema.column_with_name(id).is_some());
+        if !has_id {
+            return Err(WriteError::Usage(id_column_missing(id, &options)));
+        }
+    }
+    let skip = options.nulls == NullPolicy::Skip;
+    Ok(match options.format {
+        OutputFormat::Raw => Box::new(RawWriter { output }),
+        OutputFormat::Framed => Box::new(FramedWriter { output, skip }),
+        OutputFormat::Hex => Box::new(hex::HexWriter::new(output, &options)?),
+        OutputFormat::Npy => Box::new(npy::NpyWriter::new(output, encoder, &options)?),
+        OutputFormat::Parquet | OutputFormat::Arrow => {
+            Box::new(table::TableWriter::new(output, &options)?)
+        }
+    })
+}
+
+/// The error for an `--id-column` that the input does not have.
+fn id_column_missing(id: &str, options: &WriterOptions) -> String {
+    match &options.passthrough {
+        None => format!(
+            "--id-column {id}: this input has no columns besides the vectors (only Parquet and \
+             Arrow inputs have id columns)"
+        ),
+        Some(schema) => {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            format!(
+                "--id-column {id}: no such column in the input (columns: {})",
+                if names.is_empty() {
+                    "none besides the vectors".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )
+        }
+    }
+}
+
+/// Checks a batch's null rows (`validity`, rows counted from `first_row`) against the policy: under
+/// `Error`, and under `Null` with a format that cannot hold nulls, the first null row is an error;
+/// returns its absolute index with the error.
+pub fn check_nulls(
+    first_row: u64,
+    validity: Option<&[bool]>,
+    nulls: NullPolicy,
+    format: OutputFormat,
+) -> Result<(), (u64, WriteError)> {
+    let Some(index) = validity.and_then(|v| v.iter().position(|valid| !valid)) else {
+        return Ok(());
+    };
+    let row = first_row + index as u64;
+    let message = match nulls {
+        NullPolicy::Skip => return Ok(()),
+        NullPolicy::Null if format.holds_nulls() => return Ok(()),
+        NullPolicy::Null => format!(
+            "null vector at row {row}: the {} format cannot hold nulls (use --on-null skip, or \
+             --format framed, hex, parquet or arrow)",
+            format.name()
+        ),
+        NullPolicy::Error => format!(
+            "null vector at row {row} (use --on-null skip to leave such rows out, or --on-null \
+             null to write nulls)"
+        ),
+    };
+    Err((row, WriteError::Data(message)))
+}
+
+/// The runs of consecutive valid rows of a batch, as `start..end` row ranges (relative).
+fn valid_runs(batch: &EncodedBatch) -> Vec<std::ops::Range<usize>> {
+    let Some(validity) = &batch.validity else {
+        return std::iter::once(0..batch.rows).collect();
+    };
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (index, &valid) in validity.iter().enumerate().take(batch.rows) {
+        match (valid, start) {
+            (true, None) => start = Some(index),
+            (false, Some(s)) => {
+                runs.push(s..index);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        runs.push(s..batch.rows.min(validity.len()));
+    }
+    runs
+}
+
+/// `raw`: the values of the valid rows, concatenated.
+struct RawWriter {
+    output: Output,
+}
+
+impl VectorWriter for RawWriter {
+    fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
+        let mut written = 0;
+        for run in valid_runs(batch) {
+            let bytes = batch.rows_bytes(run);
+            self.output.write_all(bytes)?;
+            written += bytes.len() as u64;
+        }
+        Ok(written)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), WriteError> {
+        Ok(self.output.commit()?)
+    }
+}
+
+/// `framed`: each row as `[int length][value]`, `-1` for a null row.
+struct FramedWriter {
+    output: Output,
+    skip: bool,
+}
+
+impl VectorWriter for FramedWriter {
+    fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
+        let mut written = 0;
+        for index in 0..batch.rows {
+            if !batch.is_valid(index) {
+                if !self.skip {
+                    self.output.write_all(&(-1i32).to_be_bytes())?;
+                }
+                continue;
+            }
+            let value = batch.row(index);
+            let length = i32::try_from(value.len()).map_err(|_| {
+                WriteError::Data(format!(
+                    "the value of row {} is {} bytes, more than a [bytes] length can say",
+                    batch.first_row + index as u64,
+                    value.len()
+                ))
+            })?;
+            self.output.write_all(&length.to_be_bytes())?;
+            self.output.write_all(value)?;
+            written += value.len() as u64;
+        }
+        Ok(written)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), WriteError> {
+        Ok(self.output.commit()?)
+    }
+}

@@ -1,0 +1,130 @@
+//! `npy` output: a version 1.0 `.npy` file holding a C-order 2-D array of the big-endian element type,
+//! whose data section is byte for byte the `raw` output.
+
+use super::{valid_runs, VectorWriter, WriteError, WriterOptions};
+use crate::files::Output;
+use crate::types::{CqlType, NativeType};
+use crate::vector::{EncodedBatch, VectorEncoder};
+use std::io::Write;
+
+/// Magic bytes and version 1.0 of the format.
+const MAGIC: &[u8] = b"\x93NUMPY\x01\x00";
+
+/// Digits reserved in the header for the row count, so it can be rewritten in place.
+const ROW_DIGITS: usize = 20;
+
+/// Writes rows as an `.npy` array, fixing the row count in the header at the end.
+pub(super) struct NpyWriter {
+    output: Output,
+    descr: &'static str,
+    dimension: usize,
+    /// The row count written in the header so far.
+    header_rows: u64,
+    /// Rows written.
+    rows: u64,
+}
+
+impl NpyWriter {
+    /// Writes the header (with the expected row count, or 0 when unknown) and returns the writer.
+    pub(super) fn new(
+        mut output: Output,
+        encoder: &VectorEncoder,
+        options: &WriterOptions,
+    ) -> Result<Self, WriteError> {
+        let descr = match encoder.element() {
+            CqlType::Native(NativeType::Float) => ">f4",
+            CqlType::Native(NativeType::Double) => ">f8",
+            CqlType::Native(NativeType::Int) => ">i4",
+            CqlType::Native(NativeType::BigInt | NativeType::Timestamp) => ">i8",
+            CqlType::Native(NativeType::Boolean) => "|b1",
+            other => {
+                return Err(WriteError::Usage(format!(
+                    "the npy format needs a fixed-size element type (float, double, int, bigint, \
+                     timestamp, boolean), not {other}; use --format raw, framed, hex, parquet or arrow"
+                )))
+            }
+        };
+        if output.is_stdout() && options.expected_rows.is_none() {
+            return Err(WriteError::Usage(
+                "npy output to standard output needs the row count up front, which this input \
+                 does not give; use -o FILE"
+                    .into(),
+            ));
+        }
+        let header_rows = options.expected_rows.unwrap_or(0);
+        output.write_all(&header(descr, header_rows, encoder.dimension()))?;
+        Ok(NpyWriter {
+            output,
+            descr,
+            dimension: encoder.dimension(),
+            header_rows,
+            rows: 0,
+        })
+    }
+}
+
+/// The complete header (magic, version, length, dictionary padded to a multiple of 64 bytes) for an
+/// array of `rows` × `dimension`; always the same size, whatever `rows`.
+fn header(descr: &str, rows: u64, dimension: usize) -> Vec<u8> {
+    let dictionary = |rows: &str| {
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {dimension}), }}")
+    };
+    // Size the header for the longest row count, so a rewrite fits exactly.
+    let longest = dictionary(&"9".repeat(ROW_DIGITS)).len();
+    let total = (MAGIC.len() + 2 + longest + 1).div_ceil(64) * 64;
+    let text = dictionary(&rows.to_string());
+    let header_len = total - MAGIC.len() - 2;
+    let mut bytes = Vec::with_capacity(total);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&(header_len as u16).to_le_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.resize(total - 1, b' ');
+    bytes.push(b'\n');
+    bytes
+}
+
+impl VectorWriter for NpyWriter {
+    fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
+        let mut written = 0;
+        for run in valid_runs(batch) {
+            self.rows += run.len() as u64;
+            let bytes = batch.rows_bytes(run);
+            self.output.write_all(bytes)?;
+            written += bytes.len() as u64;
+        }
+        Ok(written)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), WriteError> {
+        if self.rows != self.header_rows {
+            if self.output.is_stdout() {
+                return Err(WriteError::Data(format!(
+                    "the npy header on standard output says {} rows but {} were written (null rows \
+                     skipped); use -o FILE",
+                    self.header_rows, self.rows
+                )));
+            }
+            let fixed = header(self.descr, self.rows, self.dimension);
+            self.output.write_at(0, &fixed)?;
+        }
+        Ok(self.output.commit()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_size_does_not_depend_on_the_row_count() {
+        let small = header(">f4", 0, 768);
+        let large = header(">f4", u64::MAX, 768);
+        assert_eq!(small.len(), large.len());
+        assert_eq!(small.len() % 64, 0);
+        assert_eq!(small.last(), Some(&b'\n'));
+        let text = String::from_utf8_lossy(&small[10..]);
+        assert!(text.starts_with("{'descr': '>f4', 'fortran_order': False, 'shape': (0, 768), }"));
+        let declared = u16::from_le_bytes([small[8], small[9]]) as usize;
+        assert_eq!(declared + 10, small.len());
+    }
+}

@@ -1,0 +1,135 @@
+//! `parquet` and `arrow` output: the input's other columns passed through, plus a nullable binary
+//! column `<column>_cql` holding each row's CQL value.
+
+use super::{valid_runs, OutputFormat, VectorWriter, WriteError, WriterOptions};
+use crate::files::Output;
+use crate::vector::EncodedBatch;
+use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+use std::sync::Arc;
+
+/// Row groups are closed when their encoded size passes this, to bound memory.
+const ROW_GROUP_BYTES: usize = 32 << 20;
+
+/// The Parquet or Arrow IPC writer underneath.
+enum Sink {
+    /// Parquet file.
+    Parquet(Box<ArrowWriter<Output>>),
+    /// Arrow IPC stream.
+    Arrow(Box<arrow_ipc::writer::StreamWriter<Output>>),
+}
+
+/// Writes record batches of passed-through columns plus the value column.
+pub(super) struct TableWriter {
+    sink: Sink,
+    schema: SchemaRef,
+    skip: bool,
+}
+
+impl TableWriter {
+    /// Creates the writer and its schema: the passed-through fields, then `<column>_cql`.
+    pub(super) fn new(output: Output, options: &WriterOptions) -> Result<Self, WriteError> {
+        let value_column = format!("{}_cql", options.column_name);
+        let mut fields: Vec<Arc<Field>> = match &options.passthrough {
+            Some(schema) => schema.fields().iter().cloned().collect(),
+            None => Vec::new(),
+        };
+        if fields.iter().any(|f| f.name() == &value_column) {
+            return Err(WriteError::Usage(format!(
+                "the input already has a column named {value_column}"
+            )));
+        }
+        fields.push(Arc::new(Field::new(&value_column, DataType::Binary, true)));
+        let schema = Arc::new(Schema::new(fields));
+        let sink = if options.format == OutputFormat::Parquet {
+            let value_path = ColumnPath::from(value_column.as_str());
+            let properties = WriterProperties::builder()
+                .set_compression(Compression::SNAPPY)
+                .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+                // Vectors are unique and incompressible: no dictionary, no min/max statistics.
+                .set_column_dictionary_enabled(value_path.clone(), false)
+                .set_column_statistics_enabled(value_path, EnabledStatistics::None)
+                .build();
+            let writer = ArrowWriter::try_new(output, schema.clone(), Some(properties))
+                .map_err(table_error)?;
+            Sink::Parquet(Box::new(writer))
+        } else {
+            let writer =
+                arrow_ipc::writer::StreamWriter::try_new(output, &schema).map_err(table_error)?;
+            Sink::Arrow(Box::new(writer))
+        };
+        Ok(TableWriter {
+            sink,
+            schema,
+            skip: options.nulls == super::NullPolicy::Skip,
+        })
+    }
+
+    /// The record batch of rows `range` (relative): passed-through columns and values.
+    fn record_batch(
+        &self,
+        batch: &EncodedBatch,
+        range: std::ops::Range<usize>,
+    ) -> Result<RecordBatch, WriteError> {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.schema.fields().len());
+        if let Some(passthrough) = &batch.columns {
+            if passthrough.num_rows() != batch.rows {
+                return Err(WriteError::Data(format!(
+                    "the batch at row {} has {} rows of other columns for {} vectors",
+                    batch.first_row,
+                    passthrough.num_rows(),
+                    batch.rows
+                )));
+            }
+            let part = passthrough.slice(range.start, range.len());
+            columns.extend(part.columns().iter().cloned());
+        }
+        let values: BinaryArray = range
+            .map(|index| batch.is_valid(index).then(|| batch.row(index)))
+            .collect();
+        columns.push(Arc::new(values));
+        RecordBatch::try_new(self.schema.clone(), columns).map_err(table_error)
+    }
+}
+
+/// A Parquet or Arrow library error as a write error.
+fn table_error(error: impl std::fmt::Display) -> WriteError {
+    WriteError::Table(error.to_string())
+}
+
+impl VectorWriter for TableWriter {
+    fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
+        let runs = if self.skip {
+            valid_runs(batch)
+        } else {
+            std::iter::once(0..batch.rows).collect()
+        };
+        let mut written = 0;
+        for run in runs {
+            written += run
+                .clone()
+                .filter(|&index| batch.is_valid(index))
+                .map(|index| batch.row(index).len() as u64)
+                .sum::<u64>();
+            let record_batch = self.record_batch(batch, run)?;
+            match &mut self.sink {
+                Sink::Parquet(writer) => writer.write(&record_batch).map_err(table_error)?,
+                Sink::Arrow(writer) => writer.write(&record_batch).map_err(table_error)?,
+            }
+        }
+        Ok(written)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), WriteError> {
+        let output = match self.sink {
+            // Writes the footer.
+            Sink::Parquet(writer) => writer.into_inner().map_err(table_error)?,
+            Sink::Arrow(writer) => writer.into_inner().map_err(table_error)?,
+        };
+        Ok(output.commit()?)
+    }
+}

@@ -1,0 +1,1147 @@
+//! The conversion kernel: rows of numeric embeddings (a [`Batch`] from [`crate::input`]) to the bytes
+//! of CQL `vector<T, N>` values.
+//!
+//! Fixed-size element types (float, double, int, bigint, timestamp, boolean) are written by a bulk
+//! byte-order conversion into one preallocated buffer: a loop over `chunks_exact_mut` that the compiler
+//! vectorises, compiled twice — once for the baseline x86-64 target and once with AVX2 (`vpshufb`),
+//! chosen at run time — so a portable binary runs at memory speed. Casts that can lose information
+//! (a double beyond the float range, a 64-bit integer beyond `int`, a float with a fraction for an
+//! integer type, an integer that a float cannot hold exactly) are checked first and reported with the
+//! row and element; NaN and infinities pass through to floating targets.
+//!
+//! Other element types (smallint, tinyint, varint, decimal, date, time, text, ascii) are
+//! variable-size inside a vector: each element is an unsigned vint length then the value's bytes,
+//! encoded by [`crate::value::encode_into`].
+
+use crate::input::{Batch, ElementType, Elements};
+use crate::types::{CqlType, NativeType};
+use half::f16;
+use rayon::prelude::*;
+use std::fmt;
+
+/// Elements converted per check-then-convert block (fits in L1 with its output).
+const BLOCK_ELEMENTS: usize = 4096;
+
+/// 2^63: one past `i64::MAX`, exactly representable as a float (so `-2^63..2^63` is i64's range).
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808u64 as f64;
+
+/// Rows encoded per parallel task for variable-size element types.
+const VARIABLE_TASK_ROWS: usize = 256;
+
+/// Why a batch could not be converted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VectorError {
+    /// The target type cannot be produced from numeric embeddings (a usage error).
+    #[error("{0}")]
+    Unsupported(String),
+    /// An element does not convert exactly to the target element type.
+    #[error("value {value} {problem} at row {row} (element {element})")]
+    Cast {
+        /// The element as read from the input.
+        value: String,
+        /// What is wrong with it, e.g. `is out of range for float`.
+        problem: String,
+        /// Absolute (0-based) row index in the input.
+        row: u64,
+        /// 0-based element index in the row.
+        element: usize,
+    },
+    /// The batch does not hold `rows × dimension` elements (a reader bug or a ragged input).
+    #[error("batch at row {first_row} holds {elements} elements, not {rows} rows × {dimension}")]
+    Shape {
+        /// First row of the batch.
+        first_row: u64,
+        /// Elements in the batch.
+        elements: usize,
+        /// Rows in the batch.
+        rows: usize,
+        /// The target dimension.
+        dimension: usize,
+    },
+}
+
+impl VectorError {
+    /// The absolute row the error is about, if it is about one.
+    pub fn row(&self) -> Option<u64> {
+        match self {
+            VectorError::Cast { row, .. } => Some(*row),
+            VectorError::Shape { first_row, .. } => Some(*first_row),
+            VectorError::Unsupported(_) => None,
+        }
+    }
+}
+
+/// A fixed-size target element type, with its size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FixedTarget {
+    /// `boolean`: one byte, from the numbers 0 and 1 only.
+    Boolean,
+    /// `float`: 4 bytes.
+    Float,
+    /// `double`: 8 bytes.
+    Double,
+    /// `int`: 4 bytes.
+    Int,
+    /// `bigint` and `timestamp`: 8 bytes.
+    BigInt,
+}
+
+impl FixedTarget {
+    /// Size of one element in bytes.
+    fn size(self) -> usize {
+        match self {
+            FixedTarget::Boolean => 1,
+            FixedTarget::Float | FixedTarget::Int => 4,
+            FixedTarget::Double | FixedTarget::BigInt => 8,
+        }
+    }
+}
+
+/// How the target element type is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Fixed-size elements, concatenated.
+    Fixed(FixedTarget),
+    /// Variable-size elements: vint length then the value, for this native type.
+    Variable(NativeType),
+}
+
+/// The byte layout of an encoded batch's rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// Every row is this many bytes (fixed-size element types).
+    Fixed(usize),
+    /// Row `i` ends at byte `ends[i]` (variable-size element types).
+    Variable(Vec<usize>),
+}
+
+/// The CQL values of a batch's rows, concatenated, with the batch's validity and passed-through
+/// columns. Null rows are encoded as zero vectors here; writers decide what to do with them.
+#[derive(Debug, Clone)]
+pub struct EncodedBatch {
+    /// Absolute index of the first row.
+    pub first_row: u64,
+    /// Number of rows.
+    pub rows: usize,
+    /// The values, concatenated.
+    pub bytes: Vec<u8>,
+    /// Where each row's value lies in `bytes`.
+    pub layout: Layout,
+    /// Per-row validity (false = null row); None when every row is valid.
+    pub validity: Option<Vec<bool>>,
+    /// The input's other columns for these rows (Parquet and Arrow inputs).
+    pub columns: Option<arrow_array::RecordBatch>,
+}
+
+impl EncodedBatch {
+    /// Where the value of row `index` (relative to the batch) lies in `bytes`.
+    fn byte_range(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        match &self.layout {
+            Layout::Fixed(size) => {
+                let start = index.checked_mul(*size)?;
+                Some(start..start.checked_add(*size)?)
+            }
+            Layout::Variable(ends) => {
+                let start = match index.checked_sub(1) {
+                    None => 0,
+                    Some(previous) => *ends.get(previous)?,
+                };
+                Some(start..*ends.get(index)?)
+            }
+        }
+    }
+
+    /// The value of row `index` (relative to the batch), or an empty slice when out of range.
+    pub fn row(&self, index: usize) -> &[u8] {
+        self.rows_bytes(index..index.saturating_add(1))
+    }
+
+    /// The values of the consecutive rows `rows` (relative to the batch), which are contiguous;
+    /// an empty slice when the range is empty or out of range.
+    pub fn rows_bytes(&self, rows: std::ops::Range<usize>) -> &[u8] {
+        let Some(last) = rows.end.checked_sub(1).filter(|&last| last >= rows.start) else {
+            return &[];
+        };
+        self.byte_range(rows.start)
+            .zip(self.byte_range(last))
+            .and_then(|(first, last)| self.bytes.get(first.start..last.end))
+            .unwrap_or(&[])
+    }
+
+    /// Whether row `index` (relative to the batch) is a value rather than null.
+    pub fn is_valid(&self, index: usize) -> bool {
+        match &self.validity {
+            None => true,
+            Some(valid) => valid.get(index).copied().unwrap_or(false),
+        }
+    }
+}
+
+/// Row-major elements borrowed from a batch, in native byte order.
+#[derive(Debug, Clone, Copy)]
+pub enum Rows<'a> {
+    /// Half-precision floats.
+    F16(&'a [f16]),
+    /// Single-precision floats.
+    F32(&'a [f32]),
+    /// Double-precision floats.
+    F64(&'a [f64]),
+    /// Signed bytes.
+    I8(&'a [i8]),
+    /// Unsigned bytes.
+    U8(&'a [u8]),
+    /// 16-bit integers.
+    I16(&'a [i16]),
+    /// 32-bit integers.
+    I32(&'a [i32]),
+    /// 64-bit integers.
+    I64(&'a [i64]),
+}
+
+impl<'a> From<&'a Elements> for Rows<'a> {
+    fn from(elements: &'a Elements) -> Self {
+        match elements {
+            Elements::F16(v) => Rows::F16(v),
+            Elements::F32(v) => Rows::F32(v),
+            Elements::F64(v) => Rows::F64(v),
+            Elements::I8(v) => Rows::I8(v),
+            Elements::U8(v) => Rows::U8(v),
+            Elements::I16(v) => Rows::I16(v),
+            Elements::I32(v) => Rows::I32(v),
+            Elements::I64(v) => Rows::I64(v),
+        }
+    }
+}
+
+impl<'a> Rows<'a> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::F16(v) => v.len(),
+            Rows::F32(v) => v.len(),
+            Rows::F64(v) => v.len(),
+            Rows::I8(v) => v.len(),
+            Rows::U8(v) => v.len(),
+            Rows::I16(v) => v.len(),
+            Rows::I32(v) => v.len(),
+            Rows::I64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements `start..end` (clamped to the elements held).
+    pub fn slice(self, start: usize, end: usize) -> Rows<'a> {
+        fn part<T>(v: &[T], start: usize, end: usize) -> &[T] {
+            let end = end.min(v.len());
+            v.get(start.min(end)..end).unwrap_or(&[])
+        }
+        match self {
+            Rows::F16(v) => Rows::F16(part(v, start, end)),
+            Rows::F32(v) => Rows::F32(part(v, start, end)),
+            Rows::F64(v) => Rows::F64(part(v, start, end)),
+            Rows::I8(v) => Rows::I8(part(v, start, end)),
+            Rows::U8(v) => Rows::U8(part(v, start, end)),
+            Rows::I16(v) => Rows::I16(part(v, start, end)),
+            Rows::I32(v) => Rows::I32(part(v, start, end)),
+            Rows::I64(v) => Rows::I64(part(v, start, end)),
+        }
+    }
+
+    /// The element at `index` as a number, for error messages and variable-size encoding.
+    fn number(&self, index: usize) -> Option<Number> {
+        Some(match self {
+            Rows::F16(v) => Number::Single(f32::from(*v.get(index)?)),
+            Rows::F32(v) => Number::Single(*v.get(index)?),
+            Rows::F64(v) => Number::Float(*v.get(index)?),
+            Rows::I8(v) => Number::Int(i64::from(*v.get(index)?)),
+            Rows::U8(v) => Number::Int(i64::from(*v.get(index)?)),
+            Rows::I16(v) => Number::Int(i64::from(*v.get(index)?)),
+            Rows::I32(v) => Number::Int(i64::from(*v.get(index)?)),
+            Rows::I64(v) => Number::Int(*v.get(index)?),
+        })
+    }
+}
+
+/// One input element, widened without loss.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Number {
+    /// An integer input element.
+    Int(i64),
+    /// A half- or single-precision input element (displayed with the digits of an f32).
+    Single(f32),
+    /// A double-precision input element.
+    Float(f64),
+}
+
+impl Number {
+    /// The floating-point value, or None for an integer.
+    fn float(self) -> Option<f64> {
+        match self {
+            Number::Int(_) => None,
+            Number::Single(x) => Some(f64::from(x)),
+            Number::Float(x) => Some(x),
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    /// The shortest text that reads back as the same number of the input's type.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Single(x) => write!(f, "{x}"),
+            Number::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// Converts rows of numbers to the bytes of one `vector<T, N>` type.
+#[derive(Debug, Clone)]
+pub struct VectorEncoder {
+    /// The element type `T`.
+    element: CqlType,
+    /// The dimension `N`.
+    dimension: usize,
+    /// How elements are written.
+    target: Target,
+}
+
+impl VectorEncoder {
+    /// An encoder for `ty`, which must be a vector type whose element type can be made from numbers.
+    pub fn new(ty: &CqlType) -> Result<Self, VectorError> {
+        let CqlType::Vector(element, dimension) = ty else {
+            return Err(VectorError::Unsupported(format!(
+                "the target type must be a vector type such as vector<float, 768>, not {ty}"
+            )));
+        };
+        let target = match element.as_ref() {
+            CqlType::Native(native) => match native {
+                NativeType::Boolean => Target::Fixed(FixedTarget::Boolean),
+                NativeType::Float => Target::Fixed(FixedTarget::Float),
+                NativeType::Double => Target::Fixed(FixedTarget::Double),
+                NativeType::Int => Target::Fixed(FixedTarget::Int),
+                NativeType::BigInt | NativeType::Timestamp => Target::Fixed(FixedTarget::BigInt),
+                NativeType::TinyInt
+                | NativeType::SmallInt
+                | NativeType::Varint
+                | NativeType::Decimal
+                | NativeType::Date
+                | NativeType::Time
+                | NativeType::Text
+                | NativeType::Ascii => Target::Variable(*native),
+                _ => return Err(unsupported_element(ty)),
+            },
+            _ => return Err(unsupported_element(ty)),
+        };
+        Ok(VectorEncoder {
+            element: element.as_ref().clone(),
+            dimension: *dimension,
+            target,
+        })
+    }
+
+    /// The vector's dimension.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// The size of every value in bytes when the element type is fixed-size.
+    pub fn value_size(&self) -> Option<usize> {
+        match self.target {
+            Target::Fixed(fixed) => fixed.size().checked_mul(self.dimension),
+            Target::Variable(_) => None,
+        }
+    }
+
+    /// The element type's size in bytes when fixed-size.
+    pub fn element_size(&self) -> Option<usize> {
+        match self.target {
+            Target::Fixed(fixed) => Some(fixed.size()),
+            Target::Variable(_) => None,
+        }
+    }
+
+    /// The element type.
+    pub fn element(&self) -> &CqlType {
+        &self.element
+    }
+
+    /// Encodes a whole batch, using the current rayon thread pool, into `buffer` (whose allocation is
+    /// reused and whose content is replaced; when it already has the right length for fixed-size
+    /// values it is overwritten without being cleared first). Null rows are encoded as zero vectors.
+    pub fn encode_batch(
+        &self,
+        batch: Batch,
+        mut buffer: Vec<u8>,
+    ) -> Result<EncodedBatch, VectorError> {
+        let rows = Rows::from(&batch.elements);
+        self.check_shape(rows, batch.rows, batch.first_row)?;
+        let layout = match self.value_size() {
+            Some(size) => {
+                self.encode_fixed_parallel(rows, batch.first_row, size, &mut buffer)?;
+                Layout::Fixed(size)
+            }
+            None => Layout::Variable({
+                buffer.clear();
+                self.encode_variable_parallel(rows, batch.first_row, &mut buffer)?
+            }),
+        };
+        Ok(EncodedBatch {
+            first_row: batch.first_row,
+            rows: batch.rows,
+            bytes: buffer,
+            layout,
+            validity: batch.validity,
+            columns: batch.columns,
+        })
+    }
+
+    /// Encodes `rows` (row-major, `dimension` elements each; `first_row` is the absolute index of
+    /// the first, for error messages) on the calling thread, appending the values to `out`.
+    pub fn encode_rows(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), VectorError> {
+        if self.dimension == 0 || !rows.len().is_multiple_of(self.dimension) {
+            return Err(VectorError::Shape {
+                first_row,
+                elements: rows.len(),
+                rows: rows.len() / self.dimension.max(1),
+                dimension: self.dimension,
+            });
+        }
+        match self.target {
+            Target::Fixed(fixed) => {
+                let start = out.len();
+                let bytes = rows.len().saturating_mul(fixed.size());
+                out.resize(start.saturating_add(bytes), 0);
+                let dst = out.get_mut(start..).unwrap_or(&mut []);
+                self.encode_fixed(rows, first_row, fixed, dst)
+            }
+            Target::Variable(native) => {
+                let mut ends = Vec::new();
+                self.encode_variable(rows, first_row, native, out, &mut ends)
+            }
+        }
+    }
+
+    /// Encodes `rows` of a fixed-size element type on the calling thread into `dst`, which must be
+    /// exactly `rows.len()` × the element size (the values concatenated, with no allocation).
+    pub fn encode_fixed_into(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        dst: &mut [u8],
+    ) -> Result<(), VectorError> {
+        let Target::Fixed(fixed) = self.target else {
+            return Err(VectorError::Unsupported(format!(
+                "{} is not a fixed-size element type",
+                self.element
+            )));
+        };
+        if self.dimension == 0
+            || !rows.len().is_multiple_of(self.dimension)
+            || rows.len().checked_mul(fixed.size()) != Some(dst.len())
+        {
+            return Err(VectorError::Shape {
+                first_row,
+                elements: rows.len(),
+                rows: dst.len() / self.value_size().unwrap_or(1).max(1),
+                dimension: self.dimension,
+            });
+        }
+        self.encode_fixed(rows, first_row, fixed, dst)
+    }
+
+    /// Checks that `rows` holds `count × dimension` elements.
+    fn check_shape(&self, rows: Rows<'_>, count: usize, first_row: u64) -> Result<(), VectorError> {
+        if count.checked_mul(self.dimension) != Some(rows.len()) {
+            return Err(VectorError::Shape {
+                first_row,
+                elements: rows.len(),
+                rows: count,
+                dimension: self.dimension,
+            });
+        }
+        Ok(())
+    }
+
+    /// Fixed-size encoding of `rows` into `out` (resized to fit), split across the thread pool.
+    fn encode_fixed_parallel(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        value_size: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), VectorError> {
+        let Target::Fixed(fixed) = self.target else {
+            return Ok(());
+        };
+        let row_count = rows.len() / self.dimension.max(1);
+        out.resize(row_count.saturating_mul(value_size), 0);
+        // About 256 KiB of output per task, at least one row.
+        let task_rows = ((256 << 10) / value_size.max(1)).max(1);
+        out.par_chunks_mut(task_rows.saturating_mul(value_size))
+            .enumerate()
+            .try_for_each(|(task, dst)| {
+                let start_row = task.saturating_mul(task_rows);
+                let part = rows.slice(
+                    start_row.saturating_mul(self.dimension),
+                    start_row
+                        .saturating_add(task_rows)
+                        .saturating_mul(self.dimension),
+                );
+                self.encode_fixed(part, first_row + start_row as u64, fixed, dst)
+            })
+    }
+
+    /// Fixed-size encoding of `rows` into `dst` (exactly `rows.len() × size` bytes).
+    fn encode_fixed(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        fixed: FixedTarget,
+        dst: &mut [u8],
+    ) -> Result<(), VectorError> {
+        convert_fixed(rows, fixed, dst).map_err(|index| self.cast_error(rows, first_row, index))
+    }
+
+    /// Variable-size encoding of `rows` into `out`, split across the thread pool; returns the row ends.
+    fn encode_variable_parallel(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Vec<usize>, VectorError> {
+        let Target::Variable(native) = self.target else {
+            return Ok(Vec::new());
+        };
+        let dimension = self.dimension.max(1);
+        let row_count = rows.len() / dimension;
+        let tasks = row_count.div_ceil(VARIABLE_TASK_ROWS);
+        let parts: Vec<(Vec<u8>, Vec<usize>)> = (0..tasks)
+            .into_par_iter()
+            .map(|task| {
+                let start_row = task * VARIABLE_TASK_ROWS;
+                let part = rows.slice(
+                    start_row * dimension,
+                    (start_row + VARIABLE_TASK_ROWS) * dimension,
+                );
+                let mut bytes = Vec::new();
+                let mut ends = Vec::new();
+                self.encode_variable(
+                    part,
+                    first_row + start_row as u64,
+                    native,
+                    &mut bytes,
+                    &mut ends,
+                )?;
+                Ok((bytes, ends))
+            })
+            .collect::<Result<_, VectorError>>()?;
+        let mut all_ends = Vec::with_capacity(row_count);
+        for (bytes, ends) in parts {
+            let base = out.len();
+            all_ends.extend(ends.iter().map(|end| end + base));
+            out.extend_from_slice(&bytes);
+        }
+        Ok(all_ends)
+    }
+
+    /// Variable-size encoding of `rows` appended to `out`, pushing each row's end offset to `ends`.
+    fn encode_variable(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        native: NativeType,
+        out: &mut Vec<u8>,
+        ends: &mut Vec<usize>,
+    ) -> Result<(), VectorError> {
+        let mut scratch = Vec::new();
+        for index in 0..rows.len() {
+            let Some(number) = rows.number(index) else {
+                break;
+            };
+            let value = variable_value(number, native)
+                .map_err(|problem| self.error_at(first_row, index, number, problem))?;
+            scratch.clear();
+            crate::value::encode_into(&self.element, &value, &mut scratch)
+                .map_err(|e| self.error_at(first_row, index, number, e.to_string()))?;
+            crate::vint::encode_unsigned(scratch.len() as u64, out);
+            out.extend_from_slice(&scratch);
+            if (index + 1) % self.dimension == 0 {
+                ends.push(out.len());
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for element `index` of `rows`, which failed a fixed-size cast.
+    fn cast_error(&self, rows: Rows<'_>, first_row: u64, index: usize) -> VectorError {
+        let Target::Fixed(fixed) = self.target else {
+            return VectorError::Unsupported("not a fixed-size target".into());
+        };
+        let number = rows.number(index).unwrap_or(Number::Int(0));
+        self.error_at(first_row, index, number, fixed_problem(number, fixed))
+    }
+
+    /// The error for element `index` (counted from `first_row`'s first element).
+    fn error_at(
+        &self,
+        first_row: u64,
+        index: usize,
+        number: Number,
+        problem: impl Into<String>,
+    ) -> VectorError {
+        let dimension = self.dimension.max(1);
+        VectorError::Cast {
+            value: number.to_string(),
+            problem: problem.into(),
+            row: first_row + (index / dimension) as u64,
+            element: index % dimension,
+        }
+    }
+}
+
+/// The error for an element type that cannot be made from numbers.
+fn unsupported_element(ty: &CqlType) -> VectorError {
+    VectorError::Unsupported(format!(
+        "cannot convert numeric embeddings to {ty}: the element type must be one of float, double, \
+         int, bigint, timestamp, boolean, smallint, tinyint, varint, decimal, date, time, text, ascii"
+    ))
+}
+
+/// The default target element type for an input element type (PRODUCT §3): f16/f32 → float,
+/// f64 → double, i64 → bigint, every other integer → int.
+pub fn default_element(source: ElementType) -> NativeType {
+    match source {
+        ElementType::F16 | ElementType::F32 => NativeType::Float,
+        ElementType::F64 => NativeType::Double,
+        ElementType::I64 => NativeType::BigInt,
+        ElementType::I8 | ElementType::U8 | ElementType::I16 | ElementType::I32 => NativeType::Int,
+    }
+}
+
+/// Why `number` does not convert exactly to the fixed-size `target`.
+fn fixed_problem(number: Number, target: FixedTarget) -> String {
+    let name = match target {
+        FixedTarget::Boolean => return "is not 0 or 1, so not a boolean".into(),
+        FixedTarget::Float => "float",
+        FixedTarget::Double => "double",
+        FixedTarget::Int => "int",
+        FixedTarget::BigInt => "bigint",
+    };
+    match (number.float(), target) {
+        (None, FixedTarget::Float | FixedTarget::Double) => {
+            format!("cannot be represented exactly as a {name}")
+        }
+        (Some(_), FixedTarget::Float | FixedTarget::Double) => {
+            format!("is out of range for {name}")
+        }
+        (Some(x), _) => float_integer_problem(x, name),
+        (None, _) => format!("is out of range for {name}"),
+    }
+}
+
+/// Why the float `x` is not a valid value of the integer type `name` (given that it is not).
+fn float_integer_problem(x: f64, name: &str) -> String {
+    if x.is_nan() {
+        format!("is not a number, so not an {name}")
+    } else if x.is_finite() && x.fract() != 0.0 {
+        format!("has a fraction, so is not an {name}")
+    } else {
+        format!("is out of range for {name}")
+    }
+}
+
+/// The value of a variable-size element for `number`, or why there is none.
+fn variable_value(number: Number, native: NativeType) -> Result<crate::value::Value, String> {
+    use crate::value::Value;
+    let integer = |min: i64, max: i64, name: &str| -> Result<i64, String> {
+        let value = match number {
+            Number::Int(i) => i,
+            Number::Single(_) | Number::Float(_) => {
+                let x = number.float().unwrap_or(f64::NAN);
+                // -2^63 ≤ x < 2^63 is exactly i64's range; `as` is exact for integral x there.
+                if x.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&x) {
+                    x as i64
+                } else {
+                    return Err(float_integer_problem(x, name));
+                }
+            }
+        };
+        if (min..=max).contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!("is out of range for {name}"))
+        }
+    };
+    Ok(match native {
+        NativeType::TinyInt => {
+            Value::TinyInt(integer(i8::MIN.into(), i8::MAX.into(), "tinyint")? as i8)
+        }
+        NativeType::SmallInt => {
+            Value::SmallInt(integer(i16::MIN.into(), i16::MAX.into(), "smallint")? as i16)
+        }
+        NativeType::Date => Value::Date(integer(0, u32::MAX.into(), "date")? as u32),
+        NativeType::Time => Value::Time(integer(0, 86_399_999_999_999, "time")?),
+        NativeType::Varint => Value::Varint(match number {
+            Number::Int(i) => i.into(),
+            Number::Single(_) | Number::Float(_) => {
+                let x = number.float().unwrap_or(f64::NAN);
+                if x.is_finite() && x.fract() == 0.0 {
+                    <num_bigint::BigInt as num_traits::FromPrimitive>::from_f64(x)
+                        .ok_or("is not an integer")?
+                } else {
+                    return Err(float_integer_problem(x, "varint"));
+                }
+            }
+        }),
+        NativeType::Decimal => match number {
+            Number::Int(i) => Value::Decimal {
+                unscaled: i.into(),
+                scale: 0,
+            },
+            Number::Single(_) | Number::Float(_) => decimal_of(number)?,
+        },
+        NativeType::Text | NativeType::Ascii => Value::Text(number.to_string()),
+        _ => return Err(format!("cannot be converted to {}", native.cql_name())),
+    })
+}
+
+/// The decimal whose digits are the shortest decimal representation that round-trips the float
+/// (as an f32 for f16/f32 inputs), with the scale its count of fractional digits (0 for integral
+/// values).
+fn decimal_of(number: Number) -> Result<crate::value::Value, String> {
+    if !number.float().is_some_and(f64::is_finite) {
+        return Err("is not finite, so not a decimal".into());
+    }
+    let text = number.to_string();
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let digits = format!("{whole}{fraction}");
+    let unscaled: num_bigint::BigInt = digits
+        .parse()
+        .map_err(|_| format!("cannot be written as a decimal ({text})"))?;
+    let scale = i32::try_from(fraction.len()).map_err(|_| "has too many digits for a decimal")?;
+    Ok(crate::value::Value::Decimal { unscaled, scale })
+}
+
+/// Converts `rows` to the fixed-size `target` in `dst`; on a value that does not convert exactly,
+/// returns its index (nothing else is promised about `dst` then).
+fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<(), usize> {
+    // Exact float bounds of the integer types: -2^31, 2^31 - 1, -2^63 and 2^63 (exclusive).
+    const INT_MIN: f64 = -2_147_483_648.0;
+    const INT_MAX: f64 = 2_147_483_647.0;
+    const LONG_MIN: f64 = -TWO_POW_63;
+    const LONG_END: f64 = TWO_POW_63;
+    let fits_int = |x: f64| x.fract() == 0.0 && (INT_MIN..=INT_MAX).contains(&x);
+    let fits_long = |x: f64| x.fract() == 0.0 && (LONG_MIN..LONG_END).contains(&x);
+    let fits_float = |x: f64| !x.is_finite() || x.abs() <= f64::from(f32::MAX);
+    // An i64 is exactly a float/double when converting back gives it again (2^63 is out of range).
+    let long_exact_f32 = |i: i64| {
+        let f = i as f32;
+        f64::from(f) < LONG_END && f as i64 == i
+    };
+    let long_exact_f64 = |i: i64| {
+        let f = i as f64;
+        f < LONG_END && f as i64 == i
+    };
+    let boolean = |x: f64| x == 0.0 || x == 1.0;
+    use FixedTarget as T;
+    match (rows, target) {
+        // The hot paths: same width, a pure byte-order conversion.
+        (Rows::F32(s), T::Float) => swap(s, dst, |x: f32| x.to_bits().to_be_bytes()),
+        (Rows::F64(s), T::Double) => swap(s, dst, |x: f64| x.to_bits().to_be_bytes()),
+        (Rows::I32(s), T::Int) => swap(s, dst, |x: i32| x.to_be_bytes()),
+        (Rows::I64(s), T::BigInt) => swap(s, dst, |x: i64| x.to_be_bytes()),
+        // Widening casts, always exact.
+        (Rows::F16(s), T::Float) => swap(s, dst, |x: f16| f32::from(x).to_be_bytes()),
+        (Rows::F16(s), T::Double) => swap(s, dst, |x: f16| f64::from(x).to_be_bytes()),
+        (Rows::F32(s), T::Double) => swap(s, dst, |x: f32| f64::from(x).to_be_bytes()),
+        (Rows::I8(s), T::Float) => swap(s, dst, |x: i8| f32::from(x).to_be_bytes()),
+        (Rows::U8(s), T::Float) => swap(s, dst, |x: u8| f32::from(x).to_be_bytes()),
+        (Rows::I16(s), T::Float) => swap(s, dst, |x: i16| f32::from(x).to_be_bytes()),
+        (Rows::I8(s), T::Double) => swap(s, dst, |x: i8| f64::from(x).to_be_bytes()),
+        (Rows::U8(s), T::Double) => swap(s, dst, |x: u8| f64::from(x).to_be_bytes()),
+        (Rows::I16(s), T::Double) => swap(s, dst, |x: i16| f64::from(x).to_be_bytes()),
+        (Rows::I32(s), T::Double) => swap(s, dst, |x: i32| f64::from(x).to_be_bytes()),
+        (Rows::I8(s), T::Int) => swap(s, dst, |x: i8| i32::from(x).to_be_bytes()),
+        (Rows::U8(s), T::Int) => swap(s, dst, |x: u8| i32::from(x).to_be_bytes()),
+        (Rows::I16(s), T::Int) => swap(s, dst, |x: i16| i32::from(x).to_be_bytes()),
+        (Rows::I8(s), T::BigInt) => swap(s, dst, |x: i8| i64::from(x).to_be_bytes()),
+        (Rows::U8(s), T::BigInt) => swap(s, dst, |x: u8| i64::from(x).to_be_bytes()),
+        (Rows::I16(s), T::BigInt) => swap(s, dst, |x: i16| i64::from(x).to_be_bytes()),
+        (Rows::I32(s), T::BigInt) => swap(s, dst, |x: i32| i64::from(x).to_be_bytes()),
+        // Narrowing casts, checked.
+        (Rows::F64(s), T::Float) => checked(s, dst, fits_float, |x: f64| (x as f32).to_be_bytes()),
+        (Rows::I32(s), T::Float) => checked(
+            s,
+            dst,
+            |i| long_exact_f32(i64::from(i)),
+            |x: i32| (x as f32).to_be_bytes(),
+        ),
+        (Rows::I64(s), T::Float) => {
+            checked(s, dst, long_exact_f32, |x: i64| (x as f32).to_be_bytes())
+        }
+        (Rows::I64(s), T::Double) => {
+            checked(s, dst, long_exact_f64, |x: i64| (x as f64).to_be_bytes())
+        }
+        (Rows::I64(s), T::Int) => checked(
+            s,
+            dst,
+            |i| i32::try_from(i).is_ok(),
+            |x: i64| (x as i32).to_be_bytes(),
+        ),
+        (Rows::F16(s), T::Int) => checked(
+            s,
+            dst,
+            |x| fits_int(f64::from(x)),
+            |x: f16| (f32::from(x) as i32).to_be_bytes(),
+        ),
+        (Rows::F32(s), T::Int) => checked(
+            s,
+            dst,
+            |x| fits_int(f64::from(x)),
+            |x: f32| (x as i32).to_be_bytes(),
+        ),
+        (Rows::F64(s), T::Int) => checked(s, dst, fits_int, |x: f64| (x as i32).to_be_bytes()),
+        (Rows::F16(s), T::BigInt) => checked(
+            s,
+            dst,
+            |x| fits_long(f64::from(x)),
+            |x: f16| (f32::from(x) as i64).to_be_bytes(),
+        ),
+        (Rows::F32(s), T::BigInt) => checked(
+            s,
+            dst,
+            |x| fits_long(f64::from(x)),
+            |x: f32| (x as i64).to_be_bytes(),
+        ),
+        (Rows::F64(s), T::BigInt) => checked(s, dst, fits_long, |x: f64| (x as i64).to_be_bytes()),
+        // Booleans from 0 and 1.
+        (Rows::F16(s), T::Boolean) => checked(
+            s,
+            dst,
+            |x| boolean(f64::from(x)),
+            |x: f16| [u8::from(f32::from(x) != 0.0)],
+        ),
+        (Rows::F32(s), T::Boolean) => checked(
+            s,
+            dst,
+            |x| boolean(f64::from(x)),
+            |x: f32| [u8::from(x != 0.0)],
+        ),
+        (Rows::F64(s), T::Boolean) => checked(s, dst, boolean, |x: f64| [u8::from(x != 0.0)]),
+        (Rows::I8(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i8| [x as u8]),
+        (Rows::U8(s), T::Boolean) => checked(s, dst, |x| x <= 1, |x: u8| [x]),
+        (Rows::I16(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i16| [x as u8]),
+        (Rows::I32(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i32| [x as u8]),
+        (Rows::I64(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i64| [x as u8]),
+    }
+}
+
+/// Checks every element of `src` with `fits` (block by block, so each block is still in cache when
+/// converted), then converts it with `convert`; returns the index of the first element that fails.
+#[inline(always)]
+fn checked<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    fits: impl Fn(S) -> bool + Copy,
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) -> Result<(), usize> {
+    for (block, (src, dst)) in src
+        .chunks(BLOCK_ELEMENTS)
+        .zip(dst.chunks_mut(BLOCK_ELEMENTS * N))
+        .enumerate()
+    {
+        // A branch-free fold vectorises; the slow search only runs on failure.
+        if !src.iter().fold(true, |ok, &x| ok & fits(x)) {
+            let position = src.iter().position(|&x| !fits(x)).unwrap_or(0);
+            return Err(block * BLOCK_ELEMENTS + position);
+        }
+        swap(src, dst, convert)?;
+    }
+    Ok(())
+}
+
+/// Converts every element of `src` with `convert` into consecutive `N`-byte records of `dst`, with the
+/// AVX2 build of the loop when the processor has it. Never fails (the `Result` is for `?` in callers).
+#[inline(always)]
+fn swap<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) -> Result<(), usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor supports AVX2, checked just above.
+            unsafe { convert_loop_avx2(src, dst, convert) };
+            return Ok(());
+        }
+    }
+    convert_loop(src, dst, convert);
+    Ok(())
+}
+
+/// The conversion loop: each element to its `N` bytes, written into a preallocated slice so the
+/// compiler can vectorise it (a byte shuffle per vector register).
+#[inline(always)]
+fn convert_loop<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) {
+    for (out, &x) in dst.chunks_exact_mut(N).zip(src) {
+        out.copy_from_slice(&convert(x));
+    }
+}
+
+/// [`convert_loop`] compiled with AVX2, so byte swaps become `vpshufb` over 32-byte registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn convert_loop_avx2<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) {
+    convert_loop(src, dst, convert)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random generator (splitmix64) for test data.
+    struct Random(u64);
+
+    impl Random {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    fn encoder(ty: &str) -> VectorEncoder {
+        let ty = crate::types::parse_type(ty, &crate::types::UdtRegistry::new()).unwrap();
+        VectorEncoder::new(&ty).unwrap()
+    }
+
+    fn encode(ty: &str, rows: Rows<'_>, first_row: u64) -> Result<Vec<u8>, VectorError> {
+        let mut out = Vec::new();
+        encoder(ty).encode_rows(rows, first_row, &mut out)?;
+        Ok(out)
+    }
+
+    /// Runs both builds of the conversion loop and the reference `to_be_bytes` per element.
+    fn compare_paths<S: Copy, const N: usize>(src: &[S], convert: impl Fn(S) -> [u8; N] + Copy) {
+        let reference: Vec<u8> = src.iter().flat_map(|&x| convert(x)).collect();
+        let mut portable = vec![0xaa; src.len() * N];
+        convert_loop(src, &mut portable, convert);
+        assert_eq!(portable, reference);
+        let mut dispatched = vec![0xaa; src.len() * N];
+        swap(src, &mut dispatched, convert).unwrap();
+        assert_eq!(dispatched, reference);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            let mut avx2 = vec![0xaa; src.len() * N];
+            // SAFETY: AVX2 is available, checked just above.
+            unsafe { convert_loop_avx2(src, &mut avx2, convert) };
+            assert_eq!(avx2, reference);
+        }
+    }
+
+    #[test]
+    fn avx2_and_portable_loops_match_to_be_bytes_on_random_data() {
+        let mut random = Random(7);
+        for length in [0, 1, 3, 7, 8, 31, 33, 768, 1000, 4099] {
+            let bits: Vec<u64> = (0..length).map(|_| random.next()).collect();
+            let floats: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b as u32)).collect();
+            let doubles: Vec<f64> = bits.iter().map(|&b| f64::from_bits(b)).collect();
+            let ints: Vec<i32> = bits.iter().map(|&b| b as i32).collect();
+            let longs: Vec<i64> = bits.iter().map(|&b| b as i64).collect();
+            compare_paths(&floats, |x: f32| x.to_be_bytes());
+            compare_paths(&doubles, |x: f64| x.to_be_bytes());
+            compare_paths(&ints, |x: i32| x.to_be_bytes());
+            compare_paths(&longs, |x: i64| x.to_be_bytes());
+            // The kernel's own path gives the same bytes (bit patterns, NaN payloads included).
+            let expected: Vec<u8> = floats.iter().flat_map(|x| x.to_be_bytes()).collect();
+            if length % 8 == 0 && length > 0 {
+                let ty = format!("vector<float, {}>", 8);
+                assert_eq!(encode(&ty, Rows::F32(&floats), 0).unwrap(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_batches_equal_sequential_rows() {
+        let mut random = Random(11);
+        let dimension = 5;
+        let rows = 3001;
+        let floats: Vec<f32> = (0..rows * dimension)
+            .map(|_| (random.next() % 1000) as f32 / 7.0)
+            .collect();
+        for ty in ["vector<float, 5>", "vector<double, 5>", "vector<text, 5>"] {
+            let sequential = encode(ty, Rows::F32(&floats), 40).unwrap();
+            let batch = Batch {
+                first_row: 40,
+                rows,
+                elements: Elements::F32(floats.clone()),
+                validity: None,
+                columns: None,
+            };
+            let encoded = encoder(ty).encode_batch(batch, Vec::new()).unwrap();
+            assert_eq!(encoded.bytes, sequential, "{ty}");
+            let rebuilt: Vec<u8> = (0..rows).flat_map(|i| encoded.row(i).to_vec()).collect();
+            assert_eq!(rebuilt, sequential, "{ty}");
+        }
+    }
+
+    #[test]
+    fn double_to_float_checks_range_and_passes_non_finite() {
+        let max = f64::from(f32::MAX);
+        let ok = [
+            max,
+            -max,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e-300,
+        ];
+        let bytes = encode("vector<float, 6>", Rows::F64(&ok), 0).unwrap();
+        let expected: Vec<u8> = ok.iter().flat_map(|&x| (x as f32).to_be_bytes()).collect();
+        assert_eq!(bytes, expected);
+        let above = f64::from_bits(max.to_bits() + 1);
+        let error = encode("vector<float, 2>", Rows::F64(&[0.0, 1.0, 2.0, -above]), 10);
+        assert_eq!(
+            error.unwrap_err().to_string(),
+            format!(
+                "value {} is out of range for float at row 11 (element 1)",
+                -above
+            )
+        );
+    }
+
+    #[test]
+    fn long_to_int_checks_range() {
+        let ok = [i64::from(i32::MAX), i64::from(i32::MIN)];
+        let bytes = encode("vector<int, 2>", Rows::I64(&ok), 0).unwrap();
+        assert_eq!(
+            bytes,
+            [i32::MAX.to_be_bytes(), i32::MIN.to_be_bytes()].concat()
+        );
+        for bad in [i64::from(i32::MAX) + 1, i64::from(i32::MIN) - 1] {
+            let error = encode("vector<int, 1>", Rows::I64(&[bad]), 3).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("value {bad} is out of range for int at row 3 (element 0)")
+            );
+        }
+    }
+
+    #[test]
+    fn floats_to_integers_need_integral_values_in_range() {
+        let ok = [2_147_483_647.0, -2_147_483_648.0, -0.0, 5.0];
+        let bytes = encode("vector<int, 4>", Rows::F64(&ok), 0).unwrap();
+        let expected: Vec<u8> = ok.iter().flat_map(|&x| (x as i32).to_be_bytes()).collect();
+        assert_eq!(bytes, expected);
+        let cases: [(f64, &str); 4] = [
+            (2.5, "has a fraction, so is not an int"),
+            (f64::NAN, "is not a number, so not an int"),
+            (2_147_483_648.0, "is out of range for int"),
+            (f64::INFINITY, "is out of range for int"),
+        ];
+        for (bad, problem) in cases {
+            let error = encode("vector<int, 1>", Rows::F64(&[bad]), 0).unwrap_err();
+            assert!(error.to_string().contains(problem), "{error}");
+        }
+        let long_ok = [-TWO_POW_63, f64::from_bits(TWO_POW_63.to_bits() - 1)];
+        let bytes = encode("vector<bigint, 2>", Rows::F64(&long_ok), 0).unwrap();
+        let expected: Vec<u8> = long_ok
+            .iter()
+            .flat_map(|&x| (x as i64).to_be_bytes())
+            .collect();
+        assert_eq!(bytes, expected);
+        let error = encode("vector<bigint, 1>", Rows::F64(&[TWO_POW_63]), 0);
+        assert!(error
+            .unwrap_err()
+            .to_string()
+            .contains("out of range for bigint"));
+        let error = encode("vector<bigint, 1>", Rows::F32(&[0.5]), 0).unwrap_err();
+        assert!(error.to_string().contains("fraction"), "{error}");
+    }
+
+    #[test]
+    fn integers_to_floats_must_be_exact() {
+        let ok = [16_777_216i32, -16_777_216, 16_777_218];
+        let bytes = encode("vector<float, 3>", Rows::I32(&ok), 0).unwrap();
+        let expected: Vec<u8> = ok.iter().flat_map(|&x| (x as f32).to_be_bytes()).collect();
+        assert_eq!(bytes, expected);
+        let error = encode("vector<float, 1>", Rows::I32(&[16_777_217]), 0).unwrap_err();
+        assert!(error.to_string().contains("exactly as a float"), "{error}");
+        let error = encode("vector<double, 1>", Rows::I64(&[i64::MAX]), 0).unwrap_err();
+        assert!(error.to_string().contains("exactly as a double"), "{error}");
+        let bytes = encode("vector<double, 1>", Rows::I64(&[1 << 53]), 0).unwrap();
+        assert_eq!(bytes, ((1u64 << 53) as f64).to_be_bytes());
+        let error = encode("vector<double, 1>", Rows::I64(&[(1 << 53) + 1]), 0).unwrap_err();
+        assert!(error.to_string().contains("exactly"), "{error}");
+    }
+
+    #[test]
+    fn half_floats_widen_exactly() {
+        let halves: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        let bytes = encode("vector<float, 1>", Rows::F16(&halves), 0).unwrap();
+        let expected: Vec<u8> = halves
+            .iter()
+            .flat_map(|&h| h.to_f32().to_be_bytes())
+            .collect();
+        assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn small_integers_widen_and_booleans_come_from_zero_and_one() {
+        let bytes = encode("vector<bigint, 2>", Rows::U8(&[255, 0]), 0).unwrap();
+        assert_eq!(bytes, [255i64.to_be_bytes(), 0i64.to_be_bytes()].concat());
+        let bytes = encode("vector<int, 2>", Rows::I16(&[i16::MIN, -1]), 0).unwrap();
+        assert_eq!(
+            bytes,
+            [i32::from(i16::MIN).to_be_bytes(), (-1i32).to_be_bytes()].concat()
+        );
+        let bytes = encode("vector<boolean, 3>", Rows::I8(&[1, 0, 1]), 0).unwrap();
+        assert_eq!(bytes, [1, 0, 1]);
+        let error = encode("vector<boolean, 3>", Rows::F32(&[1.0, 0.0, 2.0]), 0).unwrap_err();
+        assert!(error.to_string().contains("row 0 (element 2)"), "{error}");
+    }
+
+    #[test]
+    fn targets_must_be_vectors_of_number_like_types() {
+        let registry = crate::types::UdtRegistry::new();
+        for ty in [
+            "list<float>",
+            "vector<uuid, 2>",
+            "vector<list<int>, 2>",
+            "float",
+        ] {
+            let ty = crate::types::parse_type(ty, &registry).unwrap();
+            assert!(matches!(
+                VectorEncoder::new(&ty),
+                Err(VectorError::Unsupported(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn shape_mismatch_is_an_error() {
+        let error = encode("vector<float, 3>", Rows::F32(&[1.0; 4]), 0).unwrap_err();
+        assert!(matches!(error, VectorError::Shape { .. }));
+    }
+}
