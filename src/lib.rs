@@ -6,8 +6,8 @@
 pub mod files;
 pub mod frame;
 pub mod hex;
-pub mod lz4;
 pub mod input;
+pub mod lz4;
 pub mod output;
 pub mod types;
 pub mod value;

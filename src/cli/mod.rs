@@ -1,11 +1,11 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
-pub mod decode;
-pub mod encode;
 mod compress;
-mod decompress;
-mod lz4_stream;
 pub mod convert;
+pub mod decode;
+mod decompress;
+pub mod encode;
+mod lz4_stream;
 
 use clap::{Parser, Subcommand};
 use std::fmt;
