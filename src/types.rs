@@ -521,7 +521,8 @@ impl<'a> Parser<'a> {
                 )
             }
         };
-        if !matches!(parsed, CqlType::Tuple(_)) {
+        // `tuple` consumed its own `>`; `frozen<tuple<...>>` still has one to close.
+        if lower != "tuple" {
             self.expect('>')?;
         }
         Ok(parsed)
