@@ -9,7 +9,7 @@
 
 use cqlwire::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
 use cqlwire::input::{self, BatchReader, InputError, InputFormat, InputOptions, RowSelection};
-use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType};
+use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use cqlwire::value::{self, Value};
 use cqlwire::{cql, json, lz4};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -221,6 +221,13 @@ pub fn type_parser(data: &[u8]) {
         without_keyspaces(&ty),
         "`{type_text}` shows as `{shown}`, which parses to another type"
     );
+    if ty.depth() < MAX_TYPE_DEPTH {
+        let frozen = format!("frozen<{shown}>");
+        match parse_type(&frozen, &redeclared) {
+            Ok(t) => assert_eq!(t, reparsed, "`{frozen}` parses to another type"),
+            Err(e) => panic!("`{frozen}` does not parse: {e}"),
+        }
+    }
 }
 
 /// Declares the UDTs used by `ty` (innermost first) from their [`UdtType::declaration`]s. False when
