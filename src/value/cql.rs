@@ -716,6 +716,10 @@ pub fn native_from_text(native: NativeType, text: &str) -> Result<Value, String>
     use NativeType as N;
     let integer = || integer_from_text(text);
     Ok(match native {
+        N::Ascii if !text.is_ascii() => {
+            let c = text.chars().find(|c| !c.is_ascii()).unwrap_or_default();
+            return Err(format!("non-ASCII character {c:?} in ascii value"));
+        }
         N::Ascii | N::Text => Value::Text(text.to_string()),
         N::Blob => Value::Blob(blob_from_text(text)?),
         N::Boolean => Value::Boolean(boolean_from_text(text)?),
