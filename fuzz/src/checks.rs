@@ -387,14 +387,26 @@ pub fn literal_parser(data: &[u8]) {
     }
 }
 
+/// The encode errors a parsed value may meet: the text forms read durations with mixed signs
+/// (`+13mo-1d`), which the binary codec refuses (Cassandra does too).
+const ENCODE_REFUSALS_OF_PARSED_VALUES: [&str; 1] = ["duration has mixed signs"];
+
 /// Checks that an accepted value encodes and decodes back (except a top-level null, which has no
-/// bytes), prints as a CQL literal that parses back, and converts to JSON that reads back, each time
-/// to the same value; returns its encoding (empty for null).
+/// bytes, and the [`ENCODE_REFUSALS_OF_PARSED_VALUES`]), prints as a CQL literal that parses back,
+/// and converts to JSON that reads back, each time to the same value; returns its encoding (empty
+/// when it has none).
 fn check_value_forms(ty: &CqlType, value: &Value) -> Vec<u8> {
     let mut encoded = Vec::new();
-    if *value != Value::Null {
-        encoded = value::encode(ty, value)
-            .unwrap_or_else(|e| panic!("an accepted value does not encode ({ty}): {e}: {value:?}"));
+    match value::encode(ty, value) {
+        Ok(bytes) => encoded = bytes,
+        Err(_) if *value == Value::Null => {}
+        Err(e)
+            if ENCODE_REFUSALS_OF_PARSED_VALUES
+                .iter()
+                .any(|r| e.message.contains(r)) => {}
+        Err(e) => panic!("an accepted value does not encode ({ty}): {e}: {value:?}"),
+    }
+    if !encoded.is_empty() {
         match value::decode(ty, &encoded) {
             Ok(decoded) => assert_eq!(&decoded, value, "encode/decode changes the value ({ty})"),
             Err(e) => panic!("the encoding of an accepted value does not decode ({ty}): {e}"),
