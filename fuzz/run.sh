@@ -10,6 +10,7 @@ shift 2
 case $target in
   lz4_body | frame_stream) max_len=65540 ;;
   npy_header | vecs_readers) max_len=8192 ;;
+  value_decoder) max_len=1024 ;;
   *) max_len=4096 ;;
 esac
 dict=()
