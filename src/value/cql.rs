@@ -710,6 +710,13 @@ pub fn blob_from_text(text: &str) -> Result<Vec<u8>, String> {
     crate::hex::parse(digits).map_err(|e| e.to_string())
 }
 
+/// Whether `<empty>` (JSON `{"$empty": true}`) is a value of `ty`: natives other than text, ascii
+/// and blob, whose zero-length value is `''` or `0x` instead (PRODUCT §2).
+pub(crate) fn has_empty_value(ty: &CqlType) -> bool {
+    use NativeType as N;
+    matches!(ty, CqlType::Native(n) if !matches!(n, N::Text | N::Ascii | N::Blob))
+}
+
 /// Reads a native value from its unquoted text (the content of a quoted literal, or a bare token):
 /// everything except text/ascii/blob, which need their own lexical forms.
 pub fn native_from_text(native: NativeType, text: &str) -> Result<Value, String> {
@@ -1067,7 +1074,7 @@ impl Parser {
             return Ok(Value::Null);
         }
         if self.chars.get(self.at..self.at + 7) == Some(&['<', 'e', 'm', 'p', 't', 'y', '>']) {
-            if !matches!(ty, CqlType::Native(_)) {
+            if !has_empty_value(ty) {
                 return Err(self.error_at(start, format!("a {ty} value cannot be empty")));
             }
             self.at += 7;
