@@ -454,22 +454,22 @@ pub fn lz4_body(data: &[u8]) {
             let reference = ::lz4::block::decompress(block, Some(size))
                 .ok()
                 .filter(|payload| payload.len() == declared);
-            assert_eq!(
-                ours.as_ref().ok(),
-                reference.as_ref(),
-                "cqlwire and the C lz4 library disagree on a body declaring {declared} bytes \
-                 (cqlwire: {:?})",
-                ours.as_ref().err()
-            );
+            match (&ours, &reference) {
+                (Ok(a), Some(b)) => assert!(a == b, "cqlwire and C lz4 decompress differently"),
+                (Ok(_), None) => panic!("cqlwire accepts a body C lz4 refuses"),
+                // The LZ4 block format forbids offset 0; the C decoder lets it through.
+                (Err(e), Some(_)) if e.kind == lz4::Lz4ErrorKind::MatchOffsetZero => {}
+                (Err(e), Some(_)) => panic!("C lz4 accepts a body cqlwire refuses: {e}"),
+                (Err(_), None) => {}
+            }
         }
     }
     let Ok(payload) = ours else {
         return;
     };
     let body = lz4::compress_body(&payload).expect("an accepted payload compresses");
-    assert_eq!(
-        lz4::decompress_body(&body, LZ4_MAX_SIZE).as_ref(),
-        Ok(&payload),
+    assert!(
+        lz4::decompress_body(&body, LZ4_MAX_SIZE).as_ref() == Ok(&payload),
         "compress/decompress changes the payload"
     );
 }
