@@ -104,6 +104,15 @@ impl TexmexReader {
     fn offset_of(&self, row: u64) -> u64 {
         row.saturating_mul(self.record_bytes as u64)
     }
+
+    /// The error for a row range that starts past the end of a stream.
+    fn range_past_end(&self) -> InputError {
+        InputError::Options(format!(
+            "{}: the row range starts at row {} but the input has fewer rows",
+            self.source.name(),
+            self.start_row
+        ))
+    }
 }
 
 impl BatchReader for TexmexReader {
@@ -133,6 +142,10 @@ impl BatchReader for TexmexReader {
         let left = self
             .end_row
             .map_or(u64::MAX, |end| end.saturating_sub(self.next_row));
+        if left > 0 && self.dimension == 0 && self.start_row > 0 {
+            // An empty stream has no row to start a range at.
+            return Err(self.range_past_end());
+        }
         if left == 0 || self.dimension == 0 {
             return Ok(None);
         }
@@ -149,10 +162,7 @@ impl BatchReader for TexmexReader {
             0
         };
         if got == 0 && first_row == self.start_row && first_row > 0 {
-            return Err(InputError::Options(format!(
-                "{}: the row range starts at row {first_row} but the input has fewer rows",
-                self.source.name()
-            )));
+            return Err(self.range_past_end());
         }
         let complete = got / self.record_bytes;
         let bytes = elements.bytes_mut();
