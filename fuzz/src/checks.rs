@@ -13,6 +13,7 @@ use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_
 use cqlwire::value::{self, Value};
 use cqlwire::{cql, json, lz4};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::io::{Cursor, Seek, Write};
 use std::sync::OnceLock;
 
@@ -30,17 +31,35 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("vecs_readers", vecs_readers),
 ];
 
-/// The largest single allocation an input may cause (64 MiB): above it the input claimed a size its
-/// bytes do not hold, or a limit is missing.
-pub const ALLOCATION_LIMIT: usize = 64 << 20;
+/// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
+/// 4-byte prefix): the readers accept rows up to 64 MiB and a stream, whose size is unknown, gets a
+/// row's buffer before its bytes arrive. Above it the input claimed a size its bytes do not hold,
+/// or a limit is missing.
+pub const ALLOCATION_LIMIT: usize = (64 << 20) + (64 << 10);
+
+/// How much more than a file's size a reader may allocate at once for that file (I/O buffers,
+/// messages): a file's size is known, so a reader must not trust a header beyond it.
+const FILE_ALLOCATION_SLACK: usize = 64 << 10;
+
+thread_local! {
+    /// The largest single allocation on this thread since [`take_largest_allocation`].
+    static LARGEST_ALLOCATION: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The largest single allocation made on this thread since the last call.
+fn take_largest_allocation() -> usize {
+    LARGEST_ALLOCATION.try_with(|l| l.replace(0)).unwrap_or(0)
+}
 
 /// The system allocator, aborting the process on any allocation above [`ALLOCATION_LIMIT`] (libFuzzer
 /// reports the abort as a crash and saves the input).
 pub struct CappedAllocator;
 
 impl CappedAllocator {
-    /// Aborts when `size` is above the limit.
+    /// Records `size` for [`take_largest_allocation`]; aborts when it is above the limit.
     fn check(size: usize) {
+        // A const-initialised thread-local without destructor: no allocation, no recursion.
+        let _ = LARGEST_ALLOCATION.try_with(|l| l.set(l.get().max(size)));
         if size > ALLOCATION_LIMIT {
             // Writing a static message to unbuffered stderr does not allocate.
             let _ = std::io::stderr()
@@ -583,7 +602,7 @@ fn check_reader(data: &[u8], format: InputFormat, selection: RowSelection, batch
         batch_rows,
     };
     let stream = input::open_stream("fuzz input", Box::new(Cursor::new(data.to_vec())), &options)
-        .and_then(|reader| read_all(reader, data.len()));
+        .and_then(|reader| read_all(reader, data.len(), None));
     let file = read_file(data, &options);
     match (&stream, &file) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "stream and file read differently ({format:?})"),
@@ -612,12 +631,28 @@ fn read_file(data: &[u8], options: &InputOptions) -> Result<ReadAll, InputError>
     file.write_all(data).map_err(io_error)?;
     file.rewind().map_err(io_error)?;
     let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+    take_largest_allocation();
     let reader = input::open(Some(std::path::Path::new(&path)), options)?;
-    read_all(reader, data.len())
+    read_all(reader, data.len(), Some(data.len() + FILE_ALLOCATION_SLACK))
 }
 
-/// Reads every batch, checking each against the reader's announced shape and the input's size.
-fn read_all(mut reader: Box<dyn BatchReader>, input_len: usize) -> Result<ReadAll, InputError> {
+/// Reads every batch, checking each against the reader's announced shape and the input's size, and
+/// the reader's allocations against `allocation_bound` (from the last [`take_largest_allocation`]).
+fn read_all(
+    mut reader: Box<dyn BatchReader>,
+    input_len: usize,
+    allocation_bound: Option<usize>,
+) -> Result<ReadAll, InputError> {
+    let check_allocations = || {
+        let largest = take_largest_allocation();
+        if let Some(bound) = allocation_bound {
+            assert!(
+                largest <= bound,
+                "reading a {input_len}-byte file allocates {largest} bytes at once"
+            );
+        }
+    };
+    check_allocations();
     let element_type = reader.element_type();
     let dimension = reader.dimension();
     let announced = reader.rows();
@@ -627,7 +662,12 @@ fn read_all(mut reader: Box<dyn BatchReader>, input_len: usize) -> Result<ReadAl
         rows: 0,
         element_bits: Vec::new(),
     };
-    while let Some(batch) = reader.next_batch()? {
+    loop {
+        let next = reader.next_batch();
+        check_allocations();
+        let Some(batch) = next? else {
+            break;
+        };
         assert!(batch.first_row >= all.rows, "batches go back");
         assert_eq!(batch.elements.element_type(), element_type);
         assert_eq!(
