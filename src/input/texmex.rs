@@ -155,7 +155,16 @@ impl BatchReader for TexmexReader {
         let reached = self.source.move_to(start)?;
         let prefix_elements = PREFIX_BYTES / self.element_type.size();
         let record_elements = prefix_elements + self.dimension;
-        let mut elements = Elements::zeroed(self.element_type, rows * record_elements);
+        let mut element_count = rows * record_elements;
+        if let Some(len) = self.source.len() {
+            // A file: allocate no more than the bytes it has left (a short last row is reported
+            // below), so a few corrupt bytes declaring a huge dimension cost no memory.
+            let left = len
+                .saturating_sub(start)
+                .div_ceil(self.element_type.size() as u64);
+            element_count = element_count.min(usize::try_from(left).unwrap_or(usize::MAX));
+        }
+        let mut elements = Elements::zeroed(self.element_type, element_count);
         let got = if reached {
             self.source.read_full(elements.bytes_mut())?
         } else {
