@@ -603,13 +603,21 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(keyspace_start, "expected a keyspace name"));
         }
         self.expect(',')?;
+        let name_start = self.skip_whitespace();
         let name = self.hex_name()?;
         let mut fields: Vec<(String, CqlType)> = Vec::new();
         while self.comma_or_close(')')? {
+            let field_start = self.skip_whitespace();
             let field = self.hex_name()?;
+            if fields.iter().any(|(existing, _)| *existing == field) {
+                return Err(self.error_at(field_start, format!("duplicate field `{field}`")));
+            }
             self.expect(':')?;
             let field_type = self.parse_type(inner)?;
             fields.push((field, field_type));
+        }
+        if fields.is_empty() {
+            return Err(self.error_at(name_start, format!("type `{name}` has no fields")));
         }
         Ok(CqlType::Udt(UdtType {
             keyspace: Some(keyspace),

@@ -53,6 +53,7 @@ pub(crate) fn open(
         rows,
         dimension,
         data_start: HEADER_BYTES,
+        nothing_after: true,
     };
     Ok(Box::new(FlatReader::new(source, layout, options)?))
 }

@@ -24,6 +24,9 @@ pub(crate) struct FlatLayout {
     pub dimension: usize,
     /// Byte offset of the first row.
     pub data_start: u64,
+    /// Whether bytes after the last row are an error (a file's size is checked at open; a stream
+    /// is checked when its last row has been read).
+    pub nothing_after: bool,
 }
 
 /// Batches of rows from a [`FlatLayout`].
@@ -72,6 +75,26 @@ impl FlatReader {
         let offset = row.saturating_mul(self.row_bytes as u64);
         self.layout.data_start.saturating_add(offset)
     }
+
+    /// After the last row of a stream (whose size is not known up front), errors when more bytes
+    /// follow, as a file of that size is refused at open. The stream must be at the end of the data.
+    fn check_nothing_after(&mut self) -> Result<(), InputError> {
+        if self.source.len().is_some() {
+            return Ok(());
+        }
+        let end = self.source.position();
+        if self.source.read_full(&mut [0u8; 1])? == 0 {
+            return Ok(());
+        }
+        Err(InputError::Data(format!(
+            "{}: {} data continues after the {} rows × {} elements its header declares (the data \
+             ends at byte {end})",
+            self.source.name(),
+            self.layout.format,
+            self.layout.rows,
+            self.layout.dimension
+        )))
+    }
 }
 
 /// The error for data that ends inside row `row` (`end` = where the bytes end).
@@ -118,6 +141,9 @@ impl BatchReader for FlatReader {
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
         let left = self.range.end - self.next_row;
         if left == 0 {
+            if self.layout.nothing_after && self.next_row == self.layout.rows {
+                self.check_nothing_after()?;
+            }
             return Ok(None);
         }
         let rows = usize::try_from(left).map_or(self.batch_rows, |l| l.min(self.batch_rows));

@@ -64,6 +64,7 @@ pub(crate) fn open(
         rows,
         dimension,
         data_start,
+        nothing_after: false,
     };
     if header.fortran_order && rows > 1 && dimension > 1 {
         Ok(Box::new(FortranReader::new(source, layout, options)?))

@@ -107,6 +107,15 @@ impl TexmexReader {
     fn offset_of(&self, row: u64) -> u64 {
         row.saturating_mul(self.record_bytes as u64)
     }
+
+    /// The error for a row range that starts past the end of a stream.
+    fn range_past_end(&self) -> InputError {
+        InputError::Options(format!(
+            "{}: the row range starts at row {} but the input has fewer rows",
+            self.source.name(),
+            self.start_row
+        ))
+    }
 }
 
 impl BatchReader for TexmexReader {
@@ -136,6 +145,10 @@ impl BatchReader for TexmexReader {
         let left = self
             .end_row
             .map_or(u64::MAX, |end| end.saturating_sub(self.next_row));
+        if left > 0 && self.dimension == 0 && self.start_row > 0 {
+            // An empty stream has no row to start a range at.
+            return Err(self.range_past_end());
+        }
         if left == 0 || self.dimension == 0 {
             return Ok(None);
         }
@@ -145,18 +158,24 @@ impl BatchReader for TexmexReader {
         let reached = self.source.move_to(start)?;
         let prefix_elements = PREFIX_BYTES / self.element_type.size();
         let record_elements = prefix_elements + self.dimension;
+        let mut element_count = rows * record_elements;
+        if let Some(len) = self.source.len() {
+            // A file: allocate no more than the bytes it has left (a short last row is reported
+            // below), so a few corrupt bytes declaring a huge dimension cost no memory.
+            let left = len
+                .saturating_sub(start)
+                .div_ceil(self.element_type.size() as u64);
+            element_count = element_count.min(usize::try_from(left).unwrap_or(usize::MAX));
+        }
         let mut elements =
-            Elements::reuse_or_zeroed(self.spare.take(), self.element_type, rows * record_elements);
+            Elements::reuse_or_zeroed(self.spare.take(), self.element_type, element_count);
         let got = if reached {
             self.source.read_full(elements.bytes_mut())?
         } else {
             0
         };
         if got == 0 && first_row == self.start_row && first_row > 0 {
-            return Err(InputError::Options(format!(
-                "{}: the row range starts at row {first_row} but the input has fewer rows",
-                self.source.name()
-            )));
+            return Err(self.range_past_end());
         }
         let complete = got / self.record_bytes;
         let bytes = elements.bytes_mut();

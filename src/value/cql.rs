@@ -700,12 +700,23 @@ pub fn blob_from_text(text: &str) -> Result<Vec<u8>, String> {
     crate::hex::parse(digits).map_err(|e| e.to_string())
 }
 
+/// Whether `<empty>` (JSON `{"$empty": true}`) is a value of `ty`: natives other than text, ascii
+/// and blob, whose zero-length value is `''` or `0x` instead (PRODUCT §2).
+pub(crate) fn has_empty_value(ty: &CqlType) -> bool {
+    use NativeType as N;
+    matches!(ty, CqlType::Native(n) if !matches!(n, N::Text | N::Ascii | N::Blob))
+}
+
 /// Reads a native value from its unquoted text (the content of a quoted literal, or a bare token):
 /// everything except text/ascii/blob, which need their own lexical forms.
 pub fn native_from_text(native: NativeType, text: &str) -> Result<Value, String> {
     use NativeType as N;
     let integer = || integer_from_text(text);
     Ok(match native {
+        N::Ascii if !text.is_ascii() => {
+            let c = text.chars().find(|c| !c.is_ascii()).unwrap_or_default();
+            return Err(format!("non-ASCII character {c:?} in ascii value"));
+        }
         N::Ascii | N::Text => Value::Text(text.to_string()),
         N::Blob => Value::Blob(blob_from_text(text)?),
         N::Boolean => Value::Boolean(boolean_from_text(text)?),
@@ -1053,7 +1064,7 @@ impl Parser {
             return Ok(Value::Null);
         }
         if self.chars.get(self.at..self.at + 7) == Some(&['<', 'e', 'm', 'p', 't', 'y', '>']) {
-            if !matches!(ty, CqlType::Native(_)) {
+            if !has_empty_value(ty) {
                 return Err(self.error_at(start, format!("a {ty} value cannot be empty")));
             }
             self.at += 7;

@@ -159,7 +159,7 @@ impl Reader {
         }
         if let Some(object) = json.as_object() {
             if object.len() == 1 && object.get(EMPTY_KEY) == Some(&Json::Bool(true)) {
-                return if matches!(ty, CqlType::Native(_)) {
+                return if super::cql::has_empty_value(ty) {
                     Ok(Value::Empty)
                 } else {
                     Err(self.error(format!("a {ty} value cannot be empty")))

@@ -671,6 +671,14 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             N::Blob => Value::Blob(bytes.to_vec()),
             N::Varint => Value::Varint(BigInt::from_signed_bytes_be(bytes)),
             N::Decimal => match bytes.split_first_chunk::<4>() {
+                // Java's BigInteger (hence Cassandra) refuses a zero-length unscaled value, and it
+                // would not re-encode to the same bytes.
+                Some((_, [])) => {
+                    return Err(self.error(
+                        start + 4,
+                        "decimal value has a scale but no unscaled value (an empty varint)",
+                    ))
+                }
                 Some((scale, unscaled)) => Value::Decimal {
                     unscaled: BigInt::from_signed_bytes_be(unscaled),
                     scale: i32::from_be_bytes(*scale),

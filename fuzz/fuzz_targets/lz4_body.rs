@@ -1,0 +1,7 @@
+//! `lz4_body`: see [`cqlwire_fuzz::checks::lz4_body`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::lz4_body(data));

@@ -1,0 +1,7 @@
+//! `npy_header`: see [`cqlwire_fuzz::checks::npy_header`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::npy_header(data));

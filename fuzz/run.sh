@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs one fuzz target for a number of seconds with the options this project uses, from the repo root:
+#   fuzz/run.sh TARGET SECONDS [extra libFuzzer options...]
+# Needs cargo-fuzz (`cargo install cargo-fuzz`); RUSTC_BOOTSTRAP=1 lets it use stable Rust. The log,
+# ending with libFuzzer's final stats, goes to fuzz/artifacts/logs/TARGET-<UTC time>.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=$1 seconds=$2
+shift 2
+case $target in
+  lz4_body | frame_stream) max_len=65540 ;;
+  npy_header | vecs_readers) max_len=8192 ;;
+  value_decoder) max_len=1024 ;;
+  *) max_len=4096 ;;
+esac
+dict=()
+[ -f "fuzz/dicts/$target.dict" ] && dict=("-dict=fuzz/dicts/$target.dict")
+mkdir -p "fuzz/corpus/$target" fuzz/artifacts/logs
+log="fuzz/artifacts/logs/$target-$(date -u +%Y%m%dT%H%M%S).log"
+# -s none: no sanitizer (safe Rust; debug assertions and overflow checks stay on). The targets'
+# global allocator aborts on any single allocation above 64 MiB; -rss_limit_mb bounds the total.
+RUSTC_BOOTSTRAP=1 cargo fuzz run -s none --fuzz-dir fuzz "$target" "fuzz/corpus/$target" -- \
+  -max_total_time="$seconds" -max_len="$max_len" -timeout=5 -rss_limit_mb=128 \
+  -print_final_stats=1 "${dict[@]}" "$@" 2>&1 | tee "$log" | grep -E "^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|Done|stat::|.*panicked|thread)" || true
+echo "log: $log"

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Seeds every fuzz target's corpus (fuzz/corpus/<target>/, git-ignored) from the committed fixtures:
+# type strings, driver payloads and literals, malformed payloads, LZ4 bodies and frame streams, and the
+# convert inputs. Each seed file is named by the SHA-1 of its bytes, as libFuzzer names its own.
+# Usage: fuzz/seed.sh   (from anywhere; needs python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 - <<'PY'
+import hashlib, json, pathlib, re
+
+root = pathlib.Path(".")
+corpus = root / "fuzz" / "corpus"
+checks = (root / "fuzz" / "src" / "checks.rs").read_text()
+
+def type_list(name):
+    """The quoted type strings of a `const NAME: [&str; N] = [...]` list in checks.rs."""
+    body = re.search(name + r": \[&str; \d+\] = \[(.*?)\];", checks, re.S).group(1)
+    return re.findall(r'"([^"]*)"', body)
+
+def normal(type_text):
+    """A type string without spaces and frozen<...>, lowercase, to match the fixture types."""
+    t = type_text.replace(" ", "").lower()
+    while "frozen<" in t:
+        start = t.index("frozen<")
+        depth, end = 0, start + len("frozen")
+        for end in range(start + len("frozen"), len(t)):
+            depth += {"<": 1, ">": -1}.get(t[end], 0)
+            if depth == 0:
+                break
+        t = t[:start] + t[start + len("frozen<"):end] + t[end + 1:]
+    return t
+
+def selector(types, type_text):
+    """Index of the type in a target's list: the same type, else one with the same outer keyword."""
+    wanted = normal(type_text)
+    normals = [normal(t) for t in types]
+    if wanted in normals:
+        return normals.index(wanted)
+    outer = wanted.split("<")[0]
+    for i, t in enumerate(normals):
+        if t.split("<")[0] == outer:
+            return i
+    return None
+
+counts = {}
+def seed(target, data, max_len):
+    data = data[:max_len]
+    folder = corpus / target
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / hashlib.sha1(data).hexdigest()
+    if not path.exists():
+        path.write_bytes(data)
+        counts[target] = counts.get(target, 0) + 1
+
+def cases(path):
+    p = root / path
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()] if p.exists() else []
+
+decoder_types = type_list("DECODER_TYPES")
+literal_types = type_list("LITERAL_TYPES")
+value_cases = cases("fixtures/driver/cases.jsonl") + cases("fixtures/malformed/cases.jsonl") \
+    + cases("fixtures/vector/cases.jsonl")
+
+for case in value_cases:
+    type_text, udts = case["type"], case.get("udts", [])
+    seed("type_parser", "\n".join(udts + [type_text]).encode(), 4096)
+    if "hex" in case:
+        index = selector(decoder_types, type_text)
+        if index is not None:
+            seed("value_decoder", bytes([index]) + bytes.fromhex(case["hex"]), 4096)
+    index = selector(literal_types, type_text)
+    if index is not None:
+        if "cql" in case:
+            seed("literal_parser", bytes([index << 1]) + case["cql"].encode(), 4096)
+        if "json" in case:
+            seed("literal_parser", bytes([index << 1 | 1]) + json.dumps(case["json"]).encode(), 4096)
+for type_text in decoder_types + literal_types + [
+    "org.apache.cassandra.db.marshal.UserType(ks,61646472,737472656574:UTF8Type,7a6970:Int32Type)",
+    "FrozenType(ReversedType(SetType(TimeUUIDType)))",
+    "org.apache.cassandra.db.marshal.TupleType(BytesType,DecimalType,DurationType)",
+]:
+    seed("type_parser", type_text.encode(), 4096)
+
+for body in sorted((root / "fixtures/lz4/bodies").glob("*.lz4")):
+    seed("lz4_body", body.read_bytes(), 65536)
+for stream in sorted((root / "fixtures/lz4/frames").glob("*.bin")):
+    data = stream.read_bytes()
+    seed("frame_stream", data, 65536)
+    seed("frame_stream", data, 2048)  # a few whole frames and a truncated one
+
+vecs_formats = ["fvecs", "ivecs", "bvecs", "fbin", "ibin", "u8bin", "i8bin"]
+for path in sorted((root / "fixtures/convert/inputs").iterdir()):
+    data = path.read_bytes()
+    if data.startswith(b"\x93NUMPY"):
+        seed("npy_header", data, 8192)
+    extension = path.suffix.lstrip(".")
+    if extension in vecs_formats:
+        index = vecs_formats.index(extension)
+        for high_bits in (0x00, 0x18, 0x80, 0xC8):  # all rows in batches of 1 and 4, a range, a shard
+            seed("vecs_readers", bytes([index | high_bits]) + data, 8192)
+
+for target, count in sorted(counts.items()):
+    print(f"{target}: {count} seeds")
+PY

@@ -1,0 +1,735 @@
+//! The properties the fuzz targets check, one function per target, shared by the libFuzzer targets
+//! (`fuzz/fuzz_targets/`) and by the test that replays the inputs they found
+//! (`tests/fuzz_regressions.rs`, which includes this file as a module).
+//!
+//! Each check takes arbitrary bytes, calls the library the way the commands do, and panics when an
+//! invariant fails; the library itself must never panic. [`CappedAllocator`] turns any single
+//! allocation above [`ALLOCATION_LIMIT`] into an abort, so "garbage that claims a huge size" is a
+//! finding too.
+
+use cqlwire::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
+use cqlwire::input::{self, BatchReader, InputError, InputFormat, InputOptions, RowSelection};
+use cqlwire::lz4;
+use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
+use cqlwire::value::{self, Value};
+use cqlwire::value::{cql, json};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::{Cursor, Seek, Write};
+use std::sync::OnceLock;
+
+/// A target's check: panics when an invariant fails on the input.
+pub type Check = fn(&[u8]);
+
+/// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
+pub const TARGETS: [(&str, Check); 7] = [
+    ("type_parser", type_parser),
+    ("value_decoder", value_decoder),
+    ("literal_parser", literal_parser),
+    ("lz4_body", lz4_body),
+    ("frame_stream", frame_stream),
+    ("npy_header", npy_header),
+    ("vecs_readers", vecs_readers),
+];
+
+/// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
+/// 4-byte prefix): the readers accept rows up to 64 MiB and a stream, whose size is unknown, gets a
+/// row's buffer before its bytes arrive. Above it the input claimed a size its bytes do not hold,
+/// or a limit is missing.
+pub const ALLOCATION_LIMIT: usize = (64 << 20) + (64 << 10);
+
+/// How much more than a file's size a reader may allocate at once for that file (I/O buffers,
+/// messages): a file's size is known, so a reader must not trust a header beyond it.
+const FILE_ALLOCATION_SLACK: usize = 64 << 10;
+
+thread_local! {
+    /// The largest single allocation on this thread since [`take_largest_allocation`].
+    static LARGEST_ALLOCATION: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The largest single allocation made on this thread since the last call.
+fn take_largest_allocation() -> usize {
+    LARGEST_ALLOCATION.try_with(|l| l.replace(0)).unwrap_or(0)
+}
+
+/// The system allocator, aborting the process on any allocation above [`ALLOCATION_LIMIT`] (libFuzzer
+/// reports the abort as a crash and saves the input).
+pub struct CappedAllocator;
+
+impl CappedAllocator {
+    /// Records `size` for [`take_largest_allocation`]; aborts when it is above the limit.
+    fn check(size: usize) {
+        // A const-initialised thread-local without destructor: no allocation, no recursion.
+        let _ = LARGEST_ALLOCATION.try_with(|l| l.set(l.get().max(size)));
+        if size > ALLOCATION_LIMIT {
+            // Writing a static message to unbuffered stderr does not allocate.
+            let _ = std::io::stderr()
+                .write_all(b"fuzz: allocation above ALLOCATION_LIMIT (64 MiB), aborting\n");
+            std::process::abort();
+        }
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to `System`; the only addition is the size check.
+unsafe impl GlobalAlloc for CappedAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        Self::check(layout.size());
+        // SAFETY: the caller's contract for `alloc` is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        Self::check(layout.size());
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        Self::check(new_size);
+        // SAFETY: as for `alloc`; `ptr` and `layout` come from this allocator, which is `System`'s.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as for `realloc`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Types.
+// ---------------------------------------------------------------------------------------------------
+
+/// UDTs declared for the value targets' types.
+const UDT_DECLARATIONS: [&str; 2] = [
+    "addr(street text, zip int)",
+    "person(name text, addresses list<frozen<addr>>, scores map<text, frozen<tuple<int, decimal>>>)",
+];
+
+/// The types `value_decoder` picks from with its first byte: every native, nested collections,
+/// tuples, UDTs, and vectors of fixed-size and vint-prefixed subtypes (nested too).
+const DECODER_TYPES: [&str; 48] = [
+    "ascii",
+    "bigint",
+    "blob",
+    "boolean",
+    "counter",
+    "date",
+    "decimal",
+    "double",
+    "duration",
+    "float",
+    "inet",
+    "int",
+    "smallint",
+    "text",
+    "time",
+    "timestamp",
+    "timeuuid",
+    "tinyint",
+    "uuid",
+    "varint",
+    "list<int>",
+    "set<text>",
+    "map<text, int>",
+    "list<frozen<list<int>>>",
+    "map<int, frozen<map<text, blob>>>",
+    "set<frozen<set<varint>>>",
+    "list<frozen<map<uuid, frozen<list<duration>>>>>",
+    "tuple<int, text, list<int>>",
+    "tuple<tuple<int, text>, blob>",
+    "tuple<inet, date, time, decimal>",
+    "addr",
+    "person",
+    "list<frozen<addr>>",
+    "vector<float, 3>",
+    "vector<double, 2>",
+    "vector<boolean, 4>",
+    "vector<uuid, 1>",
+    "vector<bigint, 2>",
+    "vector<smallint, 2>",
+    "vector<tinyint, 3>",
+    "vector<text, 2>",
+    "vector<varint, 3>",
+    "vector<duration, 2>",
+    "vector<frozen<list<int>>, 2>",
+    "vector<vector<float, 2>, 2>",
+    "vector<vector<text, 2>, 2>",
+    "map<text, frozen<vector<float, 2>>>",
+    "tuple<vector<timestamp, 2>, vector<date, 1>, vector<addr, 1>>",
+];
+
+/// The types `literal_parser` picks from with its first byte.
+const LITERAL_TYPES: [&str; 24] = [
+    "int",
+    "bigint",
+    "varint",
+    "decimal",
+    "float",
+    "double",
+    "boolean",
+    "text",
+    "ascii",
+    "blob",
+    "timestamp",
+    "date",
+    "time",
+    "duration",
+    "inet",
+    "uuid",
+    "list<int>",
+    "set<text>",
+    "map<text, double>",
+    "map<frozen<list<int>>, frozen<set<date>>>",
+    "tuple<int, text, timestamp>",
+    "person",
+    "vector<float, 3>",
+    "vector<text, 2>",
+];
+
+/// Parses a fixed list of type strings once, with the UDTs of [`UDT_DECLARATIONS`].
+fn parsed_types<const N: usize>(
+    cache: &'static OnceLock<Vec<CqlType>>,
+    texts: &[&str; N],
+) -> &'static [CqlType] {
+    cache.get_or_init(|| {
+        let mut udts = UdtRegistry::new();
+        for declaration in UDT_DECLARATIONS {
+            udts.declare(declaration).expect("the fuzz UDTs declare");
+        }
+        texts
+            .iter()
+            .map(|text| parse_type(text, &udts).expect("the fuzz types parse"))
+            .collect()
+    })
+}
+
+/// The type that `selector` picks from `types`.
+fn pick(types: &[CqlType], selector: u8) -> &CqlType {
+    let index = usize::from(selector) % types.len().max(1);
+    types.get(index).expect("the type lists are not empty")
+}
+
+// ---------------------------------------------------------------------------------------------------
+// type_parser
+// ---------------------------------------------------------------------------------------------------
+
+/// Parses the last line of the input as a type, after declaring every earlier line as a UDT (errors
+/// ignored). An accepted type must display as CQL that parses back to the same type.
+pub fn type_parser(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut lines = text.split('\n');
+    let type_text = lines.next_back().unwrap_or_default();
+    let mut udts = UdtRegistry::new();
+    for declaration in lines {
+        let _ = udts.declare(declaration);
+    }
+    let Ok(ty) = parse_type(type_text, &udts) else {
+        return;
+    };
+    let shown = ty.to_string();
+    let mut redeclared = UdtRegistry::new();
+    if !declare_udts(&ty, &mut redeclared) {
+        return;
+    }
+    let reparsed = parse_type(&shown, &redeclared)
+        .unwrap_or_else(|e| panic!("`{shown}` (shown for `{type_text}`) does not parse: {e}"));
+    assert_eq!(
+        without_keyspaces(&reparsed),
+        without_keyspaces(&ty),
+        "`{type_text}` shows as `{shown}`, which parses to another type"
+    );
+    if ty.depth() < MAX_TYPE_DEPTH {
+        let frozen = format!("frozen<{shown}>");
+        match parse_type(&frozen, &redeclared) {
+            Ok(t) => assert_eq!(t, reparsed, "`{frozen}` parses to another type"),
+            Err(e) => panic!("`{frozen}` does not parse: {e}"),
+        }
+    }
+}
+
+/// Declares the UDTs used by `ty` (innermost first) from their [`UdtType::declaration`]s. False when
+/// the round trip cannot be expressed in CQL: two different UDTs share a name, or a UDT (read from
+/// a Java class name) is named like a built-in type.
+fn declare_udts(ty: &CqlType, udts: &mut UdtRegistry) -> bool {
+    match ty {
+        CqlType::Native(_) => true,
+        CqlType::List(t) | CqlType::Set(t) | CqlType::Vector(t, _) => declare_udts(t, udts),
+        CqlType::Map(k, v) => declare_udts(k, udts) && declare_udts(v, udts),
+        CqlType::Tuple(components) => components.iter().all(|t| declare_udts(t, udts)),
+        CqlType::Udt(udt) => {
+            if !udt.fields.iter().all(|(_, t)| declare_udts(t, udts)) {
+                return false;
+            }
+            if let Some(known) = udts.get(&udt.name) {
+                return without_keyspace(known) == without_keyspace(udt);
+            }
+            match udts.declare(&udt.declaration()) {
+                Ok(()) => true,
+                Err(e) if e.message.contains("built-in type name") => false,
+                Err(e) => panic!(
+                    "declaration `{}` of a parsed UDT is refused: {e}",
+                    udt.declaration()
+                ),
+            }
+        }
+    }
+}
+
+/// The type with every UDT's keyspace removed (CQL declarations have none).
+fn without_keyspaces(ty: &CqlType) -> CqlType {
+    match ty {
+        CqlType::Native(n) => CqlType::Native(*n),
+        CqlType::List(t) => CqlType::List(Box::new(without_keyspaces(t))),
+        CqlType::Set(t) => CqlType::Set(Box::new(without_keyspaces(t))),
+        CqlType::Vector(t, n) => CqlType::Vector(Box::new(without_keyspaces(t)), *n),
+        CqlType::Map(k, v) => CqlType::Map(
+            Box::new(without_keyspaces(k)),
+            Box::new(without_keyspaces(v)),
+        ),
+        CqlType::Tuple(components) => {
+            CqlType::Tuple(components.iter().map(without_keyspaces).collect())
+        }
+        CqlType::Udt(udt) => CqlType::Udt(without_keyspace(udt)),
+    }
+}
+
+/// The UDT without its keyspace, fields included.
+fn without_keyspace(udt: &UdtType) -> UdtType {
+    UdtType {
+        keyspace: None,
+        name: udt.name.clone(),
+        fields: udt
+            .fields
+            .iter()
+            .map(|(name, t)| (name.clone(), without_keyspaces(t)))
+            .collect(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// value_decoder and literal_parser
+// ---------------------------------------------------------------------------------------------------
+
+/// Decodes the input after its first byte as a value of the type that byte picks. `explain` must
+/// agree with `decode` (and `decode_prefix` must take every byte of an accepted payload); an accepted
+/// payload must re-encode to the same bytes, except where PRODUCT §2 allows other encodings (varint,
+/// decimal, boolean, vints), which must re-encode no longer; the value must survive the encode,
+/// CQL-literal and JSON round trips.
+pub fn value_decoder(data: &[u8]) {
+    static TYPES: OnceLock<Vec<CqlType>> = OnceLock::new();
+    let Some((&selector, payload)) = data.split_first() else {
+        return;
+    };
+    let ty = pick(parsed_types(&TYPES, &DECODER_TYPES), selector);
+    let decoded = value::decode(ty, payload);
+    let explained = value::explain(ty, payload);
+    assert_eq!(
+        explained.result, decoded,
+        "explain and decode disagree ({ty})"
+    );
+    let mut previous = 0;
+    for line in &explained.lines {
+        assert!(
+            line.offset >= previous && line.offset.saturating_add(line.len) <= payload.len(),
+            "explain line out of order or past the payload ({ty}): {line:?}"
+        );
+        previous = line.offset;
+    }
+    let Ok(value) = decoded else {
+        return;
+    };
+    match value::decode_prefix(ty, payload) {
+        Ok((prefix_value, used)) => {
+            assert_eq!(
+                prefix_value, value,
+                "decode_prefix reads another value ({ty})"
+            );
+            assert_eq!(used, payload.len(), "decode_prefix leaves bytes ({ty})");
+        }
+        Err(e) => panic!("decode_prefix refuses what decode accepts ({ty}): {e}"),
+    }
+    let encoded = check_value_forms(ty, &value);
+    if has_alternative_encodings(ty) {
+        assert!(
+            encoded.len() <= payload.len(),
+            "re-encoding is longer than the accepted payload ({ty})"
+        );
+    } else {
+        assert_eq!(
+            encoded, payload,
+            "a non-canonical payload is accepted ({ty})"
+        );
+    }
+}
+
+/// Whether PRODUCT §2 lets a value of `ty` have more than one encoding: varint and decimal (any
+/// two's complement length), boolean (any non-zero byte is true), duration and vint-prefixed vector
+/// elements (non-minimal vints).
+fn has_alternative_encodings(ty: &CqlType) -> bool {
+    match ty {
+        CqlType::Native(n) => matches!(
+            n,
+            NativeType::Varint | NativeType::Decimal | NativeType::Boolean | NativeType::Duration
+        ),
+        CqlType::Vector(t, _) => t.vector_element_size().is_none() || has_alternative_encodings(t),
+        CqlType::List(t) | CqlType::Set(t) => has_alternative_encodings(t),
+        CqlType::Map(k, v) => has_alternative_encodings(k) || has_alternative_encodings(v),
+        CqlType::Tuple(components) => components.iter().any(has_alternative_encodings),
+        CqlType::Udt(udt) => udt.fields.iter().any(|(_, t)| has_alternative_encodings(t)),
+    }
+}
+
+/// Parses the input after its first byte as a CQL literal (even first byte) or JSON (odd) of the type
+/// the rest of the first byte picks; an accepted value must survive the encode, CQL-literal and JSON
+/// round trips.
+pub fn literal_parser(data: &[u8]) {
+    static TYPES: OnceLock<Vec<CqlType>> = OnceLock::new();
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let ty = pick(parsed_types(&TYPES, &LITERAL_TYPES), selector >> 1);
+    let parsed = if selector & 1 == 0 {
+        cql::parse_cql(ty, text)
+    } else {
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(document) => json::from_json(ty, &document),
+            Err(_) => return,
+        }
+    };
+    if let Ok(value) = parsed {
+        check_value_forms(ty, &value);
+    }
+}
+
+/// The encode errors a parsed value may meet, by design of the text forms: durations with mixed signs
+/// (`+13mo-1d`), an empty tuple `()`/`[]` and a UDT value without fields `{}`, which the binary codec
+/// refuses (Cassandra does too; PRODUCT §2: such a value is never empty).
+const ENCODE_REFUSALS_OF_PARSED_VALUES: [&str; 3] = [
+    "duration has mixed signs",
+    "value needs at least one component",
+    "needs at least one field",
+];
+
+/// Checks that an accepted value encodes and decodes back (except a top-level null, which has no
+/// bytes, and the [`ENCODE_REFUSALS_OF_PARSED_VALUES`]), prints as a CQL literal that parses back,
+/// and converts to JSON that reads back, each time to the same value; returns its encoding (empty
+/// when it has none).
+fn check_value_forms(ty: &CqlType, value: &Value) -> Vec<u8> {
+    let encoded = match value::encode(ty, value) {
+        Ok(bytes) => Some(bytes),
+        Err(_) if *value == Value::Null => None,
+        Err(e)
+            if ENCODE_REFUSALS_OF_PARSED_VALUES
+                .iter()
+                .any(|r| e.message.contains(r)) =>
+        {
+            None
+        }
+        Err(e) => panic!("an accepted value does not encode ({ty}): {e}: {value:?}"),
+    };
+    if let Some(encoded) = &encoded {
+        match value::decode(ty, encoded) {
+            Ok(decoded) => assert_eq!(&decoded, value, "encode/decode changes the value ({ty})"),
+            Err(e) => panic!("the encoding of an accepted value does not decode ({ty}): {e}"),
+        }
+    }
+    let literal = cql::format_cql(ty, value);
+    match cql::parse_cql(ty, &literal) {
+        Ok(parsed) => assert_eq!(&parsed, value, "`{literal}` parses to another value ({ty})"),
+        Err(e) => panic!("printed literal `{literal}` does not parse ({ty}): {e}"),
+    }
+    let document = json::to_json(ty, value);
+    match json::from_json(ty, &document) {
+        Ok(read) => assert_eq!(
+            &read, value,
+            "JSON {document} reads as another value ({ty})"
+        ),
+        Err(e) => panic!("printed JSON {document} does not read ({ty}): {e}"),
+    }
+    encoded.unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// lz4_body and frame_stream
+// ---------------------------------------------------------------------------------------------------
+
+/// The `--max-size` the LZ4 targets use: small, so garbage cannot make big outputs, yet above the
+/// 4 MiB where bodies are walked before the output is allocated.
+const LZ4_MAX_SIZE: usize = 8 << 20;
+
+/// Decompresses the input as a CQL v4 LZ4 body. The C lz4 library must agree on every body whose
+/// declared length passes the checks, and an accepted payload must compress and decompress back.
+pub fn lz4_body(data: &[u8]) {
+    let ours = lz4::decompress_body(data, LZ4_MAX_SIZE);
+    if let Ok(declared) = lz4::declared_length(data, LZ4_MAX_SIZE) {
+        let block = data.get(lz4::LENGTH_PREFIX..).unwrap_or_default();
+        if declared > 0 {
+            let size = i32::try_from(declared).expect("the limit fits in an i32");
+            let reference = ::lz4::block::decompress(block, Some(size))
+                .ok()
+                .filter(|payload| payload.len() == declared);
+            match (&ours, &reference) {
+                (Ok(a), Some(b)) => assert!(a == b, "cqlwire and C lz4 decompress differently"),
+                // The LZ4 format's end-of-block rules bind compressors; the C decoder enforces
+                // them, lz4_flex (and so cqlwire) does not.
+                (Ok(_), None) if breaks_end_of_block_rules(block) => {}
+                (Ok(_), None) => panic!("cqlwire accepts a body C lz4 refuses"),
+                // The LZ4 block format forbids offset 0; the C decoder lets it through.
+                (Err(e), Some(_)) if e.kind == lz4::Lz4ErrorKind::MatchOffsetZero => {}
+                (Err(e), Some(_)) => panic!("C lz4 accepts a body cqlwire refuses: {e}"),
+                (Err(_), None) => {}
+            }
+        }
+    }
+    let Ok(payload) = ours else {
+        return;
+    };
+    let body = lz4::compress_body(&payload).expect("an accepted payload compresses");
+    assert!(
+        lz4::decompress_body(&body, LZ4_MAX_SIZE).as_ref() == Ok(&payload),
+        "compress/decompress changes the payload"
+    );
+}
+
+/// Whether a well-formed LZ4 block breaks the format's end-of-block rules: the last 5 bytes of output
+/// are literals, and the last match starts at least 12 bytes before the end of the output.
+fn breaks_end_of_block_rules(block: &[u8]) -> bool {
+    let mut at = 0;
+    let mut out = 0usize;
+    let mut last_match_start = None;
+    let length = |at: &mut usize, nibble: usize| {
+        let mut total = nibble;
+        if nibble == 15 {
+            while let Some(&extra) = block.get(*at) {
+                *at += 1;
+                total += usize::from(extra);
+                if extra != 255 {
+                    break;
+                }
+            }
+        }
+        total
+    };
+    while let Some(&token) = block.get(at) {
+        at += 1;
+        let literals = length(&mut at, usize::from(token >> 4));
+        at += literals;
+        out += literals;
+        if at >= block.len() {
+            return literals < 5 || last_match_start.is_some_and(|start: usize| start + 12 > out);
+        }
+        at += 2;
+        last_match_start = Some(out);
+        out += 4 + length(&mut at, usize::from(token & 15));
+    }
+    true
+}
+
+/// Splits the input into v3/v4 frames with the slice iterator and the streaming reader, which must
+/// agree frame by frame and on the error; headers must print back to their bytes; compressed bodies
+/// are decompressed (as `decompress --frames` does) without panicking.
+pub fn frame_stream(data: &[u8]) {
+    let mut reader = FrameReader::new(Cursor::new(data));
+    let mut body = Vec::new();
+    let mut next_offset = 0u64;
+    for sliced in Frames::new(data) {
+        let streamed = reader.next_frame(&mut body);
+        let frame = match (sliced, streamed) {
+            (Ok(frame), Ok(Some((offset, header)))) => {
+                assert_eq!((frame.offset, frame.header), (offset, header));
+                assert_eq!(
+                    frame.body,
+                    body.as_slice(),
+                    "bodies differ at byte {offset}"
+                );
+                frame
+            }
+            (Err(sliced), Err(streamed)) => {
+                assert_eq!(sliced.to_string(), streamed.to_string());
+                return;
+            }
+            (sliced, streamed) => panic!("slice and stream disagree: {sliced:?} / {streamed:?}"),
+        };
+        assert_eq!(frame.offset, next_offset, "frames are not contiguous");
+        let start = usize::try_from(frame.offset).expect("offsets fit the input");
+        let header_bytes = data.get(start..start + HEADER_LEN);
+        assert_eq!(Some(&frame.header.to_bytes()[..]), header_bytes);
+        next_offset = frame.body_offset() + frame.body.len() as u64;
+        if frame.header.is_compressed() {
+            if let Ok(payload) = lz4::decompress_body(frame.body, LZ4_MAX_SIZE) {
+                let rewritten: Result<FrameHeader, _> =
+                    frame.header.with_body(false, payload.len());
+                assert!(
+                    rewritten.is_ok(),
+                    "a decompressed body under the limit fits a frame"
+                );
+            }
+        }
+    }
+    assert!(
+        matches!(reader.next_frame(&mut body), Ok(None)),
+        "the stream reader finds more than the slice iterator"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// npy_header and vecs_readers
+// ---------------------------------------------------------------------------------------------------
+
+/// Formats `vecs_readers` picks from with its first byte.
+const VECS_FORMATS: [InputFormat; 7] = [
+    InputFormat::Fvecs,
+    InputFormat::Ivecs,
+    InputFormat::Bvecs,
+    InputFormat::Fbin,
+    InputFormat::Ibin,
+    InputFormat::U8bin,
+    InputFormat::I8bin,
+];
+
+/// Reads the whole input as a `.npy` file, as a stream and as a file; see [`check_reader`].
+pub fn npy_header(data: &[u8]) {
+    check_reader(data, InputFormat::Npy, RowSelection::All, 3);
+}
+
+/// Reads the input after its first byte as the fvecs/ivecs/bvecs/fbin/ibin/u8bin/i8bin file that
+/// byte's low 3 bits pick (7 means fvecs), with the row selection and batch size its high bits pick;
+/// see [`check_reader`].
+pub fn vecs_readers(data: &[u8]) {
+    let Some((&selector, file)) = data.split_first() else {
+        return;
+    };
+    let format = VECS_FORMATS
+        .get(usize::from(selector & 7))
+        .copied()
+        .unwrap_or(InputFormat::Fvecs);
+    let selection = match selector >> 6 {
+        0 | 1 => RowSelection::All,
+        2 => RowSelection::Range(1..3),
+        _ => RowSelection::Shard { k: 2, n: 3 },
+    };
+    let batch_rows = usize::from((selector >> 3) & 7) + 1;
+    check_reader(file, format, selection, batch_rows);
+}
+
+/// What a reader produced: element type, dimension, rows, and each element's value as f64 bits.
+#[derive(Debug, PartialEq)]
+struct ReadAll {
+    element_type: input::ElementType,
+    dimension: usize,
+    rows: u64,
+    element_bits: Vec<u64>,
+}
+
+/// Opens `data` as `format` both as a stream and as a file and reads every batch. Batches must hold
+/// rows × dimension elements, never more data than the input has, the row count announced up front;
+/// the stream and the file must give the same rows, or both fail (except where a stream cannot know
+/// what a file can).
+fn check_reader(data: &[u8], format: InputFormat, selection: RowSelection, batch_rows: usize) {
+    let whole = selection == RowSelection::All;
+    let options = InputOptions {
+        format: Some(format),
+        column: None,
+        selection,
+        batch_rows,
+    };
+    let stream = input::open_stream("fuzz input", Box::new(Cursor::new(data.to_vec())), &options)
+        .and_then(|reader| read_all(reader, data.len(), None));
+    let file = read_file(data, &options);
+    match (&stream, &file) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "stream and file read differently ({format:?})"),
+        (Err(_), Err(_)) => {}
+        // A file's size is checked against its header up front; a stream reading only some rows
+        // never sees where it ends.
+        (Ok(_), Err(InputError::Data(_))) if !whole => {}
+        // What only a seekable file allows (Fortran order, --shard without a row count) is refused
+        // on a stream.
+        (Err(InputError::Unsupported(message) | InputError::Options(message)), Ok(_))
+            if message.contains("stream") => {}
+        _ => panic!("stream and file disagree ({format:?}): {stream:?} / {file:?}"),
+    }
+}
+
+/// Writes `data` to an unnamed temporary file in memory and opens it by its `/proc/self/fd` path,
+/// as `convert` opens a file.
+fn read_file(data: &[u8], options: &InputOptions) -> Result<ReadAll, InputError> {
+    let io_error = |source| InputError::Io {
+        input: "fuzz temporary file".to_string(),
+        source,
+    };
+    let mut file = tempfile::tempfile_in("/dev/shm")
+        .or_else(|_| tempfile::tempfile())
+        .map_err(io_error)?;
+    file.write_all(data).map_err(io_error)?;
+    file.rewind().map_err(io_error)?;
+    let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+    take_largest_allocation();
+    let reader = input::open(Some(std::path::Path::new(&path)), options)?;
+    read_all(reader, data.len(), Some(data.len() + FILE_ALLOCATION_SLACK))
+}
+
+/// Reads every batch, checking each against the reader's announced shape and the input's size, and
+/// the reader's allocations against `allocation_bound` (from the last [`take_largest_allocation`]).
+fn read_all(
+    mut reader: Box<dyn BatchReader>,
+    input_len: usize,
+    allocation_bound: Option<usize>,
+) -> Result<ReadAll, InputError> {
+    let check_allocations = || {
+        let largest = take_largest_allocation();
+        if let Some(bound) = allocation_bound {
+            assert!(
+                largest <= bound,
+                "reading a {input_len}-byte file allocates {largest} bytes at once"
+            );
+        }
+    };
+    check_allocations();
+    let element_type = reader.element_type();
+    let dimension = reader.dimension();
+    let announced = reader.rows();
+    let mut all = ReadAll {
+        element_type,
+        dimension,
+        rows: 0,
+        element_bits: Vec::new(),
+    };
+    loop {
+        let next = reader.next_batch();
+        check_allocations();
+        let Some(batch) = next? else {
+            break;
+        };
+        assert!(batch.first_row >= all.rows, "batches go back");
+        assert_eq!(batch.elements.element_type(), element_type);
+        assert_eq!(
+            Some(batch.elements.len()),
+            batch.rows.checked_mul(dimension),
+            "a batch's elements are not rows × dimension"
+        );
+        if let Some(validity) = &batch.validity {
+            assert_eq!(
+                validity.len(),
+                batch.rows,
+                "validity is not one flag per row"
+            );
+        }
+        all.rows += batch.rows as u64;
+        all.element_bits
+            .extend(batch.elements.to_f64().iter().map(|x| x.to_bits()));
+        assert!(
+            all.element_bits.len() * element_type.size() <= input_len,
+            "more elements than the input holds"
+        );
+    }
+    if let Some(rows) = announced {
+        assert_eq!(rows, all.rows, "fewer or more rows than announced");
+    }
+    Ok(all)
+}

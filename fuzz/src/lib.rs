@@ -1,0 +1,4 @@
+//! Fuzz targets for cqlwire. The properties live in [`checks`], which `tests/fuzz_regressions.rs`
+//! also includes to replay the inputs the fuzzers found.
+
+pub mod checks;
