@@ -130,14 +130,6 @@ impl BatchReader for FlatReader {
         Some(self.range.end - self.range.start)
     }
 
-    fn column_name(&self) -> Option<&str> {
-        None
-    }
-
-    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
-        None
-    }
-
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
         let left = self.range.end - self.next_row;
         if left == 0 {

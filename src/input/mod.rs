@@ -202,10 +202,15 @@ pub trait BatchReader: Send {
     fn dimension(&self) -> usize;
     /// Rows that this reader will yield (after selection), when known up front.
     fn rows(&self) -> Option<u64>;
-    /// Name of the vector column (Parquet/Arrow), used to name the `<column>_cql` output column.
-    fn column_name(&self) -> Option<&str>;
-    /// Schema of the passed-through columns (Parquet/Arrow inputs), None otherwise.
-    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef>;
+    /// Name of the vector column (Parquet/Arrow), used to name the `<column>_cql` output column;
+    /// None for inputs without columns (the default).
+    fn column_name(&self) -> Option<&str> {
+        None
+    }
+    /// Schema of the passed-through columns (Parquet/Arrow inputs), None otherwise (the default).
+    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
+        None
+    }
     /// The next batch in row order, or None at the end. A ragged row is an error naming the row.
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError>;
     /// Gives back the elements of a finished batch, so that the reader can read a later batch

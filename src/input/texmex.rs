@@ -133,14 +133,6 @@ impl BatchReader for TexmexReader {
             .map(|end| end.saturating_sub(self.start_row))
     }
 
-    fn column_name(&self) -> Option<&str> {
-        None
-    }
-
-    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
-        None
-    }
-
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
         let left = self
             .end_row
