@@ -119,6 +119,12 @@ pub fn explain(ty: &CqlType, bytes: &[u8]) -> Explanation {
     Explanation { lines, result }
 }
 
+/// "1 trailing byte", "2 trailing bytes".
+fn trailing(count: usize) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    format!("{count} trailing byte{plural}")
+}
+
 /// Decodes like [`decode_prefix`], recording one line per wire item; trailing bytes get a last line of
 /// their own (`N trailing bytes (ignored)`).
 pub fn explain_allowing_trailing(ty: &CqlType, bytes: &[u8]) -> Explanation {
@@ -127,7 +133,7 @@ pub fn explain_allowing_trailing(ty: &CqlType, bytes: &[u8]) -> Explanation {
     let result = decoder.prefix(ty).map(|(value, used)| {
         let left = bytes.len().saturating_sub(used);
         if left > 0 {
-            decoder.line(used, left, || format!("{left} trailing bytes (ignored)"));
+            decoder.line(used, left, || format!("{} (ignored)", trailing(left)));
         }
         value
     });
@@ -290,7 +296,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     fn expect_end(&self, pos: usize, end: usize) -> DecodeResult<()> {
         if pos < end {
             let left = end - pos;
-            return Err(self.error(pos, format!("{left} trailing bytes after the value")));
+            return Err(self.error(pos, format!("{} after the value", trailing(left))));
         }
         Ok(())
     }
@@ -1211,7 +1217,7 @@ mod tests {
         fails("duration", "020100", 0, "mixed signs");
         fails("duration", "0204c0", 2, "truncated vint");
         fails("duration", "0204", 2, "truncated vint");
-        fails("duration", "02040600", 3, "1 trailing bytes");
+        fails("duration", "02040600", 3, "1 trailing byte");
         fails("duration", "f1000000000000", 0, "32-bit range");
     }
 
@@ -1309,7 +1315,7 @@ mod tests {
             "list<int>",
             "00000000 00",
             4,
-            "1 trailing bytes after the value",
+            "1 trailing byte after the value",
         );
         let e = fails(
             "map<text, blob>",
@@ -1331,7 +1337,7 @@ mod tests {
             12,
             "5 trailing bytes",
         );
-        fails("tuple<int>", "00000004 00000001 00", 8, "1 trailing bytes");
+        fails("tuple<int>", "00000004 00000001 00", 8, "1 trailing byte");
         fails(
             "tuple<int, int>",
             "00000004 00000001 0000",
@@ -1384,7 +1390,7 @@ mod tests {
             0,
             "needs 12 bytes but only 8",
         );
-        fails("vector<float, 1>", "3fc00000 00", 4, "1 trailing bytes");
+        fails("vector<float, 1>", "3fc00000 00", 4, "1 trailing byte");
         fails("vector<float, 1>", "", 0, "empty value");
         fails(
             "vector<smallint, 2>",
@@ -1396,7 +1402,7 @@ mod tests {
             "vector<smallint, 2>",
             "020001 02fffe 00",
             6,
-            "1 trailing bytes",
+            "1 trailing byte",
         );
         fails(
             "vector<smallint, 2>",
