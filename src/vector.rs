@@ -680,10 +680,15 @@ fn fixed_problem(number: Number, target: FixedTarget) -> String {
 
 /// Why the float `x` is not a valid value of the integer type `name` (given that it is not).
 fn float_integer_problem(x: f64, name: &str) -> String {
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     if x.is_nan() {
-        format!("is not a number, so not an {name}")
+        format!("is not a number, so not {article} {name}")
     } else if x.is_finite() && x.fract() != 0.0 {
-        format!("has a fraction, so is not an {name}")
+        format!("has a fraction, so is not {article} {name}")
     } else {
         format!("is out of range for {name}")
     }

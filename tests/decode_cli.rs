@@ -184,6 +184,10 @@ fn hex_is_read_in_every_pasted_form() {
         from_stdin.write_stdin(form.as_str());
         assert_eq!(success(from_stdin), expected, "stdin {form:?}");
     }
+    // Unquoted `xxd`-style words arrive as separate arguments.
+    let mut words: Vec<&str> = pairs.iter().map(String::as_str).collect();
+    words.extend(["--format", "json"]);
+    assert_eq!(success(cqlwire("decode", &case, &words)), expected, "split");
     let error = failure(cqlwire("decode", &case, &["00zz"]), 1);
     assert!(error.contains("invalid hex"), "{error}");
 }

@@ -45,9 +45,10 @@ pub struct Args {
     /// class name such as `org.apache.cassandra.db.marshal.Int32Type`.
     #[arg(value_name = "TYPE")]
     pub type_text: String,
-    /// The payload in hex; read from standard input when absent.
-    #[arg(value_name = "HEX", conflicts_with = "binary")]
-    pub hex: Option<String>,
+    /// The payload in hex, whole or split over several arguments (`00 00 00 2a`); read from
+    /// standard input when absent.
+    #[arg(value_name = "HEX", conflicts_with = "binary", num_args = 0..)]
+    pub hex: Vec<String>,
     /// Declares a user-defined type: `name(field1 type1, field2 type2, ...)`; repeatable, later
     /// declarations may use earlier ones.
     #[arg(long = "udt", value_name = "DECL")]
@@ -98,7 +99,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             files::refuse_same_file(Some(path), None)?;
             files::read_input(Some(path), MAX_VALUE_BYTES)?
         }
-        None => hex::parse(&text_argument(args.hex, "hex payload")?)?,
+        None => {
+            let argument = (!args.hex.is_empty()).then(|| args.hex.join(" "));
+            hex::parse(&text_argument(argument, "hex payload")?)?
+        }
     };
     let mut out = files::Output::open(None, false)?;
     let text = match args.format {
