@@ -408,12 +408,14 @@ pub fn literal_parser(data: &[u8]) {
 }
 
 /// The encode errors a parsed value may meet, by design of the text forms: durations with mixed signs
-/// (`+13mo-1d`), an empty tuple `()`/`[]` and a UDT value without fields `{}`, which the binary codec
-/// refuses (Cassandra does too; PRODUCT §2: such a value is never empty).
-const ENCODE_REFUSALS_OF_PARSED_VALUES: [&str; 3] = [
+/// (`+13mo-1d`), an empty tuple `()`/`[]`, a UDT value without fields `{}` and null or empty vector
+/// elements, which the binary codec refuses (PRODUCT §2; Cassandra does too).
+const ENCODE_REFUSALS_OF_PARSED_VALUES: [&str; 5] = [
     "duration has mixed signs",
     "value needs at least one component",
     "needs at least one field",
+    "null element in a vector",
+    "empty element in a vector",
 ];
 
 /// Checks that an accepted value encodes and decodes back (except a top-level null, which has no
