@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt8Type,
 };
-use arrow_array::{Array, ArrowPrimitiveType, RecordBatch};
+use arrow_array::{Array, ArrowPrimitiveType, GenericListArray, OffsetSizeTrait, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use std::collections::VecDeque;
 
@@ -154,38 +154,10 @@ impl<'a> Lists<'a> {
     fn of(array: &'a dyn Array) -> Option<Lists<'a>> {
         let valid = |i: usize| array.is_valid(i);
         if let Some(list) = array.as_list_opt::<i32>() {
-            let rows = list
-                .value_offsets()
-                .windows(2)
-                .enumerate()
-                .map(|(i, w)| match *w {
-                    [a, b] if valid(i) => {
-                        Some((a.max(0) as usize, b.saturating_sub(a).max(0) as usize))
-                    }
-                    _ => None,
-                })
-                .collect();
-            return Some(Lists {
-                values: list.values().as_ref(),
-                rows,
-            });
+            return Some(Self::of_offsets(list, valid));
         }
         if let Some(list) = array.as_list_opt::<i64>() {
-            let rows = list
-                .value_offsets()
-                .windows(2)
-                .enumerate()
-                .map(|(i, w)| match *w {
-                    [a, b] if valid(i) => {
-                        Some((a.max(0) as usize, b.saturating_sub(a).max(0) as usize))
-                    }
-                    _ => None,
-                })
-                .collect();
-            return Some(Lists {
-                values: list.values().as_ref(),
-                rows,
-            });
+            return Some(Self::of_offsets(list, valid));
         }
         let list = array.as_fixed_size_list_opt()?;
         let size = usize::try_from(list.value_length()).ok()?;
@@ -196,6 +168,31 @@ impl<'a> Lists<'a> {
             values: list.values().as_ref(),
             rows,
         })
+    }
+
+    /// The rows of a `list` or `large_list` array, from its offsets.
+    fn of_offsets<O: OffsetSizeTrait>(
+        list: &'a GenericListArray<O>,
+        valid: impl Fn(usize) -> bool,
+    ) -> Lists<'a> {
+        let rows = list
+            .value_offsets()
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| match *w {
+                [a, b] if valid(i) => {
+                    // Offsets of a valid array are non-negative and ascending; anything else
+                    // becomes an empty row, never a panic.
+                    let start = a.to_usize().unwrap_or(0);
+                    Some((start, b.to_usize().unwrap_or(0).saturating_sub(start)))
+                }
+                _ => None,
+            })
+            .collect();
+        Lists {
+            values: list.values().as_ref(),
+            rows,
+        }
     }
 
     /// Length of the first non-null row.
