@@ -14,12 +14,7 @@ pub(crate) fn open(
     format: InputFormat,
     options: &InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
-    let element_type = match format {
-        InputFormat::Ibin => ElementType::I32,
-        InputFormat::U8bin => ElementType::U8,
-        InputFormat::I8bin => ElementType::I8,
-        _ => ElementType::F32,
-    };
+    let element_type = format.fixed_element_type().unwrap_or(ElementType::F32);
     let name = format.name();
     let mut header = [0u8; HEADER_BYTES as usize];
     let got = source.read_full(&mut header)?;

@@ -317,6 +317,18 @@ impl InputFormat {
             .unwrap_or_default()
     }
 
+    /// The element type of the fixed-layout ANN formats (fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin),
+    /// which their names carry; `None` for formats that describe their own elements.
+    pub fn fixed_element_type(self) -> Option<ElementType> {
+        match self {
+            InputFormat::Fvecs | InputFormat::Fbin => Some(ElementType::F32),
+            InputFormat::Ivecs | InputFormat::Ibin => Some(ElementType::I32),
+            InputFormat::Bvecs | InputFormat::U8bin => Some(ElementType::U8),
+            InputFormat::I8bin => Some(ElementType::I8),
+            InputFormat::Npy | InputFormat::Parquet | InputFormat::Arrow => None,
+        }
+    }
+
     /// The format a file name's extension implies (case-insensitive): `.npy`, `.parquet`/`.pq`,
     /// `.fvecs`, `.ivecs`, `.bvecs`, `.fbin`, `.ibin`, `.u8bin`, `.i8bin`,
     /// `.arrow`/`.arrows`/`.ipc`/`.feather`.

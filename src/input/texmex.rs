@@ -35,11 +35,7 @@ pub(crate) fn open(
     format: InputFormat,
     options: &InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
-    let element_type = match format {
-        InputFormat::Ivecs => ElementType::I32,
-        InputFormat::Bvecs => ElementType::U8,
-        _ => ElementType::F32,
-    };
+    let element_type = format.fixed_element_type().unwrap_or(ElementType::F32);
     let name = format.name();
     let first = source.prefix(PREFIX_BYTES)?;
     let declared = match first[..] {
