@@ -1,6 +1,8 @@
 //! `cqlwire decode` / `cqlwire encode` through the real binary, on the golden driver payloads
 //! (fixtures/driver/cases.jsonl) and the codec's malformed payloads (fixtures/malformed/cases.jsonl).
 
+mod common;
+
 use assert_cmd::cargo::cargo_bin_cmd;
 use assert_cmd::Command;
 use std::process::Output;
@@ -14,15 +16,6 @@ struct Golden {
     cql: String,
 }
 
-fn fixture_lines(name: &str) -> Vec<serde_json::Value> {
-    let path = format!("{}/fixtures/{name}/cases.jsonl", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(path)
-        .expect("fixture file")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("json line"))
-        .collect()
-}
-
 fn strings(value: &serde_json::Value) -> Vec<String> {
     value
         .as_array()
@@ -33,7 +26,7 @@ fn strings(value: &serde_json::Value) -> Vec<String> {
 }
 
 fn golden() -> Vec<Golden> {
-    fixture_lines("driver")
+    common::jsonl_cases("driver")
         .into_iter()
         .map(|case| Golden {
             type_text: case["type"].as_str().expect("type").to_string(),
@@ -122,7 +115,7 @@ fn explain_lists_every_item_with_offsets_inside_the_payload() {
 
 #[test]
 fn explain_of_a_malformed_payload_prints_up_to_the_fault_then_the_error() {
-    let malformed = fixture_lines("malformed");
+    let malformed = common::jsonl_cases("malformed");
     let case = malformed
         .iter()
         .find(|c| c["error"] == "value" && c["offset"].as_u64().unwrap_or(0) > 8)
@@ -333,7 +326,7 @@ fn help_shows_worked_examples() {
 
 #[test]
 fn every_malformed_fixture_fails_with_one_line_at_its_offset() {
-    let cases = fixture_lines("malformed");
+    let cases = common::jsonl_cases("malformed");
     assert!(!cases.is_empty());
     for case in &cases {
         let mut cmd = cargo_bin_cmd!("cqlwire");

@@ -2,6 +2,8 @@
 //! computed by the generator from the Python values): decode → JSON and CQL match, JSON → encode gives
 //! the driver's bytes, and the CQL literal reads back to the same value.
 
+mod common;
+
 use cqlwire::hex;
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};
 use cqlwire::value::{self, cql, json};
@@ -17,12 +19,10 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/driver/cases.jsonl");
-    let text = std::fs::read_to_string(path).expect("fixture file");
-    text.lines()
+    common::jsonl_cases("driver")
+        .into_iter()
         .enumerate()
-        .map(|(i, line)| {
-            let case: serde_json::Value = serde_json::from_str(line).expect("json line");
+        .map(|(i, case)| {
             let mut udts = UdtRegistry::new();
             for declaration in case["udts"].as_array().expect("udts") {
                 udts.declare(declaration.as_str().expect("declaration"))

@@ -1,6 +1,8 @@
 //! Every case of fixtures/malformed/cases.jsonl (built by its generator from driver-serialized bytes)
 //! must fail — never panic — with the generator's expected offset and message phrase.
 
+mod common;
+
 use cqlwire::types::{parse_type, UdtRegistry};
 use cqlwire::{hex, value};
 
@@ -16,14 +18,9 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/malformed/cases.jsonl"
-    );
-    let text = std::fs::read_to_string(path).expect("fixture file");
-    text.lines()
-        .map(|line| {
-            let json: serde_json::Value = serde_json::from_str(line).expect("json line");
+    common::jsonl_cases("malformed")
+        .into_iter()
+        .map(|json| {
             let field = |name: &str| json[name].as_str().expect(name).to_string();
             Case {
                 name: field("name"),

@@ -3,6 +3,8 @@
 //! parallel batch; the bytes must equal the driver's, and where the driver refuses an element the
 //! kernel must fail naming the same row and element.
 
+mod common;
+
 use cqlwire::input::{Batch, Elements};
 use cqlwire::types::{parse_type, UdtRegistry};
 use cqlwire::vector::{Rows, VectorEncoder};
@@ -27,11 +29,8 @@ fn elements(dtype: &str, bits: &[Json]) -> Elements {
 
 #[test]
 fn kernel_matches_the_driver() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vector/cases.jsonl");
-    let text = std::fs::read_to_string(path).expect("fixtures/vector/cases.jsonl");
     let mut checked = 0;
-    for line in text.lines() {
-        let case: Json = serde_json::from_str(line).expect("json line");
+    for case in common::jsonl_cases("vector") {
         let name = case["name"].as_str().expect("name");
         let ty = parse_type(case["type"].as_str().expect("type"), &UdtRegistry::new()).unwrap();
         let encoder = VectorEncoder::new(&ty).unwrap();

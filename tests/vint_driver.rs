@@ -1,5 +1,7 @@
 //! Vints against the Python driver's `uvint_pack` / `vints_pack` (fixtures/vint/cases.jsonl).
 
+mod common;
+
 use cqlwire::{hex, vint};
 
 /// One fixture line: the kind, the value in decimal and the driver's bytes.
@@ -10,11 +12,9 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vint/cases.jsonl");
-    let text = std::fs::read_to_string(path).expect("fixture file");
-    text.lines()
-        .map(|line| {
-            let json: serde_json::Value = serde_json::from_str(line).expect("json line");
+    common::jsonl_cases("vint")
+        .into_iter()
+        .map(|json| {
             let field = |name: &str| json[name].as_str().expect(name).to_string();
             Case {
                 kind: field("kind"),

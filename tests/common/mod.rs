@@ -21,6 +21,16 @@ pub fn fixture(relative: &str) -> PathBuf {
         .join(relative)
 }
 
+/// Every line of `fixtures/<name>/cases.jsonl` (written by that folder's generate.py), parsed.
+pub fn jsonl_cases(name: &str) -> Vec<serde_json::Value> {
+    let path = fixture(&format!("{name}/cases.jsonl"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json line"))
+        .collect()
+}
+
 /// Runs `command` with `stdin` as its standard input and returns what it did.
 pub fn run(mut command: Command, stdin: &[u8]) -> Output {
     command
