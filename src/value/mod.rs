@@ -4,6 +4,7 @@
 //! ascii values, `BigInt` bigint and counter, `List` lists, sets and vectors.
 
 pub mod cql;
+pub mod explain;
 pub mod json;
 mod wire;
 
