@@ -2,15 +2,16 @@
 //!
 //! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
 //! codec and its text forms ([`value`], [`vint`]), the embedding readers ([`input`]), the vector
-//! conversion kernel ([`vector`]) and its writers ([`output`]), LZ4 bodies ([`lz4`]) and frames
-//! ([`frame`]), hex text ([`hex`]) and the file handling shared by every command ([`files`]).
+//! conversion kernel ([`vector`]) and its writers ([`output`]), LZ4 bodies ([`lz4`]), the native
+//! protocol's frames ([`protocol`]), hex text ([`hex`]) and the file handling shared by every
+//! command ([`files`]).
 
 pub mod files;
-pub mod frame;
 pub mod hex;
 pub mod input;
 pub mod lz4;
 pub mod output;
+pub mod protocol;
 pub mod types;
 pub mod value;
 pub mod vector;
