@@ -4,8 +4,8 @@
 //!
 //! Run: `cargo bench --bench lz4`.
 
-use cqlwire::frame::{FrameHeader, FrameReader, Frames, FLAG_COMPRESSED};
 use cqlwire::lz4::{compress_body, compress_body_into, decompress_body_into};
+use cqlwire::protocol::frame::{Direction, Flags, FrameHeader, FrameReader, Frames, Opcode};
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
@@ -112,10 +112,11 @@ fn frame_stream() -> (Vec<u8>, u64) {
         let start = (i * 104_729) % (text.len() - len);
         let body = compress_body(&text[start..start + len]).unwrap();
         let header = FrameHeader {
-            version: 0x84,
-            flags: FLAG_COMPRESSED,
+            version: 4,
+            direction: Direction::Response,
+            flags: Flags(Flags::COMPRESSION),
             stream: (i % 32_768) as i16,
-            opcode: 0x08,
+            opcode: Opcode::Result,
             length: body.len() as u32,
         };
         stream.extend_from_slice(&header.to_bytes());

@@ -1,20 +1,26 @@
 //! cqlwire: the bytes of the Cassandra/ScyllaDB native protocol (CQL).
 //!
-//! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
-//! codec and its text forms ([`value`], [`vint`]), the embedding readers ([`input`]), the vector
-//! conversion kernel ([`vector`]), its writers ([`output`]) and the pipeline joining them
-//! ([`convert`]), LZ4 bodies ([`lz4`]) and frames ([`frame`]), hex text ([`hex`]), the file
-//! handling shared by every command ([`files`]) and the bounds-checked reader shared by the
-//! decoders ([`cursor`]).
+//! The library holds everything the `cqlwire` binary does, one module per part:
+//! - [`types`]: the CQL type grammar (CQL syntax and Java class names);
+//! - [`value`], [`vint`]: the value codec and its text forms (CQL literals, JSON, explain);
+//! - [`cursor`]: the bounds-checked reader shared by the decoders;
+//! - [`input`]: the embedding readers (npy, Parquet, Arrow, ANN formats);
+//! - [`vector`]: the vector conversion kernel;
+//! - [`output`]: the writers of converted values;
+//! - [`convert`]: the pipeline joining readers, kernel and writers;
+//! - [`lz4`]: CQL LZ4 bodies;
+//! - [`protocol`]: the native protocol's frames;
+//! - [`hex`]: hex text;
+//! - [`files`]: the file handling shared by every command.
 
 pub mod convert;
 pub mod cursor;
 pub mod files;
-pub mod frame;
 pub mod hex;
 pub mod input;
 pub mod lz4;
 pub mod output;
+pub mod protocol;
 pub mod types;
 pub mod value;
 pub mod vector;

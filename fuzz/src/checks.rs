@@ -7,9 +7,9 @@
 //! allocation above [`ALLOCATION_LIMIT`] into an abort, so "garbage that claims a huge size" is a
 //! finding too.
 
-use cqlwire::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
 use cqlwire::input::{self, BatchReader, InputError, InputFormat, InputOptions, RowSelection};
 use cqlwire::lz4;
+use cqlwire::protocol::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
 use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use cqlwire::value::{self, Value};
 use cqlwire::value::{cql, json};

@@ -5,9 +5,9 @@ use super::progress;
 use super::CliError;
 use clap::Args;
 use cqlwire::files::{self, Output};
-use cqlwire::frame::{FrameHeader, FrameReader, HEADER_LEN};
 use cqlwire::hex;
 use cqlwire::lz4::Lz4Error;
+use cqlwire::protocol::frame::{FrameHeader, FrameReader, HEADER_LEN};
 use std::io::{self, BufReader, Cursor, Read, Write};
 use std::path::PathBuf;
 
