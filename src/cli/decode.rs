@@ -1,7 +1,8 @@
 //! `cqlwire decode`: the bytes of one value, as a CQL literal, lossless JSON or an annotated dump.
 
+use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
-use cqlwire::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire::types::CqlType;
 use cqlwire::value::{self, cql, explain, json};
 use cqlwire::{files, hex};
 use std::io::Write;
@@ -46,7 +47,7 @@ pub struct Args {
     #[arg(value_name = "TYPE")]
     pub type_text: String,
     /// The payload in hex, whole or split over several arguments (`00 00 00 2a`); read from
-    /// standard input when absent.
+    /// standard input when absent or `-`.
     #[arg(value_name = "HEX", conflicts_with = "binary", num_args = 0..)]
     pub hex: Vec<String>,
     /// Declares a user-defined type: `name(field1 type1, field2 type2, ...)`; repeatable, later
@@ -64,33 +65,6 @@ pub struct Args {
     pub allow_trailing: bool,
 }
 
-/// Parses the TYPE argument after declaring every `--udt`; errors are usage errors (exit 2).
-pub fn cli_type(type_text: &str, declarations: &[String]) -> Result<CqlType, CliError> {
-    let mut udts = UdtRegistry::new();
-    for declaration in declarations {
-        udts.declare(declaration)
-            .map_err(|e| CliError::usage(format!("invalid --udt {declaration:?}: {e}")))?;
-    }
-    parse_type(type_text, &udts)
-        .map_err(|e| CliError::usage(format!("invalid type {type_text:?}: {e}")))
-}
-
-/// Largest value read (`--binary`): the largest frame Cassandra accepts, which every value travels in.
-const MAX_VALUE_BYTES: u64 = 256 << 20;
-
-/// Largest text read from standard input (hex or a literal): three characters per byte of the
-/// largest value (two hex digits and a separator).
-const MAX_TEXT_BYTES: u64 = 3 * MAX_VALUE_BYTES;
-
-/// Reads a whole text argument, or standard input when the argument is absent.
-pub fn text_argument(argument: Option<String>, what: &str) -> Result<String, CliError> {
-    match argument {
-        Some(text) => Ok(text),
-        None => String::from_utf8(files::read_input(None, MAX_TEXT_BYTES)?)
-            .map_err(|_| CliError::data(format!("the {what} on standard input is not UTF-8 text"))),
-    }
-}
-
 /// Runs `cqlwire decode`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let ty = cli_type(&args.type_text, &args.udts)?;
@@ -99,10 +73,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             files::refuse_same_file(Some(path), None)?;
             files::read_input(Some(path), MAX_VALUE_BYTES)?
         }
-        None => {
-            let argument = (!args.hex.is_empty()).then(|| args.hex.join(" "));
-            hex::parse(&text_argument(argument, "hex payload")?)?
-        }
+        None => hex_argument(&args.hex)?,
     };
     let mut out = files::Output::open(None, false)?;
     let text = match args.format {

@@ -1,6 +1,6 @@
 //! `cqlwire encode`: a CQL literal (or JSON) to the bytes of one value.
 
-use super::decode::{cli_type, text_argument};
+use super::util::{cli_type, text_argument};
 use super::CliError;
 use cqlwire::value::{self, cql, json};
 use cqlwire::{files, hex};
@@ -34,8 +34,8 @@ pub struct Args {
     /// The CQL type (see `cqlwire decode --help`).
     #[arg(value_name = "TYPE")]
     pub type_text: String,
-    /// The value as a CQL literal (or JSON with --json); read from standard input when absent. May
-    /// start with `-` (`-1`, `-Infinity`, `-1h`).
+    /// The value as a CQL literal (or JSON with --json); read from standard input when absent or
+    /// `-`. May start with `-` (`-1`, `-Infinity`, `-1h`).
     #[arg(value_name = "VALUE", allow_hyphen_values = true)]
     pub value: Option<String>,
     /// Declares a user-defined type: `name(field1 type1, ...)`; repeatable.

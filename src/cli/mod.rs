@@ -7,6 +7,7 @@ mod decompress;
 mod encode;
 mod lz4_stream;
 mod progress;
+mod util;
 
 use clap::{Parser, Subcommand};
 use std::fmt;

@@ -1,0 +1,62 @@
+//! `decode` / `encode` through the binary: standard input, hints that lead to the fix, memory held to
+//! the bytes read.
+
+mod common;
+
+use common::{assert_error, run, with_args};
+
+/// Runs cqlwire with `stdin_path` as standard input under a 256 MiB address-space limit, so reading
+/// a whole endless input would fail.
+fn run_limited(args: &[&str], stdin_path: &str) -> std::process::Output {
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 262144; exec \"$@\" < \"$STDIN_PATH\"")
+        .arg("bash")
+        .arg(binary)
+        .args(args)
+        .env("STDIN_PATH", stdin_path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn hex_on_stdin_stops_at_the_first_bad_byte_and_names_binary() {
+    let output = run_limited(&["decode", "blob"], "/dev/zero");
+    assert_error(
+        &output,
+        1,
+        "invalid hex character '\\0' at character 0 (raw bytes? read them with --binary -)",
+        "/dev/zero as hex",
+    );
+    let output = run(with_args(&["decode", "int", "-"]), b"\x00\x00\x00\x2a");
+    assert_error(&output, 1, "--binary -", "raw bytes as hex");
+    let output = run(with_args(&["decode", "text"]), b"ab\xff\xfe");
+    assert_error(
+        &output,
+        1,
+        "byte 0xff at character 2 is not UTF-8 text (raw bytes? read them with --binary -)",
+        "invalid UTF-8 as hex",
+    );
+}
+
+#[test]
+fn dash_means_standard_input() {
+    let output = run(with_args(&["decode", "int", "-"]), b"0000002a\n");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(output.stdout, b"42\n");
+    let output = run(with_args(&["encode", "int", "-"]), b"42\n");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(output.stdout, b"0x0000002a\n");
+}
+
+#[test]
+fn xxd_dumps_name_xxd_p() {
+    // What `printf '\0\0\0*' | xxd` prints.
+    let dump = b"00000000: 0000 002a                                ...*\n";
+    let output = run(with_args(&["decode", "int"]), dump);
+    assert_error(&output, 1, "use `xxd -p`", "xxd dump on stdin");
+    let text = String::from_utf8(dump.to_vec()).unwrap();
+    let output = with_args(&["decode", "int", &text]).output().unwrap();
+    assert_error(&output, 1, "use `xxd -p`", "xxd dump as argument");
+}
