@@ -1,17 +1,21 @@
 //! The conversion kernel: rows of numeric embeddings (a [`Batch`] from [`crate::input`]) to the bytes
 //! of CQL `vector<T, N>` values.
 //!
-//! Fixed-size element types (float, double, int, bigint, timestamp, boolean) are written by a bulk
-//! byte-order conversion into one preallocated buffer: a loop over `chunks_exact_mut` that the compiler
+//! Element types whose encoded elements all have one size are written by a bulk byte-order
+//! conversion into one preallocated buffer: a loop over `chunks_exact_mut` that the compiler
 //! vectorises, compiled twice — once for the baseline x86-64 target and once with AVX2 (`vpshufb`),
 //! chosen at run time — so a portable binary runs at memory speed. Casts that can lose information
 //! (a double beyond the float range, a 64-bit integer beyond `int`, a float with a fraction for an
 //! integer type, an integer that a float cannot hold exactly) are checked first and reported with the
 //! row and element; NaN and infinities pass through to floating targets.
 //!
-//! Other element types (smallint, tinyint, varint, decimal, date, time, text, ascii) are
-//! variable-size inside a vector: each element is an unsigned vint length then the value's bytes,
-//! encoded by [`crate::value::encode_into`].
+//! These are the fixed-size types (float, double, int, bigint, timestamp, boolean) and the
+//! vint-prefixed types of fixed payload width (tinyint, smallint, date, time), whose vint length is
+//! one constant byte, so each element is that byte then the value's big-endian bytes.
+//!
+//! The genuinely variable elements (varint, decimal, text, ascii) are formatted straight into the
+//! output: an unsigned vint length then the value's bytes, with one reused formatting buffer and
+//! no allocation per element for values that fit in an i64.
 
 use crate::input::{Batch, ElementType, Elements};
 use crate::types::{CqlType, NativeType};
@@ -77,7 +81,7 @@ impl VectorError {
     }
 }
 
-/// A fixed-size target element type, with its size in bytes.
+/// A target element type whose encoded elements all have one size (vint prefix included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FixedTarget {
     /// `boolean`: one byte, from the numbers 0 and 1 only.
@@ -90,6 +94,14 @@ enum FixedTarget {
     Int,
     /// `bigint` and `timestamp`: 8 bytes.
     BigInt,
+    /// `tinyint`: the vint length `01`, then 1 byte.
+    TinyInt,
+    /// `smallint`: the vint length `02`, then 2 bytes.
+    SmallInt,
+    /// `date`: the vint length `04`, then 4 bytes (days, unsigned with 2^31 as the epoch).
+    Date,
+    /// `time`: the vint length `08`, then 8 bytes (nanoseconds since midnight).
+    Time,
 }
 
 impl FixedTarget {
@@ -97,8 +109,12 @@ impl FixedTarget {
     fn size(self) -> usize {
         match self {
             FixedTarget::Boolean => 1,
+            FixedTarget::TinyInt => 2,
+            FixedTarget::SmallInt => 3,
             FixedTarget::Float | FixedTarget::Int => 4,
+            FixedTarget::Date => 5,
             FixedTarget::Double | FixedTarget::BigInt => 8,
+            FixedTarget::Time => 9,
         }
     }
 }
@@ -106,7 +122,7 @@ impl FixedTarget {
 /// How the target element type is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
-    /// Fixed-size elements, concatenated.
+    /// Elements of one size (fixed-size types, or a constant vint prefix and a fixed payload).
     Fixed(FixedTarget),
     /// Variable-size elements: vint length then the value, for this native type.
     Variable(NativeType),
@@ -115,7 +131,7 @@ enum Target {
 /// The byte layout of an encoded batch's rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
-    /// Every row is this many bytes (fixed-size element types).
+    /// Every row is this many bytes (element types of one encoded size).
     Fixed(usize),
     /// Row `i` ends at byte `ends[i]` (variable-size element types).
     Variable(Vec<usize>),
@@ -336,14 +352,13 @@ impl VectorEncoder {
                 NativeType::Double => Target::Fixed(FixedTarget::Double),
                 NativeType::Int => Target::Fixed(FixedTarget::Int),
                 NativeType::BigInt | NativeType::Timestamp => Target::Fixed(FixedTarget::BigInt),
-                NativeType::TinyInt
-                | NativeType::SmallInt
-                | NativeType::Varint
-                | NativeType::Decimal
-                | NativeType::Date
-                | NativeType::Time
-                | NativeType::Text
-                | NativeType::Ascii => Target::Variable(*native),
+                NativeType::TinyInt => Target::Fixed(FixedTarget::TinyInt),
+                NativeType::SmallInt => Target::Fixed(FixedTarget::SmallInt),
+                NativeType::Date => Target::Fixed(FixedTarget::Date),
+                NativeType::Time => Target::Fixed(FixedTarget::Time),
+                NativeType::Varint | NativeType::Decimal | NativeType::Text | NativeType::Ascii => {
+                    Target::Variable(*native)
+                }
                 _ => return Err(unsupported_element(ty)),
             },
             _ => return Err(unsupported_element(ty)),
@@ -360,7 +375,8 @@ impl VectorEncoder {
         self.dimension
     }
 
-    /// The size of every value in bytes when the element type is fixed-size.
+    /// The size of every value in bytes when all values have one size (fixed-size element types
+    /// and tinyint, smallint, date, time, whose vint prefixes are constant).
     pub fn value_size(&self) -> Option<usize> {
         match self.target {
             Target::Fixed(fixed) => fixed.size().checked_mul(self.dimension),
@@ -368,7 +384,8 @@ impl VectorEncoder {
         }
     }
 
-    /// The element type's size in bytes when fixed-size.
+    /// The size in bytes of one encoded element (with its vint prefix, if any) when all elements
+    /// have one size.
     pub fn element_size(&self) -> Option<usize> {
         match self.target {
             Target::Fixed(fixed) => Some(fixed.size()),
@@ -457,8 +474,8 @@ impl VectorEncoder {
         }
     }
 
-    /// Encodes `rows` of a fixed-size element type on the calling thread into `dst`, which must be
-    /// exactly `rows.len()` × the element size (the values concatenated, with no allocation).
+    /// Encodes `rows` of an element type of one encoded size (see [`VectorEncoder::element_size`])
+    /// on the calling thread into `dst`, which must be exactly `rows.len()` × the element size (the values concatenated, with no allocation).
     pub fn encode_fixed_into(
         &self,
         rows: Rows<'_>,
@@ -467,7 +484,7 @@ impl VectorEncoder {
     ) -> Result<(), VectorError> {
         let Target::Fixed(fixed) = self.target else {
             return Err(VectorError::Unsupported(format!(
-                "{} is not a fixed-size element type",
+                "{} elements do not all have one size",
                 self.element
             )));
         };
@@ -596,14 +613,14 @@ impl VectorEncoder {
         out: &mut Vec<u8>,
         ends: &mut Vec<usize>,
     ) -> Result<(), VectorError> {
+        // One formatting buffer for every element: no allocation per element.
+        let mut text = String::new();
         for index in 0..rows.len() {
             let Some(number) = rows.number(index) else {
                 break;
             };
-            let value = variable_value(number, native)
+            write_variable(number, native, &mut text, out)
                 .map_err(|problem| self.error_at(first_row, index, number, problem))?;
-            crate::value::encode_vector_element(&self.element, &value, out)
-                .map_err(|e| self.error_at(first_row, index, number, e.to_string()))?;
             if (index + 1) % self.dimension == 0 {
                 ends.push(out.len());
             }
@@ -665,6 +682,10 @@ fn fixed_problem(number: Number, target: FixedTarget) -> String {
         FixedTarget::Double => "double",
         FixedTarget::Int => "int",
         FixedTarget::BigInt => "bigint",
+        FixedTarget::TinyInt => "tinyint",
+        FixedTarget::SmallInt => "smallint",
+        FixedTarget::Date => "date",
+        FixedTarget::Time => "time",
     };
     match (number.float(), target) {
         (None, FixedTarget::Float | FixedTarget::Double) => {
@@ -694,76 +715,133 @@ fn float_integer_problem(x: f64, name: &str) -> String {
     }
 }
 
-/// The value of a variable-size element for `number`, or why there is none.
-fn variable_value(number: Number, native: NativeType) -> Result<crate::value::Value, String> {
-    use crate::value::Value;
-    let integer = |min: i64, max: i64, name: &str| -> Result<i64, String> {
-        let value = match number {
-            Number::Int(i) => i,
-            Number::Single(_) | Number::Float(_) => {
-                let x = number.float().unwrap_or(f64::NAN);
-                // -2^63 ≤ x < 2^63 is exactly i64's range; `as` is exact for integral x there.
-                if x.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&x) {
-                    x as i64
-                } else {
-                    return Err(float_integer_problem(x, name));
-                }
+/// Appends `number` as one vint-prefixed element of the variable-size `native` type (text, ascii,
+/// varint, decimal) to `out`, formatting in `text` (a reused buffer); on error `out` is unchanged.
+/// Values that fit in an i64 take no allocation; larger integral floats go through a `BigInt`.
+fn write_variable(
+    number: Number,
+    native: NativeType,
+    text: &mut String,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    use std::fmt::Write as _;
+    match native {
+        NativeType::Text | NativeType::Ascii => {
+            text.clear();
+            // Writing to a String cannot fail.
+            let _ = write!(text, "{number}");
+            push_prefixed(&[text.as_bytes()], out);
+        }
+        NativeType::Varint => match varint_of(number)? {
+            Ok(small) => {
+                let (bytes, start) = varint_bytes(small);
+                push_prefixed(&[bytes.get(start..).unwrap_or_default()], out);
             }
-        };
-        if (min..=max).contains(&value) {
-            Ok(value)
-        } else {
-            Err(format!("is out of range for {name}"))
-        }
-    };
-    Ok(match native {
-        NativeType::TinyInt => {
-            Value::TinyInt(integer(i8::MIN.into(), i8::MAX.into(), "tinyint")? as i8)
-        }
-        NativeType::SmallInt => {
-            Value::SmallInt(integer(i16::MIN.into(), i16::MAX.into(), "smallint")? as i16)
-        }
-        NativeType::Date => Value::Date(integer(0, u32::MAX.into(), "date")? as u32),
-        NativeType::Time => Value::Time(integer(0, 86_399_999_999_999, "time")?),
-        NativeType::Varint => Value::Varint(match number {
-            Number::Int(i) => i.into(),
-            Number::Single(_) | Number::Float(_) => {
-                let x = number.float().unwrap_or(f64::NAN);
-                if x.is_finite() && x.fract() == 0.0 {
-                    <num_bigint::BigInt as num_traits::FromPrimitive>::from_f64(x)
-                        .ok_or("is not an integer")?
-                } else {
-                    return Err(float_integer_problem(x, "varint"));
-                }
-            }
-        }),
-        NativeType::Decimal => match number {
-            Number::Int(i) => Value::Decimal {
-                unscaled: i.into(),
-                scale: 0,
-            },
-            Number::Single(_) | Number::Float(_) => decimal_of(number)?,
+            Err(big) => push_prefixed(&[&big.to_signed_bytes_be()], out),
         },
-        NativeType::Text | NativeType::Ascii => Value::Text(number.to_string()),
+        NativeType::Decimal => {
+            let (unscaled, scale) = decimal_of(number, text)?;
+            let scale = scale.to_be_bytes();
+            match unscaled {
+                Ok(small) => {
+                    let (bytes, start) = varint_bytes(small);
+                    push_prefixed(&[&scale, bytes.get(start..).unwrap_or_default()], out);
+                }
+                Err(big) => push_prefixed(&[&scale, &big.to_signed_bytes_be()], out),
+            }
+        }
         _ => return Err(format!("cannot be converted to {}", native.cql_name())),
-    })
+    }
+    Ok(())
 }
 
-/// The decimal whose digits are the shortest decimal representation that round-trips the float
-/// (as an f32 for f16/f32 inputs), with the scale its count of fractional digits (0 for integral
-/// values).
-fn decimal_of(number: Number) -> Result<crate::value::Value, String> {
+/// Appends the unsigned vint of the total length of `parts`, then the parts.
+fn push_prefixed(parts: &[&[u8]], out: &mut Vec<u8>) {
+    let length: usize = parts.iter().map(|part| part.len()).sum();
+    let (prefix, width) = crate::vint::encode_unsigned_array(length as u64);
+    out.extend_from_slice(prefix.get(..width).unwrap_or_default());
+    for part in parts {
+        out.extend_from_slice(part);
+    }
+}
+
+/// The two's-complement big-endian bytes of `value` in a fixed buffer, and where its shortest form
+/// (the `varint` encoding: no redundant sign bytes, at least one byte) starts.
+fn varint_bytes(value: i64) -> ([u8; 8], usize) {
+    let sign_bits = if value < 0 {
+        value.leading_ones()
+    } else {
+        value.leading_zeros()
+    };
+    // One sign bit is kept: 64 - sign_bits + 1 bits, rounded up to whole bytes.
+    let length = (72 - sign_bits as usize) / 8;
+    (value.to_be_bytes(), 8 - length)
+}
+
+/// The varint value of `number`: an i64 when it fits, else a `BigInt` (integral floats beyond
+/// ±2^63); an error for a float that is not an integer.
+fn varint_of(number: Number) -> Result<Result<i64, num_bigint::BigInt>, String> {
+    let x = match number {
+        Number::Int(i) => return Ok(Ok(i)),
+        Number::Single(_) | Number::Float(_) => number.float().unwrap_or(f64::NAN),
+    };
+    if !(x.is_finite() && x.fract() == 0.0) {
+        return Err(float_integer_problem(x, "varint"));
+    }
+    // -2^63 ≤ x < 2^63 is exactly i64's range; `as` is exact for integral x there.
+    if (-TWO_POW_63..TWO_POW_63).contains(&x) {
+        return Ok(Ok(x as i64));
+    }
+    <num_bigint::BigInt as num_traits::FromPrimitive>::from_f64(x)
+        .map(Err)
+        .ok_or_else(|| "is not an integer".into())
+}
+
+/// The decimal (unscaled value, scale) of `number`: an integer with scale 0, or for a float the
+/// digits of its shortest decimal representation that round-trips (as an f32 for f16/f32 inputs)
+/// with the scale its count of fractional digits. Formats in `text`; the unscaled value is an i64
+/// when it fits, else a `BigInt`.
+fn decimal_of(
+    number: Number,
+    text: &mut String,
+) -> Result<(Result<i64, num_bigint::BigInt>, i32), String> {
+    use std::fmt::Write as _;
+    if let Number::Int(i) = number {
+        return Ok((Ok(i), 0));
+    }
     if !number.float().is_some_and(f64::is_finite) {
         return Err("is not finite, so not a decimal".into());
     }
-    let text = number.to_string();
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let digits = format!("{whole}{fraction}");
-    let unscaled: num_bigint::BigInt = digits
+    text.clear();
+    // Writing to a String cannot fail.
+    let _ = write!(text, "{number}");
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let scale = i32::try_from(fraction.len()).map_err(|_| "has too many digits for a decimal")?;
+    let (negative, whole) = match whole.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, whole),
+    };
+    // Accumulate towards the sign so that i64::MIN's digits fit too.
+    let small = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .try_fold(0i64, |acc, digit| {
+            let digit = i64::from(digit.wrapping_sub(b'0'));
+            let acc = acc.checked_mul(10)?;
+            if negative {
+                acc.checked_sub(digit)
+            } else {
+                acc.checked_add(digit)
+            }
+        });
+    if let Some(small) = small {
+        return Ok((Ok(small), scale));
+    }
+    let digits = format!("{}{whole}{fraction}", if negative { "-" } else { "" });
+    let big = digits
         .parse()
         .map_err(|_| format!("cannot be written as a decimal ({text})"))?;
-    let scale = i32::try_from(fraction.len()).map_err(|_| "has too many digits for a decimal")?;
-    Ok(crate::value::Value::Decimal { unscaled, scale })
+    Ok((Err(big), scale))
 }
 
 /// Converts `rows` to the fixed-size `target` in `dst`; on a value that does not convert exactly,
@@ -877,6 +955,53 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
         (Rows::I16(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i16| [x as u8]),
         (Rows::I32(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i32| [x as u8]),
         (Rows::I64(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i64| [x as u8]),
+        // vint-prefixed integers: a constant length byte, then the value's bytes.
+        (rows, T::TinyInt) => prefixed(rows, dst, i8::MIN.into(), i8::MAX.into(), |v| [1, v as u8]),
+        (rows, T::SmallInt) => prefixed(rows, dst, i16::MIN.into(), i16::MAX.into(), |v| {
+            let [hi, lo] = (v as i16).to_be_bytes();
+            [2, hi, lo]
+        }),
+        (rows, T::Date) => prefixed(rows, dst, 0, u32::MAX.into(), |v| {
+            let [a, b, c, d] = (v as u32).to_be_bytes();
+            [4, a, b, c, d]
+        }),
+        (rows, T::Time) => prefixed(rows, dst, 0, NANOS_PER_DAY - 1, |v| {
+            let [a, b, c, d, e, f, g, h] = v.to_be_bytes();
+            [8, a, b, c, d, e, f, g, h]
+        }),
+    }
+}
+
+/// Nanoseconds in a day: a `time` is below this.
+const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+
+/// Converts `rows` to an integer target whose values are `min..=max` (all exactly representable as
+/// f64), each written by `encode`: integers are range-checked, floats must also be integral.
+#[inline(always)]
+fn prefixed<const N: usize>(
+    rows: Rows<'_>,
+    dst: &mut [u8],
+    min: i64,
+    max: i64,
+    encode: impl Fn(i64) -> [u8; N] + Copy,
+) -> Result<(), usize> {
+    let fits = move |x: i64| min <= x && x <= max;
+    let (low, high) = (min as f64, max as f64);
+    let fits_float = move |x: f64| x.fract() == 0.0 && low <= x && x <= high;
+    match rows {
+        Rows::I8(s) => checked(s, dst, |x| fits(x.into()), |x: i8| encode(x.into())),
+        Rows::U8(s) => checked(s, dst, |x| fits(x.into()), |x: u8| encode(x.into())),
+        Rows::I16(s) => checked(s, dst, |x| fits(x.into()), |x: i16| encode(x.into())),
+        Rows::I32(s) => checked(s, dst, |x| fits(x.into()), |x: i32| encode(x.into())),
+        Rows::I64(s) => checked(s, dst, fits, encode),
+        Rows::F16(s) => checked(
+            s,
+            dst,
+            |x| fits_float(x.into()),
+            |x: f16| encode(f32::from(x) as i64),
+        ),
+        Rows::F32(s) => checked(s, dst, |x| fits_float(x.into()), |x: f32| encode(x as i64)),
+        Rows::F64(s) => checked(s, dst, fits_float, |x: f64| encode(x as i64)),
     }
 }
 
@@ -1190,6 +1315,244 @@ mod tests {
         assert_eq!(bytes, [1, 0, 1]);
         let error = encode("vector<boolean, 3>", Rows::F32(&[1.0, 0.0, 2.0]), 0).unwrap_err();
         assert!(error.to_string().contains("row 0 (element 2)"), "{error}");
+    }
+
+    /// The value of a vint-prefixed element for `number` the slow, obvious way (through `Value`
+    /// and `BigInt`), as the codec did before the direct kernels: the reference they must match.
+    fn reference_value(number: Number, native: NativeType) -> Result<crate::value::Value, String> {
+        use crate::value::Value;
+        let integer = |min: i64, max: i64, name: &str| -> Result<i64, String> {
+            let value = match number {
+                Number::Int(i) => i,
+                _ => {
+                    let x = number.float().unwrap();
+                    if x.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&x) {
+                        x as i64
+                    } else {
+                        return Err(float_integer_problem(x, name));
+                    }
+                }
+            };
+            if (min..=max).contains(&value) {
+                Ok(value)
+            } else {
+                Err(format!("is out of range for {name}"))
+            }
+        };
+        let big_integer = |x: f64| <num_bigint::BigInt as num_traits::FromPrimitive>::from_f64(x);
+        Ok(match native {
+            NativeType::TinyInt => Value::TinyInt(integer(-128, 127, "tinyint")? as i8),
+            NativeType::SmallInt => Value::SmallInt(integer(-32768, 32767, "smallint")? as i16),
+            NativeType::Date => Value::Date(integer(0, u32::MAX.into(), "date")? as u32),
+            NativeType::Time => Value::Time(integer(0, 86_399_999_999_999, "time")?),
+            NativeType::Varint => Value::Varint(match number {
+                Number::Int(i) => i.into(),
+                _ => {
+                    let x = number.float().unwrap();
+                    if !(x.is_finite() && x.fract() == 0.0) {
+                        return Err(float_integer_problem(x, "varint"));
+                    }
+                    big_integer(x).unwrap()
+                }
+            }),
+            NativeType::Decimal => match number {
+                Number::Int(i) => Value::Decimal {
+                    unscaled: i.into(),
+                    scale: 0,
+                },
+                _ => {
+                    if !number.float().unwrap().is_finite() {
+                        return Err("is not finite, so not a decimal".into());
+                    }
+                    let text = number.to_string();
+                    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+                    Value::Decimal {
+                        unscaled: format!("{whole}{fraction}").parse().unwrap(),
+                        scale: fraction.len() as i32,
+                    }
+                }
+            },
+            _ => Value::Text(number.to_string()),
+        })
+    }
+
+    /// Awkward numbers for every element type: limits on both sides, fractions, non-finite values,
+    /// tiny and huge magnitudes, and random bit patterns.
+    fn awkward_numbers() -> (Vec<f32>, Vec<f64>, Vec<i64>) {
+        let mut doubles = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.1,
+            0.5,
+            -1.5,
+            127.0,
+            128.0,
+            -128.0,
+            -129.0,
+            255.0,
+            32767.0,
+            32768.0,
+            -32768.0,
+            -32769.0,
+            4_294_967_295.0,
+            4_294_967_296.0,
+            86_399_999_999_999.0,
+            86_400_000_000_000.0,
+            TWO_POW_63,
+            -TWO_POW_63,
+            1e19,
+            -1e19,
+            1e300,
+            -1e-300,
+            123_456.789,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let mut random = Random(3);
+        for _ in 0..300 {
+            let bits = random.next();
+            doubles.push(f64::from_bits(bits));
+            doubles.push((bits >> 20) as f64 / 1e3);
+            doubles.push((bits as i64 >> (bits % 60)) as f64);
+        }
+        let floats: Vec<f32> = doubles.iter().map(|&x| x as f32).collect();
+        let mut longs = vec![
+            0,
+            -1,
+            127,
+            128,
+            -128,
+            -129,
+            255,
+            256,
+            32767,
+            32768,
+            -32768,
+            -32769,
+            i64::from(u32::MAX),
+            i64::from(u32::MAX) + 1,
+            86_399_999_999_999,
+            86_400_000_000_000,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for _ in 0..300 {
+            let bits = random.next() as i64;
+            longs.push(bits);
+            longs.push(bits >> (bits as u64 % 64));
+        }
+        (floats, doubles, longs)
+    }
+
+    #[test]
+    fn direct_element_kernels_match_the_value_codec() {
+        let (floats, doubles, longs) = awkward_numbers();
+        let halves: Vec<f16> = floats.iter().map(|&x| f16::from_f32(x)).collect();
+        let ints: Vec<i32> = longs.iter().map(|&x| x as i32).collect();
+        let shorts: Vec<i16> = longs.iter().map(|&x| x as i16).collect();
+        let bytes: Vec<i8> = longs.iter().map(|&x| x as i8).collect();
+        let unsigned: Vec<u8> = longs.iter().map(|&x| x as u8).collect();
+        let inputs = [
+            Rows::F16(&halves),
+            Rows::F32(&floats),
+            Rows::F64(&doubles),
+            Rows::I8(&bytes),
+            Rows::U8(&unsigned),
+            Rows::I16(&shorts),
+            Rows::I32(&ints),
+            Rows::I64(&longs),
+        ];
+        let natives = [
+            NativeType::TinyInt,
+            NativeType::SmallInt,
+            NativeType::Date,
+            NativeType::Time,
+            NativeType::Varint,
+            NativeType::Decimal,
+            NativeType::Text,
+            NativeType::Ascii,
+        ];
+        for native in natives {
+            let name = native.cql_name();
+            let element = CqlType::Native(native);
+            for rows in inputs {
+                let mut valid = Vec::new();
+                let mut expected = Vec::new();
+                for index in 0..rows.len() {
+                    let number = rows.number(index).unwrap();
+                    let one = rows.slice(index, index + 1);
+                    let got = encode(&format!("vector<{name}, 1>"), one, 5);
+                    match reference_value(number, native) {
+                        Ok(value) => {
+                            let mut reference = Vec::new();
+                            crate::value::encode_vector_element(&element, &value, &mut reference)
+                                .unwrap();
+                            assert_eq!(got.as_ref().ok(), Some(&reference), "{name} {number}");
+                            valid.push(index);
+                            expected.extend_from_slice(&reference);
+                        }
+                        Err(problem) => {
+                            let message = format!("value {number} {problem} at row 5 (element 0)");
+                            assert_eq!(got.unwrap_err().to_string(), message, "{name}");
+                        }
+                    }
+                }
+                // All valid elements at once, as one row and as rows of one (bulk paths).
+                if !valid.is_empty() {
+                    let kept = keep(rows, &valid);
+                    let ty = format!("vector<{name}, {}>", valid.len());
+                    assert_eq!(
+                        encode(&ty, Rows::from(&kept), 0).unwrap(),
+                        expected,
+                        "{name}"
+                    );
+                    let single = encode(&format!("vector<{name}, 1>"), Rows::from(&kept), 0);
+                    assert_eq!(single.unwrap(), expected, "{name} rows of one");
+                }
+            }
+        }
+    }
+
+    /// The elements of `rows` at `indices`, owned.
+    fn keep(rows: Rows<'_>, indices: &[usize]) -> Elements {
+        fn pick<T: Copy>(v: &[T], indices: &[usize]) -> Vec<T> {
+            indices.iter().map(|&i| v[i]).collect()
+        }
+        match rows {
+            Rows::F16(v) => Elements::F16(pick(v, indices)),
+            Rows::F32(v) => Elements::F32(pick(v, indices)),
+            Rows::F64(v) => Elements::F64(pick(v, indices)),
+            Rows::I8(v) => Elements::I8(pick(v, indices)),
+            Rows::U8(v) => Elements::U8(pick(v, indices)),
+            Rows::I16(v) => Elements::I16(pick(v, indices)),
+            Rows::I32(v) => Elements::I32(pick(v, indices)),
+            Rows::I64(v) => Elements::I64(pick(v, indices)),
+        }
+    }
+
+    #[test]
+    fn prefixed_kernels_match_on_both_loop_builds() {
+        let mut random = Random(5);
+        let shorts: Vec<i16> = (0..4099).map(|_| random.next() as i16).collect();
+        let days: Vec<i64> = (0..4099).map(|_| (random.next() >> 32) as i64).collect();
+        compare_paths(&shorts, |x: i16| {
+            let [hi, lo] = x.to_be_bytes();
+            [2, hi, lo]
+        });
+        let expected: Vec<u8> = days
+            .iter()
+            .flat_map(|&d| [&[4u8][..], &(d as u32).to_be_bytes()].concat())
+            .collect();
+        assert_eq!(
+            encode("vector<date, 4099>", Rows::I64(&days), 0).unwrap(),
+            expected
+        );
     }
 
     #[test]
