@@ -2,9 +2,9 @@
 
 use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
+use cqlwire::files;
 use cqlwire::types::CqlType;
 use cqlwire::value::{self, cql, explain, json};
-use cqlwire::{files, hex};
 use std::io::Write;
 use std::path::PathBuf;
 
