@@ -13,6 +13,7 @@ pub mod hex;
 pub mod input;
 pub mod lz4;
 pub mod output;
+pub mod protocol;
 pub mod types;
 pub mod value;
 pub mod vector;
