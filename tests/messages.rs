@@ -322,3 +322,52 @@ fn a_real_v4_session_decodes_value_by_value() {
 fn a_real_v5_session_decodes_value_by_value() {
     check_session("v5-none");
 }
+
+#[test]
+fn every_truncation_of_a_real_body_is_an_error_with_an_offset_inside_it() {
+    let lines = common::jsonl("messages/v5-none.jsonl");
+    let mut checked = 0;
+    for line in lines
+        .iter()
+        .filter(|l| l["body"].as_str().unwrap().len() <= 3000)
+    {
+        let (version, flags, opcode, body) = header(line);
+        let registry = Registry::new();
+        if Message::decode(version, flags, opcode, &body, &registry, None).is_err() {
+            continue; // an EXECUTE's values need no registry; nothing else should fail
+        }
+        for cut in 0..body.len() {
+            let Err(error) = Message::decode(version, flags, opcode, &body[..cut], &registry, None)
+            else {
+                continue; // e.g. a string list cut after its last item leaves a shorter valid body
+            };
+            assert!(error.offset <= cut, "{error} (cut at {cut})");
+            assert!(
+                error.message.contains("truncated")
+                    || error.message.contains("exceeds")
+                    || error.message.contains("needs"),
+                "{error}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} truncations failed");
+}
+
+#[test]
+fn counts_larger_than_the_body_are_refused_before_anything_is_allocated() {
+    // A Rows result claiming 2^31-1 rows of one int column, and a QUERY claiming 65535 values.
+    let rows =
+        hex::parse("00000002 00000001 00000001 0001 6b 0001 74 0001 78 0009 7fffffff").unwrap();
+    let error = Message::decode(4, 0, 0x08, &rows, &Registry::new(), None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "row count 2147483647 needs at least 8589934588 bytes but only 0 are left at byte 23 (RESULT)"
+    );
+    let query = hex::parse("00000001 78 0001 01 ffff 00000001").unwrap();
+    let error = Message::decode(4, 0, 0x07, &query, &Registry::new(), None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "value count 65535 needs at least 262140 bytes but only 4 are left at byte 8 (QUERY)"
+    );
+}
