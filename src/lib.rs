@@ -3,8 +3,10 @@
 //! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
 //! codec and its text forms ([`value`], [`vint`]), the embedding readers ([`input`]), the vector
 //! conversion kernel ([`vector`]) and its writers ([`output`]), LZ4 bodies ([`lz4`]) and frames
-//! ([`frame`]), hex text ([`hex`]) and the file handling shared by every command ([`files`]).
+//! ([`frame`]), hex text ([`hex`]), the file handling shared by every command ([`files`]), and packet
+//! captures read down to reassembled TCP streams ([`capture`]).
 
+pub mod capture;
 pub mod files;
 pub mod frame;
 pub mod hex;
