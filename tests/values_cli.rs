@@ -60,3 +60,53 @@ fn xxd_dumps_name_xxd_p() {
     let output = with_args(&["decode", "int", &text]).output().unwrap();
     assert_error(&output, 1, "use `xxd -p`", "xxd dump as argument");
 }
+
+#[test]
+fn trailing_bytes_name_allow_trailing() {
+    for format in ["cql", "json", "explain"] {
+        let output = with_args(&[
+            "decode",
+            "list<int>",
+            "00000001000000040000002a0000",
+            "--format",
+            format,
+        ])
+        .output()
+        .unwrap();
+        assert_error(
+            &output,
+            1,
+            "2 trailing bytes after the value at byte 12; --allow-trailing ignores the bytes after \
+             the value",
+            format,
+        );
+    }
+    // A payload that is short is not helped by --allow-trailing.
+    let output = with_args(&["decode", "list<int>", "00000002000000040000002a0000"])
+        .output()
+        .unwrap();
+    let message = assert_error(&output, 1, "truncated element length", "short payload");
+    assert!(!message.contains("--allow-trailing"), "{message}");
+}
+
+#[test]
+fn unknown_types_are_named_with_a_suggestion() {
+    let output = with_args(&["decode", "mapp<int,int>", "00"])
+        .output()
+        .unwrap();
+    assert_error(
+        &output,
+        2,
+        "unknown type `mapp` (did you mean `map`?) at character 0",
+        "mapp",
+    );
+    let output = with_args(&["encode", "--udt", "addr(zip int)", "list<adr>", "[]"])
+        .output()
+        .unwrap();
+    assert_error(
+        &output,
+        2,
+        "unknown type `adr` (did you mean `addr`?) at character 5",
+        "adr",
+    );
+}

@@ -94,7 +94,18 @@ fn decode(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Result<value::Val
     } else {
         value::decode(ty, bytes)
     }
-    .map_err(CliError::data)
+    .map_err(|e| payload_error(ty, bytes, e))
+}
+
+/// The error for a payload that does not decode; when its start is a whole value, says that
+/// `--allow-trailing` ignores the bytes after it.
+fn payload_error(ty: &CqlType, bytes: &[u8], error: value::DecodeError) -> CliError {
+    match value::decode_prefix(ty, bytes) {
+        Ok((_, used)) if used < bytes.len() => CliError::data(format!(
+            "{error}; --allow-trailing ignores the bytes after the value"
+        )),
+        _ => CliError::data(error),
+    }
 }
 
 /// Prints one line per wire item up to the end or the fault; a fault is returned as the error (after
@@ -114,7 +125,10 @@ fn print_explanation(
         writeln!(out, "{}", explain_line(line, bytes))?;
     }
     out.commit()?;
-    explanation.result.map(drop).map_err(CliError::data)
+    explanation
+        .result
+        .map(drop)
+        .map_err(|e| payload_error(ty, bytes, e))
 }
 
 /// Bytes shown in full on an explain line; longer items show their first half, `…` and the length.
