@@ -3,8 +3,9 @@
 //! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
 //! codec and its text forms ([`value`], [`vint`]), the embedding readers ([`input`]), the vector
 //! conversion kernel ([`vector`]) and its writers ([`output`]), LZ4 bodies ([`lz4`]) and frames
-//! ([`frame`]), hex text ([`hex`]) and the file handling shared by every command ([`files`]).
+//! ([`frame`]), hex text ([`hex`]), text shown to a person ([`display`]) and the file handling shared by every command ([`files`]).
 
+pub mod display;
 pub mod files;
 pub mod frame;
 pub mod hex;

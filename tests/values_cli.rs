@@ -110,3 +110,20 @@ fn unknown_types_are_named_with_a_suggestion() {
         "adr",
     );
 }
+
+#[test]
+fn errors_quoting_long_input_stay_short() {
+    let deep = format!("{}int{}", "list<".repeat(10_000), ">".repeat(10_000));
+    let output = with_args(&["decode", &deep, "00"]).output().unwrap();
+    let message = assert_error(
+        &output,
+        2,
+        "<…>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>\": type nesting deeper than 64 levels at character 320",
+        "deep type",
+    );
+    assert!(message.len() < 300, "{message}");
+    let long = format!("0x{}z", "a".repeat(5000));
+    let output = with_args(&["encode", "blob", &long]).output().unwrap();
+    let message = assert_error(&output, 1, "az\" (expected 0x followed", "long blob");
+    assert!(message.len() < 500, "{message}");
+}
