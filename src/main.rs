@@ -38,6 +38,8 @@ fn fail(error: &cli::CliError) -> ExitCode {
         // Not eprintln!, which panics when standard error cannot be written (`2>/dev/full`).
         // Long messages (a path 128 levels deep, a long quoted input) are cut in the middle.
         let message = error.to_string();
+        // Control characters of quoted input are shown visibly, never sent to the terminal.
+        let message = cqlwire::display::visible(&message);
         let message = cqlwire::display::elide(&message, MAX_ERROR_CHARS);
         let _ = writeln!(io::stderr(), "cqlwire: error: {message}");
     }

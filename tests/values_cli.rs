@@ -127,3 +127,36 @@ fn errors_quoting_long_input_stay_short() {
     let message = assert_error(&output, 1, "az\" (expected 0x followed", "long blob");
     assert!(message.len() < 500, "{message}");
 }
+
+#[test]
+fn control_characters_are_visible_on_a_terminal_and_exact_elsewhere() {
+    // ESC [31m, then a C1 CSI (U+009B) and a right-to-left override (U+202E), as UTF-8.
+    let payload = "1b5b33316d c29b e280ae 78";
+    let output = with_args(&["decode", "text", payload]).output().unwrap();
+    assert_eq!(output.stdout, "'\u{1b}[31m\u{9b}\u{202e}x'\n".as_bytes());
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    let in_terminal = |args: &str| {
+        std::process::Command::new("script")
+            .args([
+                "-qec",
+                &format!("'{}' {args}", binary.display()),
+                "/dev/null",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    if !in_terminal("--version").is_ok_and(|o| o.status.success()) {
+        eprintln!("note: `script` cannot make a terminal here; terminal test skipped");
+        return;
+    }
+    let output = in_terminal(&format!("decode text '{payload}'")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "'␛[31m<U+009B><U+202E>x'\r\n"
+    );
+    let output = in_terminal(&format!("decode text '{payload}' --format json")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "\"\\u001b[31m<U+009B><U+202E>x\"\r\n"
+    );
+}

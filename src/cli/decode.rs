@@ -4,8 +4,8 @@ use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
 use cqlwire::types::CqlType;
 use cqlwire::value::{self, cql, json, ExplainLine};
-use cqlwire::{files, hex};
-use std::io::Write;
+use cqlwire::{display, files, hex};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// How `decode` prints the value.
@@ -82,6 +82,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             json::to_json(&ty, &decode(&ty, &bytes, args.allow_trailing)?).to_string()
         }
         DecodeFormat::Cql => cql::format_cql(&ty, &decode(&ty, &bytes, args.allow_trailing)?),
+    };
+    // On a terminal, control characters in the text are shown visibly instead of acting on it.
+    let text = if std::io::stdout().is_terminal() {
+        display::visible(&text)
+    } else {
+        text.into()
     };
     writeln!(out, "{text}")?;
     Ok(out.commit()?)
