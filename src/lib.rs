@@ -11,12 +11,14 @@
 //! - [`lz4`]: CQL LZ4 bodies;
 //! - [`protocol`]: the native protocol's frames;
 //! - [`hex`]: hex text;
+//! - [`display`]: text shown to a person (control characters made visible, long lines elided);
 //! - [`files`]: the file handling shared by every command;
 //! - [`capture`]: packet captures read down to reassembled TCP streams.
 
 pub mod capture;
 pub mod convert;
 pub mod cursor;
+pub mod display;
 pub mod files;
 pub mod hex;
 pub mod input;

@@ -29,11 +29,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// Characters of an error message shown; a longer one keeps its start and its end.
+const MAX_ERROR_CHARS: usize = 400;
+
 /// Prints the one-line error (nothing for a closed pipe) and returns its exit code.
 fn fail(error: &cli::CliError) -> ExitCode {
     if !matches!(error, cli::CliError::BrokenPipe) {
         // Not eprintln!, which panics when standard error cannot be written (`2>/dev/full`).
-        let _ = writeln!(io::stderr(), "cqlwire: error: {error}");
+        // Long messages (a path 128 levels deep, a long quoted input) are cut in the middle.
+        let message = error.to_string();
+        // Control characters of quoted input are shown visibly, never sent to the terminal.
+        let message = cqlwire::display::visible(&message);
+        let message = cqlwire::display::elide(&message, MAX_ERROR_CHARS);
+        let _ = writeln!(io::stderr(), "cqlwire: error: {message}");
     }
     ExitCode::from(error.exit_code() as u8)
 }

@@ -272,9 +272,56 @@ fn native_from_java(class: &str) -> Option<NativeType> {
     })
 }
 
+/// The CQL type constructors taking `<...>` parameters.
+const CQL_COMPOSITES: [&str; 6] = ["list", "set", "map", "tuple", "frozen", "vector"];
+
+/// The CQL native type names (those [`native_from_cql`] knows), for suggestions.
+const CQL_NATIVES: [&str; 21] = [
+    "ascii",
+    "bigint",
+    "blob",
+    "boolean",
+    "counter",
+    "date",
+    "decimal",
+    "double",
+    "duration",
+    "float",
+    "inet",
+    "int",
+    "smallint",
+    "text",
+    "varchar",
+    "time",
+    "timestamp",
+    "timeuuid",
+    "tinyint",
+    "uuid",
+    "varint",
+];
+
 /// Whether a lowercase name is a CQL type constructor taking `<...>` parameters.
 fn is_cql_composite(name: &str) -> bool {
-    matches!(name, "list" | "set" | "map" | "tuple" | "frozen" | "vector")
+    CQL_COMPOSITES.contains(&name)
+}
+
+/// `unknown type `name``, with the closest of `candidates` suggested when one is close enough to be
+/// a typo.
+fn unknown_type<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
+    let closest = candidates
+        .into_iter()
+        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), candidate))
+        .filter(|&(distance, candidate)| distance <= 2 && distance < candidate.len())
+        // Among equally distant names, the one sharing the longest start (`intt`: `int`, not `inet`).
+        .min_by(|a, b| {
+            let similarity = |c: &str| strsim::jaro_winkler(name, c);
+            a.0.cmp(&b.0)
+                .then_with(|| similarity(b.1).total_cmp(&similarity(a.1)))
+        });
+    match closest {
+        Some((_, candidate)) => format!("unknown type `{name}` (did you mean `{candidate}`?)"),
+        None => format!("unknown type `{name}`"),
+    }
 }
 
 /// A recursive-descent parser over the characters of a type string.
@@ -487,7 +534,12 @@ impl<'a> Parser<'a> {
         depth: usize,
     ) -> Result<CqlType, TypeError> {
         let Some(declared) = self.udts.entry(name) else {
-            return Err(self.error_at(start, format!("unknown type `{name}`")));
+            let declared = self.udts.declared.iter().map(|d| d.udt.name.as_str());
+            let candidates = CQL_NATIVES
+                .into_iter()
+                .chain(CQL_COMPOSITES)
+                .chain(declared);
+            return Err(self.error_at(start, unknown_type(name, candidates)));
         };
         if depth + declared.depth - 1 > MAX_TYPE_DEPTH {
             return Err(self.error_at(
@@ -515,11 +567,12 @@ impl<'a> Parser<'a> {
             "map" => self.map(inner)?,
             "tuple" => self.tuple(inner, '>')?,
             "vector" => self.vector(inner)?,
-            _ => {
+            _ if native_from_cql(lower).is_some() || self.udts.entry(lower).is_some() => {
                 return Err(
                     self.error_at(start, format!("`{lower}` does not take `<...>` parameters"))
                 )
             }
+            _ => return Err(self.error_at(start, unknown_type(lower, CQL_COMPOSITES))),
         };
         // `tuple<...>` consumed its own closing `>`; every other form (frozen<tuple<...>> too) has one left.
         if lower != "tuple" {
@@ -968,6 +1021,24 @@ mod tests {
         assert_eq!(e.position, 10);
         assert!(e.message.contains("nosuch"));
         assert_eq!(e.to_string(), "unknown type `nosuch` at character 10");
+        let e = parse_type("mapp<int, int>", &UdtRegistry::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown type `mapp` (did you mean `map`?) at character 0"
+        );
+        let e = parse_type("list<intt>", &UdtRegistry::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown type `intt` (did you mean `int`?) at character 5"
+        );
+        let e = parse_type("int<int>", &UdtRegistry::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`int` does not take `<...>` parameters at character 0"
+        );
+        for name in CQL_NATIVES {
+            assert!(native_from_cql(name).is_some(), "{name}");
+        }
         assert_eq!(parse_error("list<int", &udts).position, 8);
         assert_eq!(parse_error("list<int>>", &udts).position, 9);
         assert_eq!(parse_error("", &udts).position, 0);

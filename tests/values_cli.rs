@@ -60,3 +60,103 @@ fn xxd_dumps_name_xxd_p() {
     let output = with_args(&["decode", "int", &text]).output().unwrap();
     assert_error(&output, 1, "use `xxd -p`", "xxd dump as argument");
 }
+
+#[test]
+fn trailing_bytes_name_allow_trailing() {
+    for format in ["cql", "json", "explain"] {
+        let output = with_args(&[
+            "decode",
+            "list<int>",
+            "00000001000000040000002a0000",
+            "--format",
+            format,
+        ])
+        .output()
+        .unwrap();
+        assert_error(
+            &output,
+            1,
+            "2 trailing bytes after the value at byte 12; --allow-trailing ignores the bytes after \
+             the value",
+            format,
+        );
+    }
+    // A payload that is short is not helped by --allow-trailing.
+    let output = with_args(&["decode", "list<int>", "00000002000000040000002a0000"])
+        .output()
+        .unwrap();
+    let message = assert_error(&output, 1, "truncated element length", "short payload");
+    assert!(!message.contains("--allow-trailing"), "{message}");
+}
+
+#[test]
+fn unknown_types_are_named_with_a_suggestion() {
+    let output = with_args(&["decode", "mapp<int,int>", "00"])
+        .output()
+        .unwrap();
+    assert_error(
+        &output,
+        2,
+        "unknown type `mapp` (did you mean `map`?) at character 0",
+        "mapp",
+    );
+    let output = with_args(&["encode", "--udt", "addr(zip int)", "list<adr>", "[]"])
+        .output()
+        .unwrap();
+    assert_error(
+        &output,
+        2,
+        "unknown type `adr` (did you mean `addr`?) at character 5",
+        "adr",
+    );
+}
+
+#[test]
+fn errors_quoting_long_input_stay_short() {
+    let deep = format!("{}int{}", "list<".repeat(10_000), ">".repeat(10_000));
+    let output = with_args(&["decode", &deep, "00"]).output().unwrap();
+    let message = assert_error(
+        &output,
+        2,
+        "<…>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>\": type nesting deeper than 64 levels at character 320",
+        "deep type",
+    );
+    assert!(message.len() < 300, "{message}");
+    let long = format!("0x{}z", "a".repeat(5000));
+    let output = with_args(&["encode", "blob", &long]).output().unwrap();
+    let message = assert_error(&output, 1, "az\" (expected 0x followed", "long blob");
+    assert!(message.len() < 500, "{message}");
+}
+
+#[test]
+fn control_characters_are_visible_on_a_terminal_and_exact_elsewhere() {
+    // ESC [31m, then a C1 CSI (U+009B) and a right-to-left override (U+202E), as UTF-8.
+    let payload = "1b5b33316d c29b e280ae 78";
+    let output = with_args(&["decode", "text", payload]).output().unwrap();
+    assert_eq!(output.stdout, "'\u{1b}[31m\u{9b}\u{202e}x'\n".as_bytes());
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    let in_terminal = |args: &str| {
+        std::process::Command::new("script")
+            .args([
+                "-qec",
+                &format!("'{}' {args}", binary.display()),
+                "/dev/null",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    if !in_terminal("--version").is_ok_and(|o| o.status.success()) {
+        eprintln!("note: `script` cannot make a terminal here; terminal test skipped");
+        return;
+    }
+    let output = in_terminal(&format!("decode text '{payload}'")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "'␛[31m<U+009B><U+202E>x'\r\n"
+    );
+    let output = in_terminal(&format!("decode text '{payload}' --format json")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "\"\\u001b[31m<U+009B><U+202E>x\"\r\n"
+    );
+}

@@ -2,10 +2,10 @@
 
 use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
-use cqlwire::files;
 use cqlwire::types::CqlType;
 use cqlwire::value::{self, cql, explain, json};
-use std::io::Write;
+use cqlwire::{display, files};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// How `decode` prints the value.
@@ -83,6 +83,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         DecodeFormat::Cql => cql::format_cql(&ty, &decode(&ty, &bytes, args.allow_trailing)?),
     };
+    // On a terminal, control characters in the text are shown visibly instead of acting on it.
+    let text = if std::io::stdout().is_terminal() {
+        display::visible(&text)
+    } else {
+        text.into()
+    };
     writeln!(out, "{text}")?;
     Ok(out.commit()?)
 }
@@ -94,7 +100,18 @@ fn decode(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Result<value::Val
     } else {
         value::decode(ty, bytes)
     }
-    .map_err(CliError::data)
+    .map_err(|e| payload_error(ty, bytes, e))
+}
+
+/// The error for a payload that does not decode; when its start is a whole value, says that
+/// `--allow-trailing` ignores the bytes after it.
+fn payload_error(ty: &CqlType, bytes: &[u8], error: value::DecodeError) -> CliError {
+    match value::decode_prefix(ty, bytes) {
+        Ok((_, used)) if used < bytes.len() => CliError::data(format!(
+            "{error}; --allow-trailing ignores the bytes after the value"
+        )),
+        _ => CliError::data(error),
+    }
 }
 
 /// Prints one line per wire item up to the end or the fault; a fault is returned as the error (after
@@ -112,5 +129,8 @@ fn print_explanation(
     };
     explain::write_lines(&mut out, &explanation.lines, bytes, 0, 0)?;
     out.commit()?;
-    explanation.result.map(drop).map_err(CliError::data)
+    explanation
+        .result
+        .map(drop)
+        .map_err(|e| payload_error(ty, bytes, e))
 }

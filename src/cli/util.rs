@@ -2,6 +2,7 @@
 //! standard input.
 
 use super::CliError;
+use cqlwire::display::elide;
 use cqlwire::hex::{HexError, HexReader};
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};
 use cqlwire::{files, hex};
@@ -14,15 +15,22 @@ pub const MAX_VALUE_BYTES: u64 = 256 << 20;
 /// (a blob's two hex digits and a separator).
 const MAX_TEXT_BYTES: u64 = 3 * MAX_VALUE_BYTES;
 
+/// Characters of an argument quoted in an error message; longer ones are cut in the middle.
+const QUOTED_CHARS: usize = 80;
+
 /// Parses the TYPE argument after declaring every `--udt`; errors are usage errors (exit 2).
 pub fn cli_type(type_text: &str, declarations: &[String]) -> Result<CqlType, CliError> {
     let mut udts = UdtRegistry::new();
     for declaration in declarations {
-        udts.declare(declaration)
-            .map_err(|e| CliError::usage(format!("invalid --udt {declaration:?}: {e}")))?;
+        udts.declare(declaration).map_err(|e| {
+            let quoted = elide(declaration, QUOTED_CHARS);
+            CliError::usage(format!("invalid --udt {quoted:?}: {e}"))
+        })?;
     }
-    parse_type(type_text, &udts)
-        .map_err(|e| CliError::usage(format!("invalid type {type_text:?}: {e}")))
+    parse_type(type_text, &udts).map_err(|e| {
+        let quoted = elide(type_text, QUOTED_CHARS);
+        CliError::usage(format!("invalid type {quoted:?}: {e}"))
+    })
 }
 
 /// Whether an argument means standard input: absent, or `-`.
