@@ -321,9 +321,26 @@ fn convert_error(error: ConvertError, type_text: &str) -> CliError {
     }
 }
 
-/// Maps an input error: options that do not fit the input are usage errors, the rest bad data.
+/// Maps an input error, naming the flag that fixes it: options that do not fit the input are usage
+/// errors, the rest bad data.
 fn input_error(error: InputError) -> CliError {
     match error {
+        InputError::AmbiguousColumn { input, columns } => CliError::usage(format!(
+            "{input}: several list columns ({columns}); choose one with --column"
+        )),
+        InputError::ShardNeedsRowCount {
+            input,
+            what,
+            instead,
+        } => CliError::usage(format!(
+            "{input}: --shard needs the row count, which {what} does not declare (use {instead} or \
+             --rows)"
+        )),
+        InputError::UnknownFormat { input } => CliError::data(format!(
+            "{input}: cannot tell the input format from the file name or the first bytes; use \
+             --input-format (supported: {})",
+            InputFormat::NAMES.join(", ")
+        )),
         InputError::Options(_) => CliError::usage(error),
         InputError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe => {
             CliError::BrokenPipe
@@ -340,11 +357,43 @@ fn vector_error(error: VectorError) -> CliError {
     }
 }
 
-/// Maps a write error.
+/// Maps a write error, naming the flags that fix it.
 fn write_error(error: WriteError) -> CliError {
-    match error {
-        WriteError::Usage(_) => CliError::usage(error),
-        WriteError::Io(io) => CliError::from(io),
-        _ => CliError::data(error),
+    let message = match &error {
+        WriteError::IdColumnFormat(format) => format!(
+            "--id-column applies to the hex, parquet and arrow formats, not {}",
+            format.name()
+        ),
+        WriteError::IdColumnMissing { .. } | WriteError::IdColumnType { .. } => {
+            let text = error.to_string();
+            format!(
+                "--id-column {}",
+                text.strip_prefix("id column ").unwrap_or(&text)
+            )
+        }
+        WriteError::NullRow { format: None, .. } => format!(
+            "{error} (use --on-null skip to leave such rows out, or --on-null null to write nulls)"
+        ),
+        WriteError::NullRow { .. } => {
+            format!("{error} (use --on-null skip, or --format framed, hex, parquet or arrow)")
+        }
+        WriteError::NpyElement(_) => {
+            format!("{error}; use --format raw, framed, hex, parquet or arrow")
+        }
+        WriteError::NpyRowCount => "npy output to standard output or a device needs the row count \
+                                    up front, which this input does not give; use -o FILE"
+            .to_string(),
+        WriteError::NpyHeader { .. } => format!("{error}; use -o FILE"),
+        WriteError::Io(_) | WriteError::Usage(_) | WriteError::Data(_) | WriteError::Table(_) => {
+            match error {
+                WriteError::Io(io) => return CliError::from(io),
+                _ => error.to_string(),
+            }
+        }
+    };
+    if error.is_usage() {
+        CliError::Usage(message)
+    } else {
+        CliError::Data(message)
     }
 }
