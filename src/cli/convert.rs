@@ -31,11 +31,12 @@ Examples:
   # The same as `id,0x…` CSV lines, e.g. for a loader script:
   cqlwire convert fixtures/convert/sample/train.parquet --format hex --id-column id | head -3
 
-  # Protocol [bytes] (length-prefixed) values of a declared type, row 1000 onwards:
-  cqlwire convert vectors.npy --type 'vector<float, 768>' --format framed --rows 1000.. -o part.bin
+  # Protocol [bytes] (length-prefixed) values of a declared type, row 900 onwards:
+  cqlwire convert fixtures/convert/sample/train.npy --type 'vector<float, 128>' --format framed \\
+      --rows 900.. -o part.bin
 
   # The second of four shards (concatenating the four outputs equals the whole run):
-  cqlwire convert big.fbin --shard 2/4 -o big.2.bin
+  cqlwire convert fixtures/convert/inputs/sample.fbin --shard 2/4 -o sample.2.bin
 
   # A Parquet file with the ids and a binary `emb_cql` column; null vectors kept as nulls:
   cqlwire convert fixtures/convert/sample/train.parquet --format parquet --on-null null -o out.parquet
