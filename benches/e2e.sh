@@ -6,6 +6,9 @@
 # (installed with apt-get when missing) and prints the best wall time, throughput, peak RSS and the
 # ratio to cat (the two alternate, best of RUNS each). Targets (PRODUCT §7): throughput >= 0.7 x cat, peak RSS <= 64 MiB.
 #
+# NumPy and pyarrow come from benches/compare/.venv (made here from benches/compare/requirements.txt
+# when missing, as benches/compare/run.py does); PYTHON overrides it.
+#
 # Usage: benches/e2e.sh            (ROWS, DIM, RUNS, PYTHON override the defaults)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +16,12 @@ cd "$(dirname "$0")/.."
 ROWS=${ROWS:-1000000}
 DIM=${DIM:-768}
 RUNS=${RUNS:-3}
-PYTHON=${PYTHON:-python3}
+if [ -z "${PYTHON:-}" ]; then
+  VENV=benches/compare/.venv
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r benches/compare/requirements.txt
+  PYTHON="$VENV/bin/python"
+fi
 DATA=bench-data
 INPUT="$DATA/e2e_${ROWS}x${DIM}_f4.npy"
 
@@ -44,7 +52,8 @@ fi
 
 echo "building the release binary"
 cargo build --release --quiet
-BIN=target/release/cqlwire
+TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+BIN="$TARGET_DIR/release/cqlwire"
 OUT_CAT="$DATA/out.cat"
 OUT_CQL="$DATA/out.cql"
 TIMES=$(mktemp)

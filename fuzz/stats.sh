@@ -3,8 +3,15 @@
 # per target, the runs, executions (stat::number_of_executed_units), seconds (libFuzzer's "Done N runs
 # in S second(s)"; for a run that stopped on a finding, from the log's start time in its name to its
 # last write, build included) and the runs that ended on a finding.
+# Exits non-zero when no run executed anything (e.g. cargo-fuzz was missing).
 set -euo pipefail
-cd "$(dirname "$0")/artifacts/logs"
+logs="$(dirname "$0")/artifacts/logs"
+if [ ! -d "$logs" ]; then
+  echo "fuzz/stats.sh: no logs in $logs; run fuzz/run.sh first (it needs cargo-fuzz)" >&2
+  exit 1
+fi
+cd "$logs"
+total=0
 printf '%-15s %5s %14s %8s %9s\n' target runs executions seconds findings
 for target in type_parser value_decoder literal_parser lz4_body frame_stream npy_header vecs_readers; do
   runs=0 execs=0 seconds=0 findings=0
@@ -19,4 +26,9 @@ for target in type_parser value_decoder literal_parser lz4_body frame_stream npy
     if grep -q 'ERROR: libFuzzer' "$log"; then findings=$((findings + 1)); fi
   done
   printf '%-15s %5d %14d %8d %9d\n' "$target" "$runs" "$execs" "$seconds" "$findings"
+  total=$((total + execs))
 done
+if [ "$total" -eq 0 ]; then
+  echo "fuzz/stats.sh: the logs record no executions; is cargo-fuzz installed (cargo install cargo-fuzz --locked)?" >&2
+  exit 1
+fi

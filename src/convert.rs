@@ -36,6 +36,9 @@ use std::sync::mpsc;
 /// Input bytes per batch the readers are asked for when reading a file ([`open`]).
 const BATCH_BYTES: usize = 256 << 10;
 
+/// Worker threads per core beyond which [`ConvertOptions::threads`] is capped.
+pub const MAX_THREADS_PER_CORE: usize = 4;
+
 /// Batches waiting between the reader and the converter, and between the converter and the writer.
 const QUEUE: usize = 2;
 
@@ -94,7 +97,8 @@ pub struct ConvertOptions {
     pub nulls: NullPolicy,
     /// A column of the input written before each hex value (and required to exist for tables).
     pub id_column: Option<String>,
-    /// Worker threads for CPU-bound conversions; None: one per core.
+    /// Worker threads for CPU-bound conversions, at most [`MAX_THREADS_PER_CORE`] per core; None: one
+    /// per core.
     pub threads: Option<usize>,
 }
 
@@ -115,7 +119,7 @@ impl ConvertOptions {
 /// What a conversion produced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
-    /// Rows read.
+    /// Rows written (null rows left out are not counted).
     pub rows: u64,
     /// Null rows left out ([`NullPolicy::Skip`]).
     pub skipped: u64,
@@ -165,9 +169,11 @@ pub fn convert<W: Destination + 'static>(
         expected_rows: reader.rows(),
     };
     let writer = output::create(destination, &encoder, writer_options)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // More threads than a few per core only add start-up time and contention.
     let threads = options
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        .map_or(cores, |n| n.clamp(1, MAX_THREADS_PER_CORE * cores));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -293,7 +299,7 @@ impl Job<'_> {
     }
 
     /// Converts batches as they arrive and hands them to the writer, giving the input memory back to
-    /// the reader (`spares`); returns the rows read and the null rows skipped.
+    /// the reader (`spares`); returns the rows written and the null rows skipped.
     fn convert_batches(
         &self,
         batches: mpsc::Receiver<Result<Batch, InputError>>,
@@ -353,10 +359,13 @@ impl Job<'_> {
             }
             (Err(cast), _) => return Err(cast.into()),
         };
-        totals.rows += batch_rows;
-        if self.nulls == NullPolicy::Skip {
-            totals.skipped += nulls;
-        }
+        let skipped = if self.nulls == NullPolicy::Skip {
+            nulls
+        } else {
+            0
+        };
+        totals.rows += batch_rows - skipped;
+        totals.skipped += skipped;
         totals.bytes += converted.bytes.len() as u64;
         (self.progress)(totals);
         Ok(converted)

@@ -41,11 +41,12 @@ pub enum OutputError {
         "refusing to write binary output to a terminal (use -o FILE or a text format such as hex)"
     )]
     BinaryToTerminal,
-    /// The temporary file beside the destination could not be created.
-    #[error("cannot create output in {dir}: {source}")]
+    /// The temporary file beside the destination could not be created (no such folder, no
+    /// permission, ...).
+    #[error("cannot create {path}: {source}")]
     Create {
-        /// The destination's folder.
-        dir: PathBuf,
+        /// The destination as given.
+        path: PathBuf,
         /// What the operating system said.
         source: io::Error,
     },
@@ -201,8 +202,8 @@ fn annotate(path: &Path, error: io::Error) -> io::Error {
 ///
 /// An existing destination that is not a regular file (`/dev/null`, a named pipe, a terminal), or a
 /// name of an already open file (`/dev/stdout`, `/dev/fd/N`, `/proc/...`), is written in place:
-/// renaming a file onto it would replace the device or the name instead of writing to it. Through a symbolic link, the file it
-/// points to is replaced.
+/// renaming a file onto it would replace the device or the name instead of writing to it. Through a
+/// symbolic link, the file it points to is replaced, or created when it does not exist yet.
 ///
 /// Write errors name the destination (`cannot write out.bin: No space left on device`) and keep
 /// their kind, so a closed pipe is still recognisable.
@@ -260,7 +261,8 @@ impl Output {
                     };
                     open_temporary(&destination, Some(existing.permissions()))?
                 }
-                Err(_) => open_temporary(p, None)?,
+                // A dangling symbolic link: create the file it points to.
+                Err(_) => open_temporary(&link_target(p), None)?,
             },
         };
         Ok(Output { target, sync: true })
@@ -394,16 +396,16 @@ fn open_temporary(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(Permissions::from_mode(NEW_FILE_MODE));
     }
-    let file = builder
-        .tempfile_in(&dir)
-        .map_err(|source| OutputError::Create {
-            dir: dir.clone(),
-            source,
-        })?;
+    // The error names the destination, not the temporary file (whose name tempfile adds).
+    let create_error = |source: io::Error| OutputError::Create {
+        path: destination.to_path_buf(),
+        source: io::Error::new(source.kind(), without_path(&source)),
+    };
+    let file = builder.tempfile_in(&dir).map_err(create_error)?;
     if let Some(permissions) = permissions {
         file.as_file()
             .set_permissions(permissions)
-            .map_err(|source| OutputError::Create { dir, source })?;
+            .map_err(create_error)?;
     }
     // The lock tells a run in another process namespace (or on another host sharing the folder)
     // that this file is in use; where locks are not supported, the process id check still holds.
@@ -414,6 +416,32 @@ fn open_temporary(
         destination: destination.to_path_buf(),
         interrupt,
     })
+}
+
+/// Where `path` leads through symbolic links that end in a missing file (each relative target
+/// taken from its link's folder), or `path` itself when it is not a link. Stops after 40 links, as
+/// the kernel does.
+fn link_target(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = fs::read_link(&current) else {
+            break;
+        };
+        current = match current.parent() {
+            Some(folder) => folder.join(target),
+            None => target,
+        };
+    }
+    current
+}
+
+/// The operating system's message of an error that tempfile ended with ` at path "<temporary>"`.
+fn without_path(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at path \"") {
+        Some(end) => text[..end].to_string(),
+        None => text,
+    }
 }
 
 /// Removes the temporary outputs in `dir` whose writer is gone: named by a process that no longer

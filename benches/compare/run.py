@@ -27,11 +27,21 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 VENV = HERE / ".venv"
 DATA = ROOT / "bench-data" / "compare"
-BINARY = ROOT / "target" / "release" / "cqlwire"
-CRITERION = ROOT / "target" / "criterion"
 TIME = "/usr/bin/time"
 DIMENSION = 768
 LZ4_SIZES = (1024, 8192, 65536)
+
+
+def target_directory() -> pathlib.Path:
+    """Cargo's target directory (honours CARGO_TARGET_DIR and .cargo/config), as cargo reports it."""
+    metadata = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=ROOT,
+                              check=True, capture_output=True, text=True).stdout
+    return pathlib.Path(json.loads(metadata)["target_directory"])
+
+
+TARGET = target_directory()
+BINARY = TARGET / "release" / "cqlwire"
+CRITERION = TARGET / "criterion"
 
 
 def ensure_venv() -> None:
@@ -86,14 +96,16 @@ def time_python(work, repeats: int, inner: int = 1):
     return summary(samples)
 
 
-def criterion(full_id: str):
-    """Median and min seconds per iteration of a criterion benchmark, from its sample.json."""
+def criterion(full_id: str, skipped: bool):
+    """Median and min seconds per iteration of a criterion benchmark, from its sample.json (`skipped`:
+    --skip-criterion was given, so an old run's results were expected)."""
     for meta in CRITERION.glob("**/new/benchmark.json"):
         if json.loads(meta.read_text())["full_id"] == full_id:
             sample = json.loads((meta.parent / "sample.json").read_text())
             per_iter = [t / n / 1e9 for t, n in zip(sample["times"], sample["iters"])]
             return summary(per_iter)
-    raise SystemExit(f"criterion result {full_id!r} not found: run without --skip-criterion")
+    hint = "run without --skip-criterion" if skipped else "did `cargo bench` write it?"
+    raise SystemExit(f"criterion result {full_id!r} not found in {CRITERION}: {hint}")
 
 
 def ensure_gnu_time() -> None:
@@ -146,7 +158,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000, help="rows × 768 floats of test data")
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs of each process")
-    parser.add_argument("--skip-criterion", action="store_true", help="reuse target/criterion")
+    parser.add_argument("--skip-criterion", action="store_true", help="reuse the criterion results of an earlier run")
     args = parser.parse_args()
     ensure_venv()
 
@@ -170,7 +182,7 @@ def main() -> None:
     as_lists = block.tolist()
     driver = time_python(lambda: [vector.serialize(r, 4) for r in as_lists], 5)
     numpy_bulk = time_python(lambda: np.asarray(block, ">f4").tobytes(), 20, 10)
-    per_row, bulk, memcpy = (criterion(f"vector<float,768> x1000/{name}") for name in ("per row", "bulk", "memcpy"))
+    per_row, bulk, memcpy = (criterion(f"vector<float,768> x1000/{name}", args.skip_criterion) for name in ("per row", "bulk", "memcpy"))
     rows.append(("vector<float,768> ×1000, per row", "driver VectorType.serialize", driver, per_row,
                  f"{driver[0] / per_row[0]:.0f}×", "—"))
     rows.append(("vector<float,768> ×1000, bulk", "NumPy astype('>f4').tobytes()", numpy_bulk, bulk,
@@ -184,8 +196,8 @@ def main() -> None:
         body = lz4_compress(payload)
         inner = max(1, 200_000 // size)
         for op, work in (("compress", lambda: lz4_compress(payload)), ("decompress", lambda: lz4_decompress(body))):
-            ours = criterion(f"lz4 {op}/cqlwire/text/{size}")
-            c_lib = criterion(f"lz4 {op}/C lz4/text/{size}")
+            ours = criterion(f"lz4 {op}/cqlwire/text/{size}", args.skip_criterion)
+            c_lib = criterion(f"lz4 {op}/C lz4/text/{size}", args.skip_criterion)
             py = time_python(work, 20, inner)
             label = f"LZ4 {op} {size // 1024} KiB text"
             rows.append((label, "driver lz4 wrapper (python-lz4)", py, ours, f"{py[0] / ours[0]:.2f}×", "—"))

@@ -16,6 +16,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// The most `--threads` accepted; more is refused as a usage error.
+const MAX_THREADS: i64 = 1024;
+
 /// Rows per batch when the row size is not known before opening (standard input).
 const STREAM_BATCH_ROWS: usize = 1024;
 
@@ -28,19 +31,23 @@ Examples:
   # The same as `id,0x…` CSV lines, e.g. for a loader script:
   cqlwire convert fixtures/convert/sample/train.parquet --format hex --id-column id | head -3
 
-  # Protocol [bytes] (length-prefixed) values of a declared type, row 1000 onwards:
-  cqlwire convert vectors.npy --type 'vector<float, 768>' --format framed --rows 1000.. -o part.bin
+  # Protocol [bytes] (length-prefixed) values of a declared type, row 900 onwards:
+  cqlwire convert fixtures/convert/sample/train.npy --type 'vector<float, 128>' --format framed \\
+      --rows 900.. -o part.bin
 
   # The second of four shards (concatenating the four outputs equals the whole run):
-  cqlwire convert big.fbin --shard 2/4 -o big.2.bin
+  cqlwire convert fixtures/convert/inputs/sample.fbin --shard 2/4 -o sample.2.bin
 
   # A Parquet file with the ids and a binary `emb_cql` column; null vectors kept as nulls:
   cqlwire convert fixtures/convert/sample/train.parquet --format parquet --on-null null -o out.parquet
 
 The target type defaults to vector<float, N> for f16/f32 inputs, vector<double, N> for f64, \
 vector<bigint, N> for int64 and vector<int, N> for other integers, N being the row length. \
-Casts are checked: a value that does not fit the element type exactly is an error naming its row \
-and element. `--format` defaults to the extension of -o (.npy, .parquet, .arrow), else raw.";
+Casts: a double to float rounds to the nearest float, tiny values to subnormals or zero (as NumPy's \
+astype('>f4') and the driver's struct.pack('>f') do); a finite double beyond the float range, an \
+integer out of the element type's range or not exactly a float/double, a float with a fraction for \
+an integer type, is an error naming its row and element. NaN and ±Infinity pass through to \
+float/double. `--format` defaults to the extension of -o (.npy, .parquet, .arrow), else raw.";
 
 /// Arguments of `cqlwire convert`.
 #[derive(Debug, clap::Args)]
@@ -80,8 +87,9 @@ pub struct Args {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(u64, u64)>,
     /// Worker threads for CPU-bound conversions (variable-size element types, very large batches)
-    /// [default: all cores]; with 1, reading, converting and writing all run on one thread.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// [default: all cores; at most 4 per core are used]; with 1, reading, converting and writing
+    /// all run on one thread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
     pub threads: Option<u16>,
     /// No progress bar and no summary line.
     #[arg(short, long)]
@@ -271,7 +279,7 @@ fn progress_bar(rows: Option<u64>, quiet: bool) -> ProgressBar {
 
 /// Moves the progress bar to `totals`.
 fn show_progress(progress: &ProgressBar, totals: &Totals) {
-    progress.set_position(totals.rows);
+    progress.set_position(totals.rows + totals.skipped);
     if !progress.is_hidden() {
         let megabytes = totals.bytes as f64 / 1e6;
         let seconds = progress.elapsed().as_secs_f64().max(1e-3);
@@ -282,19 +290,42 @@ fn show_progress(progress: &ProgressBar, totals: &Totals) {
     }
 }
 
-/// The one-line summary printed at the end.
+/// The one-line summary printed at the end: rows written, null rows left out, value bytes (in bytes,
+/// kB or MB), time, and the rate once there are 100 kB or more to time.
 fn summary(totals: &Totals, seconds: f64) -> String {
-    let megabytes = totals.bytes as f64 / 1e6;
-    let skipped = if totals.skipped > 0 {
-        format!(" ({} null rows skipped)", totals.skipped)
+    let skipped = match totals.skipped {
+        0 => String::new(),
+        n => format!(" ({} skipped)", counted(n, "null row")),
+    };
+    let rate = if totals.bytes >= 100_000 {
+        let megabytes = totals.bytes as f64 / 1e6;
+        format!(" ({:.1} MB/s)", megabytes / seconds.max(1e-9))
     } else {
         String::new()
     };
     format!(
-        "cqlwire: converted {} rows{skipped}, {megabytes:.1} MB of values in {seconds:.2} s ({:.1} MB/s)",
-        totals.rows,
-        megabytes / seconds.max(1e-9)
+        "cqlwire: converted {}{skipped}, {} of values in {seconds:.2} s{rate}",
+        counted(totals.rows, "row"),
+        amount(totals.bytes)
     )
+}
+
+/// `n` and the noun, plural unless `n` is 1.
+fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A byte count in bytes below 1 kB, else kB or MB with one decimal.
+fn amount(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => counted(bytes, "byte"),
+        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
 }
 
 /// Maps a conversion error, naming `--type` (given as `type_text`) where it is the cause.
@@ -321,9 +352,26 @@ fn convert_error(error: ConvertError, type_text: &str) -> CliError {
     }
 }
 
-/// Maps an input error: options that do not fit the input are usage errors, the rest bad data.
+/// Maps an input error, naming the flag that fixes it: options that do not fit the input are usage
+/// errors, the rest bad data.
 fn input_error(error: InputError) -> CliError {
     match error {
+        InputError::AmbiguousColumn { input, columns } => CliError::usage(format!(
+            "{input}: several list columns ({columns}); choose one with --column"
+        )),
+        InputError::ShardNeedsRowCount {
+            input,
+            what,
+            instead,
+        } => CliError::usage(format!(
+            "{input}: --shard needs the row count, which {what} does not declare (use {instead} or \
+             --rows)"
+        )),
+        InputError::UnknownFormat { input } => CliError::data(format!(
+            "{input}: cannot tell the input format from the file name or the first bytes; use \
+             --input-format (supported: {})",
+            InputFormat::NAMES.join(", ")
+        )),
         InputError::Options(_) => CliError::usage(error),
         InputError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe => {
             CliError::BrokenPipe
@@ -340,11 +388,43 @@ fn vector_error(error: VectorError) -> CliError {
     }
 }
 
-/// Maps a write error.
+/// Maps a write error, naming the flags that fix it.
 fn write_error(error: WriteError) -> CliError {
-    match error {
-        WriteError::Usage(_) => CliError::usage(error),
-        WriteError::Io(io) => CliError::from(io),
-        _ => CliError::data(error),
+    let message = match &error {
+        WriteError::IdColumnFormat(format) => format!(
+            "--id-column applies to the hex, parquet and arrow formats, not {}",
+            format.name()
+        ),
+        WriteError::IdColumnMissing { .. } | WriteError::IdColumnType { .. } => {
+            let text = error.to_string();
+            format!(
+                "--id-column {}",
+                text.strip_prefix("id column ").unwrap_or(&text)
+            )
+        }
+        WriteError::NullRow { format: None, .. } => format!(
+            "{error} (use --on-null skip to leave such rows out, or --on-null null to write nulls)"
+        ),
+        WriteError::NullRow { .. } => {
+            format!("{error} (use --on-null skip, or --format framed, hex, parquet or arrow)")
+        }
+        WriteError::NpyElement(_) => {
+            format!("{error}; use --format raw, framed, hex, parquet or arrow")
+        }
+        WriteError::NpyRowCount => "npy output to standard output or a device needs the row count \
+                                    up front, which this input does not give; use -o FILE"
+            .to_string(),
+        WriteError::NpyHeader { .. } => format!("{error}; use -o FILE"),
+        WriteError::Io(_) | WriteError::Usage(_) | WriteError::Data(_) | WriteError::Table(_) => {
+            match error {
+                WriteError::Io(io) => return CliError::from(io),
+                _ => error.to_string(),
+            }
+        }
+    };
+    if error.is_usage() {
+        CliError::Usage(message)
+    } else {
+        CliError::Data(message)
     }
 }

@@ -60,10 +60,11 @@ pub(crate) fn open(
         }
         &RowSelection::Shard { k, n } => {
             check_shard(k, n, &input)?;
-            return Err(InputError::Options(format!(
-                "{input}: --shard needs the row count, which an Arrow IPC input does not declare \
-                 (use Parquet or --rows)"
-            )));
+            return Err(InputError::ShardNeedsRowCount {
+                input,
+                what: "an Arrow IPC input".into(),
+                instead: "Parquet",
+            });
         }
     };
     Ok(Box::new(ColumnarReader::new(
@@ -149,7 +150,7 @@ mod tests {
             1
         );
         let shard = read(bytes.clone(), RowSelection::Shard { k: 1, n: 2 });
-        assert!(matches!(shard, Err(InputError::Options(_))));
+        assert!(matches!(shard, Err(InputError::ShardNeedsRowCount { .. })));
         let mut cut = bytes;
         cut.truncate(cut.len() - 20);
         assert!(read(cut, RowSelection::All).is_err());

@@ -109,11 +109,9 @@ pub(crate) fn choose_column(
                         .copied()
                         .find(|&i| fields.get(i).is_some_and(|f| f.name() == name))
                 })
-                .ok_or_else(|| {
-                    InputError::Options(format!(
-                        "{input}: several list columns ({}); choose one with --column",
-                        candidate_names()
-                    ))
+                .ok_or_else(|| InputError::AmbiguousColumn {
+                    input: input.to_string(),
+                    columns: candidate_names(),
                 })?,
         },
     };
@@ -543,7 +541,7 @@ mod tests {
         let ambiguous = vec![list("a", DataType::Float32), list("b", DataType::Float32)];
         let error = pick(ambiguous, None).unwrap_err().to_string();
         assert!(
-            error.contains("a, b") && error.contains("--column"),
+            error.contains("a, b") && error.contains("choose one"),
             "{error}"
         );
         assert!(pick(vec![id.clone()], None).is_err());

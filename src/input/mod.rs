@@ -184,9 +184,40 @@ pub enum InputError {
     /// The format, element type, shape or column type is not supported (or not recognised).
     #[error("{}", one_line(.0))]
     Unsupported(String),
-    /// The options do not fit the input (no such column, ambiguous column, rows past the end, ...).
+    /// The options do not fit the input (no such column, rows past the end, ...).
     #[error("{}", one_line(.0))]
     Options(String),
+    /// Several list columns could hold the vectors and none was chosen (an options error).
+    #[error("{input}: several list columns ({columns}); choose one")]
+    AmbiguousColumn {
+        /// The input's name.
+        input: String,
+        /// The candidate columns, comma-separated.
+        columns: String,
+    },
+    /// A shard was asked of an input that does not declare its row count (an options error).
+    #[error(
+        "{input}: a shard needs the row count, which {what} does not declare (read {instead} or a \
+         row range)"
+    )]
+    ShardNeedsRowCount {
+        /// The input's name.
+        input: String,
+        /// What the input is, e.g. `a fvecs stream`.
+        what: String,
+        /// What declares it, e.g. `a file`.
+        instead: &'static str,
+    },
+    /// The format was not given and neither the name nor the first bytes tell it.
+    #[error(
+        "{input}: cannot tell the input format from the file name or the first bytes (supported: \
+         {})",
+        InputFormat::NAMES.join(", ")
+    )]
+    UnknownFormat {
+        /// The input's name.
+        input: String,
+    },
 }
 
 /// The message on one line (decoder errors may span several).
@@ -279,12 +310,9 @@ fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
     {
         Ok(InputFormat::Arrow)
     } else {
-        Err(InputError::Unsupported(format!(
-            "{}: cannot tell the input format from the file name or the first bytes; use \
-             --input-format (supported: {})",
-            source.name(),
-            InputFormat::NAMES.join(", ")
-        )))
+        Err(InputError::UnknownFormat {
+            input: source.name().to_string(),
+        })
     }
 }
 
@@ -482,7 +510,7 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(error.contains("--input-format"), "{error}");
+        assert!(error.contains("cannot tell the input format"), "{error}");
         assert!(error.contains("fvecs"), "{error}");
     }
 }

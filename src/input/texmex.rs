@@ -78,11 +78,11 @@ pub(crate) fn open(
         (RowSelection::Range(range), None) => (range.start, Some(range.end)),
         (&RowSelection::Shard { k, n }, None) => {
             check_shard(k, n, source.name())?;
-            return Err(InputError::Options(format!(
-                "{}: --shard needs the row count, which a {name} stream does not declare (use a \
-                 file or --rows)",
-                source.name()
-            )));
+            return Err(InputError::ShardNeedsRowCount {
+                input: source.name().to_string(),
+                what: format!("a {name} stream"),
+                instead: "a file",
+            });
         }
     };
     Ok(Box::new(TexmexReader {

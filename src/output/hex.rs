@@ -30,11 +30,10 @@ impl<W: Destination> HexWriter<W> {
         if let (Some(id), Some(schema)) = (&options.id_column, &options.passthrough) {
             if let Ok(field) = schema.field_with_name(id) {
                 if !printable(field.data_type()) {
-                    return Err(WriteError::Usage(format!(
-                        "--id-column {id}: cannot print values of type {} (use an integer, \
-                         floating-point, boolean, string or binary column)",
-                        field.data_type()
-                    )));
+                    return Err(WriteError::IdColumnType {
+                        id: id.clone(),
+                        data_type: field.data_type().to_string(),
+                    });
                 }
             }
         }

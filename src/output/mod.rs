@@ -153,6 +153,85 @@ pub enum WriteError {
     /// The Parquet or Arrow library failed.
     #[error("{0}")]
     Table(String),
+    /// An id column was asked for a format without one (a usage error).
+    #[error("an id column applies to the hex, parquet and arrow formats, not {}", .0.name())]
+    IdColumnFormat(OutputFormat),
+    /// The id column is not a column of the input (a usage error).
+    #[error("id column {id}: {}", match .columns {
+        None => "this input has no columns besides the vectors (only Parquet and Arrow inputs have \
+                 id columns)".to_string(),
+        Some(names) => format!("no such column in the input (columns: {names})"),
+    })]
+    IdColumnMissing {
+        /// The requested column.
+        id: String,
+        /// The input's other columns, comma-separated (`none besides the vectors` when there are
+        /// none), or None when the input has no columns but the vectors.
+        columns: Option<String>,
+    },
+    /// The id column's values cannot be printed (a usage error).
+    #[error(
+        "id column {id}: cannot print values of type {data_type} (use an integer, floating-point, \
+         boolean, string or binary column)"
+    )]
+    IdColumnType {
+        /// The requested column.
+        id: String,
+        /// Its Arrow type.
+        data_type: String,
+    },
+    /// A null row that the null policy refuses, or that the format cannot hold.
+    #[error("null vector at row {row}{}", match .format {
+        Some(format) => format!(": the {} format cannot hold nulls", format.name()),
+        None => String::new(),
+    })]
+    NullRow {
+        /// Absolute (0-based) row index.
+        row: u64,
+        /// The format, when the policy is to write nulls but the format cannot hold them.
+        format: Option<OutputFormat>,
+    },
+    /// The `npy` format with a variable-size element type (a usage error).
+    #[error(
+        "the npy format needs a fixed-size element type (float, double, int, bigint, timestamp, \
+         boolean), not {0}"
+    )]
+    NpyElement(String),
+    /// `npy` to a destination that cannot be rewritten, from an input that does not declare its row
+    /// count (a usage error).
+    #[error(
+        "npy output to a destination that cannot be rewritten needs the row count up front, which \
+         this input does not give"
+    )]
+    NpyRowCount,
+    /// The `npy` header already written (to a destination that cannot be rewritten) has the wrong
+    /// row count, because null rows were skipped.
+    #[error(
+        "the npy header already written says {header_rows} rows but {rows} were written (null rows \
+         skipped)"
+    )]
+    NpyHeader {
+        /// The row count in the header.
+        header_rows: u64,
+        /// The rows written.
+        rows: u64,
+    },
+}
+
+impl WriteError {
+    /// Whether the error is about options that do not fit the format or input, rather than about
+    /// the data or the writing.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            WriteError::Usage(_)
+                | WriteError::IdColumnFormat(_)
+                | WriteError::IdColumnMissing { .. }
+                | WriteError::IdColumnType { .. }
+                | WriteError::NpyElement(_)
+                | WriteError::NpyRowCount
+        )
+    }
 }
 
 /// Everything a writer needs to know besides its output.
@@ -195,10 +274,7 @@ pub fn create<W: Destination + 'static>(
             OutputFormat::Raw | OutputFormat::Framed | OutputFormat::Npy
         )
     {
-        return Err(WriteError::Usage(format!(
-            "--id-column applies to the hex, parquet and arrow formats, not {}",
-            options.format.name()
-        )));
+        return Err(WriteError::IdColumnFormat(options.format));
     }
     if let Some(id) = &options.id_column {
         let has_id = options
@@ -206,7 +282,7 @@ pub fn create<W: Destination + 'static>(
             .as_ref()
             .is_some_and(|schema| schema.column_with_name(id).is_some());
         if !has_id {
-            return Err(WriteError::Usage(id_column_missing(id, &options)));
+            return Err(id_column_missing(id, &options));
         }
     }
     let skip = options.nulls == NullPolicy::Skip;
@@ -221,24 +297,19 @@ pub fn create<W: Destination + 'static>(
     })
 }
 
-/// The error for an `--id-column` that the input does not have.
-fn id_column_missing(id: &str, options: &WriterOptions) -> String {
-    match &options.passthrough {
-        None => format!(
-            "--id-column {id}: this input has no columns besides the vectors (only Parquet and \
-             Arrow inputs have id columns)"
-        ),
-        Some(schema) => {
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            format!(
-                "--id-column {id}: no such column in the input (columns: {})",
-                if names.is_empty() {
-                    "none besides the vectors".to_string()
-                } else {
-                    names.join(", ")
-                }
-            )
+/// The error for an id column that the input does not have.
+fn id_column_missing(id: &str, options: &WriterOptions) -> WriteError {
+    let columns = options.passthrough.as_ref().map(|schema| {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        if names.is_empty() {
+            "none besides the vectors".to_string()
+        } else {
+            names.join(", ")
         }
+    });
+    WriteError::IdColumnMissing {
+        id: id.to_string(),
+        columns,
     }
 }
 
@@ -255,20 +326,13 @@ pub fn check_nulls(
         return Ok(());
     };
     let row = first_row + index as u64;
-    let message = match nulls {
+    let format = match nulls {
         NullPolicy::Skip => return Ok(()),
         NullPolicy::Null if format.holds_nulls() => return Ok(()),
-        NullPolicy::Null => format!(
-            "null vector at row {row}: the {} format cannot hold nulls (use --on-null skip, or \
-             --format framed, hex, parquet or arrow)",
-            format.name()
-        ),
-        NullPolicy::Error => format!(
-            "null vector at row {row} (use --on-null skip to leave such rows out, or --on-null \
-             null to write nulls)"
-        ),
+        NullPolicy::Null => Some(format),
+        NullPolicy::Error => None,
     };
-    Err((row, WriteError::Data(message)))
+    Err((row, WriteError::NullRow { row, format }))
 }
 
 /// The runs of consecutive valid rows of a batch, as `start..end` row ranges (relative).

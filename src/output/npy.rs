@@ -35,19 +35,10 @@ impl<W: Destination> NpyWriter<W> {
             CqlType::Native(NativeType::Int) => ">i4",
             CqlType::Native(NativeType::BigInt | NativeType::Timestamp) => ">i8",
             CqlType::Native(NativeType::Boolean) => "|b1",
-            other => {
-                return Err(WriteError::Usage(format!(
-                    "the npy format needs a fixed-size element type (float, double, int, bigint, \
-                     timestamp, boolean), not {other}; use --format raw, framed, hex, parquet or arrow"
-                )))
-            }
+            other => return Err(WriteError::NpyElement(other.to_string())),
         };
         if !output.can_rewrite() && options.expected_rows.is_none() {
-            return Err(WriteError::Usage(
-                "npy output to standard output or a device needs the row count up front, which \
-                 this input does not give; use -o FILE"
-                    .into(),
-            ));
+            return Err(WriteError::NpyRowCount);
         }
         let header_rows = options.expected_rows.unwrap_or(0);
         output.write_all(&header(descr, header_rows, encoder.dimension()))?;
@@ -96,11 +87,10 @@ impl<W: Destination> VectorWriter<W> for NpyWriter<W> {
     fn finish(mut self: Box<Self>) -> Result<W, WriteError> {
         if self.rows != self.header_rows {
             if !self.output.can_rewrite() {
-                return Err(WriteError::Data(format!(
-                    "the npy header already written says {} rows but {} were written (null rows \
-                     skipped); use -o FILE",
-                    self.header_rows, self.rows
-                )));
+                return Err(WriteError::NpyHeader {
+                    header_rows: self.header_rows,
+                    rows: self.rows,
+                });
             }
             let fixed = header(self.descr, self.rows, self.dimension);
             self.output.write_at(0, &fixed)?;
