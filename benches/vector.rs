@@ -1,6 +1,8 @@
 //! Vector serialization benchmarks: the conversion kernel against a plain memcpy of the same bytes,
-//! in bulk (1000 rows at once) and per row, for dims 128/768/1536 and float/double/int/bigint, plus a
-//! variable-size element type (smallint).
+//! in bulk (1000 rows at once) and per row, for dims 128/768/1536 and float/double/int/bigint; the
+//! vint-prefixed element types of fixed width (tinyint, smallint, date, time) next to int on the same
+//! int16 input; and the variable-size element types (text, ascii, varint, decimal) next to float on
+//! the same float32 input.
 //!
 //! Run with `cargo bench --bench vector`.
 
@@ -40,8 +42,11 @@ fn elements(element: &str, count: usize) -> Elements {
         "float" => Elements::F32(n.iter().map(|&x| (x >> 40) as f32 / 1e6).collect()),
         "double" => Elements::F64(n.iter().map(|&x| (x >> 11) as f64 / 1e9).collect()),
         "int" => Elements::I32(n.iter().map(|&x| x as i32).collect()),
-        "bigint" => Elements::I64(n.iter().map(|&x| x as i64).collect()),
-        _ => Elements::I16(n.iter().map(|&x| x as i16).collect()),
+        // Small non-negative integers, valid for every integer and date/time element type.
+        "int16" => Elements::I16(n.iter().map(|&x| (x % 128) as i16).collect()),
+        // Integral floats (for varint).
+        "integral" => Elements::F32(n.iter().map(|&x| (x >> 44) as f32 - 524_288.0).collect()),
+        _ => Elements::I64(n.iter().map(|&x| x as i64).collect()),
     }
 }
 
@@ -100,21 +105,51 @@ fn fixed_size_types(c: &mut Criterion) {
     }
 }
 
-/// vector<smallint, 768> (vint-prefixed elements) from int16 input.
+/// vector<T, 768> ×1000 for the vint-prefixed types of fixed width, next to int, all from the same
+/// int16 input (values 0..=127, valid for every one of them); throughput is output bytes.
+fn vint_prefixed(c: &mut Criterion) {
+    let dimension = 768;
+    let input = elements("int16", ROWS * dimension);
+    let mut group = c.benchmark_group("vint-prefixed vector<T,768> x1000");
+    for element in ["int", "smallint", "tinyint", "date", "time"] {
+        let encoder = encoder(&format!("vector<{element}, {dimension}>"));
+        let bytes = ROWS * dimension * encoder.element_size().unwrap_or(0);
+        let mut dst = vec![0u8; bytes];
+        group.throughput(Throughput::Bytes(bytes as u64));
+        group.bench_function(element, |b| {
+            b.iter(|| encoder.encode_fixed_into(Rows::from(black_box(&input)), 0, &mut dst))
+        });
+    }
+    group.finish();
+}
+
+/// vector<T, 768> ×1000 for the variable-size types, next to float, from the same float32 input
+/// (integral values for varint); throughput is output bytes.
 fn variable_size(c: &mut Criterion) {
     let dimension = 768;
-    let encoder = encoder("vector<smallint, 768>");
-    let input = elements("smallint", ROWS * dimension);
-    let mut group = c.benchmark_group("vector<smallint,768> x1000");
-    // Each element is a 1-byte length then 2 bytes.
-    group.throughput(Throughput::Bytes((ROWS * dimension * 3) as u64));
+    let floats = elements("float", ROWS * dimension);
+    let integral = elements("integral", ROWS * dimension);
+    let mut group = c.benchmark_group("variable vector<T,768> x1000");
     let mut out = Vec::new();
-    group.bench_function("bulk", |b| {
-        b.iter(|| {
-            out.clear();
-            encoder.encode_rows(Rows::from(black_box(&input)), 0, &mut out)
-        })
-    });
+    for element in ["float", "text", "ascii", "varint", "decimal"] {
+        let encoder = encoder(&format!("vector<{element}, {dimension}>"));
+        let input = if element == "varint" {
+            &integral
+        } else {
+            &floats
+        };
+        out.clear();
+        encoder
+            .encode_rows(Rows::from(input), 0, &mut out)
+            .expect("benchmark input converts");
+        group.throughput(Throughput::Bytes(out.len() as u64));
+        group.bench_function(element, |b| {
+            b.iter(|| {
+                out.clear();
+                encoder.encode_rows(Rows::from(black_box(input)), 0, &mut out)
+            })
+        });
+    }
     group.finish();
 }
 
@@ -124,6 +159,6 @@ criterion_group! {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = float_768_against_memcpy, fixed_size_types, variable_size
+    targets = float_768_against_memcpy, fixed_size_types, vint_prefixed, variable_size
 }
 criterion_main!(benches);
