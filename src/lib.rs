@@ -2,10 +2,12 @@
 //!
 //! The library holds everything the `cqlwire` binary does: the CQL type grammar ([`types`]), the value
 //! codec and its text forms ([`value`], [`vint`]), the embedding readers ([`input`]), the vector
-//! conversion kernel ([`vector`]) and its writers ([`output`]), LZ4 bodies ([`lz4`]) and frames
-//! ([`frame`]), hex text ([`hex`]), the file handling shared by every command ([`files`]) and the
-//! bounds-checked reader shared by the decoders ([`cursor`]).
+//! conversion kernel ([`vector`]), its writers ([`output`]) and the pipeline joining them
+//! ([`convert`]), LZ4 bodies ([`lz4`]) and frames ([`frame`]), hex text ([`hex`]), the file
+//! handling shared by every command ([`files`]) and the bounds-checked reader shared by the
+//! decoders ([`cursor`]).
 
+pub mod convert;
 pub mod cursor;
 pub mod files;
 pub mod frame;

@@ -1,36 +1,23 @@
 //! `cqlwire convert`: embeddings (NPY, Parquet, TEXMEX, big-ann-benchmarks, Arrow) to CQL vector values.
 //!
-//! Fixed-size element types (float, double, int, bigint, ...) are read, converted and written batch by
-//! batch on the calling thread: the conversion runs at memory speed, so the kernel's file copies set
-//! the pace and extra threads only add hand-offs. Variable-size element types are CPU-bound: a reader
-//! thread feeds batches through a bounded queue, the main thread converts each one on the rayon pool
-//! of `--threads` workers, and a writer thread writes them in order. Either way only a few batches
-//! are in flight, so memory stays bounded whatever the input size; `--threads 1` runs everything on
-//! the calling thread.
+//! A thin face over [`cqlwire::convert`]: the arguments become library options, and this file adds the
+//! progress bar, the summary line and the flag names in errors.
 
 use super::CliError;
+use cqlwire::convert::{self, ConvertError, ConvertOptions, Totals};
 use cqlwire::files::{self, Output};
-use cqlwire::input::{
-    self, Batch, BatchReader, Elements, InputError, InputFormat, InputOptions, RowSelection,
-};
-use cqlwire::output::{self, NullPolicy, OutputFormat, VectorWriter, WriteError, WriterOptions};
-use cqlwire::types::{self, CqlType, UdtRegistry};
-use cqlwire::vector::{self, EncodedBatch, VectorEncoder, VectorError};
+use cqlwire::input::{InputError, InputFormat, InputOptions, RowSelection};
+use cqlwire::output::{NullPolicy, OutputFormat, WriteError};
+use cqlwire::types::{self, UdtRegistry};
+use cqlwire::vector::{VectorEncoder, VectorError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::Instant;
-
-/// Input bytes per batch the readers are asked for (files; standard input uses [`STREAM_BATCH_ROWS`]).
-const BATCH_BYTES: usize = 256 << 10;
 
 /// Rows per batch when the row size is not known before opening (standard input).
 const STREAM_BATCH_ROWS: usize = 1024;
-
-/// Batches waiting between the reader and the converter, and between the converter and the writer.
-const QUEUE: usize = 2;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -66,7 +53,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// Output format [default: from the -o extension, else raw].
     #[arg(long, value_enum)]
-    pub format: Option<OutputFormat>,
+    pub format: Option<Format>,
     /// The vector column of a Parquet or Arrow input [default: the only list column, else emb,
     /// embedding or vector].
     #[arg(long)]
@@ -84,8 +71,8 @@ pub struct Args {
     pub input_format: Option<InputFormat>,
     /// What to do with a null vector: stop with an error, leave the row out, or write a null (framed,
     /// hex, parquet, arrow).
-    #[arg(long, value_enum, default_value_t = NullPolicy::Error)]
-    pub on_null: NullPolicy,
+    #[arg(long, value_enum, default_value_t = OnNull::Error)]
+    pub on_null: OnNull,
     /// Convert rows START..END only (0-based, END exclusive; `START..` to the end, `..END` from 0).
     #[arg(long, value_name = "START..END", value_parser = parse_rows, conflicts_with = "shard")]
     pub rows: Option<Range<u64>>,
@@ -99,6 +86,57 @@ pub struct Args {
     /// No progress bar and no summary line.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `--format`: the output formats ([`OutputFormat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The values concatenated.
+    Raw,
+    /// Each value as a protocol `[bytes]`: a 4-byte big-endian length, then the value; -1 for null.
+    Framed,
+    /// One `0x…` line per row (`id,0x…` with `--id-column`).
+    Hex,
+    /// A 2-D `.npy` array of the big-endian element type (fixed-size element types only).
+    Npy,
+    /// Parquet: the input's other columns plus a binary `<column>_cql` column.
+    Parquet,
+    /// Arrow IPC stream: the same columns as `parquet`.
+    Arrow,
+}
+
+impl From<Format> for OutputFormat {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Raw => OutputFormat::Raw,
+            Format::Framed => OutputFormat::Framed,
+            Format::Hex => OutputFormat::Hex,
+            Format::Npy => OutputFormat::Npy,
+            Format::Parquet => OutputFormat::Parquet,
+            Format::Arrow => OutputFormat::Arrow,
+        }
+    }
+}
+
+/// `--on-null`: what to do with a null vector ([`NullPolicy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnNull {
+    /// Stop with an error naming the row.
+    Error,
+    /// Leave the row out.
+    Skip,
+    /// Write a null: `-1` in `framed`, a `null` line in `hex`, a null cell in `parquet`/`arrow`.
+    Null,
+}
+
+impl From<OnNull> for NullPolicy {
+    fn from(policy: OnNull) -> Self {
+        match policy {
+            OnNull::Error => NullPolicy::Error,
+            OnNull::Skip => NullPolicy::Skip,
+            OnNull::Null => NullPolicy::Null,
+        }
+    }
 }
 
 /// Parses `--input-format`.
@@ -143,7 +181,7 @@ fn parse_shard(text: &str) -> Result<(u64, u64), String> {
 /// Runs `cqlwire convert`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let started = Instant::now();
-    let requested_type = match &args.target_type {
+    let target = match &args.target_type {
         None => None,
         Some(text) => Some(
             types::parse_type(text, &UdtRegistry::new())
@@ -155,7 +193,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (None, Some((k, n))) => RowSelection::Shard { k, n },
         (None, None) => RowSelection::All,
     };
-    let mut options = InputOptions {
+    let input_options = InputOptions {
         format: args.input_format,
         column: args.column.clone(),
         selection,
@@ -163,60 +201,31 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let input_path = args.input.as_deref();
     files::refuse_same_file(input_path, args.output.as_deref())?;
-    let mut reader = input::open(input_path, &options).map_err(input_error)?;
-    let row_bytes = reader
-        .dimension()
-        .saturating_mul(element_bytes(reader.element_type()));
-    if files::named(input_path).is_some() {
-        // A file can be opened again, with batches of about BATCH_BYTES now that the row size is known.
-        let batch_rows = (BATCH_BYTES / row_bytes.max(1)).max(1);
-        if batch_rows != options.batch_rows {
-            options.batch_rows = batch_rows;
-            reader = input::open(input_path, &options).map_err(input_error)?;
-        }
-    }
-    let target = target_type(requested_type, reader.as_ref(), args.target_type.as_deref())?;
-    let encoder = VectorEncoder::new(&target).map_err(vector_error)?;
+    let reader = convert::open(input_path, input_options).map_err(input_error)?;
     let format = args
         .format
+        .map(OutputFormat::from)
         .or_else(|| format_from_extension(args.output.as_deref()))
         .unwrap_or(OutputFormat::Raw);
+    let options = ConvertOptions {
+        target,
+        format,
+        nulls: args.on_null.into(),
+        id_column: args.id_column.clone(),
+        threads: args.threads.map(usize::from),
+    };
+    let type_text = args.target_type.as_deref().unwrap_or_default();
+    // Type errors before the output is opened.
+    let target = convert::target_type(options.target.clone(), reader.as_ref())
+        .map_err(|error| convert_error(error, type_text))?;
+    VectorEncoder::new(&target).map_err(vector_error)?;
     // Like other bulk writers (cp, NumPy, pyarrow), no fsync of gigabytes before the atomic rename.
     let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
-    let writer_options = WriterOptions {
-        format,
-        nulls: args.on_null,
-        id_column: args.id_column.clone(),
-        column_name: reader.column_name().unwrap_or("vector").to_string(),
-        passthrough: reader.passthrough_schema(),
-        expected_rows: reader.rows(),
-    };
-    let writer = output::create(output, &encoder, writer_options).map_err(write_error)?;
-    let threads = match args.threads {
-        Some(n) => usize::from(n),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(CliError::data)?;
     let progress = progress_bar(reader.rows(), args.quiet);
-    let job = Job {
-        encoder: &encoder,
-        nulls: args.on_null,
-        format,
-        pool: &pool,
-        progress: &progress,
-    };
-    // Fixed-size conversion runs at memory speed on one core, so the file copies in the kernel set
-    // the pace: hand-offs between threads only add wake-ups and cache misses (measured: see
-    // BATCH_BYTES). Variable-size elements are CPU-bound (about 50 ns each) and go through the
-    // reader/converter/writer pipeline with the pool.
-    let totals = if threads == 1 || encoder.value_size().is_some() {
-        job.run_inline(reader, writer)?
-    } else {
-        job.run(reader, writer)?
-    };
+    let show = |totals: &Totals| show_progress(&progress, totals);
+    let (output, totals) = convert::convert(reader, output, &options, &show)
+        .map_err(|error| convert_error(error, type_text))?;
+    output.commit()?;
     progress.finish_and_clear();
     if !args.quiet {
         // Not eprintln!, which panics when standard error cannot be written.
@@ -227,52 +236,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         );
     }
     Ok(())
-}
-
-/// The size in bytes of one stored input element.
-fn element_bytes(element: input::ElementType) -> usize {
-    use input::ElementType as E;
-    match element {
-        E::I8 | E::U8 => 1,
-        E::F16 | E::I16 => 2,
-        E::F32 | E::I32 => 4,
-        E::F64 | E::I64 => 8,
-    }
-}
-
-/// The target type: `--type` (a vector whose dimension is the input's), or the default for the
-/// input's element type and row length.
-fn target_type(
-    requested: Option<CqlType>,
-    reader: &dyn BatchReader,
-    text: Option<&str>,
-) -> Result<CqlType, CliError> {
-    let dimension = reader.dimension();
-    match requested {
-        Some(CqlType::Vector(element, declared)) => {
-            if declared != dimension {
-                return Err(CliError::data(format!(
-                    "--type {} has dimension {declared} but the input's rows have {dimension} \
-                     elements",
-                    text.unwrap_or_default()
-                )));
-            }
-            Ok(CqlType::Vector(element, declared))
-        }
-        Some(other) => Err(CliError::usage(format!(
-            "--type must be a vector type such as vector<float, {dimension}>, not {other}"
-        ))),
-        None => {
-            if dimension == 0 {
-                return Err(CliError::data("the input's rows have no elements"));
-            }
-            let element = vector::default_element(reader.element_type());
-            Ok(CqlType::Vector(
-                Box::new(CqlType::Native(element)),
-                dimension,
-            ))
-        }
-    }
 }
 
 /// The output format implied by the output file's extension, if any.
@@ -306,14 +269,17 @@ fn progress_bar(rows: Option<u64>, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// What a run produced.
-struct Totals {
-    /// Rows read.
-    rows: u64,
-    /// Null rows left out (`--on-null skip`).
-    skipped: u64,
-    /// Value bytes written.
-    bytes: u64,
+/// Moves the progress bar to `totals`.
+fn show_progress(progress: &ProgressBar, totals: &Totals) {
+    progress.set_position(totals.rows);
+    if !progress.is_hidden() {
+        let megabytes = totals.bytes as f64 / 1e6;
+        let seconds = progress.elapsed().as_secs_f64().max(1e-3);
+        progress.set_message(format!(
+            "{megabytes:.1} MB  {:.0} MB/s",
+            megabytes / seconds
+        ));
+    }
 }
 
 /// The one-line summary printed at the end.
@@ -331,196 +297,28 @@ fn summary(totals: &Totals, seconds: f64) -> String {
     )
 }
 
-/// One conversion: the settings shared by the pipeline's stages.
-struct Job<'a> {
-    encoder: &'a VectorEncoder,
-    nulls: NullPolicy,
-    format: OutputFormat,
-    pool: &'a rayon::ThreadPool,
-    progress: &'a ProgressBar,
-}
-
-impl Job<'_> {
-    /// Reads, converts and writes every batch in order, then completes the output.
-    fn run(
-        &self,
-        reader: Box<dyn BatchReader>,
-        writer: Box<dyn VectorWriter>,
-    ) -> Result<Totals, CliError> {
-        let (batch_sender, batches) = mpsc::sync_channel::<Result<Batch, InputError>>(QUEUE);
-        let (encoded_sender, encoded) = mpsc::sync_channel::<EncodedBatch>(QUEUE);
-        let (recycle_sender, recycled) = mpsc::sync_channel::<Vec<u8>>(QUEUE + 1);
-        let (spare_sender, spares) = mpsc::sync_channel::<Elements>(QUEUE + 1);
-        std::thread::scope(|scope| {
-            scope.spawn(move || read_batches(reader, batch_sender, spares));
-            let writing = scope.spawn(move || write_batches(writer, encoded, recycle_sender));
-            let converted = self.convert_batches(batches, encoded_sender, recycled, spare_sender);
-            let written = writing
-                .join()
-                .map_err(|_| CliError::data("the writer thread failed"))?;
-            // A writer error concerns earlier rows than anything the converter met since.
-            let (writer, bytes) = written.map_err(write_error)?;
-            let (rows, skipped) = converted?;
-            writer.finish().map_err(write_error)?;
-            Ok(Totals {
-                rows,
-                skipped,
-                bytes,
-            })
-        })
+/// Maps a conversion error, naming `--type` (given as `type_text`) where it is the cause.
+fn convert_error(error: ConvertError, type_text: &str) -> CliError {
+    match error {
+        ConvertError::Input(error) => input_error(error),
+        ConvertError::Vector(error) => vector_error(error),
+        ConvertError::Write(error) => write_error(error),
+        ConvertError::NotVector {
+            requested,
+            dimension,
+        } => CliError::usage(format!(
+            "--type must be a vector type such as vector<float, {dimension}>, not {requested}"
+        )),
+        ConvertError::Dimension {
+            declared,
+            dimension,
+            ..
+        } => CliError::data(format!(
+            "--type {type_text} has dimension {declared} but the input's rows have {dimension} \
+             elements"
+        )),
+        ConvertError::Empty | ConvertError::Threads(_) => CliError::data(error),
     }
-
-    /// Reads, converts and writes every batch in order on the calling thread, then completes the
-    /// output.
-    fn run_inline(
-        &self,
-        mut reader: Box<dyn BatchReader>,
-        mut writer: Box<dyn VectorWriter>,
-    ) -> Result<Totals, CliError> {
-        let mut counts = Counts::default();
-        let mut bytes = 0;
-        let mut buffer = Vec::new();
-        while let Some(mut batch) = reader.next_batch().map_err(input_error)? {
-            let converted = self.convert(&mut batch, buffer, &mut counts)?;
-            reader.recycle(batch.elements);
-            bytes += writer.write(&converted).map_err(write_error)?;
-            buffer = converted.bytes;
-        }
-        writer.finish().map_err(write_error)?;
-        Ok(Totals {
-            rows: counts.rows,
-            skipped: counts.skipped,
-            bytes,
-        })
-    }
-
-    /// Converts batches as they arrive and hands them to the writer, giving the input memory back to
-    /// the reader (`spares`); returns the rows read and the null rows skipped.
-    fn convert_batches(
-        &self,
-        batches: mpsc::Receiver<Result<Batch, InputError>>,
-        encoded: mpsc::SyncSender<EncodedBatch>,
-        recycled: mpsc::Receiver<Vec<u8>>,
-        spares: mpsc::SyncSender<Elements>,
-    ) -> Result<(u64, u64), CliError> {
-        let mut counts = Counts::default();
-        for batch in batches {
-            let mut batch = batch.map_err(input_error)?;
-            let buffer = recycled.try_recv().unwrap_or_default();
-            let converted = self.convert(&mut batch, buffer, &mut counts)?;
-            // If the reader has enough spare memory, this is simply freed.
-            let _ = spares.try_send(batch.elements);
-            if encoded.send(converted).is_err() {
-                // The writer stopped with an error, which the caller reports.
-                break;
-            }
-        }
-        Ok((counts.rows, counts.skipped))
-    }
-
-    /// Converts one batch into `buffer` (reused), checking its null rows against `--on-null`, and
-    /// counts it; the batch keeps its elements. Of a refused null row and a failed cast, the error
-    /// names the earlier row.
-    fn convert(
-        &self,
-        batch: &mut Batch,
-        buffer: Vec<u8>,
-        counts: &mut Counts,
-    ) -> Result<EncodedBatch, CliError> {
-        let refused_null = output::check_nulls(
-            batch.first_row,
-            batch.validity.as_deref(),
-            self.nulls,
-            self.format,
-        )
-        .err();
-        let nulls = batch
-            .validity
-            .as_ref()
-            .map_or(0, |v| v.iter().filter(|valid| !**valid).count() as u64);
-        let batch_rows = batch.rows as u64;
-        let result = if self.encoder.worth_splitting(batch.rows) {
-            self.pool
-                .install(|| self.encoder.encode_batch(batch, buffer))
-        } else {
-            self.encoder.encode_batch(batch, buffer)
-        };
-        let converted = match (result, refused_null) {
-            (Ok(converted), None) => converted,
-            (Ok(_), Some((_, null_error))) => return Err(write_error(null_error)),
-            (Err(cast), Some((null_row, null_error)))
-                if cast.row().is_none_or(|row| null_row < row) =>
-            {
-                return Err(write_error(null_error))
-            }
-            (Err(cast), _) => return Err(vector_error(cast)),
-        };
-        counts.rows += batch_rows;
-        if self.nulls == NullPolicy::Skip {
-            counts.skipped += nulls;
-        }
-        counts.bytes += converted.bytes.len() as u64;
-        self.progress.inc(batch_rows);
-        if !self.progress.is_hidden() {
-            let megabytes = counts.bytes as f64 / 1e6;
-            let seconds = self.progress.elapsed().as_secs_f64().max(1e-3);
-            self.progress.set_message(format!(
-                "{megabytes:.1} MB  {:.0} MB/s",
-                megabytes / seconds
-            ));
-        }
-        Ok(converted)
-    }
-}
-
-/// Rows and bytes converted so far.
-#[derive(Debug, Default)]
-struct Counts {
-    /// Rows read.
-    rows: u64,
-    /// Null rows left out.
-    skipped: u64,
-    /// Bytes converted (null rows included).
-    bytes: u64,
-}
-
-/// The reader thread: sends batches in order until the end, an error, or the receiver leaving,
-/// reading into the memory of converted batches (`spares`) when there is some.
-fn read_batches(
-    mut reader: Box<dyn BatchReader>,
-    batches: mpsc::SyncSender<Result<Batch, InputError>>,
-    spares: mpsc::Receiver<Elements>,
-) {
-    loop {
-        if let Ok(spare) = spares.try_recv() {
-            reader.recycle(spare);
-        }
-        let next = match reader.next_batch() {
-            Ok(Some(batch)) => Ok(batch),
-            Ok(None) => return,
-            Err(error) => Err(error),
-        };
-        let failed = next.is_err();
-        if batches.send(next).is_err() || failed {
-            return;
-        }
-    }
-}
-
-/// The writer thread: writes batches in order, returning their buffers for reuse; returns the writer
-/// (to be finished) and the value bytes written.
-fn write_batches(
-    mut writer: Box<dyn VectorWriter>,
-    batches: mpsc::Receiver<EncodedBatch>,
-    recycle: mpsc::SyncSender<Vec<u8>>,
-) -> Result<(Box<dyn VectorWriter>, u64), WriteError> {
-    let mut bytes = 0;
-    for batch in batches {
-        bytes += writer.write(&batch)?;
-        // If the converter has enough spare buffers, this one is simply freed.
-        let _ = recycle.try_send(batch.bytes);
-    }
-    Ok((writer, bytes))
 }
 
 /// Maps an input error: options that do not fit the input are usage errors, the rest bad data.

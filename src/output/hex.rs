@@ -1,8 +1,7 @@
 //! `hex` output: one line per row, `0x` then the value in lowercase hex; with `--id-column`, a CSV
 //! line `id,0x…`. A null row (under `--on-null null`) is the word `null` in place of the value.
 
-use super::{VectorWriter, WriteError, WriterOptions};
-use crate::files::Output;
+use super::{Destination, VectorWriter, WriteError, WriterOptions};
 use crate::vector::EncodedBatch;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -12,23 +11,22 @@ use arrow_array::types::{
 use arrow_array::Array;
 use arrow_schema::DataType;
 use std::fmt::Write as _;
-use std::io::Write;
 
 /// Lowercase hex digits.
 const DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// Writes hex lines, optionally prefixed with an id column.
-pub(super) struct HexWriter {
-    output: Output,
+pub(super) struct HexWriter<W> {
+    output: W,
     id_column: Option<String>,
     skip: bool,
     /// The lines of the current batch.
     buffer: Vec<u8>,
 }
 
-impl HexWriter {
+impl<W: Destination> HexWriter<W> {
     /// A hex writer; the id column (if any) must have a type [`write_id`] can print.
-    pub(super) fn new(output: Output, options: &WriterOptions) -> Result<Self, WriteError> {
+    pub(super) fn new(output: W, options: &WriterOptions) -> Result<Self, WriteError> {
         if let (Some(id), Some(schema)) = (&options.id_column, &options.passthrough) {
             if let Ok(field) = schema.field_with_name(id) {
                 if !printable(field.data_type()) {
@@ -49,7 +47,7 @@ impl HexWriter {
     }
 }
 
-impl VectorWriter for HexWriter {
+impl<W: Destination> VectorWriter<W> for HexWriter<W> {
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
         let ids = match &self.id_column {
             None => None,
@@ -91,8 +89,9 @@ impl VectorWriter for HexWriter {
         Ok(written)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), WriteError> {
-        Ok(self.output.commit()?)
+    fn finish(mut self: Box<Self>) -> Result<W, WriteError> {
+        self.output.flush()?;
+        Ok(self.output)
     }
 }
 

@@ -2,8 +2,9 @@
 //! (protocol `[bytes]`), `hex` (one line per row, optionally `id,0x…` CSV), `npy` (a big-endian 2-D
 //! array), `parquet` and `arrow` (the input's other columns plus a binary `<column>_cql` column).
 //!
-//! Every writer owns a [`crate::files::Output`], so its file appears only when [`VectorWriter::finish`]
-//! succeeds. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
+//! A writer writes into any [`Destination`]: a `Vec<u8>` in memory, any `Write` wrapped in [`Stream`],
+//! or a [`crate::files::Output`], whose file appears only when the caller commits the destination
+//! that [`VectorWriter::finish`] hands back. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
 //! [`NullPolicy::Null`] with a format that can hold them; [`check_nulls`] rejects the other cases.
 
 mod hex;
@@ -14,8 +15,79 @@ use crate::files::Output;
 use crate::vector::{EncodedBatch, VectorEncoder};
 use std::io::{self, Write};
 
+/// Where a writer's bytes go: any `Write`, plus rewriting bytes already written where the destination
+/// allows it (the `npy` writer fixes its header's row count that way when rows were skipped).
+pub trait Destination: Write + Send {
+    /// Whether [`Destination::write_at`] works.
+    fn can_rewrite(&self) -> bool {
+        false
+    }
+
+    /// Overwrites `bytes` at `offset`, within what was already written; an error of kind
+    /// `Unsupported` where [`Destination::can_rewrite`] is false.
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let _ = (offset, bytes);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this destination cannot be rewritten",
+        ))
+    }
+}
+
+impl Destination for Vec<u8> {
+    fn can_rewrite(&self) -> bool {
+        true
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let start = usize::try_from(offset).ok().filter(|&start| {
+            start
+                .checked_add(bytes.len())
+                .is_some_and(|end| end <= self.len())
+        });
+        let Some(start) = start else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "rewrite past the bytes written",
+            ));
+        };
+        self[start..start + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+}
+
+impl Destination for Output {
+    fn can_rewrite(&self) -> bool {
+        Output::can_rewrite(self)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        Output::write_at(self, offset, bytes)
+    }
+}
+
+/// Any writer (a socket, a pipe, a caller's buffer) as a [`Destination`] that cannot be rewritten.
+#[derive(Debug)]
+pub struct Stream<W>(pub W);
+
+impl<W: Write> Write for Stream<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write + Send> Destination for Stream<W> {}
+
 /// The output formats of `convert`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
     /// The values concatenated.
     Raw,
@@ -56,7 +128,7 @@ impl OutputFormat {
 }
 
 /// What to do with a null row (a null list in a Parquet or Arrow input).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NullPolicy {
     /// Stop with an error naming the row.
     Error,
@@ -101,21 +173,22 @@ pub struct WriterOptions {
     pub expected_rows: Option<u64>,
 }
 
-/// A sink for encoded batches, in row order.
-pub trait VectorWriter: Send {
+/// A sink for encoded batches, in row order, writing into a destination `W`.
+pub trait VectorWriter<W>: Send {
     /// Writes the batch's rows (dropping null rows under [`NullPolicy::Skip`]); returns the number of
     /// value bytes written.
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError>;
-    /// Completes the output (headers, footers) and renames it into place.
-    fn finish(self: Box<Self>) -> Result<(), WriteError>;
+    /// Completes the output (headers, footers, flushed) and hands the destination back (a file
+    /// [`Output`] still to be committed, the bytes of a `Vec<u8>`).
+    fn finish(self: Box<Self>) -> Result<W, WriteError>;
 }
 
 /// Creates the writer for `options.format` on `output`.
-pub fn create(
-    output: Output,
+pub fn create<W: Destination + 'static>(
+    output: W,
     encoder: &VectorEncoder,
     options: WriterOptions,
-) -> Result<Box<dyn VectorWriter>, WriteError> {
+) -> Result<Box<dyn VectorWriter<W>>, WriteError> {
     if options.id_column.is_some()
         && matches!(
             options.format,
@@ -222,11 +295,11 @@ fn valid_runs(batch: &EncodedBatch) -> Vec<std::ops::Range<usize>> {
 }
 
 /// `raw`: the values of the valid rows, concatenated.
-struct RawWriter {
-    output: Output,
+struct RawWriter<W> {
+    output: W,
 }
 
-impl VectorWriter for RawWriter {
+impl<W: Destination> VectorWriter<W> for RawWriter<W> {
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
         let mut written = 0;
         for run in valid_runs(batch) {
@@ -237,18 +310,19 @@ impl VectorWriter for RawWriter {
         Ok(written)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), WriteError> {
-        Ok(self.output.commit()?)
+    fn finish(mut self: Box<Self>) -> Result<W, WriteError> {
+        self.output.flush()?;
+        Ok(self.output)
     }
 }
 
 /// `framed`: each row as `[int length][value]`, `-1` for a null row.
-struct FramedWriter {
-    output: Output,
+struct FramedWriter<W> {
+    output: W,
     skip: bool,
 }
 
-impl VectorWriter for FramedWriter {
+impl<W: Destination> VectorWriter<W> for FramedWriter<W> {
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
         let mut written = 0;
         for index in 0..batch.rows {
@@ -273,7 +347,8 @@ impl VectorWriter for FramedWriter {
         Ok(written)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), WriteError> {
-        Ok(self.output.commit()?)
+    fn finish(mut self: Box<Self>) -> Result<W, WriteError> {
+        self.output.flush()?;
+        Ok(self.output)
     }
 }

@@ -1,11 +1,9 @@
 //! `npy` output: a version 1.0 `.npy` file holding a C-order 2-D array of the big-endian element type,
 //! whose data section is byte for byte the `raw` output.
 
-use super::{valid_runs, VectorWriter, WriteError, WriterOptions};
-use crate::files::Output;
+use super::{valid_runs, Destination, VectorWriter, WriteError, WriterOptions};
 use crate::types::{CqlType, NativeType};
 use crate::vector::{EncodedBatch, VectorEncoder};
-use std::io::Write;
 
 /// Magic bytes and version 1.0 of the format.
 const MAGIC: &[u8] = b"\x93NUMPY\x01\x00";
@@ -14,8 +12,8 @@ const MAGIC: &[u8] = b"\x93NUMPY\x01\x00";
 const ROW_DIGITS: usize = 20;
 
 /// Writes rows as an `.npy` array, fixing the row count in the header at the end.
-pub(super) struct NpyWriter {
-    output: Output,
+pub(super) struct NpyWriter<W> {
+    output: W,
     descr: &'static str,
     dimension: usize,
     /// The row count written in the header so far.
@@ -24,10 +22,10 @@ pub(super) struct NpyWriter {
     rows: u64,
 }
 
-impl NpyWriter {
+impl<W: Destination> NpyWriter<W> {
     /// Writes the header (with the expected row count, or 0 when unknown) and returns the writer.
     pub(super) fn new(
-        mut output: Output,
+        mut output: W,
         encoder: &VectorEncoder,
         options: &WriterOptions,
     ) -> Result<Self, WriteError> {
@@ -83,7 +81,7 @@ fn header(descr: &str, rows: u64, dimension: usize) -> Vec<u8> {
     bytes
 }
 
-impl VectorWriter for NpyWriter {
+impl<W: Destination> VectorWriter<W> for NpyWriter<W> {
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
         let mut written = 0;
         for run in valid_runs(batch) {
@@ -95,7 +93,7 @@ impl VectorWriter for NpyWriter {
         Ok(written)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), WriteError> {
+    fn finish(mut self: Box<Self>) -> Result<W, WriteError> {
         if self.rows != self.header_rows {
             if !self.output.can_rewrite() {
                 return Err(WriteError::Data(format!(
@@ -107,7 +105,8 @@ impl VectorWriter for NpyWriter {
             let fixed = header(self.descr, self.rows, self.dimension);
             self.output.write_at(0, &fixed)?;
         }
-        Ok(self.output.commit()?)
+        self.output.flush()?;
+        Ok(self.output)
     }
 }
 

@@ -1,8 +1,7 @@
 //! `parquet` and `arrow` output: the input's other columns passed through, plus a nullable binary
 //! column `<column>_cql` holding each row's CQL value.
 
-use super::{valid_runs, OutputFormat, VectorWriter, WriteError, WriterOptions};
-use crate::files::Output;
+use super::{valid_runs, Destination, OutputFormat, VectorWriter, WriteError, WriterOptions};
 use crate::vector::EncodedBatch;
 use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -16,23 +15,23 @@ use std::sync::Arc;
 const ROW_GROUP_BYTES: usize = 32 << 20;
 
 /// The Parquet or Arrow IPC writer underneath.
-enum Sink {
+enum Sink<W: Destination> {
     /// Parquet file.
-    Parquet(Box<ArrowWriter<Output>>),
+    Parquet(Box<ArrowWriter<W>>),
     /// Arrow IPC stream.
-    Arrow(Box<arrow_ipc::writer::StreamWriter<Output>>),
+    Arrow(Box<arrow_ipc::writer::StreamWriter<W>>),
 }
 
 /// Writes record batches of passed-through columns plus the value column.
-pub(super) struct TableWriter {
-    sink: Sink,
+pub(super) struct TableWriter<W: Destination> {
+    sink: Sink<W>,
     schema: SchemaRef,
     skip: bool,
 }
 
-impl TableWriter {
+impl<W: Destination> TableWriter<W> {
     /// Creates the writer and its schema: the passed-through fields, then `<column>_cql`.
-    pub(super) fn new(output: Output, options: &WriterOptions) -> Result<Self, WriteError> {
+    pub(super) fn new(output: W, options: &WriterOptions) -> Result<Self, WriteError> {
         let value_column = format!("{}_cql", options.column_name);
         let mut fields: Vec<Arc<Field>> = match &options.passthrough {
             Some(schema) => schema.fields().iter().cloned().collect(),
@@ -109,7 +108,7 @@ fn table_error(error: impl std::error::Error + 'static) -> WriteError {
     WriteError::Table(error.to_string())
 }
 
-impl VectorWriter for TableWriter {
+impl<W: Destination> VectorWriter<W> for TableWriter<W> {
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError> {
         let runs = if self.skip {
             valid_runs(batch)
@@ -132,12 +131,13 @@ impl VectorWriter for TableWriter {
         Ok(written)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), WriteError> {
-        let output = match self.sink {
+    fn finish(self: Box<Self>) -> Result<W, WriteError> {
+        let mut output = match self.sink {
             // Writes the footer.
             Sink::Parquet(writer) => writer.into_inner().map_err(table_error)?,
             Sink::Arrow(writer) => writer.into_inner().map_err(table_error)?,
         };
-        Ok(output.commit()?)
+        output.flush()?;
+        Ok(output)
     }
 }
