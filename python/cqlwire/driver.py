@@ -53,30 +53,20 @@ def _cqltypes():
     return cassandra.cqltypes
 
 
-def _serializer(original: Callable) -> classmethod:
-    def serialize(cls, v, protocol_version):
-        codec = _codecs.get(cls) if cls in _codecs else _codec(cls)
+def _through_codec(original: Callable, use: Callable, errors: tuple) -> classmethod:
+    """A classmethod that tries ``use(codec, value)`` first and falls back to the driver's
+    ``original`` when the class has no codec or the codec refuses the value."""
+
+    def method(cls, value, protocol_version):
+        codec = _codec(cls)
         if codec is not None:
             try:
-                return codec.serialize(v)
-            except (TypeError, ValueError, OverflowError):
+                return use(codec, value)
+            except errors:
                 pass
-        return original(cls, v, protocol_version)
+        return original(cls, value, protocol_version)
 
-    return classmethod(serialize)
-
-
-def _deserializer(original: Callable) -> classmethod:
-    def deserialize(cls, byts, protocol_version):
-        codec = _codecs.get(cls) if cls in _codecs else _codec(cls)
-        if codec is not None:
-            try:
-                return codec.deserialize(byts)
-            except (TypeError, ValueError):
-                pass
-        return original(cls, byts, protocol_version)
-
-    return classmethod(deserialize)
+    return classmethod(method)
 
 
 def install() -> None:
@@ -92,8 +82,12 @@ def install() -> None:
         "deserialize": vector.__dict__["deserialize"],
         "lz4": connection.locally_supported_compressions.get("lz4"),
     }
-    vector.serialize = _serializer(saved["serialize"].__func__)
-    vector.deserialize = _deserializer(saved["deserialize"].__func__)
+    vector.serialize = _through_codec(
+        saved["serialize"].__func__, VectorCodec.serialize, (TypeError, ValueError, OverflowError)
+    )
+    vector.deserialize = _through_codec(
+        saved["deserialize"].__func__, VectorCodec.deserialize, (TypeError, ValueError)
+    )
     connection.locally_supported_compressions["lz4"] = (lz4_compress, lz4_decompress)
     _saved = saved
 

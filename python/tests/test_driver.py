@@ -1,25 +1,21 @@
 """cqlwire.driver: the driver's own VectorType.serialize/deserialize and LZ4 entry, with and
 without install(), give the same bytes and values on the fixture corpora."""
+import importlib.util
+
 import numpy as np
 import pytest
 from cassandra import connection
 from cassandra.cqltypes import lookup_casstype
-from conftest import cases
+from conftest import FIXTURES, cases
 
 import cqlwire
 import cqlwire.driver
 
-CLASSES = {
-    "float": "FloatType", "double": "DoubleType", "int": "Int32Type", "bigint": "LongType",
-    "timestamp": "TimestampType", "boolean": "BooleanType", "smallint": "ShortType",
-    "tinyint": "ByteType", "varint": "IntegerType", "decimal": "DecimalType", "text": "UTF8Type",
-    "date": "SimpleDateType", "time": "TimeType", "uuid": "UUIDType",
-}
-
-
-def vector_class(element, dimension):
-    name = "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.%s, %d)"
-    return lookup_casstype(name % (CLASSES[element], dimension))
+# The driver's element classes and its lookup of a vector type, as the corpus generator uses them.
+GENERATOR = importlib.util.spec_from_file_location("vector_generate", FIXTURES / "vector" / "generate.py")
+generate = importlib.util.module_from_spec(GENERATOR)
+GENERATOR.loader.exec_module(generate)
+CLASSES, vector_class = generate.CLASSES, generate.vector_type
 
 
 @pytest.fixture
