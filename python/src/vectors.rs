@@ -523,15 +523,25 @@ fn new_array<'py, T: numpy::Element + Send>(
     py: Python<'py>,
     rows: usize,
     dimension: usize,
-    fill: impl FnOnce(&mut [T]) -> Result<(), String> + Send,
+    fill: impl FnOnce(&mut [T]) + Send,
 ) -> PyResult<Bound<'py, PyAny>> {
     let array = PyArray2::<T>::zeros(py, [rows, dimension], false);
     {
         let mut view = array.readwrite();
         let out = view.as_slice_mut().map_err(value_error)?;
-        maybe_detach(py, rows * dimension >= DETACH_ELEMENTS, || fill(out)).map_err(value_error)?;
+        maybe_detach(py, rows * dimension >= DETACH_ELEMENTS, || fill(out));
     }
     Ok(array.into_any())
+}
+
+/// A new `rows × dimension` NumPy array of the big-endian `N`-byte elements of `bytes`.
+fn read_be<'py, T: numpy::Element + Send, const N: usize>(
+    py: Python<'py>,
+    (rows, dimension): (usize, usize),
+    bytes: &[u8],
+    convert: impl Fn([u8; N]) -> T + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    new_array(py, rows, dimension, |out| from_be(bytes, out, convert))
 }
 
 /// Reads CQL `vector<T, N>` values back into a `rows × N` NumPy array in native byte order.
@@ -585,28 +595,14 @@ pub(crate) fn deserialize_vectors<'py>(
         )));
     }
     let rows = bytes.len() / value_size;
+    let shape = (rows, dimension);
     match reading {
-        Reading::F32 => new_array::<f32>(py, rows, dimension, |out| {
-            from_be(bytes, out, f32::from_be_bytes);
-            Ok(())
-        }),
-        Reading::F64 => new_array::<f64>(py, rows, dimension, |out| {
-            from_be(bytes, out, f64::from_be_bytes);
-            Ok(())
-        }),
-        Reading::I32 => new_array::<i32>(py, rows, dimension, |out| {
-            from_be(bytes, out, i32::from_be_bytes);
-            Ok(())
-        }),
-        Reading::I64 => new_array::<i64>(py, rows, dimension, |out| {
-            from_be(bytes, out, i64::from_be_bytes);
-            Ok(())
-        }),
-        Reading::Bool => new_array::<bool>(py, rows, dimension, |out| {
-            from_be(bytes, out, |[b]: [u8; 1]| b != 0);
-            Ok(())
-        }),
-        Reading::I8 | Reading::I16 => unreachable!("variable-size elements are read above"),
+        Reading::F32 => read_be(py, shape, bytes, f32::from_be_bytes),
+        Reading::F64 => read_be(py, shape, bytes, f64::from_be_bytes),
+        Reading::I32 => read_be(py, shape, bytes, i32::from_be_bytes),
+        Reading::I64 => read_be(py, shape, bytes, i64::from_be_bytes),
+        Reading::Bool => read_be(py, shape, bytes, |[b]: [u8; 1]| b != 0),
+        Reading::I8 | Reading::I16 => deserialize_variable(py, &ty, reading, dimension, bytes),
     }
 }
 
@@ -641,14 +637,12 @@ fn deserialize_variable<'py>(
         Reading::I8 => new_array::<i8>(py, rows, dimension, |out| {
             out.iter_mut()
                 .zip(&numbers)
-                .for_each(|(o, &n)| *o = n as i8);
-            Ok(())
+                .for_each(|(o, &n)| *o = n as i8)
         }),
         _ => new_array::<i16>(py, rows, dimension, |out| {
             out.iter_mut()
                 .zip(&numbers)
-                .for_each(|(o, &n)| *o = n as i16);
-            Ok(())
+                .for_each(|(o, &n)| *o = n as i16)
         }),
     }
 }
