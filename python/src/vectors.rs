@@ -280,46 +280,27 @@ fn fixed_output<'py>(
     }
 }
 
-/// Encoded rows: each row's value, or None for a null row.
+/// The rows' values in `format`: one `bytes` each, or one `bytes` of them all (framed: each
+/// after its 4-byte length).
 fn emit<'py, 'a>(
     py: Python<'py>,
     format: Format,
-    values: impl Iterator<Item = (u64, Option<&'a [u8]>)>,
+    values: impl Iterator<Item = &'a [u8]>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    match format {
-        Format::List => {
-            let objects = values
-                .map(|(_, value)| match value {
-                    Some(bytes) => PyBytes::new(py, bytes).into_any(),
-                    None => py.None().into_bound(py),
-                })
-                .collect::<Vec<_>>();
-            Ok(PyList::new(py, objects)?.into_any())
-        }
-        Format::Raw | Format::Framed => {
-            let mut out = Vec::new();
-            for (row, value) in values {
-                match (format, value) {
-                    (Format::Raw, Some(bytes)) => out.extend_from_slice(bytes),
-                    (Format::Raw, None) => {
-                        return Err(value_error(format!(
-                            "null vector at row {row}: the raw format cannot hold nulls (use \
-                             format=\"list\" or \"framed\")"
-                        )))
-                    }
-                    (_, Some(bytes)) => {
-                        let length = i32::try_from(bytes.len()).map_err(|_| {
-                            value_error("a value is over the 2 GiB a [bytes] can hold")
-                        })?;
-                        out.extend_from_slice(&length.to_be_bytes());
-                        out.extend_from_slice(bytes);
-                    }
-                    (_, None) => out.extend_from_slice(&(-1i32).to_be_bytes()),
-                }
-            }
-            Ok(PyBytes::new(py, &out).into_any())
-        }
+    if format == Format::List {
+        let objects = values.map(|value| PyBytes::new(py, value));
+        return Ok(PyList::new(py, objects)?.into_any());
     }
+    let mut out = Vec::new();
+    for value in values {
+        if format == Format::Framed {
+            let length = i32::try_from(value.len())
+                .map_err(|_| value_error("a value is over the 2 GiB a [bytes] can hold"))?;
+            out.extend_from_slice(&length.to_be_bytes());
+        }
+        out.extend_from_slice(value);
+    }
+    Ok(PyBytes::new(py, &out).into_any())
 }
 
 /// Serializes `rows × dimension` elements (row-major) with `encoder`.
@@ -347,8 +328,7 @@ fn serialize_rows<'py>(
     let starts = std::iter::once(0).chain(ends.iter().copied());
     let values = starts
         .zip(ends.iter().copied())
-        .enumerate()
-        .map(|(i, (start, end))| (i as u64, bytes.get(start..end)));
+        .map(|(start, end)| bytes.get(start..end).unwrap_or_default());
     emit(py, format, values)
 }
 
