@@ -33,6 +33,9 @@ def test_declared_lengths_are_capped_before_allocating():
     two_gib = struct.pack(">I", 2**31 - 1) + b"\x00" * 16
     with pytest.raises(ValueError, match="at byte 0$"):
         cqlwire.lz4_decompress(two_gib)
+    # Even with the cap lifted, 16 bytes of block cannot hold 2 GiB: refused before allocating.
+    with pytest.raises(ValueError, match="at byte 0$"):
+        cqlwire.lz4_decompress(two_gib, max_size=1 << 40)
     body = cqlwire.lz4_compress(b"x" * 5000)
     with pytest.raises(ValueError, match="at byte 0$"):
         cqlwire.lz4_decompress(body, max_size=4999)
