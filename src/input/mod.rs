@@ -274,6 +274,31 @@ pub fn open_stream(
     open_source(Source::from_stream(name, stream), options.format, options)
 }
 
+/// Reads the vector column of Arrow record batches already in memory (e.g. handed over by a Python
+/// caller through the Arrow C data interface), every row in order: the column is chosen as for
+/// Parquet and Arrow files (`column`, else the only list column, else emb/embedding/vector) and
+/// checked the same way (ragged rows, null elements). `name` stands for the input in messages.
+pub fn open_record_batches(
+    name: &str,
+    schema: &arrow_schema::Schema,
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch, arrow_schema::ArrowError>>
+        + Send
+        + 'static,
+    column: Option<&str>,
+    batch_rows: usize,
+) -> Result<Box<dyn BatchReader>, InputError> {
+    let column = columnar::choose_column(schema, column, name)?;
+    let span = columnar::Span {
+        first_row: 0,
+        skip: 0,
+        limit: None,
+        rows: None,
+    };
+    let reader =
+        columnar::ColumnarReader::new(name, "Arrow", Box::new(batches), column, span, batch_rows)?;
+    Ok(Box::new(reader))
+}
+
 /// Opens a source in `format`, or the format its magic bytes show.
 fn open_source(
     mut source: Source,

@@ -1,0 +1,116 @@
+"""Make an installed Python driver (``cassandra-driver`` or ``scylla-driver``, both the
+``cassandra`` package) use cqlwire for the CQL v4 LZ4 compression it negotiates and for
+``VectorType`` values of fixed-size numbers (float, double, int, bigint).
+
+>>> import cqlwire.driver
+>>> cqlwire.driver.install()      # from now on, new connections and vector values use cqlwire
+>>> cqlwire.driver.uninstall()    # back to the driver's own code
+
+Byte-identical: a value cqlwire cannot serialize exactly as the driver would (another element
+type, a value out of range, a wrong length, an integer given as a float) goes to the driver's own
+code, which produces its bytes or its error. NumPy arrays (1-D, of the vector's dimension) are read
+in place, without a per-element Python loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+from ._cqlwire import VectorCodec, lz4_compress, lz4_decompress
+
+__all__ = ["install", "uninstall", "installed"]
+
+# The driver's element classes that cqlwire serializes, and their CQL names.
+_ELEMENTS = {
+    "FloatType": "float",
+    "DoubleType": "double",
+    "Int32Type": "int",
+    "LongType": "bigint",
+}
+
+_saved: Optional[Dict[str, Any]] = None
+_codecs: Dict[type, Optional[VectorCodec]] = {}
+
+
+def _codec(cls: type) -> Optional[VectorCodec]:
+    """The codec of a parameterized ``VectorType`` class, or None when the driver keeps it."""
+    try:
+        return _codecs[cls]
+    except KeyError:
+        pass
+    subtype = getattr(cls, "subtype", None)
+    element = _ELEMENTS.get(getattr(subtype, "__name__", ""))
+    codec = None
+    if element is not None and subtype is getattr(_cqltypes(), subtype.__name__, None):
+        codec = VectorCodec("vector<%s, %d>" % (element, cls.vector_size))
+    _codecs[cls] = codec
+    return codec
+
+
+def _cqltypes():
+    import cassandra.cqltypes
+
+    return cassandra.cqltypes
+
+
+def _through_codec(original: Callable, use: Callable, errors: tuple) -> classmethod:
+    """A classmethod that tries ``use(codec, value)`` first and falls back to the driver's
+    ``original`` when the class has no codec or the codec refuses the value."""
+
+    def method(cls, value, protocol_version):
+        codec = _codec(cls)
+        if codec is not None:
+            try:
+                return use(codec, value)
+            except errors:
+                pass
+        return original(cls, value, protocol_version)
+
+    return classmethod(method)
+
+
+def install() -> None:
+    """Use cqlwire in the installed ``cassandra`` package (idempotent)."""
+    global _saved
+    if _saved is not None:
+        return
+    import cassandra.connection as connection
+
+    vector = _cqltypes().VectorType
+    saved = {
+        "serialize": vector.__dict__["serialize"],
+        "deserialize": vector.__dict__["deserialize"],
+        "lz4": connection.locally_supported_compressions.get("lz4"),
+    }
+    vector.serialize = _through_codec(
+        saved["serialize"].__func__, VectorCodec.serialize, (TypeError, ValueError, OverflowError)
+    )
+    vector.deserialize = _through_codec(
+        saved["deserialize"].__func__, VectorCodec.deserialize, (TypeError, ValueError)
+    )
+    connection.locally_supported_compressions["lz4"] = (lz4_compress, lz4_decompress)
+    _saved = saved
+
+
+def uninstall() -> None:
+    """Give the driver its own code back (idempotent)."""
+    global _saved
+    if _saved is None:
+        return
+    import cassandra.connection as connection
+
+    vector = _cqltypes().VectorType
+    vector.serialize = _saved["serialize"]
+    vector.deserialize = _saved["deserialize"]
+    if _saved["lz4"] is None:
+        connection.locally_supported_compressions.pop("lz4", None)
+    else:
+        connection.locally_supported_compressions["lz4"] = _saved["lz4"]
+    _codecs.clear()
+    _saved = None
+
+
+def installed() -> bool:
+    """Whether :func:`install` is in effect."""
+    return _saved is not None
+

@@ -1,0 +1,94 @@
+//! `cqlwire._cqlwire`: the Python face of the cqlwire library (PyO3, abi3 for CPython ≥ 3.9).
+//!
+//! Thin wrappers only: vector conversion goes through [`cqlwire::vector::VectorEncoder`] and the
+//! Arrow readers of [`cqlwire::input`], values through [`cqlwire::value`], LZ4 bodies through
+//! [`cqlwire::lz4`]. Errors become `ValueError` (bad data) or `TypeError` (a type or an object
+//! that cannot be used), with the library's one-line message.
+
+mod arrow;
+mod values;
+mod vectors;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::borrow::Cow;
+
+/// Bodies at least this large are compressed or decompressed with the GIL released (below it the
+/// hand-over costs more than it lets other threads gain).
+const DETACH_BYTES: usize = 16 << 10;
+
+/// A `ValueError` with the message of a library error.
+pub(crate) fn value_error(error: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+/// A `TypeError` with the message of a library error.
+pub(crate) fn type_error(error: impl std::fmt::Display) -> PyErr {
+    PyTypeError::new_err(error.to_string())
+}
+
+/// Runs `work` with the GIL released when `detach`, else on the calling thread with it held.
+pub(crate) fn maybe_detach<T: Send>(
+    py: Python<'_>,
+    detach: bool,
+    work: impl FnOnce() -> T + Send,
+) -> T {
+    if detach {
+        py.detach(work)
+    } else {
+        work()
+    }
+}
+
+/// Compresses `body` into a CQL v4 LZ4 body: the 4-byte big-endian uncompressed length, then the
+/// LZ4 block — byte-identical to the Python driver's `cassandra.connection.lz4_compress`.
+///
+/// >>> cqlwire.lz4_compress(b"hello hello hello hello").hex()
+/// '000000176768656c6c6f200600602068656c6c6f'
+#[pyfunction]
+fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
+    if u32::try_from(body.len()).map_or(true, |n| n > i32::MAX as u32) {
+        return Err(value_error(format!(
+            "a body of {} bytes is over the 2 GiB a CQL v4 length prefix can declare",
+            body.len()
+        )));
+    }
+    let compressed = maybe_detach(py, body.len() >= DETACH_BYTES, || {
+        cqlwire::lz4::compress_body(&body)
+    })
+    .map_err(value_error)?;
+    Ok(PyBytes::new(py, &compressed).unbind())
+}
+
+/// Decompresses a CQL v4 LZ4 body (4-byte big-endian length, then the block), as the driver's
+/// `cassandra.connection.lz4_decompress` does. A declared length above `max_size` (default
+/// 256 MiB), or more than the block could hold, is refused before anything is allocated; a corrupt
+/// block or one of another length than declared raises `ValueError` naming the byte.
+///
+/// >>> cqlwire.lz4_decompress(cqlwire.lz4_compress(b"abc"))
+/// b'abc'
+#[pyfunction]
+#[pyo3(signature = (body, *, max_size = cqlwire::lz4::DEFAULT_MAX_SIZE))]
+fn lz4_decompress(py: Python<'_>, body: Cow<'_, [u8]>, max_size: usize) -> PyResult<Py<PyBytes>> {
+    let payload = maybe_detach(py, body.len() >= DETACH_BYTES, || {
+        cqlwire::lz4::decompress_body(&body, max_size)
+    })
+    .map_err(value_error)?;
+    Ok(PyBytes::new(py, &payload).unbind())
+}
+
+/// The native module, re-exported by the `cqlwire` package.
+#[pymodule]
+fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(lz4_compress, m)?)?;
+    m.add_function(wrap_pyfunction!(lz4_decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(values::encode, m)?)?;
+    m.add_function(wrap_pyfunction!(values::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(values::explain, m)?)?;
+    m.add_function(wrap_pyfunction!(vectors::serialize_vectors, m)?)?;
+    m.add_function(wrap_pyfunction!(vectors::deserialize_vectors, m)?)?;
+    m.add_class::<vectors::VectorCodec>()?;
+    m.add("DEFAULT_MAX_SIZE", cqlwire::lz4::DEFAULT_MAX_SIZE)?;
+    Ok(())
+}

@@ -1,0 +1,119 @@
+"""cqlwire.driver: the driver's own VectorType.serialize/deserialize and LZ4 entry, with and
+without install(), give the same bytes and values on the fixture corpora."""
+import importlib.util
+
+import numpy as np
+import pytest
+from cassandra import connection
+from cassandra.cqltypes import lookup_casstype
+from conftest import FIXTURES, cases
+
+import cqlwire
+import cqlwire.driver
+
+# The driver's element classes and its lookup of a vector type, as the corpus generator uses them.
+GENERATOR = importlib.util.spec_from_file_location("vector_generate", FIXTURES / "vector" / "generate.py")
+generate = importlib.util.module_from_spec(GENERATOR)
+GENERATOR.loader.exec_module(generate)
+CLASSES, vector_class = generate.CLASSES, generate.vector_type
+
+
+@pytest.fixture
+def installed():
+    cqlwire.driver.install()
+    yield
+    cqlwire.driver.uninstall()
+
+
+def vector_cases():
+    """(element, dimension, bytes) for every vector value of both corpora whose element type the
+    driver knows."""
+    out = []
+    for case in cases("driver") + cases("vector"):
+        kind = case["type"]
+        if not kind.startswith("vector<") or "hex" not in case:
+            continue
+        element, dimension = kind[len("vector<"):-1].rsplit(",", 1)
+        if element.strip() not in CLASSES:
+            continue
+        dimension = int(dimension)
+        data = bytes.fromhex(case["hex"])
+        rows = case.get("rows", 1)
+        size = len(data) // rows if rows and len(data) % rows == 0 else len(data)
+        for start in range(0, len(data), size or 1):
+            out.append((element.strip(), dimension, data[start:start + size]))
+    return out
+
+
+def run(function, *args):
+    try:
+        return ("ok", function(*args))
+    except Exception as error:  # the driver's own errors must stay the driver's own
+        return ("error", type(error).__name__, str(error))
+
+
+@pytest.mark.parametrize("element,dimension,data", vector_cases())
+def test_corpus_round_trips_like_the_driver(element, dimension, data):
+    cls = vector_class(element, dimension)
+    plain_values = run(cls.deserialize, data, 4)
+    plain_bytes = run(cls.serialize, plain_values[1], 4) if plain_values[0] == "ok" else None
+    cqlwire.driver.install()
+    try:
+        values = run(cls.deserialize, data, 4)
+        again = run(cls.serialize, values[1], 4) if values[0] == "ok" else None
+    finally:
+        cqlwire.driver.uninstall()
+    assert repr(values) == repr(plain_values)  # repr: NaN equals itself
+    assert again == plain_bytes
+
+
+@pytest.mark.parametrize("element,dtype", [("float", "f4"), ("double", "f8"), ("int", "i4"), ("bigint", "i8")])
+def test_numpy_rows_and_edge_values(installed, element, dtype):
+    cls = vector_class(element, 8)
+    random = np.random.default_rng(3)
+    if dtype[0] == "f":
+        row = random.standard_normal(8).astype(dtype)
+        row[:4] = [np.nan, np.inf, -0.0, np.finfo(dtype).max]
+    else:
+        info = np.iinfo(dtype)
+        row = random.integers(info.min, info.max, 8, endpoint=True).astype(dtype)
+        row[:2] = [info.min, info.max]
+    ours = cls.serialize(row, 4)
+    assert ours == row.astype(">" + dtype).tobytes()
+    assert cls.serialize(row.tolist(), 4) == ours
+    cqlwire.driver.uninstall()
+    assert cls.serialize(row.tolist(), 4) == ours
+    assert cls.serialize(row, 4) == ours
+    plain = run(cls.deserialize, ours, 4)
+    cqlwire.driver.install()
+    assert repr(run(cls.deserialize, ours, 4)) == repr(plain)
+
+
+@pytest.mark.parametrize("value", [[1.0, 2.0], [1e300] * 3, ["a", "b", "c"], [1, 2, None], [2**40, 0, 0]])
+@pytest.mark.parametrize("element", ["float", "int", "double", "bigint"])
+def test_refused_values_keep_the_drivers_result(value, element):
+    cls = vector_class(element, 3)
+    plain = run(cls.serialize, value, 4)
+    cqlwire.driver.install()
+    try:
+        ours = run(cls.serialize, value, 4)
+    finally:
+        cqlwire.driver.uninstall()
+    assert ours == plain
+
+
+def test_lz4_entry_and_uninstall():
+    original = connection.locally_supported_compressions["lz4"]
+    cqlwire.driver.install()
+    cqlwire.driver.install()
+    assert cqlwire.driver.installed()
+    compress, decompress = connection.locally_supported_compressions["lz4"]
+    assert compress is cqlwire.lz4_compress and decompress is cqlwire.lz4_decompress
+    payload = b"SELECT * FROM system.local WHERE key='local'" * 20
+    assert original[1](compress(payload)) == payload
+    assert decompress(original[0](payload)) == payload
+    cqlwire.driver.uninstall()
+    cqlwire.driver.uninstall()
+    assert not cqlwire.driver.installed()
+    assert connection.locally_supported_compressions["lz4"] == original
+    assert lookup_casstype("org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 2)").serialize([1.0, 2.0], 4) == bytes.fromhex("3f80000040000000")

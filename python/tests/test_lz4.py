@@ -1,0 +1,58 @@
+"""lz4_compress / lz4_decompress against the driver's cassandra.connection wrappers (python-lz4)."""
+import os
+import struct
+
+import pytest
+from cassandra.connection import lz4_compress as driver_compress
+from cassandra.connection import lz4_decompress as driver_decompress
+
+import cqlwire
+
+PAYLOADS = sorted(os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "lz4", "payloads")))
+
+
+def payload(name):
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "lz4", "payloads", name)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("name", PAYLOADS)
+def test_bodies_interoperate_with_the_driver(name):
+    data = payload(name)
+    ours = cqlwire.lz4_compress(data)
+    theirs = driver_compress(data)
+    assert ours[:4] == theirs[:4] == struct.pack(">I", len(data))
+    assert driver_decompress(ours) == data
+    assert cqlwire.lz4_decompress(theirs) == driver_decompress(theirs) == data
+    assert cqlwire.lz4_decompress(bytearray(theirs)) == data
+    assert cqlwire.lz4_compress(bytearray(data)) == ours
+
+
+def test_declared_lengths_are_capped_before_allocating():
+    two_gib = struct.pack(">I", 2**31 - 1) + b"\x00" * 16
+    with pytest.raises(ValueError, match="at byte 0$"):
+        cqlwire.lz4_decompress(two_gib)
+    # Even with the cap lifted, 16 bytes of block cannot hold 2 GiB: refused before allocating.
+    with pytest.raises(ValueError, match="at byte 0$"):
+        cqlwire.lz4_decompress(two_gib, max_size=1 << 40)
+    body = cqlwire.lz4_compress(b"x" * 5000)
+    with pytest.raises(ValueError, match="at byte 0$"):
+        cqlwire.lz4_decompress(body, max_size=4999)
+    assert cqlwire.lz4_decompress(body, max_size=5000) == b"x" * 5000
+    assert cqlwire.DEFAULT_MAX_SIZE == 256 << 20
+
+
+@pytest.mark.parametrize("body", [b"", b"\x00\x00", b"\x00\x00\x00\x05\xff", b"\x00\x00\x00\x05\x50abc"])
+def test_corrupt_bodies(body):
+    with pytest.raises(ValueError, match=r"at byte \d+$"):
+        cqlwire.lz4_decompress(body)
+    with pytest.raises(Exception):
+        driver_decompress(body)
+
+
+def test_wrong_argument_types():
+    with pytest.raises(TypeError):
+        cqlwire.lz4_compress("text")
+    with pytest.raises(TypeError):
+        cqlwire.lz4_decompress(None)

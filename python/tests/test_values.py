@@ -1,0 +1,57 @@
+"""encode / decode / explain against the driver fixture corpus (bytes from cassandra.cqltypes)."""
+import subprocess
+
+import pytest
+from conftest import cases
+
+import cqlwire
+
+CORPUS = cases("driver")
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c["type"] + ":" + c["hex"][:16])
+def test_driver_corpus(case):
+    data = bytes.fromhex(case["hex"])
+    value = cqlwire.decode(case["type"], data, udts=case["udts"])
+    assert value == case["json"]
+    assert cqlwire.encode(case["type"], value, udts=case["udts"]) == data
+
+
+def test_python_values():
+    assert cqlwire.encode("varint", 2**100) == cqlwire.encode("varint", str(2**100))
+    assert cqlwire.decode("varint", cqlwire.encode("varint", 2**100)) == str(2**100)
+    assert cqlwire.encode("blob", b"\x01\x02") == b"\x01\x02"
+    assert cqlwire.decode("blob", b"\x01\x02") == "0x0102"
+    assert cqlwire.encode("float", float("nan")) == bytes.fromhex("7fc00000")
+    assert cqlwire.decode("double", bytes.fromhex("7ff0000000000000")) == "Infinity"
+    assert cqlwire.encode("map<text, int>", {"a": 1}) == cqlwire.encode("map<text, int>", [["a", 1]])
+    udt = ["addr(street text, zip int)"]
+    assert cqlwire.decode("addr", cqlwire.encode("addr", {"street": "x", "zip": 1}, udts=udt), udts=udt) == {"street": "x", "zip": 1}
+    assert cqlwire.decode("int", b"") == {"$empty": True}
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="invalid type"):
+        cqlwire.decode("list<", b"")
+    with pytest.raises(TypeError, match="invalid udt"):
+        cqlwire.encode("x", 1, udts=["x("])
+    with pytest.raises(ValueError, match="at byte"):
+        cqlwire.decode("list<int>", bytes.fromhex("0000000200000004"))
+    with pytest.raises(ValueError, match="must be 4 bytes, not 5 at byte 0"):
+        cqlwire.decode("int", bytes(5))
+    with pytest.raises(ValueError, match="invalid int value"):
+        cqlwire.encode("int", "x")
+    with pytest.raises(TypeError, match="cannot encode a set"):
+        cqlwire.encode("set<int>", {1})
+    deep = []
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="deeper"):
+        cqlwire.encode("list<int>", deep)
+
+
+@pytest.mark.parametrize("hexdata", ["00000001000000040000002a", "0000000200000004000000010000000400"])
+def test_explain_matches_the_command_line(hexdata, cqlwire_binary):
+    data = bytes.fromhex(hexdata)
+    run = subprocess.run([cqlwire_binary, "decode", "list<int>", hexdata, "--format", "explain"], capture_output=True, text=True)
+    assert cqlwire.explain("list<int>", data) == run.stdout + run.stderr
