@@ -46,8 +46,7 @@ fn commands(text: &str, fenced: bool) -> Vec<String> {
 
 /// The folder holding the binary under test (put first on PATH so `cqlwire` is it).
 fn binary_folder() -> PathBuf {
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_cqlwire"));
-    binary.parent().unwrap().to_path_buf()
+    common::binary().parent().unwrap().to_path_buf()
 }
 
 /// Runs each of `commands` with `sh -c`, in order, in a fresh folder whose `fixtures` is the
