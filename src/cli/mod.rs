@@ -5,6 +5,7 @@ mod convert;
 mod decode;
 mod decompress;
 mod encode;
+mod generate;
 mod lz4_stream;
 mod progress;
 
@@ -41,6 +42,9 @@ pub enum Command {
     /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
     /// vector values, at memory speed.
     Convert(convert::Args),
+    /// Generate shell completions or man pages from these definitions.
+    #[command(hide = true)]
+    Generate(generate::Args),
 }
 
 /// Runs the chosen command.
@@ -51,6 +55,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compress(args) => compress::run(args),
         Command::Decompress(args) => decompress::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
 
