@@ -444,6 +444,41 @@ mod tests {
     }
 
     #[test]
+    fn npy_in_memory_fixes_its_header_and_a_stream_cannot() {
+        let nulls = || {
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/convert/inputs/null_rows.parquet"
+            );
+            let options = InputOptions {
+                format: None,
+                column: None,
+                selection: RowSelection::All,
+                batch_rows: 2,
+            };
+            open(Some(Path::new(path)), options).unwrap()
+        };
+        let mut options = ConvertOptions::new(OutputFormat::Npy);
+        options.nulls = NullPolicy::Skip;
+        let (bytes, totals) = convert(nulls(), Vec::new(), &options, &|_| {}).unwrap();
+        assert_eq!((totals.rows, totals.skipped), (3, 2));
+        let header = String::from_utf8_lossy(&bytes[..128]);
+        assert!(header.contains("'shape': (3, 4)"), "{header}");
+        let stream = output::Stream(Vec::new());
+        let error = convert(nulls(), stream, &options, &|_| {}).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ConvertError::Write(WriteError::NpyHeader {
+                    header_rows: 5,
+                    rows: 3
+                })
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn refuses_a_type_of_another_dimension() {
         let mut options = ConvertOptions::new(OutputFormat::Raw);
         options.target =
