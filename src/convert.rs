@@ -434,12 +434,17 @@ mod tests {
     #[test]
     fn converts_into_memory_the_same_on_one_thread_and_many() {
         let mut options = ConvertOptions::new(OutputFormat::Framed);
+        // A variable-size element type, so that several threads run the reader/converter/writer
+        // pipeline.
+        let decimal = crate::types::parse_type("vector<decimal, 128>", &Default::default());
+        options.target = Some(decimal.unwrap());
         options.threads = Some(1);
         let (one, totals) = convert(sample(7), Vec::new(), &options, &|_| {}).unwrap();
         options.threads = Some(3);
         let (many, _) = convert(sample(7), Vec::new(), &options, &|_| {}).unwrap();
         assert_eq!(one, many);
         assert!(totals.rows > 0);
+        assert_eq!(totals.rows, 1000);
         assert_eq!(one.len() as u64, totals.bytes + 4 * totals.rows);
     }
 
