@@ -132,8 +132,15 @@ impl From<io::Error> for CliError {
 }
 
 impl From<cqlwire::files::OutputError> for CliError {
+    /// The library's message, with the flags that fix it where it has none.
     fn from(error: cqlwire::files::OutputError) -> Self {
-        CliError::data(error)
+        match error {
+            cqlwire::files::OutputError::BinaryToTerminal => CliError::data(
+                "refusing to write binary output to a terminal (use -o FILE or a text format such \
+                 as hex)",
+            ),
+            other => CliError::data(other),
+        }
     }
 }
 
