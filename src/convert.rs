@@ -10,6 +10,11 @@
 //! few batches are in flight, so memory stays bounded whatever the input size; one thread runs
 //! everything on the calling thread.
 //!
+//! Casts are the kernel's: a double to float rounds to the nearest float, tiny values gradually to
+//! subnormals and ±0 (NumPy's `astype('>f4')`, the driver's `struct.pack('>f')`); a finite double
+//! beyond the float range, an integer out of range or not exactly representable, a float with a
+//! fraction for an integer type is a [`VectorError::Cast`] naming the row and element.
+//!
 //! ```no_run
 //! use cqlwire::convert::{self, ConvertOptions};
 //! use cqlwire::input::{InputOptions, RowSelection};
