@@ -10,6 +10,11 @@
 //! few batches are in flight, so memory stays bounded whatever the input size; one thread runs
 //! everything on the calling thread.
 //!
+//! Casts are the kernel's: a double to float rounds to the nearest float, tiny values gradually to
+//! subnormals and ±0 (NumPy's `astype('>f4')`, the driver's `struct.pack('>f')`); a finite double
+//! beyond the float range, an integer out of range or not exactly representable, a float with a
+//! fraction for an integer type is a [`VectorError::Cast`] naming the row and element.
+//!
 //! ```no_run
 //! use cqlwire::convert::{self, ConvertOptions};
 //! use cqlwire::input::{InputOptions, RowSelection};
@@ -417,30 +422,61 @@ mod tests {
     use super::*;
     use crate::input::RowSelection;
 
-    fn sample(batch_rows: usize) -> Box<dyn BatchReader> {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/convert/sample/train.parquet"
-        );
+    /// A reader of `fixtures/<relative>` (standard input's batch size: `batch_rows`).
+    fn fixture(relative: &str, batch_rows: usize) -> Box<dyn BatchReader> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(relative);
         let options = InputOptions {
             format: None,
             column: None,
             selection: RowSelection::All,
             batch_rows,
         };
-        open(Some(Path::new(path)), options).unwrap()
+        open(Some(&path), options).unwrap()
+    }
+
+    fn sample(batch_rows: usize) -> Box<dyn BatchReader> {
+        fixture("convert/sample/train.parquet", batch_rows)
     }
 
     #[test]
     fn converts_into_memory_the_same_on_one_thread_and_many() {
         let mut options = ConvertOptions::new(OutputFormat::Framed);
+        // A variable-size element type, so that several threads run the reader/converter/writer
+        // pipeline.
+        let decimal = crate::types::parse_type("vector<decimal, 128>", &Default::default());
+        options.target = Some(decimal.unwrap());
         options.threads = Some(1);
         let (one, totals) = convert(sample(7), Vec::new(), &options, &|_| {}).unwrap();
         options.threads = Some(3);
         let (many, _) = convert(sample(7), Vec::new(), &options, &|_| {}).unwrap();
         assert_eq!(one, many);
-        assert!(totals.rows > 0);
+        assert_eq!(totals.rows, 1000);
         assert_eq!(one.len() as u64, totals.bytes + 4 * totals.rows);
+    }
+
+    #[test]
+    fn npy_in_memory_fixes_its_header_and_a_stream_cannot() {
+        let nulls = || fixture("convert/inputs/null_rows.parquet", 2);
+        let mut options = ConvertOptions::new(OutputFormat::Npy);
+        options.nulls = NullPolicy::Skip;
+        let (bytes, totals) = convert(nulls(), Vec::new(), &options, &|_| {}).unwrap();
+        assert_eq!((totals.rows, totals.skipped), (3, 2));
+        let header = String::from_utf8_lossy(&bytes[..128]);
+        assert!(header.contains("'shape': (3, 4)"), "{header}");
+        let stream = output::Stream(Vec::new());
+        let error = convert(nulls(), stream, &options, &|_| {}).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ConvertError::Write(WriteError::NpyHeader {
+                    header_rows: 5,
+                    rows: 3
+                })
+            ),
+            "{error}"
+        );
     }
 
     #[test]

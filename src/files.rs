@@ -38,7 +38,7 @@ const NEW_FILE_MODE: u32 = 0o666;
 pub enum OutputError {
     /// Binary output was requested while standard output is a terminal.
     #[error(
-        "refusing to write binary output to a terminal (use -o FILE or a text format such as hex)"
+        "refusing to write binary output to a terminal (write to a file, or use a text format)"
     )]
     BinaryToTerminal,
     /// The temporary file beside the destination could not be created (no such folder, no

@@ -1,6 +1,8 @@
 //! `cqlwire compress` / `cqlwire decompress` run as a process on the driver-made fixtures in
 //! `fixtures/lz4/` (see `fixtures/lz4/generate.py`).
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::fs;
@@ -17,7 +19,7 @@ fn read(relative: &str) -> Vec<u8> {
 }
 
 fn cqlwire() -> Command {
-    Command::cargo_bin("cqlwire").unwrap()
+    common::cqlwire_cmd()
 }
 
 /// Runs cqlwire with `args` on `stdin` and returns its standard output, asserting success.
@@ -193,7 +195,7 @@ fn decode_hex(text: &str) -> Vec<u8> {
 
 /// Runs cqlwire under a 256 MiB address-space limit, so a 2 GiB allocation would abort it.
 fn run_limited(args: &[&str], input: &Path) -> std::process::Output {
-    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    let binary = common::binary();
     let mut command = std::process::Command::new("bash");
     command
         .arg("-c")

@@ -2,9 +2,10 @@
 //! generate.py with NumPy, pyarrow and the driver): every manifest case in every output format,
 //! shards, null handling, and errors (exit code, one-line message, no output file left behind).
 
+mod common;
+
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
-use assert_cmd::Command;
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -58,7 +59,7 @@ struct Run {
 fn convert(input: &Path, args: &[&str], to_file: bool) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut command = Command::cargo_bin("cqlwire").unwrap();
+    let mut command = common::cqlwire_cmd();
     command.arg("convert").arg(input).args(args).arg("--quiet");
     if to_file {
         command.arg("-o").arg(&out);
@@ -477,8 +478,7 @@ fn binary_output_is_refused_on_a_terminal_only() {
 fn summary_line_unless_quiet() {
     let npy = fixtures().join("sample/train.npy");
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::cargo_bin("cqlwire")
-        .unwrap()
+    let output = common::cqlwire_cmd()
         .arg("convert")
         .arg(&npy)
         .arg("-o")
@@ -497,8 +497,7 @@ fn summary_line_unless_quiet() {
 
 #[test]
 fn help_shows_worked_examples() {
-    let output = Command::cargo_bin("cqlwire")
-        .unwrap()
+    let output = common::cqlwire_cmd()
         .args(["convert", "--help"])
         .output()
         .unwrap();

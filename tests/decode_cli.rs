@@ -3,7 +3,6 @@
 
 mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use assert_cmd::Command;
 use std::process::Output;
 
@@ -45,7 +44,7 @@ fn sample() -> Vec<Golden> {
 
 /// `cqlwire <command> [--udt D]... TYPE <rest...>`.
 fn cqlwire(command: &str, case: &Golden, rest: &[&str]) -> Command {
-    let mut cmd = cargo_bin_cmd!("cqlwire");
+    let mut cmd = common::cqlwire_cmd();
     cmd.arg(command);
     for declaration in &case.udts {
         cmd.arg("--udt").arg(declaration);
@@ -120,7 +119,7 @@ fn explain_of_a_malformed_payload_prints_up_to_the_fault_then_the_error() {
         .iter()
         .find(|c| c["error"] == "value" && c["offset"].as_u64().unwrap_or(0) > 8)
         .expect("a malformed case past its first items");
-    let mut cmd = cargo_bin_cmd!("cqlwire");
+    let mut cmd = common::cqlwire_cmd();
     cmd.arg("decode");
     for declaration in strings(&case["udts"]) {
         cmd.arg("--udt").arg(declaration);
@@ -306,7 +305,7 @@ fn errors_follow_the_exit_code_contract() {
     assert!(error.contains("at character 0"), "{error}");
     failure(cqlwire("encode", &int, &["--json", "{"]), 1);
     failure(cqlwire("encode", &int, &["null"]), 1);
-    let mut unknown_flag = cargo_bin_cmd!("cqlwire");
+    let mut unknown_flag = common::cqlwire_cmd();
     unknown_flag.args(["decode", "--nosuch", "int", "00"]);
     assert_eq!(unknown_flag.output().expect("runs").status.code(), Some(2));
 }
@@ -314,7 +313,7 @@ fn errors_follow_the_exit_code_contract() {
 #[test]
 fn help_shows_worked_examples() {
     for command in ["decode", "encode"] {
-        let mut cmd = cargo_bin_cmd!("cqlwire");
+        let mut cmd = common::cqlwire_cmd();
         let help = success({
             cmd.args([command, "--help"]);
             cmd
@@ -329,7 +328,7 @@ fn every_malformed_fixture_fails_with_one_line_at_its_offset() {
     let cases = common::jsonl_cases("malformed");
     assert!(!cases.is_empty());
     for case in &cases {
-        let mut cmd = cargo_bin_cmd!("cqlwire");
+        let mut cmd = common::cqlwire_cmd();
         cmd.arg("decode");
         for declaration in strings(&case["udts"]) {
             cmd.arg("--udt").arg(declaration);

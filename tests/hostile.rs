@@ -8,7 +8,6 @@
 
 mod common;
 
-use assert_cmd::cargo::CommandCargoExt;
 use common::{assert_error, cqlwire, fixture, hex, noise, run, with_args, write_npy};
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -450,10 +449,7 @@ fn an_unreadable_input_is_a_clear_error() {
     let secret = dir.path().join("secret.bin");
     fs::write(&secret, b"\x00\x00\x00\x01").unwrap();
     fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();
-    let binary = Command::cargo_bin("cqlwire")
-        .unwrap()
-        .get_program()
-        .to_owned();
+    let binary = common::binary().into_os_string();
     let command = |args: &[String]| -> Option<Command> {
         if !is_root() {
             let mut c = Command::new(&binary);
@@ -726,10 +722,7 @@ fn output_to_dev_stdout_writes_in_place() {
 /// terminal is a pseudo-terminal made by `script` (util-linux); without it the test notes a skip.
 #[test]
 fn binary_output_to_a_terminal_is_refused() {
-    let binary = Command::cargo_bin("cqlwire")
-        .unwrap()
-        .get_program()
-        .to_owned();
+    let binary = common::binary().into_os_string();
     let binary = binary.to_str().unwrap().to_owned();
     let dir = tempfile::tempdir().unwrap();
     let payload = dir.path().join("payload.bin");

@@ -1,6 +1,7 @@
 //! Every `cqlwire …` command shown in README.md and in `cqlwire convert --help` runs, as written and in
-//! order (a later one may read what an earlier one wrote), from a folder laid out like the repository
-//! root (the bundled `fixtures/`), and succeeds.
+//! order (a later one may read what an earlier one wrote, after README's `mkdir -p` lines), from a
+//! folder laid out like the repository root (the bundled `fixtures/`), with that folder as HOME, and
+//! succeeds.
 
 mod common;
 
@@ -23,11 +24,12 @@ fn commands(text: &str, fenced: bool) -> Vec<String> {
         if !in_block {
             continue;
         }
-        let Some(command) = line
-            .strip_prefix("$ ")
-            .unwrap_or(line)
-            .strip_prefix("cqlwire ")
-        else {
+        let line = line.strip_prefix("$ ").unwrap_or(line);
+        if line.starts_with("mkdir -p ") {
+            found.push(line.to_string());
+            continue;
+        }
+        let Some(command) = line.strip_prefix("cqlwire ") else {
             continue;
         };
         let mut command = format!("cqlwire {command}");
@@ -46,8 +48,7 @@ fn commands(text: &str, fenced: bool) -> Vec<String> {
 
 /// The folder holding the binary under test (put first on PATH so `cqlwire` is it).
 fn binary_folder() -> PathBuf {
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_cqlwire"));
-    binary.parent().unwrap().to_path_buf()
+    common::binary().parent().unwrap().to_path_buf()
 }
 
 /// Runs each of `commands` with `sh -c`, in order, in a fresh folder whose `fixtures` is the
@@ -67,6 +68,7 @@ fn run_in_root_copy(commands: &[String]) {
             .arg("-c")
             .arg(command)
             .current_dir(dir.path())
+            .env("HOME", dir.path())
             .env("PATH", &path)
             .output()
             .unwrap();

@@ -3,6 +3,7 @@
 //! A thin face over [`cqlwire::convert`]: the arguments become library options, and this file adds the
 //! progress bar, the summary line and the flag names in errors.
 
+use super::progress;
 use super::CliError;
 use cqlwire::convert::{self, ConvertError, ConvertOptions, Totals};
 use cqlwire::files::{self, Output};
@@ -10,8 +11,8 @@ use cqlwire::input::{InputError, InputFormat, InputOptions, RowSelection};
 use cqlwire::output::{NullPolicy, OutputFormat, WriteError};
 use cqlwire::types::{self, UdtRegistry};
 use cqlwire::vector::{VectorEncoder, VectorError};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use indicatif::ProgressBar;
+use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -229,7 +230,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     VectorEncoder::new(&target).map_err(vector_error)?;
     // Like other bulk writers (cp, NumPy, pyarrow), no fsync of gigabytes before the atomic rename.
     let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
-    let progress = progress_bar(reader.rows(), args.quiet);
+    let progress = progress::bar(reader.rows(), progress::Unit::Rows, args.quiet);
     let show = |totals: &Totals| show_progress(&progress, totals);
     let (output, totals) = convert::convert(reader, output, &options, &show)
         .map_err(|error| convert_error(error, type_text))?;
@@ -258,23 +259,6 @@ fn format_from_extension(path: Option<&Path>) -> Option<OutputFormat> {
         "arrow" | "arrows" | "ipc" => Some(OutputFormat::Arrow),
         _ => None,
     }
-}
-
-/// A progress bar on standard error when it is a terminal (and not `--quiet`), else a hidden one.
-fn progress_bar(rows: Option<u64>, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(rows, ProgressDrawTarget::stderr());
-    let template = if rows.is_some() {
-        "{bar:30} {human_pos}/{human_len} rows  {msg}  ETA {eta}"
-    } else {
-        "{spinner} {human_pos} rows  {msg}"
-    };
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// Moves the progress bar to `totals`.

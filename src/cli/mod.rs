@@ -5,6 +5,7 @@ mod convert;
 mod decode;
 mod decompress;
 mod encode;
+mod generate;
 mod lz4_stream;
 mod progress;
 mod util;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
     /// vector values, at memory speed.
     Convert(convert::Args),
+    /// Generate shell completions or man pages from these definitions.
+    #[command(hide = true)]
+    Generate(generate::Args),
 }
 
 /// Runs the chosen command.
@@ -52,6 +56,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compress(args) => compress::run(args),
         Command::Decompress(args) => decompress::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
 
@@ -128,8 +133,15 @@ impl From<io::Error> for CliError {
 }
 
 impl From<cqlwire::files::OutputError> for CliError {
+    /// The library's message, with the flags that fix it where it has none.
     fn from(error: cqlwire::files::OutputError) -> Self {
-        CliError::data(error)
+        match error {
+            cqlwire::files::OutputError::BinaryToTerminal => CliError::data(
+                "refusing to write binary output to a terminal (use -o FILE or a text format such \
+                 as hex)",
+            ),
+            other => CliError::data(other),
+        }
     }
 }
 

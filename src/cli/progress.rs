@@ -8,6 +8,8 @@ use std::io::IsTerminal;
 pub enum Unit {
     /// Input bytes, shown as KiB/MiB/GiB and a byte rate.
     Bytes,
+    /// Rows, with the caller's message (e.g. the megabytes written) beside them.
+    Rows,
 }
 
 /// A progress bar towards `len` (a spinner when the total is unknown), or a hidden one when
@@ -22,6 +24,8 @@ pub fn bar(len: Option<u64>, unit: Unit, quiet: bool) -> ProgressBar {
             "{bar:30} {binary_bytes}/{binary_total_bytes}  {binary_bytes_per_sec}  ETA {eta}"
         }
         (Unit::Bytes, false) => "{spinner} {binary_bytes}  {binary_bytes_per_sec}",
+        (Unit::Rows, true) => "{bar:30} {human_pos}/{human_len} rows  {msg}  ETA {eta}",
+        (Unit::Rows, false) => "{spinner} {human_pos} rows  {msg}",
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);

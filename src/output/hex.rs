@@ -12,9 +12,6 @@ use arrow_array::Array;
 use arrow_schema::DataType;
 use std::fmt::Write as _;
 
-/// Lowercase hex digits.
-const DIGITS: &[u8; 16] = b"0123456789abcdef";
-
 /// Writes hex lines, optionally prefixed with an id column.
 pub(super) struct HexWriter<W> {
     output: W,
@@ -77,7 +74,7 @@ impl<W: Destination> VectorWriter<W> for HexWriter<W> {
             if valid {
                 let value = batch.row(index);
                 self.buffer.extend_from_slice(b"0x");
-                encode_hex(value, &mut self.buffer);
+                crate::hex::encode_into(value, &mut self.buffer);
                 written += value.len() as u64;
             } else {
                 self.buffer.extend_from_slice(b"null");
@@ -91,15 +88,6 @@ impl<W: Destination> VectorWriter<W> for HexWriter<W> {
     fn finish(mut self: Box<Self>) -> Result<W, WriteError> {
         self.output.flush()?;
         Ok(self.output)
-    }
-}
-
-/// Appends `bytes` as lowercase hex.
-fn encode_hex(bytes: &[u8], out: &mut Vec<u8>) {
-    out.reserve(bytes.len() * 2);
-    for &b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)]);
-        out.push(DIGITS[usize::from(b & 0x0f)]);
     }
 }
 
@@ -179,6 +167,6 @@ fn write_id(ids: &dyn Array, index: usize, out: &mut Vec<u8>) -> Result<(), Writ
 /// Appends a binary id as `0x…`.
 fn write_binary(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), WriteError> {
     out.extend_from_slice(b"0x");
-    encode_hex(bytes, out);
+    crate::hex::encode_into(bytes, out);
     Ok(())
 }

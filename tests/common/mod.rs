@@ -2,16 +2,26 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use assert_cmd::cargo::CommandCargoExt;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The path of the binary under test, as cargo built it for the integration tests: the one way the
+/// tests find it.
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cqlwire"))
+}
+
 /// The binary under test.
 pub fn cqlwire() -> Command {
-    Command::cargo_bin("cqlwire").unwrap()
+    Command::new(binary())
+}
+
+/// The binary under test as an `assert_cmd` command (`write_stdin`, `timeout`, `assert`).
+pub fn cqlwire_cmd() -> assert_cmd::Command {
+    assert_cmd::Command::new(binary())
 }
 
 /// A path under `fixtures/`.
