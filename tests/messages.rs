@@ -434,3 +434,23 @@ fn rows_without_metadata_take_the_executed_statements_columns() {
         assert_eq!(json["body"]["columns"][1]["name"], "b");
     }
 }
+
+#[test]
+fn a_v5_rows_result_with_changed_metadata_updates_the_statement() {
+    let cases = common::jsonl("messages/responses.jsonl");
+    let case = cases
+        .iter()
+        .find(|c| c["name"] == "rows of custom, udt and tuple types v5")
+        .unwrap();
+    let (version, flags, opcode, body) = header(case);
+    let (mut registry, execute) = statement_for_rows_without_metadata(version);
+    let rows = Message::decode(version, flags, opcode, &body, &registry, Some(&execute)).unwrap();
+    registry.learn(Some(&execute), &rows);
+    let statement = registry.get(&[0xab, 0xcd]).unwrap();
+    assert_eq!(
+        statement.result_metadata_id.as_deref(),
+        Some(&[0x0f, 0x0e][..])
+    );
+    let names: Vec<&str> = statement.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["v", "d", "u", "tp"]);
+}
