@@ -33,7 +33,7 @@ pub use types::{BoundValue, Cell, Column, ColumnType};
 
 use crate::cursor::DecodeError;
 use crate::value::ExplainLine;
-use reader::{Reader, Step};
+use reader::Reader;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -353,12 +353,10 @@ fn decode_with(
     };
     let start = reader.cursor.pos();
     reader.line_at(start, 0, || name.to_string());
-    let body = reader.within(Step::Part(name), |r| {
-        r.indent += 1;
-        let body = decode_body(r, version, opcode, registry, request);
-        r.indent -= 1;
-        body
-    })?;
+    reader.indent += 1;
+    let body = decode_body(reader, version, opcode, registry, request);
+    reader.indent -= 1;
+    let body = body?;
     let trailing = reader.cursor.left();
     if trailing > 0 {
         let at = reader.cursor.pos();

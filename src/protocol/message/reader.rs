@@ -275,7 +275,8 @@ impl<'b> Reader<'b> {
             .map(|value| format_cql(ty, value))
             .unwrap_or_else(|_| "malformed".to_string());
         self.line_at(start, 4, || {
-            format!("{what} ({ty}), {} bytes: {literal}", bytes.len())
+            let plural = if bytes.len() == 1 { "" } else { "s" };
+            format!("{what} ({ty}), {} byte{plural}: {literal}", bytes.len())
         });
         let depth = self.cursor.depth() + self.indent + 1;
         if let Some(lines) = self.lines.as_mut() {

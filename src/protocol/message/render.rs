@@ -220,9 +220,9 @@ fn result_json(result: &ResultBody) -> Json {
             metadata_json(&rows.metadata, &mut object);
             let columns = rows.columns.as_deref();
             object.insert("columns".into(), columns.map_or(Json::Null, columns_json));
-            let types: Vec<Option<&ColumnType>> = (0..rows.metadata.column_count)
-                .map(|j| columns.and_then(|c| c.get(j)).map(|c| &c.ty))
-                .collect();
+            // Types by column index, looked up per cell: the column count is the server's word and
+            // sizes nothing here (a body without metadata may claim any count with no rows).
+            let ty = |j: usize| columns.and_then(|c| c.get(j)).map(|c| &c.ty);
             let rows = rows
                 .rows
                 .iter()
@@ -230,7 +230,7 @@ fn result_json(result: &ResultBody) -> Json {
                     Json::Array(
                         row.iter()
                             .enumerate()
-                            .map(|(j, cell)| cell_json(types.get(j).copied().flatten(), cell))
+                            .map(|(j, cell)| cell_json(ty(j), cell))
                             .collect(),
                     )
                 })

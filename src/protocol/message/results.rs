@@ -219,6 +219,9 @@ fn executed_columns(registry: &Registry, request: Option<&Message>) -> Option<Ve
         .map(|statement| statement.columns.clone())
 }
 
+/// The most rows reserved ahead of decoding them.
+const RESERVED_ROWS: usize = 1024;
+
 /// A Rows result.
 fn rows(r: &mut Reader<'_>, registry: &Registry, request: Option<&Message>) -> Result<Rows> {
     let metadata = r.within(Step::Part("metadata"), rows_metadata)?;
@@ -233,7 +236,9 @@ fn rows(r: &mut Reader<'_>, registry: &Registry, request: Option<&Message>) -> R
     if width == 0 && count > 0 {
         return Err(r.error(start, format!("row count {count} with no columns")));
     }
-    let mut rows = Vec::with_capacity(count);
+    // A row of nulls is 4 bytes per column on the wire but a row and its cells take more in memory:
+    // reserve no more than a bounded step ahead and let the vector grow with what is really there.
+    let mut rows = Vec::with_capacity(count.min(RESERVED_ROWS));
     for i in 0..count {
         rows.push(r.within(Step::Item("row", i), |r| {
             let mut row = Vec::with_capacity(width);
