@@ -427,3 +427,15 @@ proptest! {
         prop_assert!(got.conns[&1].gaps.is_empty());
     }
 }
+
+#[test]
+fn a_record_claiming_more_than_the_input_holds_is_a_truncated_record() {
+    // A real capture's header and first record header, with the record's length raised to 100 MB.
+    let real = read(&common::fixture("capture/real/ipv4-lo.pcap"));
+    let mut input = real[..24 + 16 + 40].to_vec();
+    input[32..36].copy_from_slice(&100_000_000u32.to_le_bytes());
+    let got = collect(&input[..]);
+    assert_eq!(got.problems.len(), 1, "{:?}", got.problems);
+    assert_eq!(got.problems[0].0, 24);
+    assert!(got.problems[0].1.contains("truncated last record"));
+}
