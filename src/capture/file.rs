@@ -411,6 +411,16 @@ impl<'r> PacketReader<'r> {
                         });
                     }
                 }
+                Step::Grow if self.inner.data().len() < self.capacity => {
+                    // Grow only for bytes that arrived: fill the buffer first (a record claiming
+                    // more than the input holds ends as a truncated record instead).
+                    if self.inner.refill().is_err() {
+                        return Err(FileError {
+                            offset,
+                            message: "cannot read the capture (read error)".into(),
+                        });
+                    }
+                }
                 Step::Grow => {
                     if self.capacity >= MAX_RECORD || !self.inner.grow(self.capacity * 2) {
                         self.finished = true;

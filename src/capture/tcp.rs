@@ -33,7 +33,7 @@ pub struct Limits {
     pub per_direction: usize,
     /// Bytes buffered in all directions together (default 32 MiB).
     pub total: usize,
-    /// Connections tracked at once, closed ones included (default 65,536).
+    /// Connections tracked at once, closed ones included (default 16,384; a tracked connection costs about 300 bytes).
     pub connections: usize,
 }
 
@@ -42,7 +42,7 @@ impl Default for Limits {
         Limits {
             per_direction: 4 << 20,
             total: 32 << 20,
-            connections: 65_536,
+            connections: 16_384,
         }
     }
 }

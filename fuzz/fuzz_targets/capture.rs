@@ -1,0 +1,7 @@
+//! `capture`: see [`cqlwire_fuzz::capture::capture`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::capture::capture(data));
