@@ -11,8 +11,10 @@
 //! - [`lz4`]: CQL LZ4 bodies;
 //! - [`protocol`]: the native protocol's frames;
 //! - [`hex`]: hex text;
-//! - [`files`]: the file handling shared by every command.
+//! - [`files`]: the file handling shared by every command;
+//! - [`capture`]: packet captures read down to reassembled TCP streams.
 
+pub mod capture;
 pub mod convert;
 pub mod cursor;
 pub mod files;

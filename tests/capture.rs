@@ -1,0 +1,429 @@
+//! The capture layer (pcap/pcapng, link types, TCP reassembly) against real captures made by
+//! tcpdump (fixtures/capture/real, with the bytes each side of the exchange sent) and against the
+//! misbehaving variants and expected streams of fixtures/capture/generate.py; plus property tests
+//! of the reassembler on random segmentations, reorderings and duplications.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use cqlwire::capture::{
+    Capture, CloseReason, Direction, Event, Limits, Reassembler, Segment, Stats, Timestamp,
+};
+use proptest::prelude::*;
+use serde_json::Value;
+
+/// What one connection delivered.
+#[derive(Debug, Default)]
+struct Stream {
+    initiator: String,
+    responder: String,
+    c2s: Vec<u8>,
+    s2c: Vec<u8>,
+    /// (direction, offset, missing)
+    gaps: Vec<(&'static str, u64, u64)>,
+    closed: Option<CloseReason>,
+}
+
+#[derive(Debug, Default)]
+struct Collected {
+    conns: BTreeMap<u64, Stream>,
+    problems: Vec<(u64, String)>,
+    stats: Stats,
+}
+
+fn name(direction: Direction) -> &'static str {
+    match direction {
+        Direction::FromInitiator => "c2s",
+        Direction::FromResponder => "s2c",
+    }
+}
+
+impl Collected {
+    /// Records one event, checking that offsets are contiguous and nothing follows `Closed`.
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Opened { conn, .. } => {
+                let old = self.conns.insert(
+                    conn.id,
+                    Stream {
+                        initiator: conn.initiator.to_string(),
+                        responder: conn.responder.to_string(),
+                        ..Default::default()
+                    },
+                );
+                assert!(old.is_none(), "connection id {} opened twice", conn.id);
+            }
+            Event::Data {
+                conn,
+                direction,
+                offset,
+                bytes,
+                ..
+            } => {
+                let s = open(&mut self.conns, conn);
+                let dir = name(direction);
+                let missing: u64 = s.gaps.iter().filter(|g| g.0 == dir).map(|g| g.2).sum();
+                let buf = if dir == "c2s" { &mut s.c2s } else { &mut s.s2c };
+                assert_eq!(
+                    offset,
+                    buf.len() as u64 + missing,
+                    "data offset of {conn} {dir}"
+                );
+                assert!(!bytes.is_empty());
+                buf.extend_from_slice(bytes);
+            }
+            Event::Gap {
+                conn,
+                direction,
+                offset,
+                missing,
+                ..
+            } => {
+                let s = open(&mut self.conns, conn);
+                let dir = name(direction);
+                let before: u64 = s.gaps.iter().filter(|g| g.0 == dir).map(|g| g.2).sum();
+                let len = if dir == "c2s" {
+                    s.c2s.len()
+                } else {
+                    s.s2c.len()
+                };
+                assert_eq!(offset, len as u64 + before, "gap offset of {conn} {dir}");
+                assert!(missing > 0);
+                s.gaps.push((dir, offset, missing));
+            }
+            Event::Closed { conn, reason, .. } => {
+                let s = open(&mut self.conns, conn);
+                s.closed = Some(reason);
+            }
+            Event::Problem(p) => self.problems.push((p.offset, p.message)),
+        }
+    }
+}
+
+/// The stream of a connection that is known and not closed yet.
+fn open(conns: &mut BTreeMap<u64, Stream>, id: u64) -> &mut Stream {
+    let s = conns.get_mut(&id).expect("event for an unknown connection");
+    assert!(s.closed.is_none(), "event after Closed on connection {id}");
+    s
+}
+
+fn collect(reader: impl Read) -> Collected {
+    let mut capture = Capture::new(reader).expect("a capture");
+    let mut out = Collected::default();
+    capture
+        .run(&mut |event| out.event(event))
+        .expect("readable");
+    out.stats = capture.stats();
+    for (id, s) in &out.conns {
+        assert!(s.closed.is_some(), "connection {id} never closed");
+    }
+    out
+}
+
+fn collect_file(path: &Path) -> Collected {
+    collect(std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&read(path)).expect("json")
+}
+
+/// A reader that hands out at most a few bytes per call, as a pipe may.
+struct Trickle<R>(R, usize);
+
+impl<R: Read> Read for Trickle<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.1 = self.1 % 7 + 1;
+        let n = buf.len().min(self.1);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn real_captures_deliver_the_bytes_each_side_sent() {
+    let dir = common::fixture("capture/real");
+    let manifest = json(&dir.join("manifest.json"));
+    let entries = manifest.as_array().unwrap();
+    assert_eq!(entries.len(), 10);
+    for entry in entries {
+        let file = entry["file"].as_str().unwrap();
+        let got = collect_file(&dir.join(file));
+        assert!(got.problems.is_empty(), "{file}: {:?}", got.problems);
+        let expected = entry["connections"].as_array().unwrap();
+        assert_eq!(got.conns.len(), expected.len(), "{file}");
+        for (stream, want) in got.conns.values().zip(expected) {
+            let port = entry["port"].as_u64().unwrap();
+            assert!(stream.responder.ends_with(&format!(":{port}")), "{file}");
+            assert_eq!(
+                stream.c2s,
+                read(&dir.join(want["c2s"].as_str().unwrap())),
+                "{file}"
+            );
+            assert_eq!(
+                stream.s2c,
+                read(&dir.join(want["s2c"].as_str().unwrap())),
+                "{file}"
+            );
+            assert!(stream.gaps.is_empty(), "{file}");
+            assert_eq!(stream.closed, Some(CloseReason::Finished), "{file}");
+        }
+        assert_eq!(got.stats.not_tcp + got.stats.unsupported_link, 0, "{file}");
+    }
+}
+
+#[test]
+fn generated_misbehaviour_matches_the_model() {
+    let dir = common::fixture("capture/generated");
+    let mut cases: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".expected.json"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 30, "{} cases", cases.len());
+    for case in cases {
+        let expected = json(&case);
+        let pcap = case.to_string_lossy().replace(".expected.json", ".pcap");
+        let got = collect_file(Path::new(&pcap));
+        let label = case.file_name().unwrap().to_string_lossy().into_owned();
+        let want_conns = expected["connections"].as_array().unwrap();
+        assert_eq!(got.conns.len(), want_conns.len(), "{label}");
+        for (stream, want) in got.conns.values().zip(want_conns) {
+            assert_eq!(stream.initiator, want["initiator"], "{label}");
+            assert_eq!(stream.responder, want["responder"], "{label}");
+            assert_eq!(
+                stream.c2s,
+                read(&dir.join(want["c2s"].as_str().unwrap())),
+                "{label} c2s"
+            );
+            assert_eq!(
+                stream.s2c,
+                read(&dir.join(want["s2c"].as_str().unwrap())),
+                "{label} s2c"
+            );
+            let gaps: Vec<(String, u64, u64)> = want["gaps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| {
+                    (
+                        g["dir"].as_str().unwrap().to_string(),
+                        g["offset"].as_u64().unwrap(),
+                        g["missing"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            let mut got_gaps: Vec<(String, u64, u64)> = stream
+                .gaps
+                .iter()
+                .map(|g| (g.0.to_string(), g.1, g.2))
+                .collect();
+            got_gaps.sort();
+            assert_eq!(got_gaps, gaps, "{label} gaps");
+        }
+        let problems: Vec<u64> = got.problems.iter().map(|p| p.0).collect();
+        let want_problems: Vec<u64> = expected["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(problems, want_problems, "{label}: {:?}", got.problems);
+        assert_eq!(
+            got.stats.not_tcp,
+            expected["not_tcp"].as_u64().unwrap(),
+            "{label}"
+        );
+    }
+}
+
+#[test]
+fn a_pipe_that_trickles_gives_the_same_events() {
+    for file in [
+        "real/ipv4-lo.pcapng",
+        "generated/ipv6-mixed.pcap",
+        "generated/ipv4-truncated.pcap",
+    ] {
+        let path = common::fixture(&format!("capture/{file}"));
+        let whole = collect_file(&path);
+        let trickled = collect(Trickle(std::fs::File::open(&path).unwrap(), 0));
+        assert_eq!(
+            format!("{:?}", whole.conns),
+            format!("{:?}", trickled.conns),
+            "{file}"
+        );
+        assert_eq!(whole.problems, trickled.problems, "{file}");
+    }
+}
+
+#[test]
+fn the_truncated_last_record_is_reported_at_its_offset() {
+    let got = collect_file(&common::fixture("capture/generated/ipv4-truncated.pcap"));
+    assert_eq!(got.problems.len(), 1);
+    assert!(
+        got.problems[0].1.contains("truncated last record"),
+        "{:?}",
+        got.problems
+    );
+}
+
+#[test]
+fn what_is_not_a_capture_is_refused() {
+    for (input, message) in [
+        (&b""[..], "too short"),
+        (&b"\x0a\x0d"[..], "too short"),
+        (
+            &b"hello world, not a pcap"[..],
+            "not a pcap or pcapng capture (magic 68656c6c)",
+        ),
+        (&b"\xd4\xc3\xb2\xa1\x02\x00"[..], "bad pcap file header"),
+    ] {
+        let err = Capture::new(input).expect_err("refused");
+        assert!(err.to_string().contains(message), "{err}");
+    }
+}
+
+// ----- the reassembler alone -------------------------------------------------------------------
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+struct Feed {
+    reassembler: Reassembler,
+    out: Collected,
+}
+
+impl Feed {
+    fn new(limits: Limits) -> Self {
+        Feed {
+            reassembler: Reassembler::new(limits),
+            out: Collected::default(),
+        }
+    }
+
+    fn send(&mut self, seq: u32, flags: &str, payload: &[u8]) {
+        let (src, dst) = if flags.contains('<') {
+            (addr("10.0.0.2:9042"), addr("10.0.0.1:5000"))
+        } else {
+            (addr("10.0.0.1:5000"), addr("10.0.0.2:9042"))
+        };
+        let seg = Segment {
+            src,
+            dst,
+            seq,
+            syn: flags.contains('S'),
+            ack: flags.contains('A'),
+            fin: flags.contains('F'),
+            rst: flags.contains('R'),
+            payload,
+        };
+        let out = &mut self.out;
+        self.reassembler
+            .segment(&seg, Timestamp(0), &mut |e| out.event(e));
+    }
+
+    fn finish(mut self) -> Collected {
+        let out = &mut self.out;
+        self.reassembler.finish(Timestamp(1), &mut |e| out.event(e));
+        self.out
+    }
+}
+
+#[test]
+fn a_hole_over_the_direction_limit_is_reported_once_and_delivery_goes_on() {
+    let limits = Limits {
+        per_direction: 100,
+        ..Limits::default()
+    };
+    let mut feed = Feed::new(limits);
+    feed.send(999, "S", b"");
+    feed.send(1000, "A", &[1; 10]);
+    // 20 bytes lost at offset 10; then 150 bytes in pieces of 50 arrive ahead of the hole.
+    for i in 0..3u32 {
+        feed.send(1030 + 50 * i, "A", &[2; 50]);
+    }
+    feed.send(1180, "A", &[3; 5]);
+    let got = feed.finish();
+    let s = &got.conns[&1];
+    assert_eq!(s.gaps, vec![("c2s", 10, 20)]);
+    assert_eq!(s.c2s.len(), 10 + 150 + 5);
+    assert_eq!(s.closed, Some(CloseReason::EndOfCapture));
+}
+
+#[test]
+fn a_syn_with_a_new_isn_on_a_known_tuple_starts_a_new_connection() {
+    let mut feed = Feed::new(Limits::default());
+    feed.send(100, "S", b"");
+    feed.send(101, "A", b"one");
+    feed.send(100, "S", b""); // retransmitted SYN: same connection
+    feed.send(104, "A", b"two");
+    feed.send(5000, "S", b"");
+    feed.send(5001, "A", b"three");
+    feed.send(7000, "<R", b"");
+    feed.send(5006, "A", b"late");
+    let got = feed.finish();
+    assert_eq!(got.conns.len(), 2);
+    assert_eq!(got.conns[&1].c2s, b"onetwo");
+    assert_eq!(got.conns[&1].closed, Some(CloseReason::Reused));
+    assert_eq!(got.conns[&2].c2s, b"three");
+    assert_eq!(got.conns[&2].closed, Some(CloseReason::Reset));
+}
+
+#[test]
+fn retransmissions_with_other_bytes_lose_to_the_first_copy() {
+    let mut feed = Feed::new(Limits::default());
+    feed.send(u32::MAX - 2, "S", b""); // stream offset 0 is sequence number 2^32 - 1
+    feed.send(u32::MAX - 1, "A", b"abcd"); // offsets 0..4, sequence numbers wrap
+    feed.send(6, "A", b"ghij"); // offsets 8..12, ahead of a hole at 4..8
+    feed.send(u32::MAX, "A", b"XXXXYYYY"); // offsets 1..9: only 4..8 are new
+    feed.send(4, "A", b"ZZ"); // offsets 6..8 again: already delivered
+    let got = feed.finish();
+    assert_eq!(got.conns[&1].c2s, b"abcdXYYYghij");
+    assert!(got.conns[&1].gaps.is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Any segmentation of a stream, delivered in any order with duplicates, reassembles to it.
+    #[test]
+    fn any_segmentation_order_and_duplication_gives_the_stream_back(
+        stream in proptest::collection::vec(any::<u8>(), 1..3000),
+        cuts in proptest::collection::vec(0usize..3000, 0..40),
+        order in proptest::collection::vec(any::<u32>(), 0..80),
+        dups in proptest::collection::vec((any::<u16>(), 0usize..3000, 1usize..200), 0..10),
+        isn in any::<u32>(),
+    ) {
+        let mut bounds: Vec<usize> = cuts.into_iter().map(|c| c % stream.len()).collect();
+        bounds.push(0);
+        bounds.push(stream.len());
+        bounds.sort_unstable();
+        bounds.dedup();
+        let mut pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+        for (_, start, len) in &dups {
+            let start = start % stream.len();
+            pieces.push((start, (start + len).min(stream.len())));
+        }
+        // A random permutation from `order`.
+        for (i, r) in order.iter().enumerate() {
+            let n = pieces.len();
+            pieces.swap(i % n, *r as usize % n);
+        }
+        let mut feed = Feed::new(Limits::default());
+        feed.send(isn, "S", b"");
+        for (a, b) in pieces {
+            feed.send(isn.wrapping_add(1).wrapping_add(a as u32), "A", &stream[a..b]);
+        }
+        let got = feed.finish();
+        prop_assert_eq!(&got.conns[&1].c2s, &stream);
+        prop_assert!(got.conns[&1].gaps.is_empty());
+    }
+}
