@@ -1,4 +1,4 @@
-//! LZ4 bodies of CQL native protocol v3/v4 frames.
+//! LZ4 bodies of CQL native protocol v3/v4 frames, and the raw blocks of v5 LZ4 segments.
 //!
 //! A compressed body is `[4-byte big-endian uncompressed length][raw LZ4 block]`, the layout the
 //! Python driver's `lz4_compress`/`lz4_decompress` and the servers use. (The length is big-endian:
@@ -66,6 +66,13 @@ pub enum Lz4ErrorKind {
     ImpossibleExpansion {
         /// The declared uncompressed length.
         declared: u32,
+        /// The size of the LZ4 block in bytes.
+        block_len: usize,
+    },
+    /// The block is longer than any block of the declared length could be.
+    BlockTooLong {
+        /// The declared uncompressed length.
+        declared: usize,
         /// The size of the LZ4 block in bytes.
         block_len: usize,
     },
@@ -147,6 +154,14 @@ impl fmt::Display for Lz4ErrorKind {
                 f,
                 "declared uncompressed length {declared} is more than an LZ4 block of {block_len} \
                  bytes can hold (at most 255 bytes per block byte)"
+            ),
+            BlockTooLong {
+                declared,
+                block_len,
+            } => write!(
+                f,
+                "an LZ4 block of {block_len} bytes is too long to decompress to the declared \
+                 {declared} bytes"
             ),
             NonEmptyBlockForEmptyPayload { block_len } => write!(
                 f,
@@ -249,7 +264,52 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
             ))
         }
     };
-    let raw = u32::from_be_bytes(*prefix);
+    let declared = check_prefix(*prefix, block.len(), max_size)?;
+    if declared == 0 && block != EMPTY_BLOCK {
+        let kind = if block.is_empty() {
+            Lz4ErrorKind::EmptyBlock
+        } else {
+            Lz4ErrorKind::NonEmptyBlockForEmptyPayload {
+                block_len: block.len(),
+            }
+        };
+        return Err(Lz4Error::new(LENGTH_PREFIX, kind));
+    }
+    Ok(declared)
+}
+
+/// Checks a body's 4-byte length prefix before its block has arrived, knowing only the block's
+/// size: the declared length must not exceed `max_size` nor 255 × `block_len`, 0 only with a
+/// one-byte block, and the block must not be longer than any block of the declared length (at most
+/// 2 × its length + 16 bytes: a literal byte costs at most 1 + 1/255 block bytes, a match less
+/// than it yields). Returns the declared length. Errors carry the offset in the body.
+pub fn check_declared(
+    prefix: [u8; LENGTH_PREFIX],
+    block_len: usize,
+    max_size: usize,
+) -> Result<usize, Lz4Error> {
+    let declared = check_prefix(prefix, block_len, max_size)?;
+    let kind = match block_len {
+        0 => Lz4ErrorKind::EmptyBlock,
+        _ if declared == 0 && block_len > 1 => {
+            Lz4ErrorKind::NonEmptyBlockForEmptyPayload { block_len }
+        }
+        _ if block_len as u64 > 2 * declared as u64 + 16 => Lz4ErrorKind::BlockTooLong {
+            declared,
+            block_len,
+        },
+        _ => return Ok(declared),
+    };
+    Err(Lz4Error::new(LENGTH_PREFIX, kind))
+}
+
+/// The length prefix checks of [`declared_length`] and [`check_declared`].
+fn check_prefix(
+    prefix: [u8; LENGTH_PREFIX],
+    block_len: usize,
+    max_size: usize,
+) -> Result<usize, Lz4Error> {
+    let raw = u32::from_be_bytes(prefix);
     let declared = match usize::try_from(raw) {
         Ok(declared) if declared <= max_size => declared,
         _ => {
@@ -262,24 +322,14 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
             ))
         }
     };
-    if u64::from(raw) > MAX_EXPANSION.saturating_mul(block.len() as u64) {
+    if u64::from(raw) > MAX_EXPANSION.saturating_mul(block_len as u64) {
         return Err(Lz4Error::new(
             0,
             Lz4ErrorKind::ImpossibleExpansion {
                 declared: raw,
-                block_len: block.len(),
+                block_len,
             },
         ));
-    }
-    if declared == 0 && block != EMPTY_BLOCK {
-        let kind = if block.is_empty() {
-            Lz4ErrorKind::EmptyBlock
-        } else {
-            Lz4ErrorKind::NonEmptyBlockForEmptyPayload {
-                block_len: block.len(),
-            }
-        };
-        return Err(Lz4Error::new(LENGTH_PREFIX, kind));
     }
     Ok(declared)
 }
@@ -440,6 +490,34 @@ impl BlockWalker<'_> {
         }
         Some(length)
     }
+}
+
+/// Compresses `payload` into a raw LZ4 block in `block` (replacing its content): no length
+/// prefix, as v5 LZ4 segments carry it. Fails only for a payload longer than `i32::MAX` bytes.
+pub fn compress_block_into(payload: &[u8], block: &mut Vec<u8>) -> Result<(), Lz4Error> {
+    compress_body_into(payload, block)?;
+    block.drain(..LENGTH_PREFIX);
+    Ok(())
+}
+
+/// Decompresses a raw LZ4 block (no length prefix) that must yield exactly `len` bytes into `out`
+/// (replacing its content), with the checks of [`decompress_body_into`]: `len` at most `max_size`
+/// and reachable by the block, the block decompressing to exactly `len`. Errors carry the offset
+/// in `block` (0 for a `len` over the limits).
+pub fn decompress_block_into(
+    block: &[u8],
+    len: usize,
+    max_size: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), Lz4Error> {
+    let prefix = u32::try_from(len).unwrap_or(u32::MAX);
+    let mut body = Vec::with_capacity(LENGTH_PREFIX + block.len());
+    body.extend_from_slice(&prefix.to_be_bytes());
+    body.extend_from_slice(block);
+    decompress_body_into(&body, max_size.min(u32::MAX as usize), out).map_err(|e| Lz4Error {
+        offset: e.offset.saturating_sub(LENGTH_PREFIX),
+        kind: e.kind,
+    })
 }
 
 #[cfg(test)]
@@ -719,5 +797,32 @@ mod tests {
                 Err(error) => prop_assert!(!matches!(error.kind, Lz4ErrorKind::Corrupt { .. }), "{}", error),
             }
         }
+    }
+
+    #[test]
+    fn blocks_are_bodies_without_their_prefix() {
+        let payload = b"hello hello hello hello".repeat(20);
+        let mut block = Vec::new();
+        compress_block_into(&payload, &mut block).unwrap();
+        assert_eq!(block, compress_body(&payload).unwrap()[LENGTH_PREFIX..]);
+        let mut out = Vec::new();
+        decompress_block_into(&block, payload.len(), 1 << 20, &mut out).unwrap();
+        assert_eq!(out, payload);
+        let error = decompress_block_into(&block, payload.len() + 1, 1 << 20, &mut out);
+        assert!(matches!(
+            error.unwrap_err().kind,
+            Lz4ErrorKind::ShorterThanDeclared { .. }
+        ));
+        let error = decompress_block_into(&block, payload.len(), 100, &mut out).unwrap_err();
+        assert_eq!(error.offset, 0);
+        let mut bad = block.clone();
+        bad[0] = 0xff;
+        let error = decompress_block_into(&bad, payload.len(), 1 << 20, &mut out).unwrap_err();
+        let body_error = decompress_body(
+            &[&(payload.len() as u32).to_be_bytes()[..], &bad].concat(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert_eq!(error.offset + LENGTH_PREFIX, body_error.offset);
     }
 }

@@ -197,7 +197,7 @@ fn lz4_declared_length_is_capped_by_max_size_and_the_255_rule() {
 
 #[test]
 fn frame_body_lengths_are_checked_against_the_stream_before_allocating() {
-    let frame = "04010001077fffffff10000001ff";
+    let frame = "04010001077fffffff00000010ff";
     let output = run(
         with_args(&["decompress", "--frames", "--hex"]),
         frame.as_bytes(),
@@ -207,6 +207,19 @@ fn frame_body_lengths_are_checked_against_the_stream_before_allocating() {
         1,
         "header says 2147483647 body bytes, 5 left",
         "2 GiB frame",
+    );
+    // A body's length prefix is checked as soon as it arrives, before the rest of the body.
+    let frame = "04010001077fffffff10000001ff";
+    let output = run(
+        with_args(&["decompress", "--frames", "--hex"]),
+        frame.as_bytes(),
+    );
+    assert_error(
+        &output,
+        1,
+        "declared uncompressed length 268435457 exceeds the limit of 268435456 bytes \
+         (raise it with --max-size) at byte 9 (frame at byte 0, stream 1)",
+        "lying prefix",
     );
 }
 
