@@ -99,6 +99,12 @@ for path in sorted((root / "fixtures/convert/inputs").iterdir()):
         for high_bits in (0x00, 0x18, 0x80, 0xC8):  # all rows in batches of 1 and 4, a range, a shard
             seed("vecs_readers", bytes([index | high_bits]) + data, 8192)
 
+for name in ("cases", "v4-none", "v5-none"):
+    for line in (root / f"fixtures/messages/{name}.jsonl").read_text().splitlines():
+        message = json.loads(line)
+        header = bytes([(message["version"] - 3) | 0x80, message["flags"], message["opcode"]])
+        seed("message_body", header + bytes.fromhex(message["body"]), 4096)
+
 for target, count in sorted(counts.items()):
     print(f"{target}: {count} seeds")
 PY

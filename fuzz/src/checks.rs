@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 7] = [
+pub const TARGETS: [(&str, Check); 8] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -30,6 +30,7 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("frame_stream", frame_stream),
     ("npy_header", npy_header),
     ("vecs_readers", vecs_readers),
+    ("message_body", message_body),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -734,4 +735,104 @@ fn read_all(
         assert_eq!(rows, all.rows, "fewer or more rows than announced");
     }
     Ok(all)
+}
+
+/// A string as the protocol's `[string]`.
+fn short_string(text: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(text.len() as u16).to_be_bytes());
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// The body of a PREPARED result for prepared id `0xab`: bound variables `a int`, `b text`,
+/// `c list<int>`, `d vector<float, 2>` (a custom class name), result columns `x int` and
+/// `y tuple<int, text>`.
+fn prepared_body(version: u8) -> Vec<u8> {
+    let mut body = vec![0, 0, 0, 4, 0, 1, 0xab];
+    if version >= 5 {
+        body.extend_from_slice(&[0, 1, 0xcd]);
+    }
+    body.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 4]);
+    if version >= 4 {
+        body.extend_from_slice(&[0, 0, 0, 1, 0, 0]);
+    }
+    short_string("k", &mut body);
+    short_string("t", &mut body);
+    for (name, option) in [
+        ("a", &[0u8, 9][..]),
+        ("b", &[0, 0x0d]),
+        ("c", &[0, 0x20, 0, 9]),
+    ] {
+        short_string(name, &mut body);
+        body.extend_from_slice(option);
+    }
+    short_string("d", &mut body);
+    body.extend_from_slice(&[0, 0]);
+    short_string(
+        "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 2)",
+        &mut body,
+    );
+    body.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 2]);
+    short_string("k", &mut body);
+    short_string("t", &mut body);
+    short_string("x", &mut body);
+    body.extend_from_slice(&[0, 9]);
+    short_string("y", &mut body);
+    body.extend_from_slice(&[0, 0x31, 0, 2, 0, 9, 0, 0x0d]);
+    body
+}
+
+/// `message_body`: byte 0 picks the protocol version (3, 4 or 5) and, with its top bit, a registry
+/// that knows prepared id `0xab` (so EXECUTE and BATCH values get types, and a RESULT is decoded as
+/// the answer to an EXECUTE of it); byte 1 is the header flags, byte 2 the opcode (low 5 bits, so
+/// unknown opcodes too); the rest is the body. Invariants: `explain` agrees with `decode`, its lines
+/// stay inside the body in byte order, and a decoded message renders as JSON, gist and explain text.
+pub fn message_body(data: &[u8]) {
+    use cqlwire::protocol::message::{Message, Registry};
+    let [selector, flags, opcode, body @ ..] = data else {
+        return;
+    };
+    let version = 3 + (selector & 0x7f) % 3;
+    let opcode = opcode & 0x1f;
+    let mut registry = Registry::new();
+    let mut request = None;
+    if selector & 0x80 != 0 {
+        let prepared = Message::decode(version, 0, 0x08, &prepared_body(version), &registry, None)
+            .expect("the fuzz registry's PREPARED result decodes");
+        registry.learn(None, &prepared);
+        assert_eq!(registry.len(), 1);
+        let mut execute = vec![0, 1, 0xab];
+        if version >= 5 {
+            execute.extend_from_slice(&[0, 1, 0xcd]);
+        }
+        execute.extend_from_slice(&[0, 1, 0]);
+        if version >= 5 {
+            execute.extend_from_slice(&[0, 0, 0]);
+        }
+        request = Some(
+            Message::decode(version, 0, 0x0a, &execute, &registry, None)
+                .expect("the fuzz EXECUTE decodes"),
+        );
+    }
+    let decoded = Message::decode(version, *flags, opcode, body, &registry, request.as_ref());
+    let explained = Message::explain(version, *flags, opcode, body, &registry, request.as_ref());
+    assert_eq!(decoded, explained.result, "explain and decode disagree");
+    let mut last = 0;
+    for line in &explained.lines {
+        assert!(line.offset >= last, "explain lines go backwards: {line:?}");
+        assert!(
+            line.offset + line.len <= body.len(),
+            "explain line past the body: {line:?}"
+        );
+        last = line.offset;
+    }
+    let mut text = Vec::new();
+    explained
+        .write(&mut text, body, 1000, 1)
+        .expect("writing to memory");
+    if let Ok(message) = decoded {
+        let json = message.to_json();
+        assert!(json["body"].is_object(), "{json}");
+        let _ = message.gist();
+        registry.learn(request.as_ref(), &message);
+    }
 }

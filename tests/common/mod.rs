@@ -23,7 +23,12 @@ pub fn fixture(relative: &str) -> PathBuf {
 
 /// Every line of `fixtures/<name>/cases.jsonl` (written by that folder's generate.py), parsed.
 pub fn jsonl_cases(name: &str) -> Vec<serde_json::Value> {
-    let path = fixture(&format!("{name}/cases.jsonl"));
+    jsonl(&format!("{name}/cases.jsonl"))
+}
+
+/// Every line of the JSON lines file `fixtures/<relative>`, parsed.
+pub fn jsonl(relative: &str) -> Vec<serde_json::Value> {
+    let path = fixture(relative);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()

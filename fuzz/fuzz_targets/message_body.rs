@@ -1,0 +1,7 @@
+//! `message_body`: see [`cqlwire_fuzz::checks::message_body`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::message_body(data));

@@ -1,0 +1,409 @@
+//! CQL message bodies of protocol v3, v4 and v5: every opcode decoded from the envelope's version,
+//! flags and opcode and the (decompressed) body bytes, with the body prefixes (tracing id, warnings,
+//! custom payload) in order, row and bound values decoded through the value codec, and the
+//! per-connection [`Registry`] of prepared statements that gives EXECUTE and BATCH values their names
+//! and types.
+//!
+//! ```
+//! use cqlwire::protocol::message::{Message, Registry};
+//! // A v4 QUERY "SELECT 1" at consistency ONE, no flags.
+//! let body = [0, 0, 0, 8, b'S', b'E', b'L', b'E', b'C', b'T', b' ', b'1', 0, 1, 0];
+//! let message = Message::decode(4, 0, 0x07, &body, &Registry::new(), None).unwrap();
+//! assert_eq!(message.gist(), "\"SELECT 1\" ONE");
+//! assert_eq!(message.to_json()["body"]["query"], "SELECT 1");
+//! ```
+//!
+//! A malformed body is a [`DecodeError`] with the offset into the body and the path of the faulty
+//! item (`row 2 / column 1`); counts are checked against the bytes left before anything is sized by
+//! them. Bytes after a complete body are not an error (the specification asks clients to ignore
+//! them): [`Message::trailing`] counts them.
+
+mod reader;
+mod render;
+mod requests;
+mod responses;
+mod results;
+mod types;
+
+pub use reader::consistency_name;
+pub use requests::{Batch, BatchStatement, Execute, Prepare, Query, QueryParameters};
+pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
+pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
+pub use types::{BoundValue, Cell, Column, ColumnType};
+
+use crate::cursor::DecodeError;
+use crate::value::ExplainLine;
+use reader::{Reader, Step};
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+/// Header flag: the body is compressed (already undone when a body reaches this module).
+pub const FLAG_COMPRESSION: u8 = 0x01;
+/// Header flag: tracing requested; a response's body starts with the tracing id.
+pub const FLAG_TRACING: u8 = 0x02;
+/// Header flag: a custom payload (`[bytes map]`) follows the tracing id and warnings (v4+).
+pub const FLAG_CUSTOM_PAYLOAD: u8 = 0x04;
+/// Header flag: a response carries warnings (`[string list]`) after the tracing id (v4+).
+pub const FLAG_WARNING: u8 = 0x08;
+/// Header flag: the client opts in to a beta protocol version.
+pub const FLAG_USE_BETA: u8 = 0x10;
+
+/// The names of the header flags set in `flags` (`TRACING`, `WARNING`, …; an unknown bit as hex).
+pub fn flag_names(flags: u8) -> Vec<String> {
+    const NAMES: [(u8, &str); 5] = [
+        (FLAG_COMPRESSION, "COMPRESSION"),
+        (FLAG_TRACING, "TRACING"),
+        (FLAG_CUSTOM_PAYLOAD, "CUSTOM_PAYLOAD"),
+        (FLAG_WARNING, "WARNING"),
+        (FLAG_USE_BETA, "USE_BETA"),
+    ];
+    bit_names(
+        u32::from(flags),
+        &NAMES.map(|(bit, name)| (u32::from(bit), name)),
+    )
+}
+
+/// The names of the bits of `flags` found in `names`, then each other set bit as `0x…`.
+pub(crate) fn bit_names(flags: u32, names: &[(u32, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut known = 0;
+    for &(bit, name) in names {
+        if flags & bit != 0 {
+            out.push(name.to_string());
+        }
+        known |= bit;
+    }
+    for shift in 0..32 {
+        let bit = 1u32 << shift;
+        if flags & bit != 0 && known & bit == 0 {
+            out.push(format!("0x{bit:x}"));
+        }
+    }
+    out
+}
+
+/// The name of an opcode (`QUERY`), `None` when the protocol has none.
+pub fn opcode_name(opcode: u8) -> Option<&'static str> {
+    Some(match opcode {
+        0x00 => "ERROR",
+        0x01 => "STARTUP",
+        0x02 => "READY",
+        0x03 => "AUTHENTICATE",
+        0x05 => "OPTIONS",
+        0x06 => "SUPPORTED",
+        0x07 => "QUERY",
+        0x08 => "RESULT",
+        0x09 => "PREPARE",
+        0x0A => "EXECUTE",
+        0x0B => "REGISTER",
+        0x0C => "EVENT",
+        0x0D => "BATCH",
+        0x0E => "AUTH_CHALLENGE",
+        0x0F => "AUTH_RESPONSE",
+        0x10 => "AUTH_SUCCESS",
+        _ => return None,
+    })
+}
+
+/// Whether an opcode is sent by the server (ERROR, READY, AUTHENTICATE, SUPPORTED, RESULT, EVENT,
+/// AUTH_CHALLENGE, AUTH_SUCCESS).
+pub fn is_response(opcode: u8) -> bool {
+    matches!(
+        opcode,
+        0x00 | 0x02 | 0x03 | 0x06 | 0x08 | 0x0C | 0x0E | 0x10
+    )
+}
+
+/// One decoded message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The protocol version (3, 4 or 5; the direction bit removed).
+    pub version: u8,
+    /// The header flags.
+    pub flags: u8,
+    /// The opcode.
+    pub opcode: u8,
+    /// The tracing id that starts a response body with the tracing flag.
+    pub tracing_id: Option<uuid::Uuid>,
+    /// The warnings of a response with the warning flag (v4+).
+    pub warnings: Option<Vec<String>>,
+    /// The custom payload of a message with the custom payload flag (v4+): keys and values (a
+    /// null value is `None`).
+    pub custom_payload: Option<Vec<(String, Option<Vec<u8>>)>>,
+    /// The body proper.
+    pub body: Body,
+    /// Bytes after the body (ignored, as the specification asks).
+    pub trailing: usize,
+}
+
+/// The body of a message, by opcode.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// ERROR: a code, a message and the code's extra fields.
+    Error(ErrorBody),
+    /// STARTUP: the options (`CQL_VERSION`, `COMPRESSION`, …) in wire order.
+    Startup(Vec<(String, String)>),
+    /// READY.
+    Ready,
+    /// AUTHENTICATE: the authenticator's class name.
+    Authenticate(String),
+    /// OPTIONS.
+    Options,
+    /// SUPPORTED: each option with its values (ScyllaDB's extensions included), in wire order.
+    Supported(Vec<(String, Vec<String>)>),
+    /// QUERY.
+    Query(Query),
+    /// RESULT.
+    Result(ResultBody),
+    /// PREPARE.
+    Prepare(Prepare),
+    /// EXECUTE.
+    Execute(Execute),
+    /// REGISTER: the event types.
+    Register(Vec<String>),
+    /// EVENT.
+    Event(Event),
+    /// BATCH.
+    Batch(Batch),
+    /// AUTH_CHALLENGE: the token (`None` when null).
+    AuthChallenge(Option<Vec<u8>>),
+    /// AUTH_RESPONSE: the token (`None` when null).
+    AuthResponse(Option<Vec<u8>>),
+    /// AUTH_SUCCESS: the token (`None` when null).
+    AuthSuccess(Option<Vec<u8>>),
+}
+
+/// A statement prepared on a connection, as its PREPARE and PREPARED result described it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedStatement {
+    /// The query text of the PREPARE, when it was seen.
+    pub query: Option<String>,
+    /// The bound variables: names and types of the values of an EXECUTE.
+    pub variables: Vec<Column>,
+    /// The result columns (empty when the statement returns no rows or the server sent none).
+    pub columns: Vec<Column>,
+    /// The result metadata id (v5).
+    pub result_metadata_id: Option<Vec<u8>>,
+}
+
+/// The prepared statements seen on one connection, keyed by prepared id.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    /// Statements by prepared id.
+    prepared: HashMap<Vec<u8>, PreparedStatement>,
+}
+
+impl Registry {
+    /// An empty registry (a new connection).
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// The statement prepared with `id`, when its PREPARED result was seen.
+    pub fn get(&self, id: &[u8]) -> Option<&PreparedStatement> {
+        self.prepared.get(id)
+    }
+
+    /// The number of statements known.
+    pub fn len(&self) -> usize {
+        self.prepared.len()
+    }
+
+    /// Whether no statement is known.
+    pub fn is_empty(&self) -> bool {
+        self.prepared.is_empty()
+    }
+
+    /// Learns from a response and the request it answers (paired by stream id): a PREPARED result
+    /// records its statement (with the PREPARE's query text), and a v5 Rows result whose metadata
+    /// changed updates the result columns of the executed statement.
+    pub fn learn(&mut self, request: Option<&Message>, response: &Message) {
+        match &response.body {
+            Body::Result(ResultBody::Prepared(prepared)) => {
+                let query = match request.map(|r| &r.body) {
+                    Some(Body::Prepare(prepare)) => Some(prepare.query.clone()),
+                    _ => None,
+                };
+                self.prepared.insert(
+                    prepared.id.clone(),
+                    PreparedStatement {
+                        query,
+                        variables: prepared.variables.clone(),
+                        columns: prepared.result.columns.clone(),
+                        result_metadata_id: prepared.result_metadata_id.clone(),
+                    },
+                );
+            }
+            Body::Result(ResultBody::Rows(rows)) => {
+                let (Some(new_id), Some(Body::Execute(execute))) =
+                    (&rows.metadata.new_metadata_id, request.map(|r| &r.body))
+                else {
+                    return;
+                };
+                if let Some(statement) = self.prepared.get_mut(&execute.id) {
+                    statement.result_metadata_id = Some(new_id.clone());
+                    statement.columns = rows.metadata.columns.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The explain lines of one message body and the outcome: the message, or the error that stopped
+/// decoding after the last line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explained {
+    /// One line per wire item, offsets into the body.
+    pub lines: Vec<ExplainLine>,
+    /// The message, or the fault.
+    pub result: Result<Message, DecodeError>,
+}
+
+impl Explained {
+    /// Writes the lines (`offset  bytes  meaning [path]`), offsets shifted by `base` (where the body
+    /// starts in the stream) and indented `depth` levels; the error, if any, is left to the caller.
+    pub fn write<W: Write>(
+        &self,
+        out: &mut W,
+        body: &[u8],
+        base: usize,
+        depth: usize,
+    ) -> io::Result<()> {
+        crate::value::explain::write_lines(out, &self.lines, body, base, depth)
+    }
+}
+
+impl Message {
+    /// Decodes the body of one envelope. `version` may carry the direction bit; `request` is the
+    /// request a response answers (paired by stream id), which gives a Rows result without metadata
+    /// the result columns of the EXECUTE's statement.
+    pub fn decode(
+        version: u8,
+        flags: u8,
+        opcode: u8,
+        body: &[u8],
+        registry: &Registry,
+        request: Option<&Message>,
+    ) -> Result<Message, DecodeError> {
+        let mut reader = Reader::new(body, false);
+        decode_with(&mut reader, version, flags, opcode, registry, request)
+    }
+
+    /// Decodes like [`Message::decode`], recording one explain line per wire item (values as their
+    /// CQL literals, then their own wire items) up to the end or the fault.
+    pub fn explain(
+        version: u8,
+        flags: u8,
+        opcode: u8,
+        body: &[u8],
+        registry: &Registry,
+        request: Option<&Message>,
+    ) -> Explained {
+        let mut reader = Reader::new(body, true);
+        let result = decode_with(&mut reader, version, flags, opcode, registry, request);
+        Explained {
+            lines: reader.lines.unwrap_or_default(),
+            result,
+        }
+    }
+
+    /// The opcode's name (`QUERY`).
+    pub fn opcode_name(&self) -> &'static str {
+        opcode_name(self.opcode).unwrap_or("UNKNOWN")
+    }
+
+    /// Whether the server sent it.
+    pub fn is_response(&self) -> bool {
+        is_response(self.opcode)
+    }
+}
+
+/// Decodes the prefixes and the body from `reader`.
+fn decode_with(
+    reader: &mut Reader<'_>,
+    version: u8,
+    flags: u8,
+    opcode: u8,
+    registry: &Registry,
+    request: Option<&Message>,
+) -> Result<Message, DecodeError> {
+    let version = version & 0x7f;
+    if !(3..=5).contains(&version) {
+        return Err(reader.error(0, format!("unsupported protocol version {version}")));
+    }
+    let Some(name) = opcode_name(opcode) else {
+        return Err(reader.error(0, format!("unknown opcode 0x{opcode:02x}")));
+    };
+    let response = is_response(opcode);
+    let tracing_id = if response && flags & FLAG_TRACING != 0 {
+        Some(reader.uuid("tracing id")?)
+    } else {
+        None
+    };
+    let warnings = if version >= 4 && response && flags & FLAG_WARNING != 0 {
+        Some(reader.string_list("warnings")?)
+    } else {
+        None
+    };
+    let custom_payload = if version >= 4 && flags & FLAG_CUSTOM_PAYLOAD != 0 {
+        Some(reader.bytes_map("custom payload")?)
+    } else {
+        None
+    };
+    let start = reader.cursor.pos();
+    reader.line_at(start, 0, || name.to_string());
+    let body = reader.within(Step::Part(name), |r| {
+        r.indent += 1;
+        let body = decode_body(r, version, opcode, registry, request);
+        r.indent -= 1;
+        body
+    })?;
+    let trailing = reader.cursor.left();
+    if trailing > 0 {
+        let at = reader.cursor.pos();
+        reader.line_at(at, trailing, || {
+            format!("{} (ignored)", crate::cursor::trailing(trailing))
+        });
+    }
+    Ok(Message {
+        version,
+        flags,
+        opcode,
+        tracing_id,
+        warnings,
+        custom_payload,
+        body,
+        trailing,
+    })
+}
+
+/// Decodes the body proper of `opcode`.
+fn decode_body(
+    r: &mut Reader<'_>,
+    version: u8,
+    opcode: u8,
+    registry: &Registry,
+    request: Option<&Message>,
+) -> Result<Body, DecodeError> {
+    let token = |r: &mut Reader<'_>| r.bytes("token").map(|t| t.map(<[u8]>::to_vec));
+    Ok(match opcode {
+        0x00 => Body::Error(responses::error(r, version)?),
+        0x01 => Body::Startup(r.string_map("options")?),
+        0x02 => Body::Ready,
+        0x03 => Body::Authenticate(r.string("authenticator")?),
+        0x05 => Body::Options,
+        0x06 => Body::Supported(r.string_multimap("options")?),
+        0x07 => Body::Query(requests::query(r, version)?),
+        0x08 => Body::Result(results::result(r, version, registry, request)?),
+        0x09 => Body::Prepare(requests::prepare(r, version)?),
+        0x0A => Body::Execute(requests::execute(r, version, registry)?),
+        0x0B => Body::Register(r.string_list("events")?),
+        0x0C => Body::Event(responses::event(r)?),
+        0x0D => Body::Batch(requests::batch(r, version, registry)?),
+        0x0E => Body::AuthChallenge(token(r)?),
+        0x0F => Body::AuthResponse(token(r)?),
+        0x10 => Body::AuthSuccess(token(r)?),
+        other => return Err(r.error(0, format!("unknown opcode 0x{other:02x}"))),
+    })
+}
