@@ -12,7 +12,8 @@
 //! - [`protocol`]: the native protocol's frames;
 //! - [`hex`]: hex text;
 //! - [`files`]: the file handling shared by every command;
-//! - [`capture`]: packet captures read down to reassembled TCP streams.
+//! - [`capture`]: packet captures read down to reassembled TCP streams;
+//! - [`inspect`]: captured CQL conversations decoded message by message.
 
 pub mod capture;
 pub mod convert;
@@ -20,6 +21,7 @@ pub mod cursor;
 pub mod files;
 pub mod hex;
 pub mod input;
+pub mod inspect;
 pub mod lz4;
 pub mod output;
 pub mod protocol;
