@@ -5,6 +5,7 @@ mod convert;
 mod decode;
 mod decompress;
 mod encode;
+mod inspect;
 mod lz4_stream;
 mod progress;
 mod util;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Convert embeddings (NPY, Parquet, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Arrow) to CQL
     /// vector values, at memory speed.
     Convert(convert::Args),
+    /// Decode captured CQL conversations (pcap/pcapng, raw or hex streams): every message, row and
+    /// bound value, with latencies, filters and statistics.
+    Inspect(inspect::Args),
 }
 
 /// Runs the chosen command.
@@ -52,6 +56,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Compress(args) => compress::run(args),
         Command::Decompress(args) => decompress::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Inspect(args) => inspect::run(args),
     }
 }
 
