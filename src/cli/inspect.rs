@@ -337,15 +337,22 @@ impl<W: Write> Printer<W> {
     fn explain(&mut self, m: &MessageRecord) -> io::Result<()> {
         let h = &m.header;
         let hex = cqlwire::hex::encode(&h.to_bytes());
-        let place = if m.in_segments {
-            "in the v5 segment payloads"
-        } else {
-            "in the stream"
+        let (place, start) = match m.in_segment {
+            Some(at) => (
+                format!(
+                    "at byte {at} of the payload of the v5 segment at byte {}",
+                    m.offset
+                ),
+                at,
+            ),
+            None => (
+                format!("at byte {} of the stream", m.offset),
+                m.offset as usize,
+            ),
         };
         writeln!(
             self.out,
-            "  {:04}  {hex}  header: v{} {} flags {:?} stream {} {} length {} ({place})",
-            m.offset,
+            "  {start:04}  {hex}  header: v{} {} flags {:?} stream {} {} length {} ({place})",
             h.version,
             h.direction.name(),
             h.flags.names().collect::<Vec<_>>(),
@@ -354,7 +361,7 @@ impl<W: Write> Printer<W> {
             h.length
         )?;
         if let Some(explained) = &m.explained {
-            let base = usize::try_from(m.offset).unwrap_or(usize::MAX) + 9;
+            let base = start + 9;
             explained.write(&mut self.out, &m.body, base, 1)?;
             if let Err(e) = &explained.result {
                 writeln!(self.out, "  error: {e}")?;

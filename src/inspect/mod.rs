@@ -17,11 +17,12 @@ pub mod stats;
 pub mod stream;
 
 use crate::capture::{Connection, Direction, Event, Timestamp};
+use crate::protocol::compression::Compression;
 use crate::protocol::frame::{self, FrameHeader, Opcode};
 use crate::protocol::message::{Body, Explained, Message, Registry};
 use std::collections::HashMap;
 use std::io::{self, Read};
-pub use stream::{Compression, Envelope, Output, StreamDecoder};
+pub use stream::{Envelope, Output, StreamDecoder};
 
 /// ScyllaDB's shard-aware CQL port, watched by default beside 9042.
 pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
@@ -68,10 +69,10 @@ pub struct MessageRecord {
     pub side: Side,
     /// Capture time of the segment that completed it (0 for raw streams).
     pub time: Timestamp,
-    /// Offset of its header in its direction's stream ([`Envelope::offset`]).
+    /// Offset in its direction's TCP stream of its header, or of the v5 segment it starts in.
     pub offset: u64,
-    /// Whether it came in v5 segments (offsets then count segment payload bytes).
-    pub in_segments: bool,
+    /// For a v5 envelope in segments: where its header is in that segment's payload.
+    pub in_segment: Option<usize>,
     /// Its header.
     pub header: FrameHeader,
     /// Its body, decompressed.
@@ -138,8 +139,8 @@ struct Conn {
     decoders: [StreamDecoder; 2],
     registry: Registry,
     pending: HashMap<i16, Pending>,
-    /// The v5 segments' compression, from the STARTUP.
-    compression: Compression,
+    /// The compression named by the STARTUP.
+    compression: Option<Compression>,
     /// Both directions come in one stream: the decoders take either direction bit.
     mixed: bool,
     connection: Connection,
@@ -391,7 +392,7 @@ impl Conn {
             ],
             registry: Registry::new(),
             pending: HashMap::new(),
-            compression: Compression::Unknown,
+            compression: None,
             mixed: false,
             connection,
         };
@@ -547,7 +548,7 @@ impl Conn {
             side,
             time,
             offset: envelope.offset,
-            in_segments: envelope.in_segments,
+            in_segment: envelope.in_segment,
             header,
             body: envelope.body,
             message,
@@ -564,7 +565,7 @@ impl Conn {
                     .iter()
                     .find(|(k, _)| k.eq_ignore_ascii_case("COMPRESSION"))
                     .map(|(_, v)| v.as_str());
-                self.compression = Compression::from_startup(option);
+                self.compression = option.and_then(Compression::from_name);
                 for decoder in &mut self.decoders {
                     decoder.set_compression(self.compression);
                 }
