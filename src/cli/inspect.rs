@@ -11,7 +11,7 @@ use cqlwire::inspect::{redact, Inspector, MessageRecord, Options, Problem, Recor
 use cqlwire::protocol::message::opcode_name;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// How `inspect` prints the messages.
@@ -84,7 +84,8 @@ pub struct Args {
     /// The server-to-client bytes of one connection (raw, or hex with --hex).
     #[arg(long, value_name = "FILE", conflicts_with = "raw")]
     pub server: Option<PathBuf>,
-    /// Each INPUT is one raw byte stream of frames of both directions (told by their direction bit).
+    /// Each INPUT is the raw bytes of one direction of a connection (client or server, as the
+    /// direction bit of its first frame says).
     #[arg(long)]
     pub raw: bool,
     /// Raw inputs (--client/--server, or INPUT with --raw implied) are hex text.
@@ -541,12 +542,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .and_then(|p| std::fs::metadata(p).ok())
                 .map(|m| m.len());
             let bar = progress::bar(len, Unit::Bytes, args.quiet);
-            let mut input = Counted {
+            let input = Counted {
                 inner: open(path, args.hex)?,
                 bar: bar.clone(),
             };
             if args.raw || args.hex {
-                inspector.raw_mixed(&name, &mut input, &mut sink)?;
+                // One direction: the client's or the server's, as its first header's direction
+                // bit says.
+                let mut input = BufReader::new(input);
+                let from_server = input.fill_buf()?.first().is_some_and(|b| b & 0x80 != 0);
+                let input = &mut input as &mut dyn Read;
+                let (client, server) = if from_server {
+                    (None, Some(input))
+                } else {
+                    (Some(input), None)
+                };
+                inspector.raw(&name, client, server, &mut sink)?;
             } else {
                 let mut capture = Capture::new(BufReader::with_capacity(1 << 16, input))
                     .map_err(|e| CliError::data(format!("{e} ({name})")))?;

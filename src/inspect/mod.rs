@@ -3,7 +3,7 @@
 //! An [`Inspector`] takes the events of a capture in order. It keeps the connections that carry
 //! CQL (on one of [`Options::ports`], or whose first bytes are a CQL frame header), tells client
 //! from server (the SYN, the port, or the direction bit of the frames), feeds each direction to a
-//! [`StreamDecoder`], decodes the bodies with the connection's prepared [`Registry`] (compression
+//! [`StreamDecoder`] ([`crate::protocol::stream`]), decodes the bodies with the connection's prepared [`Registry`] (compression
 //! learnt from the STARTUP, guessed when the capture starts mid-connection), pairs responses with
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
@@ -14,15 +14,14 @@
 
 pub mod redact;
 pub mod stats;
-pub mod stream;
 
 use crate::capture::{Connection, Direction, Event, Timestamp};
 use crate::protocol::compression::Compression;
 use crate::protocol::frame::{self, FrameHeader, Opcode};
 use crate::protocol::message::{Body, Explained, Message, Registry};
-use std::collections::HashMap;
+use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
-pub use stream::{Envelope, Output, StreamDecoder};
 
 /// ScyllaDB's shard-aware CQL port, watched by default beside 9042.
 pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
@@ -133,16 +132,16 @@ struct Pending {
 #[derive(Debug)]
 struct Conn {
     label: String,
-    /// Whether the initiator is the client (`None`: not known yet).
-    initiator_is_client: Option<bool>,
+    /// Whether the initiator is the client.
+    initiator_is_client: bool,
     /// Decoders: from the initiator, from the responder.
     decoders: [StreamDecoder; 2],
+    /// What each decoder produced and was not reported yet.
+    queues: [VecDeque<StreamEvent>; 2],
     registry: Registry,
     pending: HashMap<i16, Pending>,
-    /// The compression named by the STARTUP.
+    /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
-    /// Both directions come in one stream: the decoders take either direction bit.
-    mixed: bool,
     connection: Connection,
 }
 
@@ -221,7 +220,7 @@ impl Inspector {
                 }
                 if let Tracked::Cql(c) = tracked {
                     let i = index(direction);
-                    c.decoders[i].push(offset, bytes);
+                    c.feed(i, bytes);
                     c.drain(i, timestamp, self.options.explain, sink);
                 }
             }
@@ -229,13 +228,15 @@ impl Inspector {
                 conn,
                 direction,
                 timestamp,
-                offset,
+                offset: _,
                 missing,
             } => {
                 if let Some(Tracked::Cql(c)) = self.conns.get_mut(&conn) {
                     let i = index(direction);
-                    let problem = c.decoders[i].gap(offset, missing);
-                    c.report(i, timestamp, problem, sink);
+                    let mut out = Vec::new();
+                    c.decoders[i].gap(missing, &mut out);
+                    c.queues[i].extend(out);
+                    c.drain(i, timestamp, self.options.explain, sink);
                 }
             }
             Event::Closed {
@@ -302,46 +303,12 @@ impl Inspector {
                     done[turn] = true;
                     break false;
                 }
-                let end = c.decoders[turn].end();
-                c.decoders[turn].push(end, &buf[..n]);
+                c.feed(turn, &buf[..n]);
             };
             // The client sends one request; the server answers what is pending.
             if turn == 0 || !produced || c.pending.is_empty() {
                 turn = 1 - turn;
             }
-        }
-        c.close(Timestamp(0), sink);
-        Ok(())
-    }
-
-    /// Decodes one raw byte stream holding the messages of both directions of a connection (each
-    /// told by its header's direction bit), e.g. a v3/v4 frame dump. `label` names the connection.
-    pub fn raw_mixed(
-        &mut self,
-        label: &str,
-        input: &mut dyn Read,
-        sink: &mut dyn FnMut(Record),
-    ) -> io::Result<()> {
-        let any: std::net::SocketAddr = ([0, 0, 0, 0], 0).into();
-        let connection = Connection {
-            id: 1,
-            initiator: any,
-            responder: any,
-            syn_seen: false,
-        };
-        let mut c = Conn::new(connection, None, &self.options);
-        c.mixed = true;
-        c.initiator_is_client = None;
-        c.label = label.to_string();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = input.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            let end = c.decoders[0].end();
-            c.decoders[0].push(end, &buf[..n]);
-            c.drain(0, Timestamp(0), self.options.explain, sink);
         }
         c.close(Timestamp(0), sink);
         Ok(())
@@ -374,70 +341,66 @@ fn cql_side(bytes: &[u8]) -> Option<Side> {
 
 impl Conn {
     fn new(connection: Connection, initiator_is_client: Option<bool>, options: &Options) -> Self {
-        let initiator_is_client = initiator_is_client.or(
-            if connection.syn_seen || options.ports.contains(&connection.responder.port()) {
-                Some(true)
-            } else if options.ports.contains(&connection.initiator.port()) {
-                Some(false)
-            } else {
-                None
-            },
+        let initiator_is_client = initiator_is_client.unwrap_or(
+            connection.syn_seen
+                || options.ports.contains(&connection.responder.port())
+                || !options.ports.contains(&connection.initiator.port()),
         );
-        let mut c = Conn {
-            label: String::new(),
+        let (client, server) = if initiator_is_client {
+            (connection.initiator, connection.responder)
+        } else {
+            (connection.responder, connection.initiator)
+        };
+        let directions = if initiator_is_client {
+            (frame::Direction::Request, frame::Direction::Response)
+        } else {
+            (frame::Direction::Response, frame::Direction::Request)
+        };
+        Conn {
+            label: format!("{client}-{server}"),
             initiator_is_client,
             decoders: [
-                StreamDecoder::new(None, options.max_frame),
-                StreamDecoder::new(None, options.max_frame),
+                StreamDecoder::new(directions.0, options.max_frame),
+                StreamDecoder::new(directions.1, options.max_frame),
             ],
+            queues: [VecDeque::new(), VecDeque::new()],
             registry: Registry::new(),
             pending: HashMap::new(),
             compression: None,
-            mixed: false,
             connection,
-        };
-        c.set_sides();
-        c
-    }
-
-    /// Labels the connection and tells each decoder its direction, once the client is known.
-    fn set_sides(&mut self) {
-        let (client, server) = match self.initiator_is_client {
-            Some(false) => (self.connection.responder, self.connection.initiator),
-            _ => (self.connection.initiator, self.connection.responder),
-        };
-        self.label = format!("{client}-{server}");
-        if self.mixed {
-            return;
-        }
-        if let Some(initiator_is_client) = self.initiator_is_client {
-            let (a, b) = if initiator_is_client {
-                (frame::Direction::Request, frame::Direction::Response)
-            } else {
-                (frame::Direction::Response, frame::Direction::Request)
-            };
-            self.decoders[0].expect(a);
-            self.decoders[1].expect(b);
         }
     }
 
-    /// The side of decoder `i`, when known.
-    fn side(&self, i: usize) -> Option<Side> {
-        self.initiator_is_client.map(|client_first| {
-            if (i == 0) == client_first {
-                Side::Client
-            } else {
-                Side::Server
+    /// The side of decoder `i`.
+    fn side(&self, i: usize) -> Side {
+        if (i == 0) == self.initiator_is_client {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+
+    /// Feeds bytes to decoder `i`; the compression a client decoder learnt from its STARTUP is
+    /// passed on to the server's.
+    fn feed(&mut self, i: usize, bytes: &[u8]) {
+        let mut out = Vec::new();
+        self.decoders[i].feed(bytes, &mut out);
+        self.queues[i].extend(out);
+        if self.side(i) == Side::Client {
+            let learnt = self.decoders[i].compression();
+            if learnt.is_some() && learnt != self.compression {
+                self.compression = learnt;
+                self.decoders[1 - i].set_compression(learnt);
             }
-        })
+        }
     }
 
-    /// Reports everything decoder `i` can produce now.
+    /// Reports everything decoder `i` produced.
     fn drain(&mut self, i: usize, time: Timestamp, explain: bool, sink: &mut dyn FnMut(Record)) {
         while self.drain_one(i, time, explain, sink) {}
     }
 
-    /// Reports the next envelope or problem of decoder `i`; false when it needs more bytes.
+    /// Reports the next envelope or problem of decoder `i`; false when it has none.
     fn drain_one(
         &mut self,
         i: usize,
@@ -445,30 +408,35 @@ impl Conn {
         explain: bool,
         sink: &mut dyn FnMut(Record),
     ) -> bool {
-        match self.decoders[i].next() {
+        match self.queues[i].pop_front() {
             None => false,
-            Some(Output::Envelope(envelope)) => {
+            Some(StreamEvent::Envelope(envelope)) => {
                 self.message(i, time, envelope, explain, sink);
                 true
             }
-            Some(problem) => {
-                self.report(i, time, problem, sink);
+            Some(StreamEvent::Problem(p)) => {
+                self.report(i, time, p.offset, p.message, sink);
                 true
             }
         }
     }
 
-    /// Reports a decoder's problem.
-    fn report(&self, i: usize, time: Timestamp, output: Output, sink: &mut dyn FnMut(Record)) {
-        if let Output::Problem { offset, message } = output {
-            sink(Record::Problem(Problem {
-                conn: Some((self.connection.id, self.label.clone())),
-                side: self.side(i),
-                time,
-                offset,
-                message,
-            }));
-        }
+    /// Reports a problem of decoder `i`.
+    fn report(
+        &self,
+        i: usize,
+        time: Timestamp,
+        offset: u64,
+        message: String,
+        sink: &mut dyn FnMut(Record),
+    ) {
+        sink(Record::Problem(Problem {
+            conn: Some((self.connection.id, self.label.clone())),
+            side: Some(self.side(i)),
+            time,
+            offset,
+            message,
+        }));
     }
 
     /// Decodes an envelope of decoder `i`, pairs it and reports it.
@@ -476,19 +444,24 @@ impl Conn {
         &mut self,
         i: usize,
         time: Timestamp,
-        envelope: Envelope,
+        envelope: DecodedEnvelope,
         explain: bool,
         sink: &mut dyn FnMut(Record),
     ) {
         let header = envelope.header;
-        let side = match header.direction {
-            frame::Direction::Request => Side::Client,
-            frame::Direction::Response => Side::Server,
+        let body = match envelope.body {
+            Ok(body) => body,
+            Err(e) => {
+                let message = format!(
+                    "frame at byte {} (stream {}, {}): {e}",
+                    envelope.offset,
+                    header.stream,
+                    header.opcode.name().unwrap_or("unknown opcode")
+                );
+                return self.report(i, time, envelope.offset, message, sink);
+            }
         };
-        if self.initiator_is_client.is_none() && !self.mixed {
-            self.initiator_is_client = Some((i == 0) == (side == Side::Client));
-            self.set_sides();
-        }
+        let side = self.side(i);
         let pending = match side {
             Side::Server if header.stream >= 0 => self.pending.remove(&header.stream),
             _ => None,
@@ -498,31 +471,17 @@ impl Conn {
         let opcode = header.opcode.to_byte();
         let flags = header.flags.0;
         let (message, explained) = if explain {
-            let explained = Message::explain(
-                version,
-                flags,
-                opcode,
-                &envelope.body,
-                &self.registry,
-                request,
-            );
+            let explained =
+                Message::explain(version, flags, opcode, &body, &self.registry, request);
             (explained.result.clone(), Some(explained))
         } else {
-            let message = Message::decode(
-                version,
-                flags,
-                opcode,
-                &envelope.body,
-                &self.registry,
-                request,
-            );
+            let message = Message::decode(version, flags, opcode, &body, &self.registry, request);
             (message, None)
         };
         if let Ok(m) = &message {
             if side == Side::Server {
                 self.registry.learn(request, m);
             }
-            self.learn_protocol(i, side, m);
         }
         let request = pending.map(|p| RequestInfo {
             opcode: p.opcode,
@@ -550,51 +509,20 @@ impl Conn {
             offset: envelope.offset,
             in_segment: envelope.in_segment,
             header,
-            body: envelope.body,
+            body,
             message,
             explained,
             request,
         })));
     }
 
-    /// Learns the compression from a STARTUP and switches to v5 segments after the v5 handshake.
-    fn learn_protocol(&mut self, i: usize, side: Side, message: &Message) {
-        match &message.body {
-            Body::Startup(options) => {
-                let option = options
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case("COMPRESSION"))
-                    .map(|(_, v)| v.as_str());
-                self.compression = option.and_then(Compression::from_name);
-                for decoder in &mut self.decoders {
-                    decoder.set_compression(self.compression);
-                }
-                if message.version >= 5 {
-                    self.decoders[i].start_segments();
-                }
-            }
-            Body::Ready | Body::Authenticate(_) if side == Side::Server && message.version >= 5 => {
-                self.decoders[i].start_segments();
-            }
-            _ => {}
-        }
-    }
-
-    /// Reports what the decoders still hold and the requests left unanswered.
-    fn close(self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
-        for (i, decoder) in self.decoders.iter().enumerate() {
-            let left = decoder.buffered();
-            if left > 0 {
-                sink(Record::Problem(Problem {
-                    conn: Some((self.connection.id, self.label.clone())),
-                    side: self.side(i),
-                    time,
-                    offset: decoder.end() - left as u64,
-                    message: format!(
-                        "the stream ends inside a frame or segment: {left} bytes left undecoded"
-                    ),
-                }));
-            }
+    /// Reports what the decoders still hold.
+    fn close(mut self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
+        for i in 0..2 {
+            let mut out = Vec::new();
+            self.decoders[i].finish(&mut out);
+            self.queues[i].extend(out);
+            self.drain(i, time, false, sink);
         }
     }
 }
