@@ -616,3 +616,94 @@ fn frames_that_lie_about_their_length_are_reported_and_skipped() {
         assert_eq!(messages.last(), original.last(), "{name}");
     }
 }
+
+/// The two directions of the session connection of a capture, as the capture layer reassembles them.
+fn session_streams(capture: &str) -> (Vec<u8>, Vec<u8>, String) {
+    use cqlwire::capture::{Capture, Direction, Event};
+    let file = std::fs::File::open(fixture(&format!("{capture}.pcap"))).unwrap();
+    let mut streams: HashMap<u64, (Vec<u8>, Vec<u8>, String)> = HashMap::new();
+    Capture::new(std::io::BufReader::new(file))
+        .unwrap()
+        .run(&mut |event| match event {
+            Event::Opened { conn, .. } => {
+                let label = format!("{}-{}", conn.initiator, conn.responder);
+                streams.insert(conn.id, (Vec::new(), Vec::new(), label));
+            }
+            Event::Data {
+                conn,
+                direction,
+                bytes,
+                ..
+            } => {
+                let s = streams.get_mut(&conn).unwrap();
+                match direction {
+                    Direction::FromInitiator => s.0.extend_from_slice(bytes),
+                    Direction::FromResponder => s.1.extend_from_slice(bytes),
+                }
+            }
+            _ => {}
+        })
+        .unwrap();
+    streams.into_values().max_by_key(|s| s.0.len()).unwrap()
+}
+
+/// Messages without what a raw stream cannot know (times, latencies, the connection's label).
+fn stripped(messages: &[Json]) -> Vec<Json> {
+    messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            for key in ["time", "latency_ms", "conn"] {
+                m.as_object_mut().unwrap().remove(key);
+            }
+            m
+        })
+        .collect()
+}
+
+#[test]
+fn raw_and_hex_streams_decode_as_the_capture() {
+    for capture in ["v4-snappy", "v5-lz4"] {
+        let (c2s, s2c, label) = session_streams(capture);
+        let dir = tempfile::tempdir().unwrap();
+        let (client, server) = (dir.path().join("c2s.bin"), dir.path().join("s2c.bin"));
+        std::fs::write(&client, &c2s).unwrap();
+        std::fs::write(&server, &s2c).unwrap();
+        let expected: Vec<Json> = inspect_json(capture, &["--conn", &label]);
+        let expected = stripped(&expected);
+        let args = [
+            "--format",
+            "json",
+            "--client",
+            client.to_str().unwrap(),
+            "--server",
+        ];
+        let mut raw = args.to_vec();
+        raw.push(server.to_str().unwrap());
+        let ours = json_lines(&run(&raw).0);
+        assert_eq!(ours.len(), expected.len(), "{capture}");
+        // Raw streams have no clock: requests and responses interleave by pairing, so compare
+        // each direction in order.
+        for dir in ["request", "response"] {
+            let pick = |v: &[Json]| -> Vec<Json> {
+                stripped(v)
+                    .into_iter()
+                    .filter(|m| m["dir"] == dir)
+                    .collect()
+            };
+            let (a, b) = (pick(&ours), pick(&expected));
+            for (x, y) in a.iter().zip(&b) {
+                assert!(x == y, "{capture} {dir}:\n{x}\n!=\n{y}");
+            }
+        }
+        // One direction alone, as hex text.
+        let hex: String = c2s.iter().map(|b| format!("{b:02x}")).collect();
+        let hex_file = dir.path().join("c2s.hex");
+        std::fs::write(&hex_file, hex).unwrap();
+        let requests =
+            json_lines(&run(&["--format", "json", "--hex", hex_file.to_str().unwrap()]).0);
+        let expected_requests = expected.iter().filter(|m| m["dir"] == "request").count();
+        assert_eq!(requests.len(), expected_requests, "{capture}");
+        assert!(requests.iter().all(|m| m["dir"] == "request"));
+    }
+}

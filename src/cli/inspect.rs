@@ -303,7 +303,7 @@ impl<W: Write> Printer<W> {
                         o.insert("error".into(), json!(e.to_string()));
                     }
                 }
-                if let Some(r) = &m.request {
+                if let Some(r) = m.request.as_ref().filter(|_| m.time.0 != 0) {
                     o.insert("latency_ms".into(), json!(r.latency as f64 / 1e6));
                 }
                 writeln!(self.out, "{}", Json::Object(o))
@@ -317,6 +317,7 @@ impl<W: Write> Printer<W> {
                 let latency = m
                     .request
                     .as_ref()
+                    .filter(|_| m.time.0 != 0)
                     .map(|r| format!(" ({})", latency_text(r.latency)))
                     .unwrap_or_default();
                 writeln!(

@@ -282,32 +282,42 @@ impl Inspector {
         let mut c = Conn::new(connection, Some(true), &self.options);
         c.label = label.to_string();
         let mut inputs = [client, server];
-        let mut done = [inputs[0].is_none(), inputs[1].is_none()];
         let mut buf = vec![0u8; 64 * 1024];
-        let mut turn = 0;
-        while !done[0] || !done[1] {
-            if done[turn] {
-                turn = 1 - turn;
-                continue;
-            }
-            // One message (or problem) from this side, reading until it is complete.
-            let produced = loop {
-                if c.drain_one(turn, Timestamp(0), self.options.explain, sink) {
-                    break true;
-                }
-                let Some(input) = inputs[turn].as_mut() else {
-                    break false;
+        // Makes sure side `i` has something queued, reading more of its input; false at its end.
+        let mut fill = |c: &mut Conn, i: usize| -> io::Result<bool> {
+            while c.queues[i].is_empty() {
+                let Some(input) = inputs[i].as_mut() else {
+                    return Ok(false);
                 };
                 let n = input.read(&mut buf)?;
                 if n == 0 {
-                    done[turn] = true;
-                    break false;
+                    inputs[i] = None;
+                    let mut out = Vec::new();
+                    c.decoders[i].finish(&mut out);
+                    c.queues[i].extend(out);
+                    return Ok(!c.queues[i].is_empty());
                 }
-                c.feed(turn, &buf[..n]);
-            };
-            // The client sends one request; the server answers what is pending.
-            if turn == 0 || !produced || c.pending.is_empty() {
-                turn = 1 - turn;
+                c.feed(i, &buf[..n]);
+            }
+            Ok(true)
+        };
+        let explain = self.options.explain;
+        loop {
+            // The server's next message goes first when it answers a pending request (or is an
+            // event or a problem); else the client's next request.
+            let server_next = fill(&mut c, 1)?
+                && match c.queues[1].front() {
+                    Some(StreamEvent::Envelope(e)) => {
+                        e.header.stream < 0 || c.pending.contains_key(&e.header.stream)
+                    }
+                    _ => true,
+                };
+            if server_next {
+                c.drain_one(1, Timestamp(0), explain, sink);
+            } else if fill(&mut c, 0)? {
+                c.drain_one(0, Timestamp(0), explain, sink);
+            } else if !c.drain_one(1, Timestamp(0), explain, sink) {
+                break;
             }
         }
         c.close(Timestamp(0), sink);
