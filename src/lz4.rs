@@ -69,6 +69,13 @@ pub enum Lz4ErrorKind {
         /// The size of the LZ4 block in bytes.
         block_len: usize,
     },
+    /// The block is longer than any block of the declared length could be.
+    BlockTooLong {
+        /// The declared uncompressed length.
+        declared: usize,
+        /// The size of the LZ4 block in bytes.
+        block_len: usize,
+    },
     /// The declared length is 0 but the block is not the one-byte empty block `00`.
     NonEmptyBlockForEmptyPayload {
         /// The size of the LZ4 block in bytes.
@@ -147,6 +154,14 @@ impl fmt::Display for Lz4ErrorKind {
                 f,
                 "declared uncompressed length {declared} is more than an LZ4 block of {block_len} \
                  bytes can hold (at most 255 bytes per block byte)"
+            ),
+            BlockTooLong {
+                declared,
+                block_len,
+            } => write!(
+                f,
+                "an LZ4 block of {block_len} bytes is too long to decompress to the declared \
+                 {declared} bytes"
             ),
             NonEmptyBlockForEmptyPayload { block_len } => write!(
                 f,
@@ -249,7 +264,52 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
             ))
         }
     };
-    let raw = u32::from_be_bytes(*prefix);
+    let declared = check_prefix(*prefix, block.len(), max_size)?;
+    if declared == 0 && block != EMPTY_BLOCK {
+        let kind = if block.is_empty() {
+            Lz4ErrorKind::EmptyBlock
+        } else {
+            Lz4ErrorKind::NonEmptyBlockForEmptyPayload {
+                block_len: block.len(),
+            }
+        };
+        return Err(Lz4Error::new(LENGTH_PREFIX, kind));
+    }
+    Ok(declared)
+}
+
+/// Checks a body's 4-byte length prefix before its block has arrived, knowing only the block's
+/// size: the declared length must not exceed `max_size` nor 255 × `block_len`, 0 only with a
+/// one-byte block, and the block must not be longer than any block of the declared length (at most
+/// 2 × its length + 16 bytes: a literal byte costs at most 1 + 1/255 block bytes, a match less
+/// than it yields). Returns the declared length. Errors carry the offset in the body.
+pub fn check_declared(
+    prefix: [u8; LENGTH_PREFIX],
+    block_len: usize,
+    max_size: usize,
+) -> Result<usize, Lz4Error> {
+    let declared = check_prefix(prefix, block_len, max_size)?;
+    let kind = match block_len {
+        0 => Lz4ErrorKind::EmptyBlock,
+        _ if declared == 0 && block_len > 1 => {
+            Lz4ErrorKind::NonEmptyBlockForEmptyPayload { block_len }
+        }
+        _ if block_len as u64 > 2 * declared as u64 + 16 => Lz4ErrorKind::BlockTooLong {
+            declared,
+            block_len,
+        },
+        _ => return Ok(declared),
+    };
+    Err(Lz4Error::new(LENGTH_PREFIX, kind))
+}
+
+/// The length prefix checks of [`declared_length`] and [`check_declared`].
+fn check_prefix(
+    prefix: [u8; LENGTH_PREFIX],
+    block_len: usize,
+    max_size: usize,
+) -> Result<usize, Lz4Error> {
+    let raw = u32::from_be_bytes(prefix);
     let declared = match usize::try_from(raw) {
         Ok(declared) if declared <= max_size => declared,
         _ => {
@@ -262,24 +322,14 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
             ))
         }
     };
-    if u64::from(raw) > MAX_EXPANSION.saturating_mul(block.len() as u64) {
+    if u64::from(raw) > MAX_EXPANSION.saturating_mul(block_len as u64) {
         return Err(Lz4Error::new(
             0,
             Lz4ErrorKind::ImpossibleExpansion {
                 declared: raw,
-                block_len: block.len(),
+                block_len,
             },
         ));
-    }
-    if declared == 0 && block != EMPTY_BLOCK {
-        let kind = if block.is_empty() {
-            Lz4ErrorKind::EmptyBlock
-        } else {
-            Lz4ErrorKind::NonEmptyBlockForEmptyPayload {
-                block_len: block.len(),
-            }
-        };
-        return Err(Lz4Error::new(LENGTH_PREFIX, kind));
     }
     Ok(declared)
 }

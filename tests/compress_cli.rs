@@ -236,7 +236,7 @@ fn a_declared_2_gib_body_is_refused_without_allocating() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("runs past the end of the block at byte 1048576"));
 
-    // A frame whose header claims 2 GiB of body.
+    // A frame whose header claims 2 GiB of body: refused from its header (256 MiB at most).
     let mut stream = read("frames/requests.plain.bin");
     let tail = stream.len();
     stream.extend_from_slice(&[0x04, 0x00, 0x00, 0x2a, 0x07]);
@@ -246,7 +246,9 @@ fn a_declared_2_gib_body_is_refused_without_allocating() {
     let output = run_limited(&["compress", "--frames"], &input);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains(&format!(
-        "truncated frame at byte {tail} (stream 42): header says 2147483647 body bytes, 100 left"
+        "uncompressed frame body of 2147483647 bytes exceeds the limit of 268435456 bytes at byte \
+         {} (frame at byte {tail}, stream 42)",
+        tail + 5
     )));
 }
 

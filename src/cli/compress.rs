@@ -1,9 +1,10 @@
 //! `cqlwire compress`: a payload into a CQL v4 LZ4 body, or every frame of a stream into a
 //! compressed frame.
 
-use super::lz4_stream::{self, FrameAction, StreamArgs};
+use super::lz4_stream::{self, StreamArgs};
 use super::CliError;
 use cqlwire::lz4;
+use cqlwire::protocol::recompress::Recompress;
 
 /// Compress a payload into a CQL v4 LZ4 body, or the frames of a v3/v4 stream.
 #[derive(Debug, clap::Args)]
@@ -13,7 +14,9 @@ use cqlwire::lz4;
                   With --frames the input is a sequence of whole v3/v4 frames (e.g. one direction of a \
                   captured TCP stream): each body is compressed, flag 0x01 set and the length \
                   rewritten. Frames a peer never compresses pass through unchanged: frames already \
-                  flagged, empty bodies, and STARTUP requests (compression is negotiated in them).",
+                  flagged, empty bodies, and STARTUP requests (compression is negotiated in them). A \
+                  body above 256 MiB (the largest frame Cassandra accepts) is refused as soon as \
+                  its header is read.",
     after_help = "Examples:\n  \
         $ printf 'hello hello hello hello' | xxd -p | cqlwire compress --hex\n  \
         000000176768656c6c6f200600602068656c6c6f\n  \
@@ -32,15 +35,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         // A body's 4-byte length prefix says at most i32::MAX bytes.
         return lz4_stream::run_body(stream, i32::MAX as u64, lz4::compress_body);
     }
-    lz4_stream::run_frames(stream, |frame, body, compressed| {
-        if !frame.header.is_compressible() {
-            return Ok(FrameAction::PassThrough);
-        }
-        lz4::compress_body_into(body, compressed).map_err(|e| frame.body_error(&e))?;
-        let header = frame
-            .header
-            .with_body(true, compressed.len())
-            .map_err(|e| frame.frame_error(e))?;
-        Ok(FrameAction::Replace(header))
-    })
+    // A frame body is at most 256 MiB, the largest frame Cassandra accepts.
+    let max_size = lz4::DEFAULT_MAX_SIZE;
+    lz4_stream::run_frames(stream, Recompress::Compress { max_size })
 }

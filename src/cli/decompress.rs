@@ -1,9 +1,10 @@
 //! `cqlwire decompress`: a CQL v4 LZ4 body back into its payload, or the compressed frames of a
 //! stream back into plain frames.
 
-use super::lz4_stream::{self, FrameAction, StreamArgs};
+use super::lz4_stream::{self, StreamArgs};
 use super::CliError;
 use cqlwire::lz4;
+use cqlwire::protocol::recompress::Recompress;
 
 /// Decompress a CQL v4 LZ4 body, or the compressed frames of a v3/v4 stream.
 #[derive(Debug, clap::Args)]
@@ -12,7 +13,7 @@ use cqlwire::lz4;
                   into its payload.\n\n\
                   With --frames the input is a sequence of whole v3/v4 frames: bodies of frames with \
                   flag 0x01 are decompressed, the flag cleared and the length rewritten; other frames \
-                  pass through unchanged.\n\n\
+                  pass through unchanged; a plain body above --max-size is refused.\n\n\
                   A declared length above --max-size, or more than the block could hold, is refused \
                   before anything is allocated; a block that decompresses to another length than \
                   declared, or is corrupt, is an error naming the byte where it goes wrong.",
@@ -41,17 +42,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .saturating_add(lz4::LENGTH_PREFIX as u64);
         return lz4_stream::run_body(stream, limit, |body| lz4::decompress_body(body, max_size));
     }
-    lz4_stream::run_frames(stream, |frame, body, payload| {
-        if !frame.header.is_compressed() {
-            return Ok(FrameAction::PassThrough);
-        }
-        lz4::decompress_body_into(body, max_size, payload).map_err(|e| frame.body_error(&e))?;
-        let header = frame
-            .header
-            .with_body(false, payload.len())
-            .map_err(|e| frame.frame_error(e))?;
-        Ok(FrameAction::Replace(header))
-    })
+    lz4_stream::run_frames(stream, Recompress::Decompress { max_size })
 }
 
 /// Parses a byte count: digits, optionally followed by K/KiB, M/MiB or G/GiB (powers of 1024).

@@ -1,5 +1,6 @@
 //! What `compress` and `decompress` share: the input/output flags, reading binary or hex input,
-//! writing binary or hex output atomically, and the frame-by-frame loop of `--frames`.
+//! writing binary or hex output atomically, and driving the library's frame-by-frame
+//! recompression for `--frames`.
 
 use super::progress;
 use super::CliError;
@@ -7,7 +8,7 @@ use clap::Args;
 use cqlwire::files::{self, Output};
 use cqlwire::hex;
 use cqlwire::lz4::Lz4Error;
-use cqlwire::protocol::frame::{FrameHeader, FrameReader, HEADER_LEN};
+use cqlwire::protocol::recompress::{recompress_frames, Recompress, RecompressError, RecordSink};
 use std::io::{self, BufReader, Cursor, Read, Write};
 use std::path::PathBuf;
 
@@ -58,23 +59,34 @@ impl Sink {
         })
     }
 
-    /// Writes one record (a body, or a frame's header and body).
-    fn write_record(&mut self, parts: &[&[u8]]) -> io::Result<()> {
-        for part in parts {
-            if self.hex {
-                self.output.write_all(hex::encode(part).as_bytes())?;
-            } else {
-                self.output.write_all(part)?;
-            }
+    fn commit(self) -> Result<(), CliError> {
+        Ok(self.output.commit()?)
+    }
+}
+
+impl Write for Sink {
+    /// Writes bytes, as hex digits in hex mode.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.hex {
+            self.output.write_all(hex::encode(buf).as_bytes())?;
+        } else {
+            self.output.write_all(buf)?;
         }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.output.flush()
+    }
+}
+
+impl RecordSink for Sink {
+    /// Ends a record (a body, or a frame): a new line in hex mode.
+    fn end_record(&mut self) -> io::Result<()> {
         if self.hex {
             self.output.write_all(b"\n")?;
         }
         Ok(())
-    }
-
-    fn commit(self) -> Result<(), CliError> {
-        Ok(self.output.commit()?)
     }
 }
 
@@ -108,52 +120,14 @@ pub fn run_body(
     let mut sink = Sink::open(args)?;
     let input = read_all(args, limit)?;
     let converted = convert(&input).map_err(CliError::data)?;
-    sink.write_record(&[&converted])?;
+    sink.write_all(&converted)?;
+    sink.end_record()?;
     sink.commit()
 }
 
-/// What a frame converter says about one frame.
-pub enum FrameAction {
-    /// Write the frame unchanged.
-    PassThrough,
-    /// Write this header followed by the converter's output buffer.
-    Replace(FrameHeader),
-}
-
-/// A frame being converted, for error messages.
-pub struct FrameContext {
-    /// Offset of the frame's header in the stream.
-    pub offset: u64,
-    /// The frame's header.
-    pub header: FrameHeader,
-}
-
-impl FrameContext {
-    /// A data error about this frame's body: an LZ4 error's offset is moved from the body to the
-    /// stream, and the frame's offset and stream id are named.
-    pub fn body_error(&self, error: &Lz4Error) -> CliError {
-        let at = self.offset + HEADER_LEN as u64 + error.offset as u64;
-        CliError::Data(format!(
-            "{} at byte {at} (frame at byte {}, stream {})",
-            error.kind, self.offset, self.header.stream
-        ))
-    }
-
-    /// A data error about this frame as a whole.
-    pub fn frame_error(&self, error: impl std::fmt::Display) -> CliError {
-        CliError::Data(format!(
-            "{error} (frame at byte {}, stream {})",
-            self.offset, self.header.stream
-        ))
-    }
-}
-
-/// `--frames` mode: reads frame by frame (a binary input is streamed, a hex input is parsed whole),
-/// lets `convert` decide each frame with reused buffers, and writes the result.
-pub fn run_frames(
-    args: &StreamArgs,
-    mut convert: impl FnMut(&FrameContext, &[u8], &mut Vec<u8>) -> Result<FrameAction, CliError>,
-) -> Result<(), CliError> {
+/// `--frames` mode: recompresses frame by frame as `mode` says (a binary input is streamed, a hex
+/// input is parsed whole) and writes the result.
+pub fn run_frames(args: &StreamArgs, mode: Recompress) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
     let (source, len): (Box<dyn Read>, Option<u64>) = if args.hex {
         let bytes = read_all(args, MAX_HEX_STREAM_BYTES)?;
@@ -168,23 +142,17 @@ pub fn run_frames(
         (Box::new(BufReader::with_capacity(READ_BUFFER, file)), len)
     };
     let progress = progress::bar(len, progress::Unit::Bytes, args.quiet);
-    let mut reader = FrameReader::new(source);
-    let mut body = Vec::new();
-    let mut converted = Vec::new();
     let mut shown = 0u64;
-    while let Some((offset, header)) = reader.next_frame(&mut body)? {
-        let frame = FrameContext { offset, header };
-        match convert(&frame, &body, &mut converted)? {
-            FrameAction::PassThrough => sink.write_record(&[&header.to_bytes(), &body])?,
-            FrameAction::Replace(new_header) => {
-                sink.write_record(&[&new_header.to_bytes(), &converted])?
-            }
-        }
+    recompress_frames(source, mode, &mut sink, |offset| {
         if offset - shown >= PROGRESS_STEP {
             progress.set_position(offset);
             shown = offset;
         }
-    }
+    })
+    .map_err(|error| match error {
+        RecompressError::Io(error) => CliError::from(error),
+        other => CliError::data(other),
+    })?;
     progress.finish_and_clear();
     sink.commit()
 }

@@ -511,24 +511,58 @@ impl<'a> Iterator for Frames<'a> {
 
 impl std::iter::FusedIterator for Frames<'_> {}
 
+/// The most a body buffer grows beyond the bytes that have arrived: bodies are read in steps of
+/// this size, so a header claiming 2 GiB in front of a short stream costs at most this much.
+pub const READ_STEP: usize = 1 << 20;
+
 /// Reads frames one by one from a stream into a caller's buffer, so memory stays at one frame
 /// whatever the stream's size. Frame errors come back as [`io::ErrorKind::InvalidData`] errors
 /// wrapping a [`FrameError`].
+///
+/// A frame is read whole with [`next_frame`](Self::next_frame), or as [`next_header`](Self::next_header)
+/// followed by [`read_body_chunk`](Self::read_body_chunk) calls, which lets a caller check a body's
+/// first bytes (or pass it on in pieces) before the rest has arrived.
 pub struct FrameReader<R> {
     reader: R,
+    /// Offset of the next unread byte.
     offset: u64,
+    /// The frame whose body is being read: its offset, header and body bytes still unread.
+    current: Option<(u64, FrameHeader, usize)>,
 }
 
 impl<R: Read> FrameReader<R> {
     /// Reads v3/v4 frames from `reader` (wrap files in a `BufReader`), the first starting at byte 0.
     pub fn new(reader: R) -> Self {
-        FrameReader { reader, offset: 0 }
+        FrameReader {
+            reader,
+            offset: 0,
+            current: None,
+        }
     }
 
     /// Reads the next frame: returns its offset and header and puts its body in `body` (replacing
     /// its content), or `None` at the end of the stream. The body buffer grows with the bytes
-    /// actually read, never with the length a header claims.
+    /// actually read (plus at most [`READ_STEP`]), never with the length a header claims.
     pub fn next_frame(&mut self, body: &mut Vec<u8>) -> io::Result<Option<(u64, FrameHeader)>> {
+        let Some(found) = self.next_header()? else {
+            return Ok(None);
+        };
+        body.clear();
+        while self.read_body_chunk(body, READ_STEP)? > 0 {}
+        Ok(Some(found))
+    }
+
+    /// Reads the next frame's header: returns its offset and the header, or `None` at the end of
+    /// the stream. Whatever is left of the previous frame's body is skipped first.
+    pub fn next_header(&mut self) -> io::Result<Option<(u64, FrameHeader)>> {
+        if let Some((offset, header, left)) = self.current.take() {
+            let skipped = io::copy(&mut (&mut self.reader).take(left as u64), &mut io::sink())?;
+            self.offset += skipped;
+            if skipped < left as u64 {
+                let available = header.length as usize - left + skipped as usize;
+                return Err(FrameError::truncated_body(offset, &header, available).into());
+            }
+        }
         let offset = self.offset;
         let mut header = [0u8; HEADER_LEN];
         let got = read_up_to(&mut self.reader, &mut header)?;
@@ -543,15 +577,35 @@ impl<R: Read> FrameReader<R> {
             .into());
         }
         let header = FrameHeader::parse(&header, offset, MAX_FRAMED_VERSION)?;
-        body.clear();
-        let read = (&mut self.reader)
-            .take(u64::from(header.length))
-            .read_to_end(body)?;
-        if read < header.length as usize {
-            return Err(FrameError::truncated_body(offset, &header, read).into());
-        }
-        self.offset += (HEADER_LEN + read) as u64;
+        self.offset += HEADER_LEN as u64;
+        self.current = Some((offset, header, header.length as usize));
         Ok(Some((offset, header)))
+    }
+
+    /// Appends the next `min(max, bytes left)` bytes of the current frame's body to `buf` and
+    /// returns how many; 0 once the body is read whole. A stream ending inside the body is a
+    /// [`FrameError::TruncatedBody`] error.
+    pub fn read_body_chunk(&mut self, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+        let Some((offset, header, left)) = self.current.as_mut() else {
+            return Ok(0);
+        };
+        let want = max.min(*left);
+        let start = buf.len();
+        buf.resize(start + want, 0);
+        let got = read_up_to(&mut self.reader, &mut buf[start..])?;
+        buf.truncate(start + got);
+        *left -= got;
+        self.offset += got as u64;
+        if got < want {
+            let available = header.length as usize - *left;
+            let error = FrameError::truncated_body(*offset, header, available);
+            self.current = None;
+            return Err(error.into());
+        }
+        if *left == 0 {
+            self.current = None;
+        }
+        Ok(got)
     }
 }
 
@@ -726,7 +780,7 @@ mod tests {
             .next_frame(&mut body)
             .unwrap_err();
         assert!(error.to_string().contains("2147483647 body bytes, 10 left"));
-        assert!(body.capacity() < 1 << 20);
+        assert!(body.capacity() <= READ_STEP);
     }
 
     proptest::proptest! {

@@ -1,0 +1,83 @@
+//! `--frames` on a pipe that lies: a frame header or an LZ4 length prefix claiming more than will
+//! ever arrive is refused as soon as it can be, under a 128 MiB address-space ceiling, while a
+//! gigabyte of zeros waits behind it (issue 13, case 4).
+
+use std::process::{Command, Output};
+
+/// Runs `cqlwire ARGS` under `ulimit -v` 128 MiB with `head` bytes (printf escapes) and then 1 GiB
+/// of zeros on standard input.
+fn run_limited(head: &str, args: &[&str]) -> Output {
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 131072; (printf \"$1\"; head -c 1G /dev/zero) | \"$2\" \"${@:3}\"")
+        .arg("bash")
+        .arg(head)
+        .arg(binary)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn assert_refused(output: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn a_zero_length_prefix_in_front_of_a_2_gib_body_is_refused_after_4_bytes() {
+    let output = run_limited(
+        r"\x04\x01\x00\x01\x07\x7f\xff\xff\xff",
+        &["decompress", "--frames"],
+    );
+    assert_refused(
+        &output,
+        "declared uncompressed length 0 but the LZ4 block is 2147483643 bytes, not the 1-byte \
+         empty block 00 at byte 13 (frame at byte 0, stream 1)",
+    );
+}
+
+#[test]
+fn a_small_prefix_in_front_of_a_huge_block_is_refused() {
+    let output = run_limited(
+        r"\x04\x01\x00\x01\x07\x7f\xff\xff\xff\x00\x00\x00\x64",
+        &["decompress", "--frames"],
+    );
+    assert_refused(
+        &output,
+        "an LZ4 block of 2147483643 bytes is too long to decompress to the declared 100 bytes",
+    );
+}
+
+#[test]
+fn plain_frames_over_the_limit_are_refused_from_their_header() {
+    let head = r"\x04\x00\x00\x01\x07\x7f\xff\xff\xff";
+    for command in ["decompress", "compress"] {
+        let output = run_limited(head, &[command, "--frames"]);
+        assert_refused(
+            &output,
+            "uncompressed frame body of 2147483647 bytes exceeds the limit of 268435456 bytes at \
+             byte 5 (frame at byte 0, stream 1)",
+        );
+    }
+    let output = run_limited(head, &["decompress", "--frames", "--max-size", "1MiB"]);
+    assert_refused(&output, "exceeds the limit of 1048576 bytes at byte 5");
+}
+
+#[test]
+fn a_truncated_body_within_the_limits_is_read_in_bounded_steps() {
+    // 64 MiB claimed, 1 GiB of zeros follows: the frame is whole and passes through; the next
+    // header (zeros) says version 0, which is refused.
+    let output = run_limited(
+        r"\x04\x00\x00\x01\x07\x04\x00\x00\x00",
+        &["decompress", "--frames"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unsupported protocol version byte 0x00 in frame header at byte 67108873"),
+        "{stderr}"
+    );
+}
