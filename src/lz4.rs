@@ -1,4 +1,4 @@
-//! LZ4 bodies of CQL native protocol v3/v4 frames.
+//! LZ4 bodies of CQL native protocol v3/v4 frames, and the raw blocks of v5 LZ4 segments.
 //!
 //! A compressed body is `[4-byte big-endian uncompressed length][raw LZ4 block]`, the layout the
 //! Python driver's `lz4_compress`/`lz4_decompress` and the servers use. (The length is big-endian:
@@ -492,6 +492,34 @@ impl BlockWalker<'_> {
     }
 }
 
+/// Compresses `payload` into a raw LZ4 block in `block` (replacing its content): no length
+/// prefix, as v5 LZ4 segments carry it. Fails only for a payload longer than `i32::MAX` bytes.
+pub fn compress_block_into(payload: &[u8], block: &mut Vec<u8>) -> Result<(), Lz4Error> {
+    compress_body_into(payload, block)?;
+    block.drain(..LENGTH_PREFIX);
+    Ok(())
+}
+
+/// Decompresses a raw LZ4 block (no length prefix) that must yield exactly `len` bytes into `out`
+/// (replacing its content), with the checks of [`decompress_body_into`]: `len` at most `max_size`
+/// and reachable by the block, the block decompressing to exactly `len`. Errors carry the offset
+/// in `block` (0 for a `len` over the limits).
+pub fn decompress_block_into(
+    block: &[u8],
+    len: usize,
+    max_size: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), Lz4Error> {
+    let prefix = u32::try_from(len).unwrap_or(u32::MAX);
+    let mut body = Vec::with_capacity(LENGTH_PREFIX + block.len());
+    body.extend_from_slice(&prefix.to_be_bytes());
+    body.extend_from_slice(block);
+    decompress_body_into(&body, max_size.min(u32::MAX as usize), out).map_err(|e| Lz4Error {
+        offset: e.offset.saturating_sub(LENGTH_PREFIX),
+        kind: e.kind,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -769,5 +797,32 @@ mod tests {
                 Err(error) => prop_assert!(!matches!(error.kind, Lz4ErrorKind::Corrupt { .. }), "{}", error),
             }
         }
+    }
+
+    #[test]
+    fn blocks_are_bodies_without_their_prefix() {
+        let payload = b"hello hello hello hello".repeat(20);
+        let mut block = Vec::new();
+        compress_block_into(&payload, &mut block).unwrap();
+        assert_eq!(block, compress_body(&payload).unwrap()[LENGTH_PREFIX..]);
+        let mut out = Vec::new();
+        decompress_block_into(&block, payload.len(), 1 << 20, &mut out).unwrap();
+        assert_eq!(out, payload);
+        let error = decompress_block_into(&block, payload.len() + 1, 1 << 20, &mut out);
+        assert!(matches!(
+            error.unwrap_err().kind,
+            Lz4ErrorKind::ShorterThanDeclared { .. }
+        ));
+        let error = decompress_block_into(&block, payload.len(), 100, &mut out).unwrap_err();
+        assert_eq!(error.offset, 0);
+        let mut bad = block.clone();
+        bad[0] = 0xff;
+        let error = decompress_block_into(&bad, payload.len(), 1 << 20, &mut out).unwrap_err();
+        let body_error = decompress_body(
+            &[&(payload.len() as u32).to_be_bytes()[..], &bad].concat(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert_eq!(error.offset + LENGTH_PREFIX, body_error.offset);
     }
 }
