@@ -1,6 +1,6 @@
-//! v5 segments against streams the Python driver 3.30.1 wrote (fixtures/segments/generate.py):
-//! every segment header, CRC and payload, and every envelope rebuilt from them, as the manifest
-//! the driver read back says.
+//! v4 frame streams (none, LZ4, Snappy) and v5 segment streams the Python driver 3.30.1 wrote
+//! (fixtures/segments/generate.py): every frame body decompressed, every segment header, CRC and
+//! payload, and every envelope rebuilt from them, as the manifest the driver read back says.
 
 mod common;
 
@@ -116,6 +116,44 @@ fn corrupt_bytes_are_reported_not_fatal() {
             let (_, envelopes, problems) = decode(&corrupt, format);
             assert!(!problems.is_empty(), "{name}: flip at {at} not reported");
             assert!(envelopes.len() <= 7);
+        }
+    }
+}
+
+#[test]
+fn v4_streams_decompress_with_the_named_and_the_guessed_algorithm() {
+    use cqlwire::protocol::compression::{decompress_body, Compression};
+    use cqlwire::protocol::frame::Frames;
+    let manifest = manifest();
+    for (name, algorithm) in [
+        ("none", None),
+        ("lz4", Some(Compression::Lz4)),
+        ("snappy", Some(Compression::Snappy)),
+    ] {
+        let name = format!("requests-v4-{name}");
+        let stream = std::fs::read(fixture(&format!("segments/{name}.bin"))).unwrap();
+        let expected = manifest[&name]["frames"].as_array().unwrap();
+        let frames: Vec<_> = Frames::new(&stream).map(Result::unwrap).collect();
+        assert_eq!(frames.len(), expected.len(), "{name}");
+        for (frame, expected) in frames.iter().zip(expected) {
+            let mut body = frame.body.to_vec();
+            if frame.header.is_compressed() {
+                for given in [algorithm, None] {
+                    let used = decompress_body(frame.body, given, 1 << 20, &mut body).unwrap();
+                    assert_eq!(Some(used), algorithm, "{name}");
+                }
+            }
+            let header = &frame.header;
+            let found = serde_json::json!({
+                "offset": frame.offset,
+                "version": header.version_byte(),
+                "flags": header.flags.0,
+                "stream": header.stream,
+                "opcode": header.opcode.to_byte(),
+                "length": header.length,
+                "crc32": crc32fast::hash(&body),
+            });
+            assert_eq!(&found, expected, "{name}");
         }
     }
 }
