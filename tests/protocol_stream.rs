@@ -21,16 +21,7 @@ fn read(name: &str) -> Vec<u8> {
 
 /// Envelopes as manifest entries (offset key named as in the manifest) and problem messages.
 fn decode(stream: &[u8], cuts: &[usize], offset_key: &str) -> (Vec<Value>, Vec<String>) {
-    let mut decoder = StreamDecoder::new(Direction::Request, DEFAULT_MAX_FRAME);
-    let mut events = Vec::new();
-    let mut start = 0;
-    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
-    cuts.sort_unstable();
-    for cut in cuts.into_iter().chain([stream.len()]) {
-        decoder.feed(&stream[start..cut.max(start)], &mut events);
-        start = cut.max(start);
-    }
-    decoder.finish(&mut events);
+    let events = feed_in_chunks(stream, cuts, DEFAULT_MAX_FRAME);
     let mut envelopes = Vec::new();
     let mut problems = Vec::new();
     for event in events {
@@ -51,6 +42,21 @@ fn decode(stream: &[u8], cuts: &[usize], offset_key: &str) -> (Vec<Value>, Vec<S
         }
     }
     (envelopes, problems)
+}
+
+/// Feeds `stream` to a client-side decoder cut at `cuts` (taken modulo its length), then ends it.
+fn feed_in_chunks(stream: &[u8], cuts: &[usize], max_frame: usize) -> Vec<StreamEvent> {
+    let mut decoder = StreamDecoder::new(Direction::Request, max_frame);
+    let mut events = Vec::new();
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut start = 0;
+    for cut in cuts.into_iter().chain([stream.len()]) {
+        decoder.feed(&stream[start..cut], &mut events);
+        start = cut;
+    }
+    decoder.finish(&mut events);
+    events
 }
 
 /// (stream name, expected envelopes with offsets in "offset") for every fixture stream.
@@ -179,15 +185,6 @@ proptest! {
             let at = at % stream.len();
             stream[at] ^= mask;
         }
-        let mut decoder = StreamDecoder::new(Direction::Request, 1 << 20);
-        let mut events = Vec::new();
-        let mut start = 0;
-        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
-        cuts.sort_unstable();
-        for cut in cuts.into_iter().chain([stream.len()]) {
-            decoder.feed(&stream[start..cut.max(start)], &mut events);
-            start = cut.max(start);
-        }
-        decoder.finish(&mut events);
+        feed_in_chunks(&stream, &cuts, 1 << 20);
     }
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::fixture;
+use cqlwire::protocol::frame::FrameHeader;
 use cqlwire::protocol::segment::{
     encode_segment, split_segment, AssemblyError, Envelope, EnvelopeAssembler, SegmentFormat,
 };
@@ -18,6 +19,19 @@ const STREAMS: [(&str, SegmentFormat); 2] = [
 fn manifest() -> Value {
     let text = std::fs::read_to_string(fixture("segments/manifest.json")).unwrap();
     serde_json::from_str(&text).unwrap()
+}
+
+/// A manifest entry: the offset under `key`, the header's fields, the body's CRC32.
+fn entry(key: &str, offset: u64, header: &FrameHeader, body: &[u8]) -> Value {
+    serde_json::json!({
+        key: offset,
+        "version": header.version_byte(),
+        "flags": header.flags.0,
+        "stream": header.stream,
+        "opcode": header.opcode.to_byte(),
+        "length": header.length,
+        "crc32": crc32fast::hash(body),
+    })
 }
 
 /// Splits a whole stream into segments and envelopes; also returns the problems met.
@@ -69,16 +83,12 @@ fn driver_streams_decode_to_the_driver_s_segments_and_envelopes() {
         let expected = manifest[name]["envelopes"].as_array().unwrap();
         assert_eq!(envelopes.len(), expected.len(), "{name}");
         for (envelope, expected) in envelopes.iter().zip(expected) {
-            let header = &envelope.header;
-            let found = serde_json::json!({
-                "segment_offset": envelope.segment_offset,
-                "version": header.version_byte(),
-                "flags": header.flags.0,
-                "stream": header.stream,
-                "opcode": header.opcode.to_byte(),
-                "length": header.length,
-                "crc32": crc32fast::hash(&envelope.body),
-            });
+            let found = entry(
+                "segment_offset",
+                envelope.segment_offset,
+                &envelope.header,
+                &envelope.body,
+            );
             assert_eq!(&found, expected, "{name}");
         }
         assert_eq!(SegmentFormat::detect(&stream), Some(format), "{name}");
@@ -143,16 +153,7 @@ fn v4_streams_decompress_with_the_named_and_the_guessed_algorithm() {
                     assert_eq!(Some(used), algorithm, "{name}");
                 }
             }
-            let header = &frame.header;
-            let found = serde_json::json!({
-                "offset": frame.offset,
-                "version": header.version_byte(),
-                "flags": header.flags.0,
-                "stream": header.stream,
-                "opcode": header.opcode.to_byte(),
-                "length": header.length,
-                "crc32": crc32fast::hash(&body),
-            });
+            let found = entry("offset", frame.offset, &frame.header, &body);
             assert_eq!(&found, expected, "{name}");
         }
     }

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 7] = [
+pub const TARGETS: [(&str, Check); 8] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -30,6 +30,7 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("frame_stream", frame_stream),
     ("npy_header", npy_header),
     ("vecs_readers", vecs_readers),
+    ("protocol_stream", protocol_stream),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -734,4 +735,61 @@ fn read_all(
         assert_eq!(rows, all.rows, "fewer or more rows than announced");
     }
     Ok(all)
+}
+
+/// Feeds a stream to the per-direction protocol decoder. The first byte steers: bit 0 the
+/// direction, bit 1 wraps the rest into valid v5 segments (bit 2: LZ4, bits 3-7 the segment size,
+/// one in three segments not self-contained) so the fuzzer reaches the envelope reassembly, bits
+/// 4-7 the chunk size. Fed in chunks or whole, the decoder must yield the same events; with every
+/// eighth chunk replaced by a gap it must not panic either.
+pub fn protocol_stream(data: &[u8]) {
+    use cqlwire::protocol::frame::Direction;
+    use cqlwire::protocol::segment::{encode_segment, SegmentFormat, MAX_PAYLOAD_LEN};
+    use cqlwire::protocol::stream::StreamDecoder;
+    let Some((&control, rest)) = data.split_first() else {
+        return;
+    };
+    let direction = if control & 1 == 0 {
+        Direction::Request
+    } else {
+        Direction::Response
+    };
+    let stream = if control & 2 != 0 {
+        let format = if control & 4 != 0 {
+            SegmentFormat::Lz4
+        } else {
+            SegmentFormat::Uncompressed
+        };
+        let size = (1 + usize::from(control >> 3) * 97).min(MAX_PAYLOAD_LEN);
+        let mut out = Vec::new();
+        for (i, chunk) in rest.chunks(size).enumerate() {
+            encode_segment(chunk, i % 3 != 2, format, &mut out);
+        }
+        out
+    } else {
+        rest.to_vec()
+    };
+    let max_frame = 16 << 20;
+    let mut whole = Vec::new();
+    let mut decoder = StreamDecoder::new(direction, max_frame);
+    decoder.feed(&stream, &mut whole);
+    decoder.finish(&mut whole);
+    let step = 1 + usize::from(control >> 4);
+    let mut chunked = Vec::new();
+    let mut decoder = StreamDecoder::new(direction, max_frame);
+    for chunk in stream.chunks(step) {
+        decoder.feed(chunk, &mut chunked);
+    }
+    decoder.finish(&mut chunked);
+    assert_eq!(whole, chunked, "chunking changed what the decoder found");
+    let mut gapped = Vec::new();
+    let mut decoder = StreamDecoder::new(direction, max_frame);
+    for (i, chunk) in stream.chunks(step).enumerate() {
+        if i % 8 == 7 {
+            decoder.gap(chunk.len() as u64, &mut gapped);
+        } else {
+            decoder.feed(chunk, &mut gapped);
+        }
+    }
+    decoder.finish(&mut gapped);
 }

@@ -123,7 +123,7 @@ impl StreamDecoder {
     pub fn gap(&mut self, len: u64, out: &mut Vec<StreamEvent>) {
         let at = self.base + self.buf.len() as u64;
         let pending = self.buf.len() as u64 + self.assembler.reset() as u64;
-        self.report_lost(out);
+        self.report_lost(out, "before a gap");
         let mut message = format!("gap of {len} bytes in the stream");
         if pending > 0 {
             message += &format!(" ({pending} bytes of an unfinished frame or segment dropped)");
@@ -143,15 +143,7 @@ impl StreamDecoder {
 
     /// Ends the stream: reports bytes left inside an unfinished frame or segment.
     pub fn finish(&mut self, out: &mut Vec<StreamEvent>) {
-        if let Some((at, reason, skipped)) = self.lost.take() {
-            let skipped = skipped + self.buf.len() as u64;
-            if skipped > 0 {
-                out.push(problem(
-                    at,
-                    format!("{reason}: {skipped} bytes skipped to the end of the stream"),
-                ));
-            }
-        } else if !self.buf.is_empty() {
+        if !self.report_lost(out, "to the end of the stream") && !self.buf.is_empty() {
             out.push(problem(
                 self.base,
                 format!(
@@ -250,16 +242,20 @@ impl StreamDecoder {
         }
     }
 
-    fn report_lost(&mut self, out: &mut Vec<StreamEvent>) {
-        if let Some((at, reason, skipped)) = self.lost.take() {
-            let skipped = skipped + self.buf.len() as u64;
-            if skipped > 0 {
-                out.push(problem(
-                    at,
-                    format!("{reason}: {skipped} bytes skipped before a gap"),
-                ));
-            }
+    /// Reports the bytes skipped while out of sync, the buffered ones included, up to `until`
+    /// (a gap, the end); returns whether the decoder was out of sync.
+    fn report_lost(&mut self, out: &mut Vec<StreamEvent>, until: &str) -> bool {
+        let Some((at, reason, skipped)) = self.lost.take() else {
+            return false;
+        };
+        let skipped = skipped + self.buf.len() as u64;
+        if skipped > 0 {
+            out.push(problem(
+                at,
+                format!("{reason}: {skipped} bytes skipped {until}"),
+            ));
         }
+        true
     }
 
     /// Whether a frame header (in frame phases) or a segment header (in the segment phase) that
