@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 9] = [
+pub const TARGETS: [(&str, Check); 10] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -32,6 +32,7 @@ pub const TARGETS: [(&str, Check); 9] = [
     ("vecs_readers", vecs_readers),
     ("message_body", message_body),
     ("protocol_stream", protocol_stream),
+    ("inspect", inspect),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -893,4 +894,59 @@ pub fn protocol_stream(data: &[u8]) {
         }
     }
     decoder.finish(&mut gapped);
+}
+
+/// The whole inspector on hostile input. The first byte steers: bit 0 reads the rest as a pcap/pcapng
+/// capture (CQL on any port: the port list is empty, so connections are recognised by their first
+/// frame), else as the two raw directions of one connection split at the position given by the next
+/// two bytes. Every record is also counted by the statistics and redacted; decoding with explain
+/// lines must give the same records as decoding without.
+pub fn inspect(data: &[u8]) {
+    use cqlwire::capture::Capture;
+    use cqlwire::inspect::{redact, stats::Stats, Inspector, Options, Record};
+    let Some((&control, rest)) = data.split_first() else {
+        return;
+    };
+    let run = |explain: bool| -> Vec<String> {
+        let options = Options {
+            ports: if control & 2 == 0 { vec![] } else { vec![9042] },
+            max_frame: 1 << 20,
+            explain,
+        };
+        let mut inspector = Inspector::new(options);
+        let mut stats = Stats::default();
+        let mut seen = Vec::new();
+        let mut sink = |record: Record| {
+            stats.add(&record);
+            match &record {
+                Record::Message(m) => {
+                    if let Ok(message) = &m.message {
+                        let mut json = message.to_json();
+                        redact::redact_json(message, &mut json);
+                        let _ = message.gist();
+                    }
+                    seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));
+                }
+                Record::Problem(p) => seen.push(format!("{} {}", p.offset, p.message)),
+            }
+        };
+        if control & 1 == 1 {
+            if let Ok(mut capture) = Capture::new(rest) {
+                let _ = capture.run(&mut |event| inspector.event(event, &mut sink));
+                inspector.finish(&mut sink);
+            }
+        } else {
+            let (split, streams) = match rest {
+                [a, b, streams @ ..] => (usize::from(u16::from_le_bytes([*a, *b])), streams),
+                _ => (0, rest),
+            };
+            let (mut client, mut server) = streams.split_at(split.min(streams.len()));
+            inspector
+                .raw("fuzz", Some(&mut client), Some(&mut server), &mut sink)
+                .expect("reading memory");
+        }
+        stats.finish();
+        seen
+    };
+    assert_eq!(run(false), run(true), "explain changed what was decoded");
 }
