@@ -87,6 +87,13 @@ for stream in sorted((root / "fixtures/lz4/frames").glob("*.bin")):
     data = stream.read_bytes()
     seed("frame_stream", data, 65536)
     seed("frame_stream", data, 2048)  # a few whole frames and a truncated one
+for stream in sorted((root / "fixtures/segments").glob("*.bin")):
+    data = stream.read_bytes()
+    for control in (0x00, 0x40, 0xf0):  # client side, chunks of 1, 5 and 16 bytes
+        seed("protocol_stream", bytes([control]) + data[:65539], 65540)
+for stream in sorted((root / "fixtures/segments").glob("requests-v4-*.bin")):
+    for control in (0x0a, 0x6e):  # the frames wrapped in uncompressed / LZ4 segments
+        seed("protocol_stream", bytes([control]) + stream.read_bytes(), 65540)
 
 vecs_formats = ["fvecs", "ivecs", "bvecs", "fbin", "ibin", "u8bin", "i8bin"]
 for path in sorted((root / "fixtures/convert/inputs").iterdir()):

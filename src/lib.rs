@@ -13,7 +13,8 @@
 //! - [`hex`]: hex text;
 //! - [`display`]: text shown to a person (control characters made visible, long lines elided);
 //! - [`files`]: the file handling shared by every command;
-//! - [`capture`]: packet captures read down to reassembled TCP streams.
+//! - [`capture`]: packet captures read down to reassembled TCP streams;
+//! - [`inspect`]: captured CQL conversations decoded message by message.
 
 pub mod capture;
 pub mod convert;
@@ -22,6 +23,7 @@ pub mod display;
 pub mod files;
 pub mod hex;
 pub mod input;
+pub mod inspect;
 pub mod lz4;
 pub mod output;
 pub mod protocol;

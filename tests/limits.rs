@@ -197,6 +197,18 @@ fn lz4_declared_length_is_capped_by_max_size_and_the_255_rule() {
 
 #[test]
 fn frame_body_lengths_are_checked_against_the_stream_before_allocating() {
+    let frame = "04010001070010000000100000ff";
+    let output = run(
+        with_args(&["decompress", "--frames", "--hex"]),
+        frame.as_bytes(),
+    );
+    assert_error(
+        &output,
+        1,
+        "header says 1048576 body bytes, 5 left",
+        "1 MiB frame",
+    );
+    // A 2 GiB body cannot hold a block that decompresses to at most 256 MiB.
     let frame = "04010001077fffffff00000010ff";
     let output = run(
         with_args(&["decompress", "--frames", "--hex"]),
@@ -205,7 +217,8 @@ fn frame_body_lengths_are_checked_against_the_stream_before_allocating() {
     assert_error(
         &output,
         1,
-        "header says 2147483647 body bytes, 5 left",
+        "an LZ4 block of 2147483643 bytes is too long to decompress to the declared 16 bytes at \
+         byte 13 (frame at byte 0, stream 1)",
         "2 GiB frame",
     );
     // A body's length prefix is checked as soon as it arrives, before the rest of the body.

@@ -1,10 +1,11 @@
-//! v5 segments against streams the Python driver 3.30.1 wrote (fixtures/segments/generate.py):
-//! every segment header, CRC and payload, and every envelope rebuilt from them, as the manifest
-//! the driver read back says.
+//! v4 frame streams (none, LZ4, Snappy) and v5 segment streams the Python driver 3.30.1 wrote
+//! (fixtures/segments/generate.py): every frame body decompressed, every segment header, CRC and
+//! payload, and every envelope rebuilt from them, as the manifest the driver read back says.
 
 mod common;
 
 use common::fixture;
+use cqlwire::protocol::frame::FrameHeader;
 use cqlwire::protocol::segment::{
     encode_segment, split_segment, AssemblyError, Envelope, EnvelopeAssembler, SegmentFormat,
 };
@@ -18,6 +19,19 @@ const STREAMS: [(&str, SegmentFormat); 2] = [
 fn manifest() -> Value {
     let text = std::fs::read_to_string(fixture("segments/manifest.json")).unwrap();
     serde_json::from_str(&text).unwrap()
+}
+
+/// A manifest entry: the offset under `key`, the header's fields, the body's CRC32.
+fn entry(key: &str, offset: u64, header: &FrameHeader, body: &[u8]) -> Value {
+    serde_json::json!({
+        key: offset,
+        "version": header.version_byte(),
+        "flags": header.flags.0,
+        "stream": header.stream,
+        "opcode": header.opcode.to_byte(),
+        "length": header.length,
+        "crc32": crc32fast::hash(body),
+    })
 }
 
 /// Splits a whole stream into segments and envelopes; also returns the problems met.
@@ -69,16 +83,12 @@ fn driver_streams_decode_to_the_driver_s_segments_and_envelopes() {
         let expected = manifest[name]["envelopes"].as_array().unwrap();
         assert_eq!(envelopes.len(), expected.len(), "{name}");
         for (envelope, expected) in envelopes.iter().zip(expected) {
-            let header = &envelope.header;
-            let found = serde_json::json!({
-                "segment_offset": envelope.segment_offset,
-                "version": header.version_byte(),
-                "flags": header.flags.0,
-                "stream": header.stream,
-                "opcode": header.opcode.to_byte(),
-                "length": header.length,
-                "crc32": crc32fast::hash(&envelope.body),
-            });
+            let found = entry(
+                "segment_offset",
+                envelope.segment_offset,
+                &envelope.header,
+                &envelope.body,
+            );
             assert_eq!(&found, expected, "{name}");
         }
         assert_eq!(SegmentFormat::detect(&stream), Some(format), "{name}");
@@ -116,6 +126,35 @@ fn corrupt_bytes_are_reported_not_fatal() {
             let (_, envelopes, problems) = decode(&corrupt, format);
             assert!(!problems.is_empty(), "{name}: flip at {at} not reported");
             assert!(envelopes.len() <= 7);
+        }
+    }
+}
+
+#[test]
+fn v4_streams_decompress_with_the_named_and_the_guessed_algorithm() {
+    use cqlwire::protocol::compression::{decompress_body, Compression};
+    use cqlwire::protocol::frame::Frames;
+    let manifest = manifest();
+    for (name, algorithm) in [
+        ("none", None),
+        ("lz4", Some(Compression::Lz4)),
+        ("snappy", Some(Compression::Snappy)),
+    ] {
+        let name = format!("requests-v4-{name}");
+        let stream = std::fs::read(fixture(&format!("segments/{name}.bin"))).unwrap();
+        let expected = manifest[&name]["frames"].as_array().unwrap();
+        let frames: Vec<_> = Frames::new(&stream).map(Result::unwrap).collect();
+        assert_eq!(frames.len(), expected.len(), "{name}");
+        for (frame, expected) in frames.iter().zip(expected) {
+            let mut body = frame.body.to_vec();
+            if frame.header.is_compressed() {
+                for given in [algorithm, None] {
+                    let used = decompress_body(frame.body, given, 1 << 20, &mut body).unwrap();
+                    assert_eq!(Some(used), algorithm, "{name}");
+                }
+            }
+            let found = entry("offset", frame.offset, &frame.header, &body);
+            assert_eq!(&found, expected, "{name}");
         }
     }
 }

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 8] = [
+pub const TARGETS: [(&str, Check); 10] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -31,6 +31,8 @@ pub const TARGETS: [(&str, Check); 8] = [
     ("npy_header", npy_header),
     ("vecs_readers", vecs_readers),
     ("message_body", message_body),
+    ("protocol_stream", protocol_stream),
+    ("inspect", inspect),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -836,4 +838,116 @@ pub fn message_body(data: &[u8]) {
         let _ = message.gist();
         registry.learn(request.as_ref(), &message);
     }
+}
+
+/// Feeds a stream to the per-direction protocol decoder. The first byte steers: bit 0 the
+/// direction, bit 1 wraps the rest into valid v5 segments (bit 2: LZ4, bits 3-7 the segment size,
+/// one in three segments not self-contained) so the fuzzer reaches the envelope reassembly, bits
+/// 4-7 the chunk size. Fed in chunks or whole, the decoder must yield the same events; with every
+/// eighth chunk replaced by a gap it must not panic either.
+pub fn protocol_stream(data: &[u8]) {
+    use cqlwire::protocol::frame::Direction;
+    use cqlwire::protocol::segment::{encode_segment, SegmentFormat, MAX_PAYLOAD_LEN};
+    use cqlwire::protocol::stream::StreamDecoder;
+    let Some((&control, rest)) = data.split_first() else {
+        return;
+    };
+    let direction = if control & 1 == 0 {
+        Direction::Request
+    } else {
+        Direction::Response
+    };
+    let stream = if control & 2 != 0 {
+        let format = if control & 4 != 0 {
+            SegmentFormat::Lz4
+        } else {
+            SegmentFormat::Uncompressed
+        };
+        let size = (1 + usize::from(control >> 3) * 97).min(MAX_PAYLOAD_LEN);
+        let mut out = Vec::new();
+        for (i, chunk) in rest.chunks(size).enumerate() {
+            encode_segment(chunk, i % 3 != 2, format, &mut out);
+        }
+        out
+    } else {
+        rest.to_vec()
+    };
+    let max_frame = 16 << 20;
+    let mut whole = Vec::new();
+    let mut decoder = StreamDecoder::new(direction, max_frame);
+    decoder.feed(&stream, &mut whole);
+    decoder.finish(&mut whole);
+    let step = 1 + usize::from(control >> 4);
+    let mut chunked = Vec::new();
+    let mut decoder = StreamDecoder::new(direction, max_frame);
+    for chunk in stream.chunks(step) {
+        decoder.feed(chunk, &mut chunked);
+    }
+    decoder.finish(&mut chunked);
+    assert_eq!(whole, chunked, "chunking changed what the decoder found");
+    let mut gapped = Vec::new();
+    let mut decoder = StreamDecoder::new(direction, max_frame);
+    for (i, chunk) in stream.chunks(step).enumerate() {
+        if i % 8 == 7 {
+            decoder.gap(chunk.len() as u64, &mut gapped);
+        } else {
+            decoder.feed(chunk, &mut gapped);
+        }
+    }
+    decoder.finish(&mut gapped);
+}
+
+/// The whole inspector on hostile input. The first byte steers: bit 0 reads the rest as a pcap/pcapng
+/// capture (CQL on any port: the port list is empty, so connections are recognised by their first
+/// frame), else as the two raw directions of one connection split at the position given by the next
+/// two bytes. Every record is also counted by the statistics and redacted; decoding with explain
+/// lines must give the same records as decoding without.
+pub fn inspect(data: &[u8]) {
+    use cqlwire::capture::Capture;
+    use cqlwire::inspect::{redact, stats::Stats, Inspector, Options, Record};
+    let Some((&control, rest)) = data.split_first() else {
+        return;
+    };
+    let run = |explain: bool| -> Vec<String> {
+        let options = Options {
+            ports: if control & 2 == 0 { vec![] } else { vec![9042] },
+            max_frame: 1 << 20,
+            explain,
+        };
+        let mut inspector = Inspector::new(options);
+        let mut stats = Stats::default();
+        let mut seen = Vec::new();
+        let mut sink = |record: Record| {
+            stats.add(&record);
+            match &record {
+                Record::Message(m) => {
+                    if let Ok(message) = &m.message {
+                        let mut json = message.to_json();
+                        redact::redact_json(message, &mut json);
+                        let _ = message.gist();
+                    }
+                    seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));
+                }
+                Record::Problem(p) => seen.push(format!("{} {}", p.offset, p.message)),
+            }
+        };
+        if control & 1 == 1 {
+            if let Ok(mut capture) = Capture::new(rest) {
+                let _ = capture.run(&mut |event| inspector.event(event, &mut sink));
+                inspector.finish(&mut sink);
+            }
+        } else {
+            let (split, streams) = match rest {
+                [a, b, streams @ ..] => (usize::from(u16::from_le_bytes([*a, *b])), streams),
+                _ => (0, rest),
+            };
+            let (mut client, mut server) = streams.split_at(split.min(streams.len()));
+            inspector
+                .raw("fuzz", Some(&mut client), Some(&mut server), &mut sink)
+                .expect("reading memory");
+        }
+        stats.finish();
+        seen
+    };
+    assert_eq!(run(false), run(true), "explain changed what was decoded");
 }

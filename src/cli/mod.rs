@@ -6,6 +6,7 @@ mod decode;
 mod decompress;
 mod encode;
 mod generate;
+mod inspect;
 mod lz4_stream;
 mod progress;
 mod util;
@@ -46,6 +47,9 @@ pub enum Command {
     /// Generate shell completions or man pages from these definitions.
     #[command(hide = true)]
     Generate(generate::Args),
+    /// Decode captured CQL conversations (pcap/pcapng, raw or hex streams): every message, row and
+    /// bound value, with latencies, filters and statistics.
+    Inspect(inspect::Args),
 }
 
 /// Runs the chosen command.
@@ -57,6 +61,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Decompress(args) => decompress::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Inspect(args) => inspect::run(args),
     }
 }
 

@@ -77,9 +77,13 @@ impl SegmentFormat {
     }
 
     /// The format whose header CRC24 matches at the start of `bytes`, when compression is not
-    /// known: `None` when neither matches or fewer than 8 bytes are there (6 suffice for a match
-    /// of the uncompressed layout when only 6 to 7 bytes are there).
+    /// known (LZ4 tried first): `None` when neither matches or fewer than 8 bytes are there (the
+    /// shortest segment, uncompressed and empty, is 10 bytes), so the answer never changes as
+    /// more bytes arrive.
     pub fn detect(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() < SegmentFormat::Lz4.header_with_crc_len() {
+            return None;
+        }
         [SegmentFormat::Lz4, SegmentFormat::Uncompressed]
             .into_iter()
             .find(|format| matches!(SegmentHeader::parse(bytes, *format), Some(h) if h.crc_ok))

@@ -1,0 +1,588 @@
+//! `cqlwire inspect`: whole captured CQL conversations (pcap/pcapng, raw or hex byte streams)
+//! decoded message by message, as text lines, explain trees, JSON lines or statistics.
+
+use super::progress::{self, Unit};
+use super::CliError;
+use cqlwire::capture::{Capture, Timestamp};
+use cqlwire::files;
+use cqlwire::hex::HexReader;
+use cqlwire::inspect::stats::{side_name, Stats};
+use cqlwire::inspect::{redact, Inspector, MessageRecord, Options, Problem, Record, Side};
+use cqlwire::protocol::message::opcode_name;
+use serde_json::{json, Map, Value as Json};
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// How `inspect` prints the messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InspectFormat {
+    /// One line per message: time, connection, direction, version, stream, opcode, gist, latency.
+    Text,
+    /// Each message's full decoded tree, offsets into its direction's stream.
+    Explain,
+    /// One JSON object per message (JSON lines).
+    Json,
+}
+
+/// Arguments of `cqlwire inspect`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples (on the captures committed in fixtures/inspect):
+  $ cqlwire inspect fixtures/inspect/v4-lz4.pcap --opcode EXECUTE | head -2
+  14:02:11.123456 127.0.0.1:50422-127.0.0.1:9042 > v4 s5 EXECUTE 0x8c1e… \"INSERT INTO everything …\" ONE 11 values
+  14:02:11.125002 127.0.0.1:50422-127.0.0.1:9042 < v4 s5 RESULT Void (1.546 ms)
+  $ cqlwire inspect fixtures/inspect/v5-none.pcap --format json --opcode RESULT --redact | head -1
+  $ cqlwire inspect fixtures/inspect/v5-lz4.pcap --format explain --stream 7
+  $ cqlwire inspect fixtures/inspect/v4-snappy.pcap --stats
+  $ cqlwire inspect fixtures/inspect/v4-none.pcap --slower-than 5ms
+  $ tcpdump -i lo -w - -U port 9042 | cqlwire inspect -
+  $ cqlwire inspect --client c2s.bin --server s2c.bin       # Wireshark \"Follow TCP stream\" raw
+
+Inputs: pcap or pcapng (by magic; standard input with `-`), CQL found on --port (default 9042 and
+19042) or by a frame header at the start of a connection. `>` is a request, `<` a response. Malformed
+traffic is reported (a `!` line, or a JSON object with \"problem\") with its offset and the run goes on.
+--opcode also keeps the responses to requests of that opcode. --redact replaces row and bound values by
+{\"$redacted\": <hash of their bytes>, \"len\": <bytes>} (json; text shows no values).")]
+pub struct Args {
+    /// Capture files (pcap/pcapng; `-` for standard input), or raw/hex streams with --raw/--hex.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = InspectFormat::Text)]
+    pub format: InspectFormat,
+    /// A server port carrying CQL (repeatable; default 9042 and 19042).
+    #[arg(long = "port", value_name = "N")]
+    pub ports: Vec<u16>,
+    /// Only this connection: its number (from 1) or its `client-server` label.
+    #[arg(long, value_name = "ID")]
+    pub conn: Option<String>,
+    /// Only this stream id.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub stream: Option<i16>,
+    /// Only these opcodes (repeatable, e.g. QUERY, EXECUTE), and the responses to them.
+    #[arg(long = "opcode", value_name = "OP")]
+    pub opcodes: Vec<String>,
+    /// Only request/response pairs at least this slow (`250us`, `10ms`, `1.5s`).
+    #[arg(long, value_name = "DURATION")]
+    pub slower_than: Option<String>,
+    /// Print statistics (per statement and per opcode) instead of the messages.
+    #[arg(long)]
+    pub stats: bool,
+    /// Largest frame body accepted; larger declared lengths are reported and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    pub max_frame: usize,
+    /// Replace row and bound values by a short stable hash of their bytes (type and length kept).
+    #[arg(long)]
+    pub redact: bool,
+    /// No progress bar and no summary on standard error.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The client-to-server bytes of one connection (raw, or hex with --hex).
+    #[arg(long, value_name = "FILE", conflicts_with = "raw")]
+    pub client: Option<PathBuf>,
+    /// The server-to-client bytes of one connection (raw, or hex with --hex).
+    #[arg(long, value_name = "FILE", conflicts_with = "raw")]
+    pub server: Option<PathBuf>,
+    /// Each INPUT is the raw bytes of one direction of a connection (client or server, as the
+    /// direction bit of its first frame says).
+    #[arg(long)]
+    pub raw: bool,
+    /// Raw inputs (--client/--server, or INPUT with --raw implied) are hex text.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+/// Parses `250us`, `10ms`, `1.5s`, `2m`, `100ns` into nanoseconds.
+fn parse_duration(text: &str) -> Result<u64, CliError> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "" => 1e9,
+        "m" | "min" => 60e9,
+        _ => {
+            return Err(CliError::usage(format!(
+                "invalid duration {text:?}: use e.g. 250us, 10ms, 1.5s"
+            )))
+        }
+    };
+    let value: f64 = number.parse().map_err(|_| {
+        CliError::usage(format!(
+            "invalid duration {text:?}: use e.g. 250us, 10ms, 1.5s"
+        ))
+    })?;
+    Ok((value * scale).round() as u64)
+}
+
+/// The selection the filters make.
+struct Filter {
+    conn: Option<String>,
+    stream: Option<i16>,
+    opcodes: Vec<u8>,
+    slower_than: Option<u64>,
+    /// Requests held until their response tells whether the pair is slow enough.
+    held: HashMap<(u64, i16), Record>,
+}
+
+impl Filter {
+    fn new(args: &Args) -> Result<Self, CliError> {
+        let opcodes = args
+            .opcodes
+            .iter()
+            .map(|name| {
+                (0..=0x10u8)
+                    .find(|&op| opcode_name(op).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+                    .ok_or_else(|| CliError::usage(format!("unknown opcode {name:?} for --opcode")))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Filter {
+            conn: args.conn.clone(),
+            stream: args.stream,
+            opcodes,
+            slower_than: args
+                .slower_than
+                .as_deref()
+                .map(parse_duration)
+                .transpose()?,
+            held: HashMap::new(),
+        })
+    }
+
+    /// Whether a message passes the static filters.
+    fn keeps(&self, m: &MessageRecord) -> bool {
+        self.conn
+            .as_ref()
+            .is_none_or(|c| *c == m.conn || *c == m.conn_id.to_string())
+            && self.stream.is_none_or(|s| s == m.header.stream)
+            && (self.opcodes.is_empty()
+                || self.opcodes.contains(&m.header.opcode.to_byte())
+                || m.request
+                    .as_ref()
+                    .is_some_and(|r| self.opcodes.contains(&r.opcode.to_byte())))
+    }
+
+    /// The records to print for `record`, in order.
+    fn pass(&mut self, record: Record) -> Vec<Record> {
+        let Record::Message(m) = &record else {
+            let Record::Problem(p) = &record else {
+                unreachable!()
+            };
+            let conn_ok = match (&self.conn, &p.conn) {
+                (Some(c), Some((id, label))) => c == label || *c == id.to_string(),
+                _ => true,
+            };
+            return if conn_ok { vec![record] } else { vec![] };
+        };
+        if !self.keeps(m) {
+            return vec![];
+        }
+        let Some(min) = self.slower_than else {
+            return vec![record];
+        };
+        let key = (m.conn_id, m.header.stream);
+        match m.side {
+            Side::Client => {
+                if m.header.stream >= 0 {
+                    self.held.insert(key, record);
+                }
+                vec![]
+            }
+            Side::Server => {
+                let request = self.held.remove(&key);
+                match &m.request {
+                    Some(r) if r.latency >= min => request.into_iter().chain([record]).collect(),
+                    _ => vec![],
+                }
+            }
+        }
+    }
+}
+
+/// Formats a capture time: `HH:MM:SS.ffffff` (UTC), or RFC 3339 for JSON; `-` for none.
+fn time_text(time: Timestamp, full: bool) -> Option<String> {
+    if time.0 == 0 {
+        return None;
+    }
+    let t = chrono::DateTime::from_timestamp_nanos(time.0 as i64);
+    Some(if full {
+        t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+    } else {
+        t.format("%H:%M:%S%.6f").to_string()
+    })
+}
+
+/// `1.546 ms`.
+fn latency_text(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// Writes what is printed for one record.
+struct Printer<W: Write> {
+    out: W,
+    format: InspectFormat,
+    redact: bool,
+    problems: u64,
+    messages: u64,
+}
+
+impl<W: Write> Printer<W> {
+    fn problem(&mut self, p: &Problem) -> io::Result<()> {
+        self.problems += 1;
+        let side = p.side.map(side_name);
+        match self.format {
+            InspectFormat::Json => {
+                let mut o = Map::new();
+                if let Some(t) = time_text(p.time, true) {
+                    o.insert("time".into(), json!(t));
+                }
+                if let Some((_, label)) = &p.conn {
+                    o.insert("conn".into(), json!(label));
+                }
+                if let Some(side) = side {
+                    o.insert("dir".into(), json!(side));
+                }
+                o.insert("offset".into(), json!(p.offset));
+                o.insert("problem".into(), json!(p.message));
+                writeln!(self.out, "{}", Json::Object(o))
+            }
+            _ => {
+                let place = match &p.conn {
+                    Some((_, label)) => format!(
+                        "{label} {}",
+                        match p.side {
+                            Some(Side::Client) => ">",
+                            Some(Side::Server) => "<",
+                            None => "?",
+                        }
+                    ),
+                    None => "capture file".into(),
+                };
+                writeln!(
+                    self.out,
+                    "{} {place} ! {} (offset {})",
+                    time_text(p.time, false).unwrap_or_else(|| "-".into()),
+                    p.message,
+                    p.offset
+                )
+            }
+        }
+    }
+
+    fn message(&mut self, m: &MessageRecord) -> io::Result<()> {
+        self.messages += 1;
+        let h = &m.header;
+        let opcode = h.opcode.name().unwrap_or("UNKNOWN");
+        match self.format {
+            InspectFormat::Json => {
+                let mut o = Map::new();
+                if let Some(t) = time_text(m.time, true) {
+                    o.insert("time".into(), json!(t));
+                }
+                o.insert("conn".into(), json!(m.conn));
+                o.insert("dir".into(), json!(side_name(m.side)));
+                o.insert("version".into(), json!(h.version));
+                o.insert("stream".into(), json!(h.stream));
+                o.insert("offset".into(), json!(m.offset));
+                match &m.message {
+                    Ok(message) => {
+                        let mut body = message.to_json();
+                        if self.redact {
+                            redact::redact_json(message, &mut body);
+                        }
+                        if let Json::Object(fields) = body {
+                            o.extend(fields);
+                        }
+                    }
+                    Err(e) => {
+                        o.insert("opcode".into(), json!(opcode));
+                        o.insert("error".into(), json!(e.to_string()));
+                    }
+                }
+                if let Some(r) = m.request.as_ref().filter(|_| m.time.0 != 0) {
+                    o.insert("latency_ms".into(), json!(r.latency as f64 / 1e6));
+                }
+                writeln!(self.out, "{}", Json::Object(o))
+            }
+            InspectFormat::Text | InspectFormat::Explain => {
+                let arrow = if m.side == Side::Client { ">" } else { "<" };
+                let gist = match &m.message {
+                    Ok(message) => message.gist(),
+                    Err(e) => format!("undecodable body: {e}"),
+                };
+                let latency = m
+                    .request
+                    .as_ref()
+                    .filter(|_| m.time.0 != 0)
+                    .map(|r| format!(" ({})", latency_text(r.latency)))
+                    .unwrap_or_default();
+                writeln!(
+                    self.out,
+                    "{} {} {arrow} v{} s{} {opcode} {gist}{latency}",
+                    time_text(m.time, false).unwrap_or_else(|| "-".into()),
+                    m.conn,
+                    h.version,
+                    h.stream
+                )?;
+                if self.format == InspectFormat::Explain {
+                    self.explain(m)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn explain(&mut self, m: &MessageRecord) -> io::Result<()> {
+        let h = &m.header;
+        let hex = cqlwire::hex::encode(&h.to_bytes());
+        let (place, start) = match m.in_segment {
+            Some(at) => (
+                format!(
+                    "at byte {at} of the payload of the v5 segment at byte {}",
+                    m.offset
+                ),
+                at,
+            ),
+            None => (
+                format!("at byte {} of the stream", m.offset),
+                m.offset as usize,
+            ),
+        };
+        writeln!(
+            self.out,
+            "  {start:04}  {hex}  header: v{} {} flags {:?} stream {} {} length {} ({place})",
+            h.version,
+            h.direction.name(),
+            h.flags.names().collect::<Vec<_>>(),
+            h.stream,
+            h.opcode.name().unwrap_or("UNKNOWN"),
+            h.length
+        )?;
+        if let Some(explained) = &m.explained {
+            let base = start + 9;
+            explained.write(&mut self.out, &m.body, base, 1)?;
+            if let Err(e) = &explained.result {
+                writeln!(self.out, "  error: {e}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Prints the statistics.
+fn print_stats<W: Write>(out: &mut W, stats: &Stats, json: bool) -> io::Result<()> {
+    let ms = |ns: Option<u64>| ns.map(|n| n as f64 / 1e6);
+    if json {
+        let statements: Vec<Json> = stats
+            .statements
+            .iter()
+            .map(|(text, s)| {
+                json!({"statement": text, "count": s.count, "errors": s.errors,
+                       "p50_ms": ms(s.quantile(0.5)), "p99_ms": ms(s.quantile(0.99)),
+                       "max_ms": ms(s.latencies.last().copied())})
+            })
+            .collect();
+        let opcodes: Vec<Json> = stats
+            .opcodes
+            .iter()
+            .map(|((dir, op), n)| json!({"dir": dir, "opcode": op, "count": n}))
+            .collect();
+        let errors: Map<String, Json> = stats
+            .error_codes
+            .iter()
+            .map(|(code, n)| (format!("0x{code:04x}"), json!(n)))
+            .collect();
+        return writeln!(
+            out,
+            "{}",
+            json!({"statements": statements, "opcodes": opcodes, "error_codes": errors,
+                   "undecoded": stats.undecoded, "problems": stats.problems})
+        );
+    }
+    writeln!(
+        out,
+        "{:>6} {:>6} {:>10} {:>10} {:>10}  statement",
+        "count", "errors", "p50 ms", "p99 ms", "max ms"
+    )?;
+    let cell = |ns: Option<u64>| ms(ns).map_or("-".into(), |v| format!("{v:.3}"));
+    for (text, s) in &stats.statements {
+        let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        writeln!(
+            out,
+            "{:>6} {:>6} {:>10} {:>10} {:>10}  {}",
+            s.count,
+            s.errors,
+            cell(s.quantile(0.5)),
+            cell(s.quantile(0.99)),
+            cell(s.latencies.last().copied()),
+            text
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{:>6}  {:<8} opcode", "count", "dir")?;
+    for ((dir, op), n) in &stats.opcodes {
+        writeln!(out, "{n:>6}  {dir:<8} {op}")?;
+    }
+    for (code, n) in &stats.error_codes {
+        writeln!(out, "{n:>6}  error    0x{code:04x}")?;
+    }
+    writeln!(
+        out,
+        "\n{} undecodable bodies, {} problems",
+        stats.undecoded, stats.problems
+    )
+}
+
+/// A reader that advances a progress bar.
+struct Counted<R> {
+    inner: R,
+    bar: indicatif::ProgressBar,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+/// Opens an input, hex-decoded when asked.
+fn open(path: &Path, hex: bool) -> Result<Box<dyn Read>, CliError> {
+    let input = files::open_input(Some(path))?;
+    Ok(if hex {
+        Box::new(HexReader::new(input))
+    } else {
+        input
+    })
+}
+
+/// Runs `cqlwire inspect`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    if args.redact && args.format == InspectFormat::Explain {
+        return Err(CliError::usage(
+            "--redact does not apply to --format explain (it shows the bytes); use json or text",
+        ));
+    }
+    let raw_pair = args.client.is_some() || args.server.is_some();
+    if raw_pair && !args.inputs.is_empty() {
+        return Err(CliError::usage(
+            "give either INPUT files or --client/--server, not both",
+        ));
+    }
+    let mut filter = Filter::new(&args)?;
+    let options = Options {
+        ports: if args.ports.is_empty() {
+            Options::default().ports
+        } else {
+            args.ports.clone()
+        },
+        max_frame: args.max_frame,
+        explain: args.format == InspectFormat::Explain && !args.stats,
+    };
+    let stdout = io::stdout().lock();
+    let mut printer = Printer {
+        out: io::BufWriter::new(stdout),
+        format: args.format,
+        redact: args.redact,
+        problems: 0,
+        messages: 0,
+    };
+    let mut stats = Stats::default();
+    let mut failed: Option<io::Error> = None;
+    let mut sink = |record: Record| {
+        if failed.is_some() {
+            return;
+        }
+        for record in filter.pass(record) {
+            if args.stats {
+                stats.add(&record);
+                continue;
+            }
+            let result = match &record {
+                Record::Message(m) => printer.message(m),
+                Record::Problem(p) => printer.problem(p),
+            };
+            if let Err(e) = result {
+                failed = Some(e);
+            }
+        }
+    };
+    let mut inspector = Inspector::new(options);
+    if raw_pair {
+        let mut client = args
+            .client
+            .as_deref()
+            .map(|p| open(p, args.hex))
+            .transpose()?;
+        let mut server = args
+            .server
+            .as_deref()
+            .map(|p| open(p, args.hex))
+            .transpose()?;
+        inspector.raw(
+            "client-server",
+            client.as_mut().map(|r| r as &mut dyn Read),
+            server.as_mut().map(|r| r as &mut dyn Read),
+            &mut sink,
+        )?;
+    } else {
+        let inputs = if args.inputs.is_empty() {
+            vec![PathBuf::from("-")]
+        } else {
+            args.inputs.clone()
+        };
+        for path in &inputs {
+            let name = files::named(Some(path))
+                .map_or("standard input".into(), |p| p.display().to_string());
+            let len = files::named(Some(path))
+                .and_then(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len());
+            let bar = progress::bar(len, Unit::Bytes, args.quiet);
+            let input = Counted {
+                inner: open(path, args.hex)?,
+                bar: bar.clone(),
+            };
+            if args.raw || args.hex {
+                // One direction: the client's or the server's, as its first header's direction
+                // bit says.
+                let mut input = BufReader::new(input);
+                let from_server = input.fill_buf()?.first().is_some_and(|b| b & 0x80 != 0);
+                let input = &mut input as &mut dyn Read;
+                let (client, server) = if from_server {
+                    (None, Some(input))
+                } else {
+                    (Some(input), None)
+                };
+                inspector.raw(&name, client, server, &mut sink)?;
+            } else {
+                let mut capture = Capture::new(BufReader::with_capacity(1 << 16, input))
+                    .map_err(|e| CliError::data(format!("{e} ({name})")))?;
+                capture
+                    .run(&mut |event| inspector.event(event, &mut sink))
+                    .map_err(|e| CliError::data(format!("{e} ({name})")))?;
+                inspector.finish(&mut sink);
+            }
+            bar.finish_and_clear();
+        }
+    }
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    if args.stats {
+        stats.finish();
+        print_stats(&mut printer.out, &stats, args.format == InspectFormat::Json)?;
+    }
+    printer.out.flush()?;
+    if !args.quiet && printer.problems > 0 {
+        eprintln!(
+            "cqlwire: {} messages, {} problems reported (malformed traffic was skipped)",
+            printer.messages, printer.problems
+        );
+    }
+    Ok(())
+}

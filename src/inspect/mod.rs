@@ -1,0 +1,558 @@
+//! Whole captured CQL conversations: capture events ([`crate::capture`]) in, decoded messages out.
+//!
+//! An [`Inspector`] takes the events of a capture in order. It keeps the connections that carry
+//! CQL (on one of [`Options::ports`], or whose first bytes are a CQL frame header), tells client
+//! from server (the SYN, the port, or the direction bit of the frames), feeds each direction to a
+//! [`StreamDecoder`] ([`crate::protocol::stream`]), decodes the bodies with the connection's prepared [`Registry`] (compression
+//! learnt from the STARTUP, guessed when the capture starts mid-connection), pairs responses with
+//! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
+//! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
+//! goes on. Memory holds what the open connections have buffered (at most about one frame per
+//! direction) and their pending requests.
+//!
+//! Raw byte streams without a capture around them go through [`Inspector::raw`].
+
+pub mod redact;
+pub mod stats;
+
+use crate::capture::{Connection, Direction, Event, Timestamp};
+use crate::protocol::compression::Compression;
+use crate::protocol::frame::{self, FrameHeader, Opcode};
+use crate::protocol::message::{Body, Explained, Message, Registry};
+use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Read};
+
+/// ScyllaDB's shard-aware CQL port, watched by default beside 9042.
+pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
+
+/// What an [`Inspector`] looks for and keeps.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Ports on which a connection is CQL (server side); other connections are CQL when their
+    /// first bytes are a frame header.
+    pub ports: Vec<u16>,
+    /// Largest body accepted; a header declaring more is reported and skipped.
+    pub max_frame: usize,
+    /// Whether each message also gets its explain lines ([`MessageRecord::explained`]).
+    pub explain: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            ports: vec![9042, SCYLLA_SHARD_AWARE_PORT],
+            max_frame: 256 << 20,
+            explain: false,
+        }
+    }
+}
+
+/// Which side sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The client (requests).
+    Client,
+    /// The server (responses and events).
+    Server,
+}
+
+/// One decoded (or undecodable) message.
+#[derive(Debug, Clone)]
+pub struct MessageRecord {
+    /// Connection number in the capture (from 1).
+    pub conn_id: u64,
+    /// `<client ip:port>-<server ip:port>`.
+    pub conn: String,
+    /// Who sent it.
+    pub side: Side,
+    /// Capture time of the segment that completed it (0 for raw streams).
+    pub time: Timestamp,
+    /// Offset in its direction's TCP stream of its header, or of the v5 segment it starts in.
+    pub offset: u64,
+    /// For a v5 envelope in segments: where its header is in that segment's payload.
+    pub in_segment: Option<usize>,
+    /// Its header.
+    pub header: FrameHeader,
+    /// Its body, decompressed.
+    pub body: Vec<u8>,
+    /// The message, or why its body could not be decoded (offsets into the body).
+    pub message: Result<Message, crate::cursor::DecodeError>,
+    /// The explain lines, when [`Options::explain`] is set.
+    pub explained: Option<Explained>,
+    /// For a response: the request it answers, when seen.
+    pub request: Option<RequestInfo>,
+}
+
+/// What a response remembers of its request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestInfo {
+    /// The request's opcode.
+    pub opcode: Opcode,
+    /// The statement (query text, `EXECUTE 0x<id>` when its PREPARE was not seen, `BATCH …`),
+    /// for QUERY, PREPARE, EXECUTE and BATCH.
+    pub statement: Option<String>,
+    /// Time between the request and the response, in nanoseconds.
+    pub latency: u64,
+}
+
+/// A problem found in the input; the run goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// The connection, when the problem is in one of its streams.
+    pub conn: Option<(u64, String)>,
+    /// The direction, when in a stream.
+    pub side: Option<Side>,
+    /// Capture time (0 when unknown).
+    pub time: Timestamp,
+    /// Offset: in the direction's stream, or in the capture file for file problems.
+    pub offset: u64,
+    /// One line.
+    pub message: String,
+}
+
+/// What an [`Inspector`] reports, in capture order.
+#[derive(Debug, Clone)]
+pub enum Record {
+    /// A message.
+    Message(Box<MessageRecord>),
+    /// A problem.
+    Problem(Problem),
+}
+
+/// A request waiting for its response.
+#[derive(Debug)]
+struct Pending {
+    message: Option<Message>,
+    time: Timestamp,
+    opcode: Opcode,
+}
+
+/// What is known of one CQL connection.
+#[derive(Debug)]
+struct Conn {
+    label: String,
+    /// Whether the initiator is the client.
+    initiator_is_client: bool,
+    /// Decoders: from the initiator, from the responder.
+    decoders: [StreamDecoder; 2],
+    /// What each decoder produced and was not reported yet.
+    queues: [VecDeque<StreamEvent>; 2],
+    registry: Registry,
+    pending: HashMap<i16, Pending>,
+    /// The compression the client's STARTUP named, as passed on to the server's decoder.
+    compression: Option<Compression>,
+    connection: Connection,
+}
+
+/// A connection not (yet) known to be CQL.
+#[derive(Debug)]
+enum Tracked {
+    /// Not yet decided: waiting for its first bytes.
+    Undecided(Connection),
+    /// CQL.
+    Cql(Box<Conn>),
+    /// Not CQL: ignored.
+    Ignored,
+}
+
+/// Joins capture events into CQL messages; see the module documentation.
+#[derive(Debug)]
+pub struct Inspector {
+    options: Options,
+    conns: HashMap<u64, Tracked>,
+}
+
+fn index(direction: Direction) -> usize {
+    match direction {
+        Direction::FromInitiator => 0,
+        Direction::FromResponder => 1,
+    }
+}
+
+impl Inspector {
+    /// An inspector with the given options.
+    pub fn new(options: Options) -> Self {
+        Inspector {
+            options,
+            conns: HashMap::new(),
+        }
+    }
+
+    /// Takes one capture event and reports what it completes.
+    pub fn event(&mut self, event: Event<'_>, sink: &mut dyn FnMut(Record)) {
+        match event {
+            Event::Opened { conn, .. } => {
+                let tracked = if self.options.ports.contains(&conn.responder.port())
+                    || self.options.ports.contains(&conn.initiator.port())
+                {
+                    Tracked::Cql(Box::new(self.conn(*conn, None)))
+                } else {
+                    Tracked::Undecided(*conn)
+                };
+                self.conns.insert(conn.id, tracked);
+            }
+            Event::Data {
+                conn,
+                direction,
+                timestamp,
+                offset,
+                bytes,
+            } => {
+                let Some(tracked) = self.conns.get_mut(&conn) else {
+                    return;
+                };
+                if let Tracked::Undecided(connection) = tracked {
+                    let connection = *connection;
+                    *tracked = match cql_side(bytes) {
+                        Some(side) if offset == 0 => {
+                            let from_initiator = direction == Direction::FromInitiator;
+                            let initiator_is_client = (side == Side::Client) == from_initiator;
+                            let options = &self.options;
+                            Tracked::Cql(Box::new(Conn::new(
+                                connection,
+                                Some(initiator_is_client),
+                                options,
+                            )))
+                        }
+                        _ => Tracked::Ignored,
+                    };
+                }
+                if let Tracked::Cql(c) = tracked {
+                    let i = index(direction);
+                    c.feed(i, bytes);
+                    c.drain(i, timestamp, self.options.explain, sink);
+                }
+            }
+            Event::Gap {
+                conn,
+                direction,
+                timestamp,
+                offset: _,
+                missing,
+            } => {
+                if let Some(Tracked::Cql(c)) = self.conns.get_mut(&conn) {
+                    let i = index(direction);
+                    let mut out = Vec::new();
+                    c.decoders[i].gap(missing, &mut out);
+                    c.queues[i].extend(out);
+                    c.drain(i, timestamp, self.options.explain, sink);
+                }
+            }
+            Event::Closed {
+                conn, timestamp, ..
+            } => {
+                if let Some(Tracked::Cql(c)) = self.conns.remove(&conn) {
+                    c.close(timestamp, sink);
+                }
+            }
+            Event::Problem(problem) => sink(Record::Problem(Problem {
+                conn: None,
+                side: None,
+                time: Timestamp(0),
+                offset: problem.offset,
+                message: problem.message,
+            })),
+        }
+    }
+
+    /// A CQL connection whose client is the initiator when `initiator_is_client`, else decided
+    /// by the ports.
+    fn conn(&self, connection: Connection, initiator_is_client: Option<bool>) -> Conn {
+        Conn::new(connection, initiator_is_client, &self.options)
+    }
+
+    /// Decodes one connection given as its two raw byte streams (either may be absent), reading
+    /// them in turns so each response is decoded after the request it answers. `label` names the
+    /// connection. Read errors stop the run; malformed bytes are reported and skipped.
+    pub fn raw<'a>(
+        &mut self,
+        label: &str,
+        client: Option<&'a mut dyn Read>,
+        server: Option<&'a mut dyn Read>,
+        sink: &mut dyn FnMut(Record),
+    ) -> io::Result<()> {
+        let any: std::net::SocketAddr = ([0, 0, 0, 0], 0).into();
+        let connection = Connection {
+            id: 1,
+            initiator: any,
+            responder: any,
+            syn_seen: true,
+        };
+        let mut c = Conn::new(connection, Some(true), &self.options);
+        c.label = label.to_string();
+        let mut inputs = [client, server];
+        let mut buf = vec![0u8; 64 * 1024];
+        // Makes sure side `i` has something queued, reading more of its input; false at its end.
+        let mut fill = |c: &mut Conn, i: usize| -> io::Result<bool> {
+            while c.queues[i].is_empty() {
+                let Some(input) = inputs[i].as_mut() else {
+                    return Ok(false);
+                };
+                let n = input.read(&mut buf)?;
+                if n == 0 {
+                    inputs[i] = None;
+                    let mut out = Vec::new();
+                    c.decoders[i].finish(&mut out);
+                    c.queues[i].extend(out);
+                    return Ok(!c.queues[i].is_empty());
+                }
+                c.feed(i, &buf[..n]);
+            }
+            Ok(true)
+        };
+        let explain = self.options.explain;
+        loop {
+            // The server's next message goes first when it answers a pending request (or is an
+            // event or a problem); else the client's next request.
+            let server_next = fill(&mut c, 1)?
+                && match c.queues[1].front() {
+                    Some(StreamEvent::Envelope(e)) => {
+                        e.header.stream < 0 || c.pending.contains_key(&e.header.stream)
+                    }
+                    _ => true,
+                };
+            if server_next {
+                c.drain_one(1, Timestamp(0), explain, sink);
+            } else if fill(&mut c, 0)? {
+                c.drain_one(0, Timestamp(0), explain, sink);
+            } else if !c.drain_one(1, Timestamp(0), explain, sink) {
+                break;
+            }
+        }
+        c.close(Timestamp(0), sink);
+        Ok(())
+    }
+
+    /// Ends the run: reports what the open connections still hold.
+    pub fn finish(&mut self, sink: &mut dyn FnMut(Record)) {
+        let mut ids: Vec<u64> = self.conns.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(Tracked::Cql(c)) = self.conns.remove(&id) {
+                c.close(Timestamp(0), sink);
+            }
+        }
+    }
+}
+
+/// Which side sends the CQL frame header that `bytes` start with, when they start with one.
+fn cql_side(bytes: &[u8]) -> Option<Side> {
+    let header = bytes.first_chunk::<{ frame::HEADER_LEN }>()?;
+    let h = FrameHeader::parse(header, 0, frame::MAX_VERSION).ok()?;
+    if !h.opcode.is_known() || !h.opcode.goes(h.direction) || h.flags.0 & 0xE0 != 0 {
+        return None;
+    }
+    Some(match h.direction {
+        frame::Direction::Request => Side::Client,
+        frame::Direction::Response => Side::Server,
+    })
+}
+
+impl Conn {
+    fn new(connection: Connection, initiator_is_client: Option<bool>, options: &Options) -> Self {
+        let initiator_is_client = initiator_is_client.unwrap_or(
+            connection.syn_seen
+                || options.ports.contains(&connection.responder.port())
+                || !options.ports.contains(&connection.initiator.port()),
+        );
+        let (client, server) = if initiator_is_client {
+            (connection.initiator, connection.responder)
+        } else {
+            (connection.responder, connection.initiator)
+        };
+        let directions = if initiator_is_client {
+            (frame::Direction::Request, frame::Direction::Response)
+        } else {
+            (frame::Direction::Response, frame::Direction::Request)
+        };
+        Conn {
+            label: format!("{client}-{server}"),
+            initiator_is_client,
+            decoders: [
+                StreamDecoder::new(directions.0, options.max_frame),
+                StreamDecoder::new(directions.1, options.max_frame),
+            ],
+            queues: [VecDeque::new(), VecDeque::new()],
+            registry: Registry::new(),
+            pending: HashMap::new(),
+            compression: None,
+            connection,
+        }
+    }
+
+    /// The side of decoder `i`.
+    fn side(&self, i: usize) -> Side {
+        if (i == 0) == self.initiator_is_client {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+
+    /// Feeds bytes to decoder `i`; the compression a client decoder learnt from its STARTUP is
+    /// passed on to the server's.
+    fn feed(&mut self, i: usize, bytes: &[u8]) {
+        let mut out = Vec::new();
+        self.decoders[i].feed(bytes, &mut out);
+        self.queues[i].extend(out);
+        if self.side(i) == Side::Client {
+            let learnt = self.decoders[i].compression();
+            if learnt.is_some() && learnt != self.compression {
+                self.compression = learnt;
+                self.decoders[1 - i].set_compression(learnt);
+            }
+        }
+    }
+
+    /// Reports everything decoder `i` produced.
+    fn drain(&mut self, i: usize, time: Timestamp, explain: bool, sink: &mut dyn FnMut(Record)) {
+        while self.drain_one(i, time, explain, sink) {}
+    }
+
+    /// Reports the next envelope or problem of decoder `i`; false when it has none.
+    fn drain_one(
+        &mut self,
+        i: usize,
+        time: Timestamp,
+        explain: bool,
+        sink: &mut dyn FnMut(Record),
+    ) -> bool {
+        match self.queues[i].pop_front() {
+            None => false,
+            Some(StreamEvent::Envelope(envelope)) => {
+                self.message(i, time, envelope, explain, sink);
+                true
+            }
+            Some(StreamEvent::Problem(p)) => {
+                self.report(i, time, p.offset, p.message, sink);
+                true
+            }
+        }
+    }
+
+    /// Reports a problem of decoder `i`.
+    fn report(
+        &self,
+        i: usize,
+        time: Timestamp,
+        offset: u64,
+        message: String,
+        sink: &mut dyn FnMut(Record),
+    ) {
+        sink(Record::Problem(Problem {
+            conn: Some((self.connection.id, self.label.clone())),
+            side: Some(self.side(i)),
+            time,
+            offset,
+            message,
+        }));
+    }
+
+    /// Decodes an envelope of decoder `i`, pairs it and reports it.
+    fn message(
+        &mut self,
+        i: usize,
+        time: Timestamp,
+        envelope: DecodedEnvelope,
+        explain: bool,
+        sink: &mut dyn FnMut(Record),
+    ) {
+        let header = envelope.header;
+        let body = match envelope.body {
+            Ok(body) => body,
+            Err(e) => {
+                let message = format!(
+                    "frame at byte {} (stream {}, {}): {e}",
+                    envelope.offset,
+                    header.stream,
+                    header.opcode.name().unwrap_or("unknown opcode")
+                );
+                return self.report(i, time, envelope.offset, message, sink);
+            }
+        };
+        let side = self.side(i);
+        let pending = match side {
+            Side::Server if header.stream >= 0 => self.pending.remove(&header.stream),
+            _ => None,
+        };
+        let request = pending.as_ref().and_then(|p| p.message.as_ref());
+        let version = header.version_byte();
+        let opcode = header.opcode.to_byte();
+        let flags = header.flags.0;
+        let (message, explained) = if explain {
+            let explained =
+                Message::explain(version, flags, opcode, &body, &self.registry, request);
+            (explained.result.clone(), Some(explained))
+        } else {
+            let message = Message::decode(version, flags, opcode, &body, &self.registry, request);
+            (message, None)
+        };
+        if let Ok(m) = &message {
+            if side == Side::Server {
+                self.registry.learn(request, m);
+            }
+        }
+        let request = pending.map(|p| RequestInfo {
+            opcode: p.opcode,
+            statement: p
+                .message
+                .as_ref()
+                .and_then(|m| statement(m, &self.registry)),
+            latency: time.0.saturating_sub(p.time.0),
+        });
+        if side == Side::Client && header.stream >= 0 {
+            self.pending.insert(
+                header.stream,
+                Pending {
+                    message: message.as_ref().ok().cloned(),
+                    time,
+                    opcode: header.opcode,
+                },
+            );
+        }
+        sink(Record::Message(Box::new(MessageRecord {
+            conn_id: self.connection.id,
+            conn: self.label.clone(),
+            side,
+            time,
+            offset: envelope.offset,
+            in_segment: envelope.in_segment,
+            header,
+            body,
+            message,
+            explained,
+            request,
+        })));
+    }
+
+    /// Reports what the decoders still hold.
+    fn close(mut self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
+        for i in 0..2 {
+            let mut out = Vec::new();
+            self.decoders[i].finish(&mut out);
+            self.queues[i].extend(out);
+            self.drain(i, time, false, sink);
+        }
+    }
+}
+
+/// The statement a request runs, for statistics.
+pub fn statement(message: &Message, registry: &Registry) -> Option<String> {
+    match &message.body {
+        Body::Query(q) => Some(q.query.clone()),
+        Body::Prepare(p) => Some(format!("PREPARE {}", p.query)),
+        Body::Execute(e) => Some(
+            e.query
+                .clone()
+                .or_else(|| registry.get(&e.id).and_then(|s| s.query.clone()))
+                .unwrap_or_else(|| format!("EXECUTE 0x{}", crate::hex::encode(&e.id))),
+        ),
+        Body::Batch(b) => Some(format!(
+            "BATCH {} ({} statements)",
+            b.kind_name(),
+            b.statements.len()
+        )),
+        _ => None,
+    }
+}

@@ -1,0 +1,444 @@
+//! One direction of a CQL connection decoded from its bytes as they arrive.
+//!
+//! [`StreamDecoder`] is fed bytes in chunks of any size (as TCP reassembly delivers them) and
+//! "gap of N bytes" events, and yields [`StreamEvent`]s: envelopes (v3/v4 frames with their body
+//! decompressed, v5 envelopes from the unframed handshake or rebuilt from segments) and problems,
+//! each with its offset in the stream. It handles:
+//! - v3/v4 frame streams, bodies compressed with LZ4 or Snappy (the algorithm the client's STARTUP
+//!   names, seen by the client-side decoder or given with [`StreamDecoder::set_compression`];
+//!   guessed when unknown);
+//! - v5: envelopes sent whole until the client's STARTUP (client side) or the server's READY or
+//!   AUTHENTICATE (server side), segments afterwards; the segment layout (uncompressed or LZ4) is
+//!   recognised by which header CRC24 matches;
+//! - a stream that starts mid-connection, garbage and gaps: decoding resynchronises on the next
+//!   plausible frame header (version 3 to 5 with this direction's bit, an opcode of this
+//!   direction, flags of v3-v5, a length within the limit) or v5 segment header (CRC24 valid).
+//!
+//! Memory stays at one frame (at most `max_frame` bytes) plus the chunk being fed.
+
+use super::compression::{self, BodyError, Compression};
+use super::frame::{Direction, FrameHeader, Opcode, HEADER_LEN, MAX_VERSION};
+use super::segment::{split_segment, EnvelopeAssembler, SegmentFormat, SegmentHeader};
+use crate::cursor::{Cursor, DecodeError};
+
+/// Default largest frame or envelope: 256 MiB, the largest frame Cassandra accepts.
+pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
+
+/// An envelope (a v3/v4 frame or a v5 envelope) found in the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedEnvelope {
+    /// Stream offset of the frame header, or, for an envelope carried by segments, of the segment
+    /// it starts in.
+    pub offset: u64,
+    /// For an envelope carried by segments: where it starts in that segment's (decompressed)
+    /// payload.
+    pub in_segment: Option<usize>,
+    /// The header as on the wire (the compression flag is kept even though the body is given
+    /// decompressed).
+    pub header: FrameHeader,
+    /// The body, decompressed when the frame is compressed, or why it could not be.
+    pub body: Result<Vec<u8>, BodyError>,
+}
+
+/// Something wrong in the stream, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Stream offset where it shows.
+    pub offset: u64,
+    /// What is wrong (one line).
+    pub message: String,
+}
+
+/// What a [`StreamDecoder`] yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A whole envelope.
+    Envelope(DecodedEnvelope),
+    /// A problem; decoding goes on.
+    Problem(Problem),
+}
+
+/// What the decoder expects next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing seen yet (or lost after a gap): a frame header or a segment header.
+    Unknown,
+    /// Whole frames (v3/v4, or v5 before the switch to segments).
+    Frames,
+    /// v5 segments, in this layout once known.
+    Segments(Option<SegmentFormat>),
+}
+
+/// The decoder of one direction of one connection (see the module documentation).
+#[derive(Debug)]
+pub struct StreamDecoder {
+    direction: Direction,
+    max_frame: usize,
+    buf: Vec<u8>,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    phase: Phase,
+    compression: Option<Compression>,
+    assembler: EnvelopeAssembler,
+    /// Out of sync since this offset, for this reason, having skipped this many bytes.
+    lost: Option<(u64, String, u64)>,
+}
+
+impl StreamDecoder {
+    /// A decoder for the bytes going in `direction`, refusing frames and envelopes longer than
+    /// `max_frame` bytes (see [`DEFAULT_MAX_FRAME`]).
+    pub fn new(direction: Direction, max_frame: usize) -> Self {
+        StreamDecoder {
+            direction,
+            max_frame,
+            buf: Vec::new(),
+            base: 0,
+            phase: Phase::Unknown,
+            compression: None,
+            assembler: EnvelopeAssembler::new(max_frame),
+            lost: None,
+        }
+    }
+
+    /// Sets the body compression of v3/v4 frames, as the client's STARTUP named it (`None`: not
+    /// known, both algorithms are tried). The client-side decoder sets it itself when it sees the
+    /// STARTUP; the inspector passes it on to the server-side decoder.
+    pub fn set_compression(&mut self, compression: Option<Compression>) {
+        self.compression = compression;
+    }
+
+    /// The body compression in use, as set or learnt from a STARTUP.
+    pub fn compression(&self) -> Option<Compression> {
+        self.compression
+    }
+
+    /// Feeds the next bytes of the stream; appends what they complete to `out`.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) {
+        self.buf.extend_from_slice(bytes);
+        self.process(out);
+    }
+
+    /// Says `len` bytes of the stream are missing here: what is buffered is dropped (reported),
+    /// and decoding resynchronises on what follows.
+    pub fn gap(&mut self, len: u64, out: &mut Vec<StreamEvent>) {
+        let at = self.base + self.buf.len() as u64;
+        let pending = self.buf.len() as u64 + self.assembler.reset() as u64;
+        self.report_lost(out, "before a gap");
+        let mut message = format!("gap of {len} bytes in the stream");
+        if pending > 0 {
+            message += &format!(" ({pending} bytes of an unfinished frame or segment dropped)");
+        }
+        out.push(problem(at, message));
+        self.base = at + len;
+        self.buf.clear();
+        if self.phase == Phase::Frames {
+            self.phase = Phase::Unknown;
+        }
+        self.lost = Some((
+            self.base,
+            "no frame or segment header after the gap".into(),
+            0,
+        ));
+    }
+
+    /// Ends the stream: reports bytes left inside an unfinished frame or segment.
+    pub fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+        if !self.report_lost(out, "to the end of the stream") && !self.buf.is_empty() {
+            out.push(problem(
+                self.base,
+                format!(
+                    "stream ends inside a frame or segment: {} bytes left over",
+                    self.buf.len()
+                ),
+            ));
+        }
+        let dropped = self.assembler.reset();
+        if dropped > 0 {
+            out.push(problem(
+                self.base + self.buf.len() as u64,
+                format!(
+                    "stream ends inside an envelope spread over segments: {dropped} bytes dropped"
+                ),
+            ));
+        }
+        self.base += self.buf.len() as u64;
+        self.buf.clear();
+    }
+
+    fn process(&mut self, out: &mut Vec<StreamEvent>) {
+        // Out of `self` while the steps borrow it.
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut pos = 0;
+        loop {
+            let rest = &buf[pos..];
+            let at = self.base + pos as u64;
+            if self.lost.is_some() {
+                match (0..rest.len()).find(|&i| self.plausible_start(&rest[i..])) {
+                    Some(skip) => {
+                        pos += skip;
+                        if let Some((from, reason, skipped)) = self.lost.take() {
+                            let skipped = skipped + skip as u64;
+                            if skipped > 0 {
+                                out.push(problem(
+                                    from,
+                                    format!(
+                                        "{reason}: {skipped} bytes skipped, resynchronised at \
+                                         byte {}",
+                                        self.base + pos as u64
+                                    ),
+                                ));
+                            }
+                        }
+                        continue;
+                    }
+                    None => {
+                        // Keep the last bytes: a header may start there.
+                        let keep = rest.len().min(HEADER_LEN - 1);
+                        let skip = rest.len() - keep;
+                        if let Some(lost) = self.lost.as_mut() {
+                            lost.2 += skip as u64;
+                        }
+                        pos += skip;
+                        break;
+                    }
+                }
+            }
+            let step = match self.phase {
+                Phase::Unknown => {
+                    if rest.len() < HEADER_LEN {
+                        break;
+                    }
+                    // A matching CRC24 is the stronger evidence.
+                    if let Some(format) = SegmentFormat::detect(rest) {
+                        self.phase = Phase::Segments(Some(format));
+                    } else if self.plausible_frame(rest) {
+                        self.phase = Phase::Frames;
+                    } else {
+                        self.lose(at, "no frame or segment header");
+                    }
+                    continue;
+                }
+                Phase::Frames => self.frame_step(rest, at, out),
+                Phase::Segments(format) => self.segment_step(rest, at, format, out),
+            };
+            match step {
+                Step::Consumed(n) => pos += n,
+                Step::NeedMore => break,
+                Step::Lost(reason) => self.lose(at, &reason),
+            }
+        }
+        buf.drain(..pos);
+        self.buf = buf;
+        self.base += pos as u64;
+    }
+
+    fn lose(&mut self, at: u64, reason: &str) {
+        self.lost = Some((at, format!("{reason} at byte {at}"), 0));
+        if self.phase == Phase::Frames {
+            self.phase = Phase::Unknown;
+        }
+        if let Phase::Segments(_) = self.phase {
+            self.assembler.reset();
+        }
+    }
+
+    /// Reports the bytes skipped while out of sync, the buffered ones included, up to `until`
+    /// (a gap, the end); returns whether the decoder was out of sync.
+    fn report_lost(&mut self, out: &mut Vec<StreamEvent>, until: &str) -> bool {
+        let Some((at, reason, skipped)) = self.lost.take() else {
+            return false;
+        };
+        let skipped = skipped + self.buf.len() as u64;
+        if skipped > 0 {
+            out.push(problem(
+                at,
+                format!("{reason}: {skipped} bytes skipped {until}"),
+            ));
+        }
+        true
+    }
+
+    /// Whether a frame header (in frame phases) or a segment header (in the segment phase) that
+    /// makes sense starts `bytes`.
+    fn plausible_start(&self, bytes: &[u8]) -> bool {
+        match self.phase {
+            Phase::Segments(Some(format)) => {
+                matches!(SegmentHeader::parse(bytes, format), Some(h) if h.crc_ok)
+            }
+            Phase::Segments(None) => SegmentFormat::detect(bytes).is_some(),
+            Phase::Frames | Phase::Unknown => {
+                self.plausible_frame(bytes) || SegmentFormat::detect(bytes).is_some()
+            }
+        }
+    }
+
+    fn plausible_frame(&self, bytes: &[u8]) -> bool {
+        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+            return false;
+        };
+        match FrameHeader::parse(header, 0, MAX_VERSION) {
+            Ok(h) => {
+                h.direction == self.direction
+                    && h.opcode.goes(self.direction)
+                    && h.flags.0 & 0xe0 == 0
+                    && h.length as usize <= self.max_frame
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn frame_step(&mut self, rest: &[u8], at: u64, out: &mut Vec<StreamEvent>) -> Step {
+        let Some(header_bytes) = rest.first_chunk::<HEADER_LEN>() else {
+            return Step::NeedMore;
+        };
+        if !self.plausible_frame(rest) {
+            let reason = match FrameHeader::parse(header_bytes, at, MAX_VERSION) {
+                Err(error) => error.to_string(),
+                Ok(h) if h.length as usize > self.max_frame => format!(
+                    "frame of {} bytes over the limit of {} bytes",
+                    h.length, self.max_frame
+                ),
+                Ok(h) => format!(
+                    "implausible frame header (version byte 0x{:02x}, flags 0x{:02x}, opcode {})",
+                    h.version_byte(),
+                    h.flags.0,
+                    h.opcode
+                ),
+            };
+            return Step::Lost(reason);
+        }
+        let Ok(header) = FrameHeader::parse(header_bytes, at, MAX_VERSION) else {
+            return Step::Lost("bad frame header".into());
+        };
+        let len = HEADER_LEN + header.length as usize;
+        let Some(body) = rest.get(HEADER_LEN..len) else {
+            return Step::NeedMore;
+        };
+        let body = if header.is_compressed() && header.version < 5 {
+            let mut plain = Vec::new();
+            compression::decompress_body(body, self.compression, self.max_frame, &mut plain).map(
+                |used| {
+                    if self.compression.is_none() {
+                        self.compression = Some(used);
+                    }
+                    plain
+                },
+            )
+        } else {
+            Ok(body.to_vec())
+        };
+        if let (Opcode::Startup, Ok(body)) = (header.opcode, &body) {
+            match startup_compression(body) {
+                Ok(named) => self.compression = named.as_deref().and_then(Compression::from_name),
+                Err(error) => out.push(problem(
+                    at + HEADER_LEN as u64 + error.offset as u64,
+                    format!("STARTUP body: {error}"),
+                )),
+            }
+        }
+        let switches = header.version == 5
+            && match self.direction {
+                Direction::Request => header.opcode == Opcode::Startup,
+                Direction::Response => {
+                    matches!(header.opcode, Opcode::Ready | Opcode::Authenticate)
+                }
+            };
+        if switches {
+            self.phase = Phase::Segments(None);
+        }
+        out.push(StreamEvent::Envelope(DecodedEnvelope {
+            offset: at,
+            in_segment: None,
+            header,
+            body,
+        }));
+        Step::Consumed(len)
+    }
+
+    fn segment_step(
+        &mut self,
+        rest: &[u8],
+        at: u64,
+        format: Option<SegmentFormat>,
+        out: &mut Vec<StreamEvent>,
+    ) -> Step {
+        let format = match format.or_else(|| SegmentFormat::detect(rest)) {
+            Some(format) => format,
+            None if rest.len() < SegmentFormat::Lz4.header_with_crc_len() => return Step::NeedMore,
+            None => return Step::Lost("no segment header with a valid CRC24".into()),
+        };
+        self.phase = Phase::Segments(Some(format));
+        match SegmentHeader::parse(rest, format) {
+            None => return Step::NeedMore,
+            Some(header) if !header.crc_ok => {
+                return Step::Lost("segment header CRC24 mismatch".into())
+            }
+            Some(_) => {}
+        }
+        let Some((segment, _)) = split_segment(rest, at, format) else {
+            return Step::NeedMore;
+        };
+        let len = segment.header.segment_len();
+        if !segment.payload_crc_ok {
+            out.push(problem(
+                segment.payload_offset(),
+                format!("segment payload CRC32 mismatch (segment at byte {at})"),
+            ));
+        }
+        let mut content = Vec::new();
+        if let Err(error) = segment.content_into(&mut content) {
+            out.push(problem(
+                segment.payload_offset() + error.offset as u64,
+                format!("LZ4 segment payload: {} (segment at byte {at})", error.kind),
+            ));
+            self.assembler.reset();
+            return Step::Consumed(len);
+        }
+        let self_contained = segment.header.self_contained;
+        let mut problems = Vec::new();
+        self.assembler.push(
+            at,
+            self_contained,
+            &content,
+            |envelope| {
+                out.push(StreamEvent::Envelope(DecodedEnvelope {
+                    offset: envelope.segment_offset,
+                    in_segment: Some(envelope.offset_in_segment),
+                    header: envelope.header,
+                    body: Ok(envelope.body),
+                }))
+            },
+            |error| problems.push(problem(at, error.to_string())),
+        );
+        out.extend(problems);
+        Step::Consumed(len)
+    }
+}
+
+/// What one step of decoding did.
+enum Step {
+    Consumed(usize),
+    NeedMore,
+    Lost(String),
+}
+
+fn problem(offset: u64, message: String) -> StreamEvent {
+    StreamEvent::Problem(Problem { offset, message })
+}
+
+/// The `COMPRESSION` value of a STARTUP body (a `[string map]`), if any.
+pub fn startup_compression(body: &[u8]) -> Result<Option<String>, DecodeError> {
+    let mut cursor = Cursor::<&str>::new(body);
+    let count = cursor.u16("string map count")?;
+    let mut found = None;
+    for _ in 0..count {
+        let len = cursor.u16("key length")?;
+        let key = cursor.take(usize::from(len), "key")?;
+        let len = cursor.u16("value length")?;
+        let value = cursor.take(usize::from(len), "value")?;
+        if key.eq_ignore_ascii_case(b"COMPRESSION") {
+            found = Some(String::from_utf8_lossy(value).into_owned());
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,709 @@
+//! `cqlwire inspect` through the built binary, on the real Apache Cassandra 5.0.9 captures of
+//! fixtures/inspect: every row and bound value equals what cassandra-driver 3.30.1 sent and got
+//! back (`<capture>.json`), message counts equal tshark's (wireshark.json) for v4, and crafted
+//! damage (gaps, corrupt CRCs, truncated and lying frames) is reported while the run goes on.
+
+use assert_cmd::Command;
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+const CAPTURES: [&str; 5] = ["v4-none", "v4-lz4", "v4-snappy", "v5-none", "v5-lz4"];
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/inspect")
+        .join(name)
+}
+
+fn run(args: &[&str]) -> (String, String) {
+    let output = Command::cargo_bin("cqlwire")
+        .unwrap()
+        .arg("inspect")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn json_lines(text: &str) -> Vec<Json> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn inspect_json(capture: &str, extra: &[&str]) -> Vec<Json> {
+    let path = fixture(&format!("{capture}.pcap"));
+    let mut args = vec![path.to_str().unwrap(), "--format", "json"];
+    args.extend_from_slice(extra);
+    json_lines(&run(&args).0)
+}
+
+/// A request and the response paired with it by connection and stream id.
+struct Exchange {
+    request: Json,
+    response: Option<Json>,
+}
+
+fn exchanges(messages: &[Json]) -> Vec<Exchange> {
+    let mut out: Vec<Exchange> = Vec::new();
+    let mut pending: HashMap<(String, i64), usize> = HashMap::new();
+    for m in messages {
+        assert!(
+            m.get("problem").is_none(),
+            "problem in a healthy capture: {m}"
+        );
+        let key = (
+            m["conn"].as_str().unwrap().to_string(),
+            m["stream"].as_i64().unwrap(),
+        );
+        if m["dir"] == "request" {
+            pending.insert(key, out.len());
+            out.push(Exchange {
+                request: m.clone(),
+                response: None,
+            });
+        } else if let Some(i) = pending.remove(&key) {
+            out[i].response = Some(m.clone());
+        }
+    }
+    out
+}
+
+/// The next exchange at or after `*at` whose request has `opcode` and satisfies `matches`.
+fn next<'a>(
+    all: &'a [Exchange],
+    at: &mut usize,
+    opcode: &str,
+    matches: impl Fn(&Json) -> bool,
+) -> &'a Exchange {
+    let found = (*at..all.len())
+        .find(|&i| all[i].request["opcode"] == opcode && matches(&all[i].request["body"]))
+        .unwrap_or_else(|| panic!("no {opcode} after exchange {at}"));
+    *at = found + 1;
+    &all[found]
+}
+
+fn check_response(statement: &Json, response: &Json, page: Option<&Json>) {
+    if let Some(error) = statement.get("error") {
+        assert_eq!(response["opcode"], "ERROR");
+        assert_eq!(response["body"]["code"], error["code"]);
+        assert_eq!(response["body"]["message"], error["message"]);
+        return;
+    }
+    if let Some(page) = page {
+        assert_eq!(response["body"]["kind"], "Rows", "{statement}");
+        assert_eq!(
+            response["body"]["rows"], page["rows"],
+            "{}",
+            statement["query"]
+        );
+        let columns: Vec<Json> = response["body"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| serde_json::json!({"name": c["name"], "type": c["type"]}))
+            .collect();
+        assert_eq!(
+            Json::Array(columns),
+            statement["columns"],
+            "{}",
+            statement["query"]
+        );
+    }
+    if let Some(warnings) = statement.get("warnings") {
+        assert_eq!(&response["warnings"], warnings);
+    }
+    if let Some(id) = statement.get("tracing_id") {
+        assert_eq!(&response["tracing_id"], id);
+    }
+}
+
+/// Walks the driver's statements through the exchanges; returns (rows, bound values) compared.
+fn compare_with_driver(capture: &str) -> (usize, usize) {
+    let driver: Json = serde_json::from_str(
+        &std::fs::read_to_string(fixture(&format!("{capture}.json"))).unwrap(),
+    )
+    .unwrap();
+    let all = exchanges(&inspect_json(capture, &[]));
+    let (mut rows, mut values) = (0, 0);
+    let mut at = 0;
+    for statement in driver["statements"].as_array().unwrap() {
+        let query = &statement["query"];
+        let kind = statement["kind"].as_str().unwrap();
+        let pages = statement.get("pages").and_then(Json::as_array);
+        let page_count = pages.map_or(1, Vec::len);
+        for p in 0..page_count {
+            let exchange = match kind {
+                "query" => next(&all, &mut at, "QUERY", |b| &b["query"] == query),
+                "prepare" => next(&all, &mut at, "PREPARE", |b| &b["query"] == query),
+                "execute" => next(&all, &mut at, "EXECUTE", |b| b["id"] == statement["id"]),
+                "batch" => next(&all, &mut at, "BATCH", |_| true),
+                other => panic!("unknown kind {other}"),
+            };
+            let body = &exchange.request["body"];
+            match kind {
+                "execute" => {
+                    assert_eq!(&body["query"], query);
+                    assert_eq!(body["values"], statement["values"], "{query}");
+                    values += statement["values"].as_array().unwrap().len();
+                }
+                "batch" => {
+                    assert_eq!(body["type"], statement["type"]);
+                    let ours = body["statements"].as_array().unwrap();
+                    let theirs = statement["statements"].as_array().unwrap();
+                    assert_eq!(ours.len(), theirs.len());
+                    for (o, t) in ours.iter().zip(theirs) {
+                        assert_eq!(o["query"], t["query"]);
+                        if let Some(v) = t.get("values") {
+                            assert_eq!(&o["values"], v);
+                            values += v.as_array().unwrap().len();
+                        }
+                    }
+                }
+                "query" => {
+                    if let Some(payload) = statement.get("custom_payload") {
+                        assert_eq!(&exchange.request["custom_payload"], payload);
+                    }
+                    if let Some(size) = statement.get("page_size") {
+                        assert_eq!(&body["page_size"], size);
+                    }
+                }
+                "prepare" if statement.get("error").is_none() => {
+                    let response = exchange.response.as_ref().unwrap();
+                    assert_eq!(response["body"]["id"], statement["id"]);
+                }
+                _ => {}
+            }
+            let response = exchange.response.as_ref().expect("answered");
+            let page = pages.map(|pages| &pages[p]);
+            check_response(statement, response, page);
+            rows += page.map_or(0, |p| p["rows"].as_array().unwrap().len());
+        }
+    }
+    (rows, values)
+}
+
+#[test]
+fn every_row_and_bound_value_equals_the_drivers() {
+    for capture in CAPTURES {
+        let (rows, values) = compare_with_driver(capture);
+        // Every statement of the driver's JSON was walked: nothing skipped.
+        let driver = std::fs::read_to_string(fixture(&format!("{capture}.json"))).unwrap();
+        let driver: Json = serde_json::from_str(&driver).unwrap();
+        let (mut their_rows, mut their_values) = (0, 0);
+        for s in driver["statements"].as_array().unwrap() {
+            for page in s
+                .get("pages")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                their_rows += page["rows"].as_array().unwrap().len();
+            }
+            if s["kind"] == "execute" {
+                their_values += s["values"].as_array().unwrap().len();
+            }
+            for b in s
+                .get("statements")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                their_values += b.get("values").and_then(Json::as_array).map_or(0, Vec::len);
+            }
+        }
+        assert_eq!((rows, values), (their_rows, their_values), "{capture}");
+        assert!(rows > 0 && values > 0);
+    }
+}
+
+/// Messages per direction and opcode, and error codes.
+fn counts(
+    messages: &[Json],
+) -> (
+    BTreeMap<String, BTreeMap<String, u64>>,
+    BTreeMap<String, u64>,
+) {
+    let mut by_dir: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut errors = BTreeMap::new();
+    for m in messages {
+        let dir = m["dir"].as_str().unwrap().to_string();
+        let op = m["opcode"].as_str().unwrap().to_string();
+        *by_dir
+            .entry(dir)
+            .or_default()
+            .entry(op.clone())
+            .or_default() += 1;
+        if op == "ERROR" {
+            let code = format!("0x{:04x}", m["body"]["code"].as_i64().unwrap());
+            *errors.entry(code).or_default() += 1;
+        }
+    }
+    (by_dir, errors)
+}
+
+#[test]
+fn message_counts_and_error_codes_equal_tsharks() {
+    let wireshark: Json =
+        serde_json::from_str(&std::fs::read_to_string(fixture("wireshark.json")).unwrap()).unwrap();
+    for capture in CAPTURES {
+        let messages = inspect_json(capture, &[]);
+        let (by_dir, errors) = counts(&messages);
+        let theirs = &wireshark[format!("{capture}.pcap")];
+        if capture.starts_with("v4") {
+            assert_eq!(
+                serde_json::to_value(&by_dir).unwrap(),
+                theirs["cql_messages"],
+                "{capture}"
+            );
+            assert_eq!(
+                serde_json::to_value(&errors).unwrap(),
+                theirs["error_codes"],
+                "{capture}"
+            );
+        } else {
+            // tshark finds no v5 message; ours must be consistent: every request answered once,
+            // the three errors of session.py, as many messages as the v4 capture of the same
+            // compression variant has requests for the session.
+            let all = exchanges(&messages);
+            assert!(
+                all.iter().all(|e| e.response.is_some()),
+                "{capture}: unanswered request"
+            );
+            let responses = messages.iter().filter(|m| m["dir"] == "response").count();
+            let events = by_dir["response"].get("EVENT").copied().unwrap_or(0) as usize;
+            assert_eq!(responses - events, all.len(), "{capture}");
+            let v4: BTreeMap<String, u64> =
+                serde_json::from_value(wireshark["v4-none.pcap"]["error_codes"].clone()).unwrap();
+            assert_eq!(errors, v4, "{capture}");
+        }
+    }
+}
+
+#[test]
+fn text_has_one_line_per_message_with_gist_and_latency() {
+    for capture in CAPTURES {
+        let path = fixture(&format!("{capture}.pcap"));
+        let (text, _) = run(&[path.to_str().unwrap()]);
+        let messages = inspect_json(capture, &[]);
+        assert_eq!(text.lines().count(), messages.len());
+        let version = &capture[1..2];
+        for (line, m) in text.lines().zip(&messages) {
+            let arrow = if m["dir"] == "request" { " > " } else { " < " };
+            assert!(line.contains(arrow), "{line}");
+            assert!(
+                line.contains(&format!(" v{version} s{} ", m["stream"])),
+                "{line}"
+            );
+            assert!(line.contains(m["opcode"].as_str().unwrap()), "{line}");
+            if m.get("latency_ms").is_some() {
+                assert!(line.ends_with(" ms)"), "{line}");
+            }
+        }
+        // The errors of session.py, with their message.
+        assert!(text.contains("Syntax_error (0x2000): line 1:0 no viable alternative"));
+        assert!(text.contains("null is not supported inside collections"));
+    }
+}
+
+#[test]
+fn explain_shows_the_header_and_every_item_with_offsets() {
+    for capture in CAPTURES {
+        let path = fixture(&format!("{capture}.pcap"));
+        let (text, _) = run(&[
+            path.to_str().unwrap(),
+            "--format",
+            "explain",
+            "--opcode",
+            "EXECUTE",
+        ]);
+        let headers = text.lines().filter(|l| l.contains("  header: v")).count();
+        let messages = inspect_json(capture, &["--opcode", "EXECUTE"]);
+        assert_eq!(headers, messages.len());
+        assert!(!text.contains("error:"), "{capture}");
+        // The vectors session.py bound, as CQL literals.
+        assert!(text.contains("vector<float, 4>"), "{capture}");
+    }
+}
+
+#[test]
+fn stats_count_statements_errors_and_opcodes() {
+    let driver: Json =
+        serde_json::from_str(&std::fs::read_to_string(fixture("v4-lz4.json")).unwrap()).unwrap();
+    let path = fixture("v4-lz4.pcap");
+    let (text, _) = run(&[path.to_str().unwrap(), "--stats", "--format", "json"]);
+    let stats: Json = serde_json::from_str(&text).unwrap();
+    let statements = stats["statements"].as_array().unwrap();
+    // The INSERT into `everything`: executed as often as the driver says, no error.
+    let insert = driver["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "execute")
+        .unwrap();
+    let executions = driver["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "execute" && s["query"] == insert["query"])
+        .count();
+    let ours = statements
+        .iter()
+        .find(|s| s["statement"] == insert["query"])
+        .unwrap();
+    assert_eq!(ours["count"], executions);
+    assert_eq!(ours["errors"], 0);
+    assert!(ours["p50_ms"].as_f64().unwrap() <= ours["max_ms"].as_f64().unwrap());
+    // The refused statements.
+    for s in driver["statements"].as_array().unwrap() {
+        if s.get("error").is_some() && s["kind"] == "query" {
+            let ours = statements
+                .iter()
+                .find(|o| o["statement"] == s["query"])
+                .unwrap();
+            assert_eq!(ours["errors"], 1);
+        }
+    }
+    let (by_dir, errors) = counts(&inspect_json("v4-lz4", &[]));
+    for o in stats["opcodes"].as_array().unwrap() {
+        assert_eq!(
+            by_dir[o["dir"].as_str().unwrap()][o["opcode"].as_str().unwrap()],
+            o["count"]
+        );
+    }
+    assert_eq!(serde_json::to_value(errors).unwrap(), stats["error_codes"]);
+}
+
+#[test]
+fn redact_hides_values_and_keeps_types_lengths_nulls_and_unsets() {
+    for capture in CAPTURES {
+        let plain = inspect_json(capture, &[]);
+        let redacted = inspect_json(capture, &["--redact"]);
+        assert_eq!(plain.len(), redacted.len());
+        let mut hidden = 0;
+        for (p, r) in plain.iter().zip(&redacted) {
+            if p["opcode"] == "EXECUTE" {
+                for (pv, rv) in p["body"]["values"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .zip(r["body"]["values"].as_array().unwrap())
+                {
+                    assert_eq!(pv["name"], rv["name"]);
+                    assert_eq!(pv["type"], rv["type"]);
+                    match &pv["value"] {
+                        Json::Null => assert!(rv["value"].is_null()),
+                        v if v.get("$unset").is_some() => assert_eq!(&rv["value"], v),
+                        _ => {
+                            assert_eq!(rv["value"]["$redacted"].as_str().unwrap().len(), 8);
+                            hidden += 1;
+                        }
+                    }
+                }
+            }
+            if p["body"]["kind"] == "Rows" {
+                assert_eq!(p["body"]["columns"], r["body"]["columns"]);
+            }
+        }
+        assert!(hidden > 100, "{capture}: {hidden}");
+        // Nothing of session.py's text values is left.
+        let text = redacted.iter().map(Json::to_string).collect::<String>();
+        assert!(
+            !text.contains("vector \\u00fcn") && !text.contains("vector ün"),
+            "{capture}"
+        );
+    }
+    // Stable: equal bytes give equal hashes, across captures.
+    let a = inspect_json("v4-none", &["--redact", "--opcode", "EXECUTE"]);
+    let b = inspect_json("v5-lz4", &["--redact", "--opcode", "EXECUTE"]);
+    let first =
+        |v: &[Json]| v.iter().find(|m| m["opcode"] == "EXECUTE").unwrap()["body"]["values"].clone();
+    assert_eq!(first(&a), first(&b));
+}
+
+#[test]
+fn filters_select_connections_streams_opcodes_and_slow_pairs() {
+    let all = inspect_json("v5-lz4", &[]);
+    let conn = all.iter().find(|m| m["opcode"] == "EXECUTE").unwrap()["conn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let only = inspect_json("v5-lz4", &["--conn", &conn]);
+    assert_eq!(
+        only.len(),
+        all.iter().filter(|m| m["conn"] == conn.as_str()).count()
+    );
+    let stream = inspect_json("v5-lz4", &["--stream", "5"]);
+    assert!(!stream.is_empty() && stream.iter().all(|m| m["stream"] == 5));
+    let executes = inspect_json("v5-lz4", &["--opcode", "execute"]);
+    let requests = executes.iter().filter(|m| m["dir"] == "request").count();
+    assert!(executes
+        .iter()
+        .filter(|m| m["dir"] == "request")
+        .all(|m| m["opcode"] == "EXECUTE"));
+    assert_eq!(executes.len(), 2 * requests);
+    // --slower-than: pairs whose latency is at least the threshold, request then response.
+    let latencies: Vec<f64> = all
+        .iter()
+        .filter_map(|m| m["latency_ms"].as_f64())
+        .collect();
+    let mut sorted = latencies.clone();
+    sorted.sort_by(f64::total_cmp);
+    let threshold = sorted[sorted.len() / 2];
+    let slow = inspect_json(
+        "v5-lz4",
+        &[
+            "--slower-than",
+            &format!("{}us", (threshold * 1000.0).ceil()),
+        ],
+    );
+    let expected = latencies
+        .iter()
+        .filter(|&&l| l * 1000.0 >= (threshold * 1000.0).ceil())
+        .count();
+    assert_eq!(slow.len(), 2 * expected);
+    for pair in slow.chunks(2) {
+        assert_eq!(pair[0]["dir"], "request");
+        assert_eq!(pair[1]["stream"], pair[0]["stream"]);
+    }
+}
+
+/// Decodes a crafted capture of fixtures/inspect/hostile (made by fixtures/inspect/generate.py):
+/// the messages and the problems, in order.
+fn hostile(name: &str) -> (Vec<Json>, Vec<Json>, Json) {
+    let manifest: Json =
+        serde_json::from_str(&std::fs::read_to_string(fixture("hostile/manifest.json")).unwrap())
+            .unwrap();
+    let path = fixture(&format!("hostile/{name}.pcap"));
+    let (out, err) = run(&[path.to_str().unwrap(), "--format", "json"]);
+    let (problems, messages): (Vec<Json>, Vec<Json>) = json_lines(&out)
+        .into_iter()
+        .partition(|m| m.get("problem").is_some());
+    if !problems.is_empty() {
+        assert!(err.contains("problems reported"), "{err}");
+    }
+    (messages, problems, manifest[name].clone())
+}
+
+/// The messages of a capture in stream order (connection, direction, offset), without the fields a
+/// reordering of packets may change (capture times, latencies), as text.
+fn in_stream_order(messages: &[Json]) -> Vec<String> {
+    let mut out: Vec<(String, String, u64, String)> = messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            let object = m.as_object_mut().unwrap();
+            object.remove("time");
+            object.remove("latency_ms");
+            let key = |k: &str| m[k].as_str().unwrap().to_string();
+            (
+                key("conn"),
+                key("dir"),
+                m["offset"].as_u64().unwrap(),
+                m.to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out.into_iter().map(|t| t.3).collect()
+}
+
+#[test]
+fn retransmitted_segments_decode_as_the_original() {
+    let (messages, problems, _) = hostile("retransmit");
+    assert!(problems.is_empty(), "{problems:?}");
+    let ours = in_stream_order(&messages);
+    let original = in_stream_order(&inspect_json("v4-none", &[]));
+    assert_eq!(ours.len(), original.len());
+    for (a, b) in ours.iter().zip(&original) {
+        assert!(a == b, "{a}\n!=\n{b}");
+    }
+}
+
+#[test]
+fn reordered_segments_give_the_same_responses() {
+    let (messages, problems, _) = hostile("reorder");
+    assert!(problems.is_empty(), "{problems:?}");
+    let original = inspect_json("v4-none", &[]);
+    let responses = |m: &[Json]| {
+        let r: Vec<Json> = m
+            .iter()
+            .filter(|m| m["dir"] == "response")
+            .cloned()
+            .collect();
+        in_stream_order(&r)
+    };
+    assert_eq!(messages.len(), original.len());
+    assert!(responses(&messages) == responses(&original));
+}
+
+#[test]
+fn a_tcp_gap_is_reported_once_and_decoding_resumes() {
+    let (messages, problems, done) = hostile("gap");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["offset"], done["offset"]);
+    assert_eq!(problems[0]["dir"], done["dir"]);
+    assert!(problems[0]["problem"].as_str().unwrap().contains("gap of"));
+    let original = inspect_json("v4-none", &[]);
+    // One segment lost: at most the messages it carried are missing, the rest decode.
+    assert!(messages.len() < original.len() && messages.len() + 3 >= original.len());
+    assert_eq!(messages.last(), original.last());
+}
+
+#[test]
+fn corrupt_v5_checksums_are_reported_and_decoding_resumes() {
+    let original = inspect_json("v5-none", &[]);
+    for (name, what) in [("crc24", "CRC24"), ("crc32", "CRC32")] {
+        let (messages, problems, done) = hostile(name);
+        assert_eq!(problems.len(), 1, "{name}: {problems:?}");
+        let first = &problems[0];
+        // At the segment, or at its payload (after the 6-byte header and CRC24).
+        let at = first["offset"].as_u64().unwrap();
+        let key = if name == "crc24" { "offset" } else { "segment" };
+        let segment = done[key].as_u64().unwrap();
+        assert!(at == segment || at == segment + 6, "{name}: {at}");
+        assert!(first["problem"].as_str().unwrap().contains(what), "{first}");
+        assert_eq!(first["dir"], done["dir"]);
+        assert!(messages.len() <= original.len(), "{name}");
+        assert!(
+            messages.len() + 8 >= original.len(),
+            "{name}: {}",
+            messages.len()
+        );
+        assert_eq!(messages.last(), original.last(), "{name}");
+    }
+}
+
+#[test]
+fn a_truncated_frame_is_reported_at_its_offset() {
+    let (messages, problems, done) = hostile("truncated");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["offset"], done["frame"]);
+    assert!(problems[0]["problem"]
+        .as_str()
+        .unwrap()
+        .contains("ends inside a frame"));
+    assert!(!messages.is_empty());
+}
+
+#[test]
+fn frames_that_lie_about_their_length_are_reported_and_skipped() {
+    let original = inspect_json("v4-none", &[]);
+    for name in ["lying-short", "lying-huge"] {
+        let (messages, problems, done) = hostile(name);
+        assert!(!problems.is_empty(), "{name}");
+        assert!(
+            problems.iter().all(|p| p["dir"] == done["dir"]),
+            "{problems:?}"
+        );
+        let frame = done["frame"].as_u64().unwrap();
+        let at = problems[0]["offset"].as_u64().unwrap();
+        // Reported at the lying header, or where its false end puts the next one.
+        assert!(
+            at == frame || at == frame + 9 + done["declared"].as_u64().unwrap(),
+            "{name}: {at}"
+        );
+        // The run goes on: the session's last message is there.
+        assert_eq!(messages.last(), original.last(), "{name}");
+    }
+}
+
+/// The two directions of the session connection of a capture, as the capture layer reassembles them.
+fn session_streams(capture: &str) -> (Vec<u8>, Vec<u8>, String) {
+    use cqlwire::capture::{Capture, Direction, Event};
+    let file = std::fs::File::open(fixture(&format!("{capture}.pcap"))).unwrap();
+    let mut streams: HashMap<u64, (Vec<u8>, Vec<u8>, String)> = HashMap::new();
+    Capture::new(std::io::BufReader::new(file))
+        .unwrap()
+        .run(&mut |event| match event {
+            Event::Opened { conn, .. } => {
+                let label = format!("{}-{}", conn.initiator, conn.responder);
+                streams.insert(conn.id, (Vec::new(), Vec::new(), label));
+            }
+            Event::Data {
+                conn,
+                direction,
+                bytes,
+                ..
+            } => {
+                let s = streams.get_mut(&conn).unwrap();
+                match direction {
+                    Direction::FromInitiator => s.0.extend_from_slice(bytes),
+                    Direction::FromResponder => s.1.extend_from_slice(bytes),
+                }
+            }
+            _ => {}
+        })
+        .unwrap();
+    streams.into_values().max_by_key(|s| s.0.len()).unwrap()
+}
+
+/// Messages without what a raw stream cannot know (times, latencies, the connection's label).
+fn stripped(messages: &[Json]) -> Vec<Json> {
+    messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            for key in ["time", "latency_ms", "conn"] {
+                m.as_object_mut().unwrap().remove(key);
+            }
+            m
+        })
+        .collect()
+}
+
+#[test]
+fn raw_and_hex_streams_decode_as_the_capture() {
+    for capture in ["v4-snappy", "v5-lz4"] {
+        let (c2s, s2c, label) = session_streams(capture);
+        let dir = tempfile::tempdir().unwrap();
+        let (client, server) = (dir.path().join("c2s.bin"), dir.path().join("s2c.bin"));
+        std::fs::write(&client, &c2s).unwrap();
+        std::fs::write(&server, &s2c).unwrap();
+        let expected: Vec<Json> = inspect_json(capture, &["--conn", &label]);
+        let expected = stripped(&expected);
+        let args = [
+            "--format",
+            "json",
+            "--client",
+            client.to_str().unwrap(),
+            "--server",
+        ];
+        let mut raw = args.to_vec();
+        raw.push(server.to_str().unwrap());
+        let ours = json_lines(&run(&raw).0);
+        assert_eq!(ours.len(), expected.len(), "{capture}");
+        // Raw streams have no clock: requests and responses interleave by pairing, so compare
+        // each direction in order.
+        for dir in ["request", "response"] {
+            let pick = |v: &[Json]| -> Vec<Json> {
+                stripped(v)
+                    .into_iter()
+                    .filter(|m| m["dir"] == dir)
+                    .collect()
+            };
+            let (a, b) = (pick(&ours), pick(&expected));
+            for (x, y) in a.iter().zip(&b) {
+                assert!(x == y, "{capture} {dir}:\n{x}\n!=\n{y}");
+            }
+        }
+        // One direction alone, as hex text.
+        let hex: String = c2s.iter().map(|b| format!("{b:02x}")).collect();
+        let hex_file = dir.path().join("c2s.hex");
+        std::fs::write(&hex_file, hex).unwrap();
+        let requests =
+            json_lines(&run(&["--format", "json", "--hex", hex_file.to_str().unwrap()]).0);
+        let expected_requests = expected.iter().filter(|m| m["dir"] == "request").count();
+        assert_eq!(requests.len(), expected_requests, "{capture}");
+        assert!(requests.iter().all(|m| m["dir"] == "request"));
+    }
+}
