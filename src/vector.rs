@@ -615,15 +615,16 @@ impl VectorEncoder {
     ) -> Result<(), VectorError> {
         // One formatting buffer for every element: no allocation per element.
         let mut text = String::new();
-        for index in 0..rows.len() {
-            let Some(number) = rows.number(index) else {
-                break;
-            };
-            write_variable(number, native, &mut text, out)
-                .map_err(|problem| self.error_at(first_row, index, number, problem))?;
-            if (index + 1) % self.dimension == 0 {
-                ends.push(out.len());
+        let dimension = self.dimension.max(1);
+        for row_start in (0..rows.len()).step_by(dimension) {
+            for index in row_start..row_start.saturating_add(dimension) {
+                let Some(number) = rows.number(index) else {
+                    return Ok(());
+                };
+                write_variable(number, native, &mut text, out)
+                    .map_err(|problem| self.error_at(first_row, index, number, problem))?;
             }
+            ends.push(out.len());
         }
         Ok(())
     }
@@ -758,8 +759,14 @@ fn write_variable(
 /// Appends the unsigned vint of the total length of `parts`, then the parts.
 fn push_prefixed(parts: &[&[u8]], out: &mut Vec<u8>) {
     let length: usize = parts.iter().map(|part| part.len()).sum();
-    let (prefix, width) = crate::vint::encode_unsigned_array(length as u64);
-    out.extend_from_slice(prefix.get(..width).unwrap_or_default());
+    match u8::try_from(length) {
+        // One byte for lengths below 0x80, the usual case.
+        Ok(short) if short < 0x80 => out.push(short),
+        _ => {
+            let (prefix, width) = crate::vint::encode_unsigned_array(length as u64);
+            out.extend_from_slice(prefix.get(..width).unwrap_or_default());
+        }
+    }
     for part in parts {
         out.extend_from_slice(part);
     }

@@ -117,7 +117,8 @@ fn decode_value(bytes: &[u8], subtype: &str, dimension: usize) -> Vec<Number> {
             "float" | "int" => 4,
             "double" | "bigint" => 8,
             _ => {
-                // smallint / tinyint: a one-byte unsigned vint length prefix (values are short).
+                // smallint / tinyint / date / time / varint: a one-byte unsigned vint length
+                // prefix (values are short).
                 let len = bytes[at] as usize;
                 assert!(len < 0x80);
                 at += 1;
@@ -192,6 +193,18 @@ fn every_valid_input_yields_the_stored_values() {
         let read = read_path(&fixtures().join(case["input"].as_str().unwrap()), &options)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let (subtype, dimension) = parse_vector_type(case["type"].as_str().unwrap());
+        // Only targets that hold the input's numbers as numbers of the same kind can be read back
+        // here; text, decimal and integers made from floats are the converter's business
+        // (tests/convert_cli.rs).
+        let float_input = case["element_type"].as_str().unwrap().starts_with('f');
+        let read_back = match subtype.as_str() {
+            "float" | "double" => float_input,
+            "text" | "ascii" | "decimal" => false,
+            _ => !float_input,
+        };
+        if !read_back {
+            continue;
+        }
         assert_eq!(read.dimension, dimension, "{name}");
         assert_eq!(
             read.element_type.name(),

@@ -6,7 +6,10 @@
 The peers (pinned in requirements.txt, installed into benches/compare/.venv by this script):
 the Python driver's VectorType.serialize per row, NumPy's bulk byte swap, pyarrow read_table + NumPy on
 a Parquet file, the driver's LZ4 wrappers, the C lz4 library (through criterion, `cargo bench --bench
-lz4`), and `cat INPUT > OUTPUT` as the I/O limit for the .npy conversion.
+lz4`), and `cat INPUT > OUTPUT` as the I/O limit for the .npy conversion. The vint-prefixed and
+variable-size element types are compared with cqlwire's own int and float paths on the same input
+(output MB/s, whole process), with the driver's VectorType.serialize, and with an older cqlwire
+binary when `--baseline BINARY` is given.
 
 In-process work is timed in Python for the peers and taken from criterion's sample files for cqlwire;
 whole-process work runs the release binary and the peer alternately, `--rounds` times each, and reads
@@ -30,6 +33,10 @@ DATA = ROOT / "bench-data" / "compare"
 TIME = "/usr/bin/time"
 DIMENSION = 768
 LZ4_SIZES = (1024, 8192, 65536)
+# Driver class of each element type compared in memory.
+DRIVER_CLASSES = {"int": "Int32Type", "smallint": "ShortType", "tinyint": "ByteType",
+                  "date": "SimpleDateType", "time": "TimeType", "float": "FloatType",
+                  "text": "UTF8Type", "decimal": "DecimalType", "varint": "IntegerType"}
 
 
 def target_directory() -> pathlib.Path:
@@ -78,6 +85,21 @@ def generate(rows: int):
         table = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "emb": emb})
         pq.write_table(table, parquet, compression="snappy", row_group_size=100_000)
     return data, npy, parquet
+
+
+def generate_elements(rows: int, data):
+    """Small non-negative int16 embeddings (valid for int, smallint, tinyint, date, time, varint) and
+    the first `rows` float32 rows, as .npy files."""
+    import numpy as np
+
+    small = DATA / f"small-i2-{rows}.npy"
+    floats = DATA / f"emb-f4-{rows}.npy"
+    if not small.exists():
+        rng = np.random.default_rng(7)
+        np.save(small, rng.integers(0, 128, size=(rows, DIMENSION), dtype=np.int16))
+    if not floats.exists():
+        np.save(floats, data[:rows])
+    return small, floats
 
 
 def summary(seconds):
@@ -130,6 +152,18 @@ def run_process(command, output: pathlib.Path):
     return seconds, int(rss_file.read_text().split()[-1]) / 1024
 
 
+def output_rates(commands, rounds: int, output: pathlib.Path):
+    """Runs the commands in turn, `rounds` times; returns per command (time summary, output bytes)."""
+    times, sizes = [[] for _ in commands], [0] * len(commands)
+    for _ in range(rounds):
+        for index, command in enumerate(commands):
+            seconds, _ = run_process(command, output)
+            times[index].append(seconds)
+            sizes[index] = output.stat().st_size
+    output.unlink(missing_ok=True)
+    return [(summary(t), size) for t, size in zip(times, sizes)]
+
+
 def alternate(peer, ours, rounds: int, output: pathlib.Path):
     """Runs the peer and cqlwire alternately; returns (peer times, our times, peer RSS, our RSS)."""
     peer_t, ours_t, peer_rss, ours_rss = [], [], 0.0, 0.0
@@ -159,6 +193,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000, help="rows × 768 floats of test data")
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs of each process")
     parser.add_argument("--skip-criterion", action="store_true", help="reuse the criterion results of an earlier run")
+    parser.add_argument("--element-rows", type=int, default=50_000,
+                        help="rows × 768 for the vint-prefixed and variable-size element types")
+    parser.add_argument("--baseline", type=pathlib.Path,
+                        help="an older cqlwire binary to compare the element-type conversions with")
     args = parser.parse_args()
     ensure_venv()
 
@@ -169,7 +207,8 @@ def main() -> None:
     ensure_gnu_time()
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     if not args.skip_criterion:
-        for bench, pattern in (("vector", "vector<float,768> x1000/"), ("lz4", "lz4 (compress|decompress)/")):
+        for bench, pattern in (("vector", "(vector<float,768>|vint-prefixed vector<T,768>|variable vector<T,768>) x1000/"),
+                               ("lz4", "lz4 (compress|decompress)/")):
             subprocess.run(["cargo", "bench", "--quiet", "--bench", bench, "--", pattern], cwd=ROOT,
                            check=True, stdout=subprocess.DEVNULL)
     data, npy, parquet = generate(args.rows)
@@ -190,6 +229,27 @@ def main() -> None:
     rows.append(("vector<float,768> ×1000, bulk", "memcpy of the same bytes (Rust)", memcpy, bulk,
                  f"{memcpy[0] / bulk[0]:.2f}×", "≥ 0.8×"))
 
+    # In memory: 1000 rows of the vint-prefixed and variable-size element types against the driver.
+    small_block = np.random.default_rng(7).integers(0, 128, size=(1000, DIMENSION)).tolist()
+    float_block = block.tolist()
+    for element, cases in (("vint-prefixed", ("int", "smallint", "tinyint", "date", "time")),
+                           ("variable", ("float", "text", "decimal"))):
+        for name in cases:
+            driver_type = lookup_casstype(
+                f"org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal."
+                f"{DRIVER_CLASSES[name]}, {DIMENSION})")
+            values = small_block if element == "vint-prefixed" else float_block
+            if name == "text":
+                values = [[np.format_float_positional(np.float32(x), unique=True, trim="-") for x in r] for r in values]
+            elif name == "decimal":
+                from decimal import Decimal
+                values = [[Decimal(np.format_float_positional(np.float32(x), unique=True, trim="-")) for x in r]
+                          for r in values]
+            driver_rows = time_python(lambda: [driver_type.serialize(r, 4) for r in values], 3)
+            ours = criterion(f"{element} vector<T,768> x1000/{name}", args.skip_criterion)
+            rows.append((f"vector<{name},768> ×1000, bulk", "driver VectorType.serialize", driver_rows, ours,
+                         f"{driver_rows[0] / ours[0]:.0f}×", "—"))
+
     # LZ4 bodies on the fixture payloads the criterion bench uses.
     for size in LZ4_SIZES:
         payload = (ROOT / "fixtures" / "lz4" / "payloads" / f"text-{size}.bin").read_bytes()
@@ -197,11 +257,14 @@ def main() -> None:
         inner = max(1, 200_000 // size)
         for op, work in (("compress", lambda: lz4_compress(payload)), ("decompress", lambda: lz4_decompress(body))):
             ours = criterion(f"lz4 {op}/cqlwire/text/{size}", args.skip_criterion)
-            c_lib = criterion(f"lz4 {op}/C lz4/text/{size}", args.skip_criterion)
             py = time_python(work, 20, inner)
             label = f"LZ4 {op} {size // 1024} KiB text"
             rows.append((label, "driver lz4 wrapper (python-lz4)", py, ours, f"{py[0] / ours[0]:.2f}×", "—"))
-            rows.append((label, "C lz4 block API", c_lib, ours, f"{c_lib[0] / ours[0]:.2f}×", "≥ 0.8×"))
+            for kind in ("text", "random"):
+                ours = criterion(f"lz4 {op}/cqlwire/{kind}/{size}", args.skip_criterion)
+                c_lib = criterion(f"lz4 {op}/C lz4/{kind}/{size}", args.skip_criterion)
+                rows.append((f"LZ4 {op} {size // 1024} KiB {kind}", "C lz4 block API", c_lib, ours,
+                             f"{c_lib[0] / ours[0]:.2f}×", "≥ 1.0×"))
 
     # Whole process, alternating.
     out = DATA / "out.bin"
@@ -216,6 +279,32 @@ def main() -> None:
                                                  args.rounds, out)
     rows.append((f"Parquet → raw, {args.rows}×768 snappy", f"pyarrow read_table + NumPy (RSS {arrow_rss:.1f} MiB)",
                  arrow, ours, f"{arrow[0] / ours[0]:.1f}×; cqlwire RSS {ours_rss:.1f} MiB", "≥ 2×"))
+
+    # Whole process: the element types against cqlwire's own int / float path on the same input
+    # (output MB/s), and against an older binary when given.
+    small, floats = generate_elements(args.element_rows, data)
+    label_rows = f"{args.element_rows}×768"
+    for source, reference, targets, goal in (
+            (small, "int", ("smallint", "tinyint", "date", "time"), ("≥ 0.8×", "—")),
+            (small, "int", ("varint",), ("≥ 0.3×", "≥ 5×")),
+            (floats, "float", ("text", "decimal"), ("≥ 0.3×", "≥ 5×"))):
+        for target in targets:
+            ty = lambda t: ["--type", f"vector<{t}, {DIMENSION}>"]
+            commands = [[str(BINARY), "convert", str(source), "--quiet", *ty(reference)],
+                        [str(BINARY), "convert", str(source), "--quiet", *ty(target)]]
+            if args.baseline:
+                commands.append([str(args.baseline), "convert", str(source), "--quiet", *ty(target)])
+            results = output_rates(commands, args.rounds, out)
+            (ref_t, ref_size), (ours_t, ours_size) = results[:2]
+            rate = lambda t, size: size / t[0] / 1e6
+            work = f"convert {source.name.split('-')[0]} .npy → vector<{target},768>, {label_rows}"
+            rows.append((work, f"cqlwire vector<{reference},768>, same input ({rate(ref_t, ref_size):.0f} MB/s out)",
+                         ref_t, ours_t, f"{rate(ours_t, ours_size) / rate(ref_t, ref_size):.2f}× output MB/s "
+                         f"({rate(ours_t, ours_size):.0f} MB/s)", goal[0]))
+            if args.baseline:
+                base_t, _ = results[2]
+                rows.append((work, f"cqlwire before ({args.baseline.name})", base_t, ours_t,
+                             f"{base_t[0] / ours_t[0]:.1f}×", goal[1]))
 
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
