@@ -310,6 +310,19 @@ impl Number {
     }
 }
 
+impl Number {
+    /// The number as an error message quotes it: the plain form, or the exponent form when the
+    /// plain one runs past 17 characters (1e300 would otherwise print 301 digits).
+    fn quoted(self) -> String {
+        let plain = self.to_string();
+        match self {
+            Number::Single(x) if plain.len() > 17 => format!("{x:e}"),
+            Number::Float(x) if plain.len() > 17 => format!("{x:e}"),
+            _ => plain,
+        }
+    }
+}
+
 impl fmt::Display for Number {
     /// The shortest text that reads back as the same number of the input's type.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -648,7 +661,7 @@ impl VectorEncoder {
     ) -> VectorError {
         let dimension = self.dimension.max(1);
         VectorError::Cast {
-            value: number.to_string(),
+            value: number.quoted(),
             problem: problem.into(),
             row: first_row.saturating_add((index / dimension) as u64),
             element: index % dimension,
@@ -861,7 +874,9 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
     const LONG_END: f64 = TWO_POW_63;
     let fits_int = |x: f64| x.fract() == 0.0 && (INT_MIN..=INT_MAX).contains(&x);
     let fits_long = |x: f64| x.fract() == 0.0 && (LONG_MIN..LONG_END).contains(&x);
-    let fits_float = |x: f64| !x.is_finite() || x.abs() <= f64::from(f32::MAX);
+    // Round to nearest like NumPy's astype('>f4') and struct.pack('>f'): only overflow to infinity
+    // is refused (a double just above f32::MAX rounds down to it).
+    let fits_float = |x: f64| !x.is_finite() || (x as f32).is_finite();
     // An i64 is exactly a float/double when converting back gives it again (2^63 is out of range).
     let long_exact_f32 = |i: i64| {
         let f = i as f32;
@@ -1222,13 +1237,21 @@ mod tests {
         let bytes = encode("vector<float, 6>", Rows::F64(&ok), 0).unwrap();
         let expected: Vec<u8> = ok.iter().flat_map(|&x| (x as f32).to_be_bytes()).collect();
         assert_eq!(bytes, expected);
+        // The next double above f32::MAX rounds down to it, as NumPy does; 2^128 overflows.
         let above = f64::from_bits(max.to_bits() + 1);
-        let error = encode("vector<float, 2>", Rows::F64(&[0.0, 1.0, 2.0, -above]), 10);
+        let bytes = encode("vector<float, 1>", Rows::F64(&[above]), 0).unwrap();
+        assert_eq!(bytes, f32::MAX.to_be_bytes());
+        let overflow = 2f64.powi(128);
+        let error = encode(
+            "vector<float, 2>",
+            Rows::F64(&[0.0, 1.0, 2.0, -overflow]),
+            10,
+        );
         assert_eq!(
             error.unwrap_err().to_string(),
             format!(
-                "value {} is out of range for float at row 11 (element 1)",
-                -above
+                "value {:e} is out of range for float at row 11 (element 1)",
+                -overflow
             )
         );
     }
@@ -1505,7 +1528,8 @@ mod tests {
                             expected.extend_from_slice(&reference);
                         }
                         Err(problem) => {
-                            let message = format!("value {number} {problem} at row 5 (element 0)");
+                            let message =
+                                format!("value {} {problem} at row 5 (element 0)", number.quoted());
                             assert_eq!(got.unwrap_err().to_string(), message, "{name}");
                         }
                     }

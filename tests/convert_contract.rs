@@ -48,10 +48,11 @@ fn doubles_beyond_the_float_range_are_an_error() {
         "vector<float, 4>",
         "-q",
     ]);
+    // The value is quoted in its short form, not as 301 digits.
     assert_error(
         &output,
         1,
-        "out of range for float at row 1 (element 2)",
+        "value 1e300 is out of range for float at row 1 (element 2)",
         "1e300",
     );
     assert!(output.stdout.is_empty());
