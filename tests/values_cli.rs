@@ -160,3 +160,61 @@ fn control_characters_are_visible_on_a_terminal_and_exact_elsewhere() {
         "\"\\u001b[31m<U+009B><U+202E>x\"\r\n"
     );
 }
+
+#[test]
+fn a_zero_byte_tuple_or_udt_is_a_value() {
+    let udt = ["--udt", "addr(street text, zip int)"];
+    for (ty, cql, json) in [("tuple<int, text>", "()", "[]"), ("addr", "{}", "{}")] {
+        let decode = |format: &str| {
+            let mut args = udt.to_vec();
+            args.extend(["decode", ty, "-", "--format", format]);
+            args.rotate_left(2);
+            run(with_args(&args), b"")
+        };
+        assert_eq!(decode("cql").stdout, format!("{cql}\n").as_bytes(), "{ty}");
+        assert_eq!(
+            decode("json").stdout,
+            format!("{json}\n").as_bytes(),
+            "{ty}"
+        );
+        for (literal, json_flag) in [(cql, false), (json, true)] {
+            let mut args = vec!["encode", udt[0], udt[1], ty, literal];
+            if json_flag {
+                args.push("--json");
+            }
+            let output = with_args(&args).output().unwrap();
+            assert_eq!(output.stdout, b"0x\n", "{ty} {literal}");
+        }
+    }
+}
+
+#[test]
+fn text_forms_refuse_what_encode_refuses_with_its_message() {
+    for (ty, literal, json, message) in [
+        (
+            "int",
+            "null",
+            "null",
+            "a null value has no bytes (only elements, fields and components can be null)",
+        ),
+        (
+            "duration",
+            "+1mo-1d",
+            "\"+1mo-1d\"",
+            "duration has mixed signs (months 1, days -1, nanoseconds 0)",
+        ),
+        (
+            "vector<int, 2>",
+            "[1, null]",
+            "[1, null]",
+            "null element in a vector (element 1)",
+        ),
+    ] {
+        for (text, flag) in [(literal, None), (json, Some("--json"))] {
+            let mut command = with_args(&["encode", ty, text]);
+            command.args(flag);
+            let output = command.output().unwrap();
+            assert_error(&output, 1, &format!("invalid {ty} value: {message}"), text);
+        }
+    }
+}

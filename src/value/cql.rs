@@ -932,7 +932,9 @@ fn write_cql(out: &mut String, ty: Option<&CqlType>, value: &Value) {
 
 /// Reads a CQL literal of the given type: what [`format_cql`] prints, plus common cqlsh input forms
 /// (unquoted timestamps, dates and times, ISO 8601 `T` timestamps and `P…` durations, `TRUE`, `+1`,
-/// `1e10`, `$$text$$`, sets in `[…]`). Errors name the character position and the path in the value.
+/// `1e10`, `$$text$$`, sets in `[…]`). A value the binary codec cannot encode (a top-level null, a
+/// duration with mixed signs, a null vector element) is refused with the codec's message. Errors name
+/// the character position and the path in the value.
 pub fn parse_cql(ty: &CqlType, text: &str) -> Result<Value, LiteralError> {
     let mut parser = Parser {
         chars: text.chars().collect(),
@@ -944,7 +946,21 @@ pub fn parse_cql(ty: &CqlType, text: &str) -> Result<Value, LiteralError> {
     if parser.at < parser.chars.len() {
         return Err(parser.error_at(parser.at, "unexpected text after the value"));
     }
-    Ok(value)
+    encodable(ty, value)
+}
+
+/// `value` when the binary codec can encode it as `ty`, else its refusal (a top-level null, a
+/// duration with mixed signs, a null or empty vector element, ...): the text forms leave those rules
+/// to the one place that owns them, with the same message.
+pub(crate) fn encodable(ty: &CqlType, value: Value) -> Result<Value, LiteralError> {
+    match super::encode(ty, &value) {
+        Ok(_) => Ok(value),
+        Err(e) => Err(LiteralError {
+            message: e.message,
+            position: None,
+            path: e.path,
+        }),
+    }
 }
 
 /// Recursive-descent state: the text, the cursor and the path to the value being read.
@@ -1388,11 +1404,18 @@ mod tests {
             d(0, 0, 0),
             d(i32::MAX, i32::MAX, i64::MAX),
             d(i32::MIN, i32::MIN, i64::MIN),
-            d(-1, 1, -1),
             d(0, 0, 1),
         ] {
             round_trip(&duration, v);
         }
+        // Printable, but refused with the codec's message, as `encode` refuses it.
+        let message = parse_cql(&duration, "-1mo+1d-1ns").unwrap_err().to_string();
+        assert_eq!(
+            message,
+            crate::value::encode(&duration, &d(-1, 1, -1))
+                .unwrap_err()
+                .to_string()
+        );
     }
 
     #[test]

@@ -318,9 +318,10 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         }
     }
 
-    /// Fails for a zero-length value of a collection, tuple, UDT or vector type.
+    /// Fails for a zero-length value of a collection or vector type (a zero-length tuple or UDT is
+    /// the legal value with no component present).
     fn reject_empty(&self, ty: &CqlType, start: usize, end: usize) -> DecodeResult<()> {
-        if start == end {
+        if start == end && !matches!(ty, CqlType::Tuple(_) | CqlType::Udt(_)) {
             return Err(self.error(start, format!("empty value for type {ty}")));
         }
         Ok(())
@@ -881,11 +882,6 @@ fn write_value(ty: &CqlType, value: &Value, out: &mut Vec<u8>) -> Result<(), Enc
             Ok(())
         }
         (CqlType::Tuple(components), Value::Tuple(values)) => {
-            if values.is_empty() {
-                return Err(EncodeError::new(format!(
-                    "a {ty} value needs at least one component"
-                )));
-            }
             if values.len() > components.len() {
                 return Err(EncodeError::new(format!(
                     "{ty} has {} components, found {}",
@@ -937,13 +933,9 @@ fn write_udt(
             }
         }
     }
-    let Some(last_given) = last_given else {
-        return Err(EncodeError::new(format!(
-            "a value of type {} needs at least one field",
-            udt.name
-        )));
-    };
-    for (name, field_type) in udt.fields.iter().take(last_given + 1) {
+    // No field given is the zero-byte value, which has no field present.
+    let present = last_given.map_or(0, |last| last + 1);
+    for (name, field_type) in udt.fields.iter().take(present) {
         let value = fields
             .iter()
             .find(|(given, _)| given == name)

@@ -9,6 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub mod values;
+
 /// The binary under test.
 pub fn cqlwire() -> Command {
     Command::cargo_bin("cqlwire").unwrap()
