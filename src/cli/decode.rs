@@ -3,8 +3,8 @@
 use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
 use cqlwire::types::CqlType;
-use cqlwire::value::{self, cql, json, ExplainLine};
-use cqlwire::{display, files, hex};
+use cqlwire::value::{self, cql, explain, json};
+use cqlwire::{display, files};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -127,58 +127,10 @@ fn print_explanation(
     } else {
         value::explain(ty, bytes)
     };
-    for line in &explanation.lines {
-        writeln!(out, "{}", explain_line(line, bytes))?;
-    }
+    explain::write_lines(&mut out, &explanation.lines, bytes, 0, 0)?;
     out.commit()?;
     explanation
         .result
         .map(drop)
         .map_err(|e| payload_error(ty, bytes, e))
-}
-
-/// Bytes shown in full on an explain line; longer items show their first half, `…` and the length.
-const SHOWN_BYTES: usize = 8;
-/// Characters of an item's meaning shown before it is cut with `…` and its length.
-const MEANING_CHARS: usize = 100;
-/// Width of the bytes column of an explain line.
-const BYTES_COLUMN: usize = 24;
-
-/// One explain line: `offset  bytes  <indent>meaning [path]`.
-fn explain_line(line: &ExplainLine, payload: &[u8]) -> String {
-    let item = line
-        .offset
-        .checked_add(line.len)
-        .and_then(|end| payload.get(line.offset..end))
-        .unwrap_or_default();
-    let shown = if line.len == 0 {
-        String::new()
-    } else if line.len > SHOWN_BYTES {
-        let head = item.get(..SHOWN_BYTES / 2).unwrap_or_default();
-        format!("{}… ({} bytes)", hex::encode(head), line.len)
-    } else {
-        hex::encode(item)
-    };
-    let path = if line.path.is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", line.path)
-    };
-    let meaning = match line.meaning.char_indices().nth(MEANING_CHARS) {
-        Some((cut, _)) => format!(
-            "{}… ({} chars)",
-            &line.meaning[..cut],
-            line.meaning.chars().count()
-        ),
-        None => line.meaning.clone(),
-    };
-    format!(
-        "{:04}  {:<width$}  {}{}{}",
-        line.offset,
-        shown,
-        "  ".repeat(line.depth),
-        meaning,
-        path,
-        width = BYTES_COLUMN
-    )
 }

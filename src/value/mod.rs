@@ -4,12 +4,14 @@
 //! ascii values, `BigInt` bigint and counter, `List` lists, sets and vectors.
 
 pub mod cql;
+pub mod explain;
 pub mod json;
 mod wire;
 
+pub use crate::cursor::DecodeError;
 pub use wire::{
     decode, decode_prefix, encode, encode_into, encode_vector_element, explain,
-    explain_allowing_trailing, DecodeError, EncodeError, ExplainLine, Explanation, NANOS_PER_DAY,
+    explain_allowing_trailing, EncodeError, ExplainLine, Explanation, NANOS_PER_DAY,
 };
 
 use num_bigint::BigInt;

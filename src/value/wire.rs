@@ -6,6 +6,7 @@
 //! tracer that records one [`ExplainLine`] per wire item.
 
 use super::Value;
+use crate::cursor::{trailing, Cursor, DecodeError};
 use crate::types::{CqlType, NativeType, UdtType};
 use crate::vint;
 use num_bigint::BigInt;
@@ -14,27 +15,6 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Nanoseconds in a day: a `time` value must be below this.
 pub const NANOS_PER_DAY: i64 = 86_400_000_000_000;
-
-/// Why bytes could not be decoded: `<message> at byte <offset> (<path>)`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct DecodeError {
-    /// What is wrong, e.g. `element length 8 exceeds the 3 bytes left`.
-    pub message: String,
-    /// Absolute offset in the payload where the faulty item starts.
-    pub offset: usize,
-    /// Where in the value, e.g. `element 3 / field zip`; empty at the top level.
-    pub path: String,
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.message, self.offset)?;
-        if !self.path.is_empty() {
-            write!(f, " ({})", self.path)?;
-        }
-        Ok(())
-    }
-}
 
 /// Why a value could not be encoded for a type: `<message> (<path>)`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,12 +99,6 @@ pub fn explain(ty: &CqlType, bytes: &[u8]) -> Explanation {
     Explanation { lines, result }
 }
 
-/// "1 trailing byte", "2 trailing bytes".
-fn trailing(count: usize) -> String {
-    let plural = if count == 1 { "" } else { "s" };
-    format!("{count} trailing byte{plural}")
-}
-
 /// Decodes like [`decode_prefix`], recording one line per wire item; trailing bytes get a last line of
 /// their own (`N trailing bytes (ignored)`).
 pub fn explain_allowing_trailing(ty: &CqlType, bytes: &[u8]) -> Explanation {
@@ -207,18 +181,6 @@ impl fmt::Display for Step<'_> {
     }
 }
 
-/// Joins path steps with ` / `.
-fn render_path(steps: &[Step<'_>]) -> String {
-    let mut path = String::new();
-    for (i, step) in steps.iter().enumerate() {
-        if i > 0 {
-            path.push_str(" / ");
-        }
-        path.push_str(&step.to_string());
-    }
-    path
-}
-
 /// The size of a native type's value when it is fixed, whatever the context.
 fn native_size(native: NativeType) -> Option<usize> {
     use NativeType::*;
@@ -242,12 +204,11 @@ fn has_empty_value(native: NativeType) -> bool {
 
 type DecodeResult<T> = Result<T, DecodeError>;
 
-/// The decoder: the payload, the path to the current item, and an optional tracer.
+/// The decoder: a cursor over the payload (with the path to the current item) and an optional
+/// tracer.
 struct Decoder<'b, 't, 'x> {
-    /// The whole payload; every offset is absolute in it.
-    bytes: &'b [u8],
-    /// Steps from the top-level value to the current item.
-    path: Vec<Step<'t>>,
+    /// The payload and the path; every offset is absolute in the payload.
+    cursor: Cursor<'b, Step<'t>>,
     /// Where [`explain`] collects its lines.
     trace: Option<&'x mut Vec<ExplainLine>>,
 }
@@ -256,19 +217,14 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     /// A decoder over `bytes`, tracing into `trace` when given.
     fn new(bytes: &'b [u8], trace: Option<&'x mut Vec<ExplainLine>>) -> Self {
         Decoder {
-            bytes,
-            path: Vec::new(),
+            cursor: Cursor::new(bytes),
             trace,
         }
     }
 
     /// An error at `offset` with the current path.
     fn error(&self, offset: usize, message: impl Into<String>) -> DecodeError {
-        DecodeError {
-            message: message.into(),
-            offset,
-            path: render_path(&self.path),
-        }
+        self.cursor.error(offset, message)
     }
 
     /// Records a wire item when tracing; `meaning` is only called then.
@@ -277,8 +233,8 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             lines.push(ExplainLine {
                 offset,
                 len,
-                depth: self.path.len(),
-                path: render_path(&self.path),
+                depth: self.cursor.depth(),
+                path: self.cursor.path(),
                 meaning: meaning(),
             });
         }
@@ -287,9 +243,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     /// The bytes `start..end` (callers check the range; an out-of-range request is an error, not a
     /// panic).
     fn slice(&self, start: usize, end: usize) -> DecodeResult<&'b [u8]> {
-        self.bytes
-            .get(start..end)
-            .ok_or_else(|| self.error(start, "value runs past the end of the payload"))
+        self.cursor.slice(start, end)
     }
 
     /// Fails when the value ending at `end` was fully read at `pos` with bytes left over.
@@ -303,7 +257,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
 
     /// A value at the start of the payload that may be followed by other bytes.
     fn prefix(&mut self, ty: &'t CqlType) -> DecodeResult<(Value, usize)> {
-        let end = self.bytes.len();
+        let end = self.cursor.bytes().len();
         match ty {
             CqlType::Native(native) => {
                 let used = native_size(*native)
@@ -358,21 +312,6 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         }
     }
 
-    /// Reads a 4-byte big-endian `[int]` at `pos` (a count or a length called `what`).
-    fn read_int(&self, pos: usize, end: usize, what: &str) -> DecodeResult<i32> {
-        let left = end.saturating_sub(pos);
-        self.bytes
-            .get(pos..end)
-            .and_then(|rest| rest.first_chunk::<4>())
-            .map(|b| i32::from_be_bytes(*b))
-            .ok_or_else(|| {
-                self.error(
-                    pos,
-                    format!("truncated {what}: needs 4 bytes but only {left} are left"),
-                )
-            })
-    }
-
     /// Reads a collection count at `start` and checks that `count` items of at least `min_item` bytes
     /// fit in the value.
     fn read_count(
@@ -382,18 +321,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         what: &str,
         min_item: u64,
     ) -> DecodeResult<usize> {
-        let count = self.read_int(start, end, what)?;
-        let Ok(count) = usize::try_from(count) else {
-            return Err(self.error(start, format!("invalid {what} {count}")));
-        };
-        let left = end.saturating_sub(start + 4);
-        let needed = count as u64 * min_item;
-        if needed > left as u64 {
-            return Err(self.error(
-                start,
-                format!("{what} {count} needs at least {needed} bytes but only {left} are left"),
-            ));
-        }
+        let count = self.cursor.count_at(start, end, what, min_item)?;
         self.line(start, 4, || format!("{what} {count}"));
         Ok(count)
     }
@@ -407,7 +335,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         end: usize,
         what: &str,
     ) -> DecodeResult<(Value, usize)> {
-        let length = self.read_int(pos, end, what)?;
+        let length = self.cursor.int_at(pos, end, what)?;
         let body = pos + 4;
         if length == -1 {
             self.line(pos, 4, || "null".to_string());
@@ -439,9 +367,9 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         let mut values = Vec::with_capacity(count);
         let mut pos = start + 4;
         for i in 0..count {
-            self.path.push(Step::Element(i));
+            self.cursor.push(Step::Element(i));
             let (value, next) = self.item(element, pos, end, "element length")?;
-            self.path.pop();
+            self.cursor.pop();
             values.push(value);
             pos = next;
         }
@@ -460,12 +388,12 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         let mut entries = Vec::with_capacity(count);
         let mut pos = start + 4;
         for i in 0..count {
-            self.path.push(Step::MapKey(i));
+            self.cursor.push(Step::MapKey(i));
             let (k, next) = self.item(key, pos, end, "key length")?;
-            self.path.pop();
-            self.path.push(Step::MapValue(i));
+            self.cursor.pop();
+            self.cursor.push(Step::MapValue(i));
             let (v, next) = self.item(value, next, end, "value length")?;
-            self.path.pop();
+            self.cursor.pop();
             entries.push((k, v));
             pos = next;
         }
@@ -488,9 +416,9 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             if pos >= end {
                 break;
             }
-            self.path.push(Step::Component(i));
+            self.cursor.push(Step::Component(i));
             let (value, next) = self.item(component, pos, end, "component length")?;
-            self.path.pop();
+            self.cursor.pop();
             values.push(value);
             pos = next;
         }
@@ -508,9 +436,9 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             if pos >= end {
                 break;
             }
-            self.path.push(Step::Field(name));
+            self.cursor.push(Step::Field(name));
             let (value, next) = self.item(field, pos, end, "field length")?;
-            self.path.pop();
+            self.cursor.pop();
             values.push((name.clone(), value));
             pos = next;
         }
@@ -543,9 +471,9 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 let mut values = Vec::with_capacity(dimension);
                 let mut pos = start;
                 for i in 0..dimension {
-                    self.path.push(Step::Element(i));
+                    self.cursor.push(Step::Element(i));
                     values.push(self.value(element, pos, pos + size)?);
-                    self.path.pop();
+                    self.cursor.pop();
                     pos += size;
                 }
                 Ok((Value::List(values), start + needed))
@@ -557,9 +485,9 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 let mut values = Vec::with_capacity(dimension.min(left));
                 let mut pos = start;
                 for i in 0..dimension {
-                    self.path.push(Step::Element(i));
+                    self.cursor.push(Step::Element(i));
                     let (value, next) = self.vector_element(element, i, dimension, pos, end)?;
-                    self.path.pop();
+                    self.cursor.pop();
                     values.push(value);
                     pos = next;
                 }
