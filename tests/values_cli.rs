@@ -218,3 +218,50 @@ fn text_forms_refuse_what_encode_refuses_with_its_message() {
         }
     }
 }
+
+/// Runs `cqlwire ARGS` under an address-space limit of `limit_kib`, standard output counted and
+/// dropped; returns the output (its stdout is the byte count).
+fn run_counted(args: &[&str], limit_kib: u32) -> std::process::Output {
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {limit_kib}; \"$@\" | wc -c"))
+        .arg("bash")
+        .arg(binary)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn decoded_output_memory_follows_the_bytes_not_the_element_count() {
+    // A value of one byte per element: a decoder that keeps an in-memory value per element (tens of
+    // bytes each) needs well over the 64 MiB address space these runs get.
+    let dir = tempfile::tempdir().unwrap();
+    for (elements, format, printed) in [
+        (2_000_000usize, "cql", 12_000_001),
+        (2_000_000, "json", 10_000_002),
+        (1_000_000, "explain", 0),
+    ] {
+        let path = dir.path().join(format!("{format}.bin"));
+        std::fs::write(&path, vec![1u8; elements]).unwrap();
+        let ty = format!("vector<boolean, {elements}>");
+        let path = path.to_str().unwrap();
+        let output = run_counted(
+            &["decode", &ty, "--binary", path, "--format", format],
+            65_536,
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.is_empty(), "{format}: {stderr}");
+        let count: usize = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        if printed > 0 {
+            assert_eq!(count, printed, "{format}");
+        } else {
+            // A header line, then one line per element.
+            assert!(count > 60 * elements, "{format}: {count} bytes");
+        }
+    }
+}

@@ -92,26 +92,84 @@ pub fn decode_prefix(ty: &CqlType, bytes: &[u8]) -> Result<(Value, usize), Decod
     Decoder::new(bytes, None).prefix(ty)
 }
 
+/// Decodes like [`decode`] (or [`decode_prefix`] when `allow_trailing`), but when `ty` is a list,
+/// set or vector, hands each of its elements to `each` as it is decoded instead of keeping them (the
+/// result is then an empty list), so a payload of millions of elements needs memory for one. Any
+/// other type's value is returned whole, with the number of bytes the value took.
+pub fn decode_elements(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &mut dyn FnMut(Value),
+) -> Result<(Value, usize), DecodeError> {
+    let mut decoder = Decoder::new(bytes, None);
+    decoder.sink = Some(each);
+    if allow_trailing {
+        decoder.prefix(ty)
+    } else {
+        decoder
+            .value(ty, 0, bytes.len())
+            .map(|value| (value, bytes.len()))
+    }
+}
+
 /// Decodes a whole payload like [`decode`], recording one line per wire item.
 pub fn explain(ty: &CqlType, bytes: &[u8]) -> Explanation {
-    let mut lines = Vec::new();
-    let result = Decoder::new(bytes, Some(&mut lines)).value(ty, 0, bytes.len());
-    Explanation { lines, result }
+    collect_explanation(ty, bytes, false)
 }
 
 /// Decodes like [`decode_prefix`], recording one line per wire item; trailing bytes get a last line of
 /// their own (`N trailing bytes (ignored)`).
 pub fn explain_allowing_trailing(ty: &CqlType, bytes: &[u8]) -> Explanation {
+    collect_explanation(ty, bytes, true)
+}
+
+/// [`explain`] or [`explain_allowing_trailing`].
+fn collect_explanation(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Explanation {
     let mut lines = Vec::new();
-    let mut decoder = Decoder::new(bytes, Some(&mut lines));
-    let result = decoder.prefix(ty).map(|(value, used)| {
+    let result = explain_with(
+        ty,
+        bytes,
+        allow_trailing,
+        &mut |line| lines.push(line),
+        None,
+    );
+    Explanation { lines, result }
+}
+
+/// Explains like [`explain`] (or [`explain_allowing_trailing`]) but hands each line to `each` as
+/// it is read and keeps neither lines nor the elements of a top-level list, set or vector, so a
+/// payload of millions of items needs memory for one. Returns the error that stopped it, if any
+/// (after the lines before it).
+pub fn explain_each(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &mut dyn FnMut(ExplainLine),
+) -> Result<(), DecodeError> {
+    explain_with(ty, bytes, allow_trailing, each, Some(&mut drop)).map(drop)
+}
+
+/// Decodes with a tracer, and a sink for the top-level elements when given.
+fn explain_with<'x>(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &'x mut dyn FnMut(ExplainLine),
+    sink: Option<&'x mut dyn FnMut(Value)>,
+) -> Result<Value, DecodeError> {
+    let mut decoder = Decoder::new(bytes, Some(each));
+    decoder.sink = sink;
+    if !allow_trailing {
+        return decoder.value(ty, 0, bytes.len());
+    }
+    decoder.prefix(ty).map(|(value, used)| {
         let left = bytes.len().saturating_sub(used);
         if left > 0 {
             decoder.line(used, left, || format!("{} (ignored)", trailing(left)));
         }
         value
-    });
-    Explanation { lines, result }
+    })
 }
 
 /// Encodes `value` as the bytes of one value of `ty` (no length prefix).
@@ -210,15 +268,36 @@ struct Decoder<'b, 't, 'x> {
     /// The payload and the path; every offset is absolute in the payload.
     cursor: Cursor<'b, Step<'t>>,
     /// Where [`explain`] collects its lines.
-    trace: Option<&'x mut Vec<ExplainLine>>,
+    trace: Option<&'x mut dyn FnMut(ExplainLine)>,
+    /// Where [`decode_elements`] hands the elements of a top-level list, set or vector, instead of
+    /// collecting them.
+    sink: Option<&'x mut dyn FnMut(Value)>,
 }
 
 impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     /// A decoder over `bytes`, tracing into `trace` when given.
-    fn new(bytes: &'b [u8], trace: Option<&'x mut Vec<ExplainLine>>) -> Self {
+    fn new(bytes: &'b [u8], trace: Option<&'x mut dyn FnMut(ExplainLine)>) -> Self {
         Decoder {
             cursor: Cursor::new(bytes),
             trace,
+            sink: None,
+        }
+    }
+
+    /// Room for `count` elements of a list or vector: none when they go to the sink.
+    fn elements(&self, count: usize) -> Vec<Value> {
+        if self.sink.is_some() && self.cursor.depth() == 0 {
+            Vec::new()
+        } else {
+            Vec::with_capacity(count)
+        }
+    }
+
+    /// Adds an element to `values`, or hands it to the sink when the list is the top-level value.
+    fn element(&mut self, values: &mut Vec<Value>, value: Value) {
+        match self.sink.as_deref_mut() {
+            Some(sink) if self.cursor.depth() == 0 => sink(value),
+            _ => values.push(value),
         }
     }
 
@@ -229,8 +308,8 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
 
     /// Records a wire item when tracing; `meaning` is only called then.
     fn line(&mut self, offset: usize, len: usize, meaning: impl FnOnce() -> String) {
-        if let Some(lines) = self.trace.as_deref_mut() {
-            lines.push(ExplainLine {
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace(ExplainLine {
                 offset,
                 len,
                 depth: self.cursor.depth(),
@@ -364,13 +443,13 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         end: usize,
     ) -> DecodeResult<(Value, usize)> {
         let count = self.read_count(start, end, "element count", 4)?;
-        let mut values = Vec::with_capacity(count);
+        let mut values = self.elements(count);
         let mut pos = start + 4;
         for i in 0..count {
             self.cursor.push(Step::Element(i));
             let (value, next) = self.item(element, pos, end, "element length")?;
             self.cursor.pop();
-            values.push(value);
+            self.element(&mut values, value);
             pos = next;
         }
         Ok((Value::List(values), pos))
@@ -468,12 +547,13 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, {size} bytes each")
                 });
-                let mut values = Vec::with_capacity(dimension);
+                let mut values = self.elements(dimension);
                 let mut pos = start;
                 for i in 0..dimension {
                     self.cursor.push(Step::Element(i));
-                    values.push(self.value(element, pos, pos + size)?);
+                    let value = self.value(element, pos, pos + size)?;
                     self.cursor.pop();
+                    self.element(&mut values, value);
                     pos += size;
                 }
                 Ok((Value::List(values), start + needed))
@@ -482,13 +562,13 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, each after a vint length")
                 });
-                let mut values = Vec::with_capacity(dimension.min(left));
+                let mut values = self.elements(dimension.min(left));
                 let mut pos = start;
                 for i in 0..dimension {
                     self.cursor.push(Step::Element(i));
                     let (value, next) = self.vector_element(element, i, dimension, pos, end)?;
                     self.cursor.pop();
-                    values.push(value);
+                    self.element(&mut values, value);
                     pos = next;
                 }
                 Ok((Value::List(values), pos))
