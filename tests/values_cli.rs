@@ -265,3 +265,16 @@ fn decoded_output_memory_follows_the_bytes_not_the_element_count() {
         }
     }
 }
+
+#[test]
+fn one_time_of_day_rule_for_decode_encode_and_literals() {
+    let message = "time value 86400000000000 is out of range 0..86399999999999";
+    let output = with_args(&["decode", "time", "00004e94914f0000"])
+        .output()
+        .unwrap();
+    assert_error(&output, 1, message, "decode");
+    let output = with_args(&["encode", "time", "86400000000000"])
+        .output()
+        .unwrap();
+    assert_error(&output, 1, message, "encode");
+}

@@ -18,7 +18,7 @@
 //!   fields/components, and reads back the same way.
 
 use crate::types::{CqlType, NativeType};
-use crate::value::Value;
+use crate::value::{time_of_day, Value};
 use num_bigint::{BigInt, Sign};
 use num_traits::Zero;
 use std::fmt::Write as _;
@@ -31,7 +31,6 @@ pub const MAX_LITERAL_DEPTH: usize = 128;
 const MAX_EXPONENT: i64 = 10_000;
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
-const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 const NANOS_PER_HOUR: i64 = 3_600_000_000_000;
 const NANOS_PER_MINUTE: i64 = 60_000_000_000;
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
@@ -118,7 +117,7 @@ pub fn date_text(days: u32) -> Option<String> {
 
 /// A time of day (nanoseconds since midnight) as `12:34:56.123456789`, or `None` outside a day.
 pub fn time_text(nanos: i64) -> Option<String> {
-    (0..NANOS_PER_DAY).contains(&nanos).then(|| {
+    time_of_day(nanos).ok().map(|nanos| {
         format!(
             "{:02}:{:02}:{:02}.{:09}",
             nanos / NANOS_PER_HOUR,
@@ -550,14 +549,7 @@ pub fn date_from_text(text: &str) -> Result<u32, String> {
 pub fn time_from_text(text: &str) -> Result<i64, String> {
     let text = text.trim();
     if let Ok(nanos) = text.parse::<i64>() {
-        return if (0..NANOS_PER_DAY).contains(&nanos) {
-            Ok(nanos)
-        } else {
-            Err(format!(
-                "time {nanos} is outside a day (0 to {})",
-                NANOS_PER_DAY - 1
-            ))
-        };
+        return time_of_day(nanos);
     }
     let mut fields = Fields {
         text: text.as_bytes(),

@@ -16,6 +16,19 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// Nanoseconds in a day: a `time` value must be below this.
 pub const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
+/// `nanos` when it is a time of day (0 to [`NANOS_PER_DAY`] - 1), the one range check of `time`
+/// values that decoding, encoding and the text forms share.
+pub fn time_of_day(nanos: i64) -> Result<i64, String> {
+    if (0..NANOS_PER_DAY).contains(&nanos) {
+        Ok(nanos)
+    } else {
+        Err(format!(
+            "time value {nanos} is out of range 0..{}",
+            NANOS_PER_DAY - 1
+        ))
+    }
+}
+
 /// Why a value could not be encoded for a type: `<message> (<path>)`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct EncodeError {
@@ -642,16 +655,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             N::Date => Value::Date(u32::from_be_bytes(self.fixed(native, bytes, start)?)),
             N::Time => {
                 let nanos = i64::from_be_bytes(self.fixed(native, bytes, start)?);
-                if !(0..NANOS_PER_DAY).contains(&nanos) {
-                    return Err(self.error(
-                        start,
-                        format!(
-                            "time value {nanos} is out of range 0..{}",
-                            NANOS_PER_DAY - 1
-                        ),
-                    ));
-                }
-                Value::Time(nanos)
+                Value::Time(time_of_day(nanos).map_err(|e| self.error(start, e))?)
             }
             N::Uuid => Value::Uuid(uuid::Uuid::from_bytes(self.fixed(native, bytes, start)?)),
             N::TimeUuid => {
@@ -1020,12 +1024,7 @@ fn write_native(native: NativeType, value: &Value, out: &mut Vec<u8>) -> Result<
         (N::Timestamp, Value::Timestamp(ms)) => out.extend_from_slice(&ms.to_be_bytes()),
         (N::Date, Value::Date(days)) => out.extend_from_slice(&days.to_be_bytes()),
         (N::Time, Value::Time(nanos)) => {
-            if !(0..NANOS_PER_DAY).contains(nanos) {
-                return Err(EncodeError::new(format!(
-                    "time value {nanos} is out of range 0..{}",
-                    NANOS_PER_DAY - 1
-                )));
-            }
+            let nanos = time_of_day(*nanos).map_err(EncodeError::new)?;
             out.extend_from_slice(&nanos.to_be_bytes());
         }
         (N::Uuid, Value::Uuid(id)) => out.extend_from_slice(id.as_bytes()),
