@@ -5,13 +5,15 @@ mod common;
 
 use common::{assert_error, run, with_args};
 
-/// Runs cqlwire with `stdin_path` as standard input under a 256 MiB address-space limit, so reading
-/// a whole endless input would fail.
-fn run_limited(args: &[&str], stdin_path: &str) -> std::process::Output {
+/// Runs cqlwire with `stdin_path` as standard input under an address-space limit of `limit_kib`, so
+/// reading a whole endless input would fail.
+fn run_limited(args: &[&str], stdin_path: &str, limit_kib: u32) -> std::process::Output {
     let binary = assert_cmd::cargo::cargo_bin("cqlwire");
     std::process::Command::new("bash")
         .arg("-c")
-        .arg("ulimit -v 262144; exec \"$@\" < \"$STDIN_PATH\"")
+        .arg(format!(
+            "ulimit -v {limit_kib}; exec \"$@\" < \"$STDIN_PATH\""
+        ))
         .arg("bash")
         .arg(binary)
         .args(args)
@@ -22,7 +24,7 @@ fn run_limited(args: &[&str], stdin_path: &str) -> std::process::Output {
 
 #[test]
 fn hex_on_stdin_stops_at_the_first_bad_byte_and_names_binary() {
-    let output = run_limited(&["decode", "blob"], "/dev/zero");
+    let output = run_limited(&["decode", "blob"], "/dev/zero", 262_144);
     assert_error(
         &output,
         1,
@@ -277,4 +279,22 @@ fn one_time_of_day_rule_for_decode_encode_and_literals() {
         .output()
         .unwrap();
     assert_error(&output, 1, message, "encode");
+}
+
+#[test]
+fn a_large_blob_literal_is_encoded_in_a_small_multiple_of_its_size() {
+    // 20 MB of hex text: a parser holding four bytes per character would need more than the
+    // 128 MiB address space this run gets.
+    let dir = tempfile::tempdir().unwrap();
+    let literal = dir.path().join("blob.txt");
+    std::fs::write(&literal, format!("0x{}\n", "ab".repeat(10_000_000))).unwrap();
+    let output = run_limited(
+        &["encode", "blob", "--format", "raw"],
+        literal.to_str().unwrap(),
+        131_072,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(output.stdout.len(), 10_000_000);
+    assert!(output.stdout.iter().all(|&b| b == 0xab));
 }

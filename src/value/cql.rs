@@ -928,6 +928,16 @@ fn write_cql(out: &mut String, ty: Option<&CqlType>, value: &Value) {
 /// duration with mixed signs, a null vector element) is refused with the codec's message. Errors name
 /// the character position and the path in the value.
 pub fn parse_cql(ty: &CqlType, text: &str) -> Result<Value, LiteralError> {
+    // A blob literal may be hundreds of megabytes: read it straight, without the parser's copy of
+    // the text (four bytes per character); a malformed one goes to the parser for its error.
+    if *ty == CqlType::Native(NativeType::Blob) {
+        let literal = text.trim();
+        if literal.starts_with("0x") || literal.starts_with("0X") {
+            if let Ok(bytes) = blob_from_text(literal) {
+                return Ok(Value::Blob(bytes));
+            }
+        }
+    }
     let mut parser = Parser {
         chars: text.chars().collect(),
         at: 0,
