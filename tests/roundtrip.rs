@@ -1,210 +1,20 @@
 //! Property tests of the value codec: random types and values round-trip through the wire bytes,
 //! and decoding arbitrary or corrupted bytes never panics.
 
-use cqlwire::types::{CqlType, NativeType, UdtType};
-use cqlwire::value::{
-    decode, decode_prefix, encode, explain, explain_allowing_trailing, Value, NANOS_PER_DAY,
-};
-use num_bigint::BigInt;
+mod common;
+
+use common::values::{any_type, type_and_value};
+use cqlwire::value::{decode, decode_prefix, encode, explain, explain_allowing_trailing};
 use proptest::prelude::*;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-const NATIVES: [NativeType; 20] = [
-    NativeType::Ascii,
-    NativeType::BigInt,
-    NativeType::Blob,
-    NativeType::Boolean,
-    NativeType::Counter,
-    NativeType::Date,
-    NativeType::Decimal,
-    NativeType::Double,
-    NativeType::Duration,
-    NativeType::Float,
-    NativeType::Inet,
-    NativeType::Int,
-    NativeType::SmallInt,
-    NativeType::Text,
-    NativeType::Time,
-    NativeType::Timestamp,
-    NativeType::TimeUuid,
-    NativeType::TinyInt,
-    NativeType::Uuid,
-    NativeType::Varint,
-];
-
-/// Random types up to a few levels deep.
-fn any_type() -> impl Strategy<Value = CqlType> {
-    let leaf = proptest::sample::select(NATIVES.to_vec()).prop_map(CqlType::Native);
-    leaf.prop_recursive(3, 24, 3, |inner| {
-        prop_oneof![
-            inner.clone().prop_map(|t| CqlType::List(Box::new(t))),
-            inner.clone().prop_map(|t| CqlType::Set(Box::new(t))),
-            (inner.clone(), inner.clone())
-                .prop_map(|(k, v)| CqlType::Map(Box::new(k), Box::new(v))),
-            proptest::collection::vec(inner.clone(), 1..4).prop_map(CqlType::Tuple),
-            proptest::collection::vec(inner.clone(), 1..4).prop_map(|types| {
-                CqlType::Udt(UdtType {
-                    keyspace: None,
-                    name: "u".into(),
-                    fields: types
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, t)| (format!("f{i}"), t))
-                        .collect(),
-                })
-            }),
-            (inner, 1usize..4).prop_map(|(t, n)| CqlType::Vector(Box::new(t), n)),
-        ]
-    })
-}
-
-/// A non-null, non-empty value of a native type.
-fn native_value(native: NativeType) -> BoxedStrategy<Value> {
-    use NativeType as N;
-    match native {
-        N::Ascii => "[\\x00-\\x7f]{0,8}".prop_map(Value::Text).boxed(),
-        N::Text => ".{0,8}".prop_map(Value::Text).boxed(),
-        N::Blob => proptest::collection::vec(any::<u8>(), 0..8)
-            .prop_map(Value::Blob)
-            .boxed(),
-        N::Boolean => any::<bool>().prop_map(Value::Boolean).boxed(),
-        N::TinyInt => any::<i8>().prop_map(Value::TinyInt).boxed(),
-        N::SmallInt => any::<i16>().prop_map(Value::SmallInt).boxed(),
-        N::Int => any::<i32>().prop_map(Value::Int).boxed(),
-        N::BigInt | N::Counter => any::<i64>().prop_map(Value::BigInt).boxed(),
-        N::Float => any::<u32>()
-            .prop_map(|bits| Value::Float(f32::from_bits(bits)))
-            .boxed(),
-        N::Double => any::<u64>()
-            .prop_map(|bits| Value::Double(f64::from_bits(bits)))
-            .boxed(),
-        N::Varint => proptest::collection::vec(any::<u8>(), 1..20)
-            .prop_map(|b| Value::Varint(BigInt::from_signed_bytes_be(&b)))
-            .boxed(),
-        N::Decimal => (any::<i128>(), any::<i32>())
-            .prop_map(|(unscaled, scale)| Value::Decimal {
-                unscaled: BigInt::from(unscaled),
-                scale,
-            })
-            .boxed(),
-        N::Uuid => any::<u128>()
-            .prop_map(|n| Value::Uuid(uuid::Uuid::from_u128(n)))
-            .boxed(),
-        N::TimeUuid => any::<u128>()
-            .prop_map(|n| {
-                // Force version 1: the high nibble of byte 6.
-                let n = (n & !(0xf << 76)) | (1 << 76);
-                Value::Uuid(uuid::Uuid::from_u128(n))
-            })
-            .boxed(),
-        N::Inet => prop_oneof![
-            any::<[u8; 4]>().prop_map(|b| Value::Inet(IpAddr::V4(Ipv4Addr::from(b)))),
-            any::<[u8; 16]>().prop_map(|b| Value::Inet(IpAddr::V6(Ipv6Addr::from(b)))),
-        ]
-        .boxed(),
-        N::Timestamp => any::<i64>().prop_map(Value::Timestamp).boxed(),
-        N::Date => any::<u32>().prop_map(Value::Date).boxed(),
-        N::Time => (0..NANOS_PER_DAY).prop_map(Value::Time).boxed(),
-        N::Duration => (any::<bool>(), 0..=i32::MAX, 0..=i32::MAX, 0..=i64::MAX)
-            .prop_map(|(negative, months, days, nanoseconds)| {
-                let sign = if negative { -1 } else { 1 };
-                Value::Duration {
-                    months: sign * months,
-                    days: sign * days,
-                    nanoseconds: i64::from(sign) * nanoseconds,
-                }
-            })
-            .boxed(),
-    }
-}
-
-/// Where a value sits, which decides whether null and empty are allowed.
-#[derive(Clone, Copy, PartialEq)]
-enum Place {
-    /// The whole payload: never null.
-    Top,
-    /// A collection element, field or component: may be null.
-    Item,
-    /// A vector element: neither null nor empty.
-    VectorElement,
-}
-
-/// A random value of `ty` for `place`.
-fn value_of(ty: &CqlType, place: Place) -> BoxedStrategy<Value> {
-    let value = match ty {
-        CqlType::Native(native) => {
-            let plain = native_value(*native);
-            let has_empty = !matches!(
-                native,
-                NativeType::Text | NativeType::Ascii | NativeType::Blob
-            );
-            if has_empty && place != Place::VectorElement {
-                prop_oneof![4 => plain, 1 => Just(Value::Empty)].boxed()
-            } else {
-                plain
-            }
-        }
-        CqlType::List(element) | CqlType::Set(element) => {
-            proptest::collection::vec(value_of(element, Place::Item), 0..4)
-                .prop_map(Value::List)
-                .boxed()
-        }
-        CqlType::Map(key, value) => proptest::collection::vec(
-            (value_of(key, Place::Item), value_of(value, Place::Item)),
-            0..4,
-        )
-        .prop_map(Value::Map)
-        .boxed(),
-        CqlType::Tuple(components) => {
-            let all: Vec<_> = components
-                .iter()
-                .map(|c| value_of(c, Place::Item))
-                .collect();
-            (all, 1..=components.len())
-                .prop_map(|(mut values, n)| {
-                    values.truncate(n);
-                    Value::Tuple(values)
-                })
-                .boxed()
-        }
-        CqlType::Udt(udt) => {
-            let names: Vec<String> = udt.fields.iter().map(|(n, _)| n.clone()).collect();
-            let all: Vec<_> = udt
-                .fields
-                .iter()
-                .map(|(_, t)| value_of(t, Place::Item))
-                .collect();
-            (all, 1..=udt.fields.len())
-                .prop_map(move |(values, n)| {
-                    Value::Udt(names.iter().cloned().zip(values).take(n).collect())
-                })
-                .boxed()
-        }
-        CqlType::Vector(element, dimension) => {
-            proptest::collection::vec(value_of(element, Place::VectorElement), *dimension)
-                .prop_map(Value::List)
-                .boxed()
-        }
-    };
-    if place == Place::Item {
-        prop_oneof![5 => value, 1 => Just(Value::Null)].boxed()
-    } else {
-        value
-    }
-}
-
-fn type_and_value() -> impl Strategy<Value = (CqlType, Value)> {
-    any_type().prop_flat_map(|ty| {
-        let value = value_of(&ty, Place::Top);
-        (Just(ty), value)
-    })
-}
+/// Nesting depth of the random types.
+const DEPTH: u32 = 3;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn values_round_trip_through_bytes((ty, value) in type_and_value()) {
+    fn values_round_trip_through_bytes((ty, value) in type_and_value(DEPTH)) {
         let bytes = encode(&ty, &value).unwrap();
         let decoded = decode(&ty, &bytes).unwrap();
         prop_assert_eq!(&decoded, &value);
@@ -218,7 +28,7 @@ proptest! {
 
     #[test]
     fn corrupted_encodings_never_panic(
-        (ty, value) in type_and_value(),
+        (ty, value) in type_and_value(DEPTH),
         cut in any::<prop::sample::Index>(),
         flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
         tail in proptest::collection::vec(any::<u8>(), 0..3),
@@ -245,7 +55,7 @@ proptest! {
     }
 
     #[test]
-    fn random_bytes_never_panic(ty in any_type(), bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+    fn random_bytes_never_panic(ty in any_type(DEPTH), bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
         let _ = decode(&ty, &bytes);
         let _ = decode_prefix(&ty, &bytes);
         let _ = explain(&ty, &bytes);

@@ -5,13 +5,15 @@ mod common;
 
 use common::{assert_error, run, with_args};
 
-/// Runs cqlwire with `stdin_path` as standard input under a 256 MiB address-space limit, so reading
-/// a whole endless input would fail.
-fn run_limited(args: &[&str], stdin_path: &str) -> std::process::Output {
+/// Runs cqlwire with `stdin_path` as standard input under an address-space limit of `limit_kib`, so
+/// reading a whole endless input would fail.
+fn run_limited(args: &[&str], stdin_path: &str, limit_kib: u32) -> std::process::Output {
     let binary = assert_cmd::cargo::cargo_bin("cqlwire");
     std::process::Command::new("bash")
         .arg("-c")
-        .arg("ulimit -v 262144; exec \"$@\" < \"$STDIN_PATH\"")
+        .arg(format!(
+            "ulimit -v {limit_kib}; exec \"$@\" < \"$STDIN_PATH\""
+        ))
         .arg("bash")
         .arg(binary)
         .args(args)
@@ -22,7 +24,7 @@ fn run_limited(args: &[&str], stdin_path: &str) -> std::process::Output {
 
 #[test]
 fn hex_on_stdin_stops_at_the_first_bad_byte_and_names_binary() {
-    let output = run_limited(&["decode", "blob"], "/dev/zero");
+    let output = run_limited(&["decode", "blob"], "/dev/zero", 262_144);
     assert_error(
         &output,
         1,
@@ -159,4 +161,140 @@ fn control_characters_are_visible_on_a_terminal_and_exact_elsewhere() {
         String::from_utf8_lossy(&output.stdout),
         "\"\\u001b[31m<U+009B><U+202E>x\"\r\n"
     );
+}
+
+#[test]
+fn a_zero_byte_tuple_or_udt_is_a_value() {
+    let udt = ["--udt", "addr(street text, zip int)"];
+    for (ty, cql, json) in [("tuple<int, text>", "()", "[]"), ("addr", "{}", "{}")] {
+        let decode = |format: &str| {
+            let mut args = udt.to_vec();
+            args.extend(["decode", ty, "-", "--format", format]);
+            args.rotate_left(2);
+            run(with_args(&args), b"")
+        };
+        assert_eq!(decode("cql").stdout, format!("{cql}\n").as_bytes(), "{ty}");
+        assert_eq!(
+            decode("json").stdout,
+            format!("{json}\n").as_bytes(),
+            "{ty}"
+        );
+        for (literal, json_flag) in [(cql, false), (json, true)] {
+            let mut args = vec!["encode", udt[0], udt[1], ty, literal];
+            if json_flag {
+                args.push("--json");
+            }
+            let output = with_args(&args).output().unwrap();
+            assert_eq!(output.stdout, b"0x\n", "{ty} {literal}");
+        }
+    }
+}
+
+#[test]
+fn text_forms_refuse_what_encode_refuses_with_its_message() {
+    for (ty, literal, json, message) in [
+        (
+            "int",
+            "null",
+            "null",
+            "a null value has no bytes (only elements, fields and components can be null)",
+        ),
+        (
+            "duration",
+            "+1mo-1d",
+            "\"+1mo-1d\"",
+            "duration has mixed signs (months 1, days -1, nanoseconds 0)",
+        ),
+        (
+            "vector<int, 2>",
+            "[1, null]",
+            "[1, null]",
+            "null element in a vector (element 1)",
+        ),
+    ] {
+        for (text, flag) in [(literal, None), (json, Some("--json"))] {
+            let mut command = with_args(&["encode", ty, text]);
+            command.args(flag);
+            let output = command.output().unwrap();
+            assert_error(&output, 1, &format!("invalid {ty} value: {message}"), text);
+        }
+    }
+}
+
+/// Runs `cqlwire ARGS` under an address-space limit of `limit_kib`, standard output counted and
+/// dropped; returns the output (its stdout is the byte count).
+fn run_counted(args: &[&str], limit_kib: u32) -> std::process::Output {
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {limit_kib}; \"$@\" | wc -c"))
+        .arg("bash")
+        .arg(binary)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn decoded_output_memory_follows_the_bytes_not_the_element_count() {
+    // A value of one byte per element: a decoder that keeps an in-memory value per element (tens of
+    // bytes each) needs well over the 64 MiB address space these runs get.
+    let dir = tempfile::tempdir().unwrap();
+    for (elements, format, printed) in [
+        (2_000_000usize, "cql", 12_000_001),
+        (2_000_000, "json", 10_000_002),
+        (1_000_000, "explain", 0),
+    ] {
+        let path = dir.path().join(format!("{format}.bin"));
+        std::fs::write(&path, vec![1u8; elements]).unwrap();
+        let ty = format!("vector<boolean, {elements}>");
+        let path = path.to_str().unwrap();
+        let output = run_counted(
+            &["decode", &ty, "--binary", path, "--format", format],
+            65_536,
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.is_empty(), "{format}: {stderr}");
+        let count: usize = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        if printed > 0 {
+            assert_eq!(count, printed, "{format}");
+        } else {
+            // A header line, then one line per element.
+            assert!(count > 60 * elements, "{format}: {count} bytes");
+        }
+    }
+}
+
+#[test]
+fn one_time_of_day_rule_for_decode_encode_and_literals() {
+    let message = "time value 86400000000000 is out of range 0..86399999999999";
+    let output = with_args(&["decode", "time", "00004e94914f0000"])
+        .output()
+        .unwrap();
+    assert_error(&output, 1, message, "decode");
+    let output = with_args(&["encode", "time", "86400000000000"])
+        .output()
+        .unwrap();
+    assert_error(&output, 1, message, "encode");
+}
+
+#[test]
+fn a_large_blob_literal_is_encoded_in_a_small_multiple_of_its_size() {
+    // 20 MB of hex text: a parser holding four bytes per character would need more than the
+    // 128 MiB address space this run gets.
+    let dir = tempfile::tempdir().unwrap();
+    let literal = dir.path().join("blob.txt");
+    std::fs::write(&literal, format!("0x{}\n", "ab".repeat(10_000_000))).unwrap();
+    let output = run_limited(
+        &["encode", "blob", "--format", "raw"],
+        literal.to_str().unwrap(),
+        131_072,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(output.stdout.len(), 10_000_000);
+    assert!(output.stdout.iter().all(|&b| b == 0xab));
 }

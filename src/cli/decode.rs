@@ -3,8 +3,10 @@
 use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
 use cqlwire::types::CqlType;
-use cqlwire::value::{self, cql, explain, json};
+use cqlwire::value::print::{self, PrintError, TextForm};
+use cqlwire::value::{self, explain};
 use cqlwire::{display, files};
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -76,37 +78,33 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => hex_argument(&args.hex)?,
     };
     let mut out = files::Output::open(None, false)?;
-    let text = match args.format {
+    let form = match args.format {
         DecodeFormat::Explain => return print_explanation(out, &ty, &bytes, args.allow_trailing),
-        DecodeFormat::Json => {
-            json::to_json(&ty, &decode(&ty, &bytes, args.allow_trailing)?).to_string()
-        }
-        DecodeFormat::Cql => cql::format_cql(&ty, &decode(&ty, &bytes, args.allow_trailing)?),
+        DecodeFormat::Json => TextForm::Json,
+        DecodeFormat::Cql => TextForm::Cql,
     };
     // On a terminal, control characters in the text are shown visibly instead of acting on it.
-    let text = if std::io::stdout().is_terminal() {
-        display::visible(&text)
+    let show: &dyn Fn(&str) -> Cow<'_, str> = if std::io::stdout().is_terminal() {
+        &display::visible
     } else {
-        text.into()
+        &as_is
     };
-    writeln!(out, "{text}")?;
-    Ok(out.commit()?)
+    match print::write_text(&ty, &bytes, args.allow_trailing, form, show, &mut out) {
+        Ok(()) => Ok(out.commit()?),
+        Err(PrintError::Decode(e)) => Err(payload_error(&ty, &bytes, e)),
+        Err(PrintError::Io(e)) => Err(e.into()),
+    }
 }
 
-/// Decodes the payload, ignoring bytes after the value when `allow_trailing`.
-fn decode(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Result<value::Value, CliError> {
-    if allow_trailing {
-        value::decode_prefix(ty, bytes).map(|(v, _)| v)
-    } else {
-        value::decode(ty, bytes)
-    }
-    .map_err(|e| payload_error(ty, bytes, e))
+/// Text shown as it is (output that is not a terminal).
+fn as_is(text: &str) -> Cow<'_, str> {
+    Cow::Borrowed(text)
 }
 
 /// The error for a payload that does not decode; when its start is a whole value, says that
 /// `--allow-trailing` ignores the bytes after it.
 fn payload_error(ty: &CqlType, bytes: &[u8], error: value::DecodeError) -> CliError {
-    match value::decode_prefix(ty, bytes) {
+    match value::decode_elements(ty, bytes, true, &mut drop) {
         Ok((_, used)) if used < bytes.len() => CliError::data(format!(
             "{error}; --allow-trailing ignores the bytes after the value"
         )),
@@ -114,23 +112,21 @@ fn payload_error(ty: &CqlType, bytes: &[u8], error: value::DecodeError) -> CliEr
     }
 }
 
-/// Prints one line per wire item up to the end or the fault; a fault is returned as the error (after
-/// the lines before it are out).
+/// Prints one line per wire item, as it is read, up to the end or the fault; a fault is returned as
+/// the error (after the lines before it are out).
 fn print_explanation(
     mut out: files::Output,
     ty: &CqlType,
     bytes: &[u8],
     allow_trailing: bool,
 ) -> Result<(), CliError> {
-    let explanation = if allow_trailing {
-        value::explain_allowing_trailing(ty, bytes)
-    } else {
-        value::explain(ty, bytes)
-    };
-    explain::write_lines(&mut out, &explanation.lines, bytes, 0, 0)?;
+    let mut written = Ok(());
+    let result = value::explain_each(ty, bytes, allow_trailing, &mut |line| {
+        if written.is_ok() {
+            written = writeln!(out, "{}", explain::format_line(&line, bytes, 0, 0));
+        }
+    });
+    written?;
     out.commit()?;
-    explanation
-        .result
-        .map(drop)
-        .map_err(|e| payload_error(ty, bytes, e))
+    result.map_err(|e| payload_error(ty, bytes, e))
 }

@@ -49,6 +49,9 @@ pub struct Args {
     pub format: EncodeFormat,
 }
 
+/// Bytes written as hex at a time.
+const HEX_STEP: usize = 64 << 10;
+
 /// Runs `cqlwire encode`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let ty = cli_type(&args.type_text, &args.udts)?;
@@ -66,7 +69,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     match args.format {
         EncodeFormat::Hex => {
             let mut out = files::Output::open(None, false)?;
-            writeln!(out, "0x{}", hex::encode(&bytes))?;
+            out.write_all(b"0x")?;
+            // In steps, so that a large value is not held a second time as hex text.
+            for chunk in bytes.chunks(HEX_STEP) {
+                out.write_all(hex::encode(chunk).as_bytes())?;
+            }
+            writeln!(out)?;
             out.commit()?;
         }
         EncodeFormat::Raw => {

@@ -18,7 +18,7 @@
 //!   fields/components, and reads back the same way.
 
 use crate::types::{CqlType, NativeType};
-use crate::value::Value;
+use crate::value::{time_of_day, Value};
 use num_bigint::{BigInt, Sign};
 use num_traits::Zero;
 use std::fmt::Write as _;
@@ -31,7 +31,6 @@ pub const MAX_LITERAL_DEPTH: usize = 128;
 const MAX_EXPONENT: i64 = 10_000;
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
-const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 const NANOS_PER_HOUR: i64 = 3_600_000_000_000;
 const NANOS_PER_MINUTE: i64 = 60_000_000_000;
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
@@ -118,7 +117,7 @@ pub fn date_text(days: u32) -> Option<String> {
 
 /// A time of day (nanoseconds since midnight) as `12:34:56.123456789`, or `None` outside a day.
 pub fn time_text(nanos: i64) -> Option<String> {
-    (0..NANOS_PER_DAY).contains(&nanos).then(|| {
+    time_of_day(nanos).ok().map(|nanos| {
         format!(
             "{:02}:{:02}:{:02}.{:09}",
             nanos / NANOS_PER_HOUR,
@@ -550,14 +549,7 @@ pub fn date_from_text(text: &str) -> Result<u32, String> {
 pub fn time_from_text(text: &str) -> Result<i64, String> {
     let text = text.trim();
     if let Ok(nanos) = text.parse::<i64>() {
-        return if (0..NANOS_PER_DAY).contains(&nanos) {
-            Ok(nanos)
-        } else {
-            Err(format!(
-                "time {nanos} is outside a day (0 to {})",
-                NANOS_PER_DAY - 1
-            ))
-        };
+        return time_of_day(nanos);
     }
     let mut fields = Fields {
         text: text.as_bytes(),
@@ -932,8 +924,20 @@ fn write_cql(out: &mut String, ty: Option<&CqlType>, value: &Value) {
 
 /// Reads a CQL literal of the given type: what [`format_cql`] prints, plus common cqlsh input forms
 /// (unquoted timestamps, dates and times, ISO 8601 `T` timestamps and `P…` durations, `TRUE`, `+1`,
-/// `1e10`, `$$text$$`, sets in `[…]`). Errors name the character position and the path in the value.
+/// `1e10`, `$$text$$`, sets in `[…]`). A value the binary codec cannot encode (a top-level null, a
+/// duration with mixed signs, a null vector element) is refused with the codec's message. Errors name
+/// the character position and the path in the value.
 pub fn parse_cql(ty: &CqlType, text: &str) -> Result<Value, LiteralError> {
+    // A blob literal may be hundreds of megabytes: read it straight, without the parser's copy of
+    // the text (four bytes per character); a malformed one goes to the parser for its error.
+    if *ty == CqlType::Native(NativeType::Blob) {
+        let literal = text.trim();
+        if literal.starts_with("0x") || literal.starts_with("0X") {
+            if let Ok(bytes) = blob_from_text(literal) {
+                return Ok(Value::Blob(bytes));
+            }
+        }
+    }
     let mut parser = Parser {
         chars: text.chars().collect(),
         at: 0,
@@ -944,7 +948,21 @@ pub fn parse_cql(ty: &CqlType, text: &str) -> Result<Value, LiteralError> {
     if parser.at < parser.chars.len() {
         return Err(parser.error_at(parser.at, "unexpected text after the value"));
     }
-    Ok(value)
+    encodable(ty, value)
+}
+
+/// `value` when the binary codec can encode it as `ty`, else its refusal (a top-level null, a
+/// duration with mixed signs, a null or empty vector element, ...): the text forms leave those rules
+/// to the one place that owns them, with the same message.
+pub(crate) fn encodable(ty: &CqlType, value: Value) -> Result<Value, LiteralError> {
+    match super::encode(ty, &value) {
+        Ok(_) => Ok(value),
+        Err(e) => Err(LiteralError {
+            message: e.message,
+            position: None,
+            path: e.path,
+        }),
+    }
 }
 
 /// Recursive-descent state: the text, the cursor and the path to the value being read.
@@ -1388,11 +1406,18 @@ mod tests {
             d(0, 0, 0),
             d(i32::MAX, i32::MAX, i64::MAX),
             d(i32::MIN, i32::MIN, i64::MIN),
-            d(-1, 1, -1),
             d(0, 0, 1),
         ] {
             round_trip(&duration, v);
         }
+        // Printable, but refused with the codec's message, as `encode` refuses it.
+        let message = parse_cql(&duration, "-1mo+1d-1ns").unwrap_err().to_string();
+        assert_eq!(
+            message,
+            crate::value::encode(&duration, &d(-1, 1, -1))
+                .unwrap_err()
+                .to_string()
+        );
     }
 
     #[test]

@@ -99,10 +99,11 @@ fn json_of(ty: Option<&CqlType>, value: &Value) -> Json {
     }
 }
 
-/// Reads a value of the type from JSON (the inverse of [`to_json`]). Errors name the path in the value.
+/// Reads a value of the type from JSON (the inverse of [`to_json`]); refuses what the binary codec
+/// cannot encode, as [`super::cql::parse_cql`] does. Errors name the path in the value.
 pub fn from_json(ty: &CqlType, json: &Json) -> Result<Value, LiteralError> {
     let mut reader = Reader { path: Vec::new() };
-    reader.value(ty, json, 0)
+    super::cql::encodable(ty, reader.value(ty, json, 0)?)
 }
 
 /// The path to the JSON value being read, for error messages.

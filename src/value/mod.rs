@@ -6,12 +6,14 @@
 pub mod cql;
 pub mod explain;
 pub mod json;
+pub mod print;
 mod wire;
 
 pub use crate::cursor::DecodeError;
 pub use wire::{
-    decode, decode_prefix, encode, encode_into, encode_vector_element, explain,
-    explain_allowing_trailing, EncodeError, ExplainLine, Explanation, NANOS_PER_DAY,
+    decode, decode_elements, decode_prefix, encode, encode_into, encode_vector_element, explain,
+    explain_allowing_trailing, explain_each, time_of_day, EncodeError, ExplainLine, Explanation,
+    NANOS_PER_DAY,
 };
 
 use num_bigint::BigInt;

@@ -16,6 +16,19 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// Nanoseconds in a day: a `time` value must be below this.
 pub const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
+/// `nanos` when it is a time of day (0 to [`NANOS_PER_DAY`] - 1), the one range check of `time`
+/// values that decoding, encoding and the text forms share.
+pub fn time_of_day(nanos: i64) -> Result<i64, String> {
+    if (0..NANOS_PER_DAY).contains(&nanos) {
+        Ok(nanos)
+    } else {
+        Err(format!(
+            "time value {nanos} is out of range 0..{}",
+            NANOS_PER_DAY - 1
+        ))
+    }
+}
+
 /// Why a value could not be encoded for a type: `<message> (<path>)`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct EncodeError {
@@ -92,26 +105,84 @@ pub fn decode_prefix(ty: &CqlType, bytes: &[u8]) -> Result<(Value, usize), Decod
     Decoder::new(bytes, None).prefix(ty)
 }
 
+/// Decodes like [`decode`] (or [`decode_prefix`] when `allow_trailing`), but when `ty` is a list,
+/// set or vector, hands each of its elements to `each` as it is decoded instead of keeping them (the
+/// result is then an empty list), so a payload of millions of elements needs memory for one. Any
+/// other type's value is returned whole, with the number of bytes the value took.
+pub fn decode_elements(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &mut dyn FnMut(Value),
+) -> Result<(Value, usize), DecodeError> {
+    let mut decoder = Decoder::new(bytes, None);
+    decoder.sink = Some(each);
+    if allow_trailing {
+        decoder.prefix(ty)
+    } else {
+        decoder
+            .value(ty, 0, bytes.len())
+            .map(|value| (value, bytes.len()))
+    }
+}
+
 /// Decodes a whole payload like [`decode`], recording one line per wire item.
 pub fn explain(ty: &CqlType, bytes: &[u8]) -> Explanation {
-    let mut lines = Vec::new();
-    let result = Decoder::new(bytes, Some(&mut lines)).value(ty, 0, bytes.len());
-    Explanation { lines, result }
+    collect_explanation(ty, bytes, false)
 }
 
 /// Decodes like [`decode_prefix`], recording one line per wire item; trailing bytes get a last line of
 /// their own (`N trailing bytes (ignored)`).
 pub fn explain_allowing_trailing(ty: &CqlType, bytes: &[u8]) -> Explanation {
+    collect_explanation(ty, bytes, true)
+}
+
+/// [`explain`] or [`explain_allowing_trailing`].
+fn collect_explanation(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Explanation {
     let mut lines = Vec::new();
-    let mut decoder = Decoder::new(bytes, Some(&mut lines));
-    let result = decoder.prefix(ty).map(|(value, used)| {
+    let result = explain_with(
+        ty,
+        bytes,
+        allow_trailing,
+        &mut |line| lines.push(line),
+        None,
+    );
+    Explanation { lines, result }
+}
+
+/// Explains like [`explain`] (or [`explain_allowing_trailing`]) but hands each line to `each` as
+/// it is read and keeps neither lines nor the elements of a top-level list, set or vector, so a
+/// payload of millions of items needs memory for one. Returns the error that stopped it, if any
+/// (after the lines before it).
+pub fn explain_each(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &mut dyn FnMut(ExplainLine),
+) -> Result<(), DecodeError> {
+    explain_with(ty, bytes, allow_trailing, each, Some(&mut drop)).map(drop)
+}
+
+/// Decodes with a tracer, and a sink for the top-level elements when given.
+fn explain_with<'x>(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &'x mut dyn FnMut(ExplainLine),
+    sink: Option<&'x mut dyn FnMut(Value)>,
+) -> Result<Value, DecodeError> {
+    let mut decoder = Decoder::new(bytes, Some(each));
+    decoder.sink = sink;
+    if !allow_trailing {
+        return decoder.value(ty, 0, bytes.len());
+    }
+    decoder.prefix(ty).map(|(value, used)| {
         let left = bytes.len().saturating_sub(used);
         if left > 0 {
             decoder.line(used, left, || format!("{} (ignored)", trailing(left)));
         }
         value
-    });
-    Explanation { lines, result }
+    })
 }
 
 /// Encodes `value` as the bytes of one value of `ty` (no length prefix).
@@ -210,15 +281,36 @@ struct Decoder<'b, 't, 'x> {
     /// The payload and the path; every offset is absolute in the payload.
     cursor: Cursor<'b, Step<'t>>,
     /// Where [`explain`] collects its lines.
-    trace: Option<&'x mut Vec<ExplainLine>>,
+    trace: Option<&'x mut dyn FnMut(ExplainLine)>,
+    /// Where [`decode_elements`] hands the elements of a top-level list, set or vector, instead of
+    /// collecting them.
+    sink: Option<&'x mut dyn FnMut(Value)>,
 }
 
 impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     /// A decoder over `bytes`, tracing into `trace` when given.
-    fn new(bytes: &'b [u8], trace: Option<&'x mut Vec<ExplainLine>>) -> Self {
+    fn new(bytes: &'b [u8], trace: Option<&'x mut dyn FnMut(ExplainLine)>) -> Self {
         Decoder {
             cursor: Cursor::new(bytes),
             trace,
+            sink: None,
+        }
+    }
+
+    /// Room for `count` elements of a list or vector: none when they go to the sink.
+    fn elements(&self, count: usize) -> Vec<Value> {
+        if self.sink.is_some() && self.cursor.depth() == 0 {
+            Vec::new()
+        } else {
+            Vec::with_capacity(count)
+        }
+    }
+
+    /// Adds an element to `values`, or hands it to the sink when the list is the top-level value.
+    fn element(&mut self, values: &mut Vec<Value>, value: Value) {
+        match self.sink.as_deref_mut() {
+            Some(sink) if self.cursor.depth() == 0 => sink(value),
+            _ => values.push(value),
         }
     }
 
@@ -229,8 +321,8 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
 
     /// Records a wire item when tracing; `meaning` is only called then.
     fn line(&mut self, offset: usize, len: usize, meaning: impl FnOnce() -> String) {
-        if let Some(lines) = self.trace.as_deref_mut() {
-            lines.push(ExplainLine {
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace(ExplainLine {
                 offset,
                 len,
                 depth: self.cursor.depth(),
@@ -272,9 +364,10 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         }
     }
 
-    /// Fails for a zero-length value of a collection, tuple, UDT or vector type.
+    /// Fails for a zero-length value of a collection or vector type (a zero-length tuple or UDT is
+    /// the legal value with no component present).
     fn reject_empty(&self, ty: &CqlType, start: usize, end: usize) -> DecodeResult<()> {
-        if start == end {
+        if start == end && !matches!(ty, CqlType::Tuple(_) | CqlType::Udt(_)) {
             return Err(self.error(start, format!("empty value for type {ty}")));
         }
         Ok(())
@@ -363,13 +456,13 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         end: usize,
     ) -> DecodeResult<(Value, usize)> {
         let count = self.read_count(start, end, "element count", 4)?;
-        let mut values = Vec::with_capacity(count);
+        let mut values = self.elements(count);
         let mut pos = start + 4;
         for i in 0..count {
             self.cursor.push(Step::Element(i));
             let (value, next) = self.item(element, pos, end, "element length")?;
             self.cursor.pop();
-            values.push(value);
+            self.element(&mut values, value);
             pos = next;
         }
         Ok((Value::List(values), pos))
@@ -467,12 +560,13 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, {size} bytes each")
                 });
-                let mut values = Vec::with_capacity(dimension);
+                let mut values = self.elements(dimension);
                 let mut pos = start;
                 for i in 0..dimension {
                     self.cursor.push(Step::Element(i));
-                    values.push(self.value(element, pos, pos + size)?);
+                    let value = self.value(element, pos, pos + size)?;
                     self.cursor.pop();
+                    self.element(&mut values, value);
                     pos += size;
                 }
                 Ok((Value::List(values), start + needed))
@@ -481,13 +575,13 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, each after a vint length")
                 });
-                let mut values = Vec::with_capacity(dimension.min(left));
+                let mut values = self.elements(dimension.min(left));
                 let mut pos = start;
                 for i in 0..dimension {
                     self.cursor.push(Step::Element(i));
                     let (value, next) = self.vector_element(element, i, dimension, pos, end)?;
                     self.cursor.pop();
-                    values.push(value);
+                    self.element(&mut values, value);
                     pos = next;
                 }
                 Ok((Value::List(values), pos))
@@ -561,16 +655,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             N::Date => Value::Date(u32::from_be_bytes(self.fixed(native, bytes, start)?)),
             N::Time => {
                 let nanos = i64::from_be_bytes(self.fixed(native, bytes, start)?);
-                if !(0..NANOS_PER_DAY).contains(&nanos) {
-                    return Err(self.error(
-                        start,
-                        format!(
-                            "time value {nanos} is out of range 0..{}",
-                            NANOS_PER_DAY - 1
-                        ),
-                    ));
-                }
-                Value::Time(nanos)
+                Value::Time(time_of_day(nanos).map_err(|e| self.error(start, e))?)
             }
             N::Uuid => Value::Uuid(uuid::Uuid::from_bytes(self.fixed(native, bytes, start)?)),
             N::TimeUuid => {
@@ -809,11 +894,6 @@ fn write_value(ty: &CqlType, value: &Value, out: &mut Vec<u8>) -> Result<(), Enc
             Ok(())
         }
         (CqlType::Tuple(components), Value::Tuple(values)) => {
-            if values.is_empty() {
-                return Err(EncodeError::new(format!(
-                    "a {ty} value needs at least one component"
-                )));
-            }
             if values.len() > components.len() {
                 return Err(EncodeError::new(format!(
                     "{ty} has {} components, found {}",
@@ -865,13 +945,9 @@ fn write_udt(
             }
         }
     }
-    let Some(last_given) = last_given else {
-        return Err(EncodeError::new(format!(
-            "a value of type {} needs at least one field",
-            udt.name
-        )));
-    };
-    for (name, field_type) in udt.fields.iter().take(last_given + 1) {
+    // No field given is the zero-byte value, which has no field present.
+    let present = last_given.map_or(0, |last| last + 1);
+    for (name, field_type) in udt.fields.iter().take(present) {
         let value = fields
             .iter()
             .find(|(given, _)| given == name)
@@ -948,12 +1024,7 @@ fn write_native(native: NativeType, value: &Value, out: &mut Vec<u8>) -> Result<
         (N::Timestamp, Value::Timestamp(ms)) => out.extend_from_slice(&ms.to_be_bytes()),
         (N::Date, Value::Date(days)) => out.extend_from_slice(&days.to_be_bytes()),
         (N::Time, Value::Time(nanos)) => {
-            if !(0..NANOS_PER_DAY).contains(nanos) {
-                return Err(EncodeError::new(format!(
-                    "time value {nanos} is out of range 0..{}",
-                    NANOS_PER_DAY - 1
-                )));
-            }
+            let nanos = time_of_day(*nanos).map_err(EncodeError::new)?;
             out.extend_from_slice(&nanos.to_be_bytes());
         }
         (N::Uuid, Value::Uuid(id)) => out.extend_from_slice(id.as_bytes()),

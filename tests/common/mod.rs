@@ -14,6 +14,8 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cqlwire"))
 }
 
+pub mod values;
+
 /// The binary under test.
 pub fn cqlwire() -> Command {
     Command::new(binary())
