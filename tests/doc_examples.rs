@@ -1,104 +1,184 @@
-//! The `$ cqlwire …` examples of README.md's decode / encode and errors sections and of `decode --help`
-//! and `encode --help` run through the binary and print exactly what the documentation shows.
+//! The documentation cannot drift: every `cqlwire …` command shown in README.md and in each command's
+//! `--help` runs through the built binary, in order (a later one may read what an earlier one wrote),
+//! from a folder laid out like the repository root (the bundled `fixtures/`, HOME set to it), and
+//! - succeeds, unless what the documentation shows after it ends with a `cqlwire: error:` line, which
+//!   it must then print and exit non-zero;
+//! - prints exactly the lines shown after a `$ ` command (standard error interleaved, as a terminal
+//!   shows it; a command shown without output is only run); a command commented `# (excerpt)` prints the shown lines in that order among others,
+//!   one with any other `# (…)` comment (e.g. output re-wrapped to fit) is only run.
+//!
+//! Usage lines (with `[OPTIONS]`-style placeholders) and commands that need a live capture (`tcpdump`)
+//! are not run.
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
 
-/// One example: the command line (after `$ `) and the lines shown after it.
+/// One documented command and what the documentation shows it printing (`$ ` commands shown with
+/// output only).
 struct Example {
     command: String,
-    expected: String,
+    shown: Option<Vec<String>>,
 }
 
-/// The examples in `text`: each `$ ` line (joined with following lines while it ends with `\`), and
-/// the lines after it up to the next `$ ` line, an empty line or the end of a code block.
-fn examples(text: &str) -> Vec<Example> {
-    let mut found: Vec<Example> = Vec::new();
+/// How an example's output is held to what is shown.
+enum Compare {
+    Exact,
+    Excerpt,
+    RunOnly,
+}
+
+impl Example {
+    fn compare(&self) -> Compare {
+        match self.command.rsplit_once("# (") {
+            Some((_, comment)) if comment.starts_with("excerpt") => Compare::Excerpt,
+            Some(_) => Compare::RunOnly,
+            None => Compare::Exact,
+        }
+    }
+
+    fn expects_error(&self) -> bool {
+        self.shown
+            .as_ref()
+            .and_then(|lines| lines.last())
+            .is_some_and(|last| last.starts_with("cqlwire: error:"))
+    }
+}
+
+/// The examples of `text`: `$ ` lines mentioning `cqlwire` (with the lines shown after them, up to an
+/// empty line, the next `$ ` line or the end of the block), bare lines starting with `cqlwire ` and
+/// `mkdir -p` lines; inside ``` blocks when `fenced`. A trailing `\` joins the next line.
+fn examples(text: &str, fenced: bool) -> Vec<Example> {
+    let mut found = Vec::new();
     let mut lines = text.lines().map(str::trim).peekable();
+    let mut in_block = !fenced;
     while let Some(line) = lines.next() {
-        let Some(first) = line.strip_prefix("$ ") else {
+        if fenced && line.starts_with("```") {
+            in_block = !in_block;
             continue;
+        }
+        if !in_block {
+            continue;
+        }
+        let (dollar, rest) = match line.strip_prefix("$ ") {
+            Some(rest) => (true, rest),
+            None => (false, line),
         };
-        let mut command = first.to_string();
+        let runnable = if dollar {
+            rest.contains("cqlwire") && !rest.starts_with("tcpdump")
+        } else {
+            rest.starts_with("cqlwire ") || rest.starts_with("mkdir -p ")
+        };
+        if !runnable {
+            continue;
+        }
+        let mut command = rest.to_string();
         while command.ends_with('\\') {
             command.pop();
             command.push_str(lines.next().unwrap_or_default());
         }
-        let mut expected = String::new();
-        while let Some(next) = lines.next_if(|l| !l.starts_with("$ ") && !l.is_empty()) {
-            if next == "```" {
-                break;
-            }
-            expected.push_str(next);
-            expected.push('\n');
+        let usage =
+            command.contains(" [") || command.contains("INPUT") || command.contains(" TYPE");
+        let shown = dollar
+            .then(|| {
+                let mut shown = Vec::new();
+                while let Some(next) = lines.next_if(|l| !l.starts_with("$ ") && !l.is_empty()) {
+                    if next.starts_with("```") {
+                        in_block = !in_block;
+                        break;
+                    }
+                    shown.push(next.to_string());
+                }
+                shown
+            })
+            .filter(|shown| !shown.is_empty());
+        if !usage {
+            found.push(Example { command, shown });
         }
-        found.push(Example { command, expected });
     }
     found
 }
 
-/// The text between the heading `start` and the next heading of the same level.
-fn section<'t>(readme: &'t str, start: &str) -> &'t str {
-    let from = readme.find(start).unwrap_or_else(|| panic!("no {start:?}"));
-    let rest = &readme[from + start.len()..];
-    &rest[..rest.find("\n## ").unwrap_or(rest.len())]
-}
-
-/// Runs `example` with `sh` in an empty folder, the binary first on PATH; compares standard output
-/// and standard error (interleaved as a terminal shows them) with what is shown.
-fn check(example: &Example, source: &str) {
-    let binary = Path::new(env!("CARGO_BIN_EXE_cqlwire"));
-    let folder = tempfile::tempdir().unwrap();
+/// Runs `examples` with `sh -c`, in order, in a fresh folder whose `fixtures` is the repository's,
+/// and holds each to what it shows (see the module doc). `source` names them in failures.
+#[cfg(unix)]
+fn check(examples: &[Example], source: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::os::unix::fs::symlink(root.join("fixtures"), dir.path().join("fixtures")).unwrap();
+    let binary = common::binary();
     let path = format!(
         "{}:{}",
         binary.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let output = Command::new("sh")
-        .arg("-c")
-        .arg(format!("exec 2>&1; {}", example.command))
-        .current_dir(folder.path())
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        shown, example.expected,
-        "{source}: `{}` prints something else than documented",
-        example.command
-    );
-}
-
-#[test]
-fn readme_examples_print_what_they_show() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let mut count = 0;
-    for heading in ["## decode / encode", "## Exit codes and errors"] {
-        for example in examples(section(&readme, heading)) {
-            check(&example, heading);
-            count += 1;
-        }
-    }
-    assert!(count >= 6, "only {count} examples found");
-}
-
-#[test]
-fn help_examples_print_what_they_show() {
-    for command in ["decode", "encode"] {
-        let help = Command::new(env!("CARGO_BIN_EXE_cqlwire"))
-            .args([command, "--help"])
+    for example in examples {
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec 2>&1; {}", example.command))
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("PATH", &path)
             .output()
             .unwrap();
-        let help = String::from_utf8(help.stdout).unwrap();
-        let examples = examples(&help);
-        assert!(
-            examples.len() >= 3,
-            "{command} --help: {} examples",
-            examples.len()
+        let printed = String::from_utf8_lossy(&output.stdout);
+        let what = format!("{source}: `{}`", example.command);
+        assert_eq!(
+            output.status.success(),
+            !example.expects_error(),
+            "{what} exited with {}: {printed}",
+            output.status
         );
-        for example in examples {
-            check(&example, &format!("{command} --help"));
+        let Some(shown) = &example.shown else {
+            continue;
+        };
+        let printed: Vec<&str> = printed.lines().map(str::trim).collect();
+        match example.compare() {
+            Compare::Exact => assert_eq!(printed, *shown, "{what} prints something else"),
+            Compare::Excerpt => {
+                let mut rest = printed.iter();
+                for line in shown {
+                    assert!(
+                        rest.any(|p| p == line),
+                        "{what}: the excerpt line {line:?} is not printed (in this order)"
+                    );
+                }
+            }
+            Compare::RunOnly => {}
         }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn readme_examples_run_and_print_what_they_show() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let found = examples(&readme, true);
+    assert!(found.len() >= 20, "only {} examples found", found.len());
+    assert!(found.iter().filter(|e| e.shown.is_some()).count() >= 10);
+    check(&found, "README.md");
+}
+
+#[cfg(unix)]
+#[test]
+fn help_examples_run_and_print_what_they_show() {
+    for command in [
+        "convert",
+        "compress",
+        "decompress",
+        "decode",
+        "encode",
+        "inspect",
+    ] {
+        let help = common::with_args(&[command, "--help"]).output().unwrap();
+        let found = examples(&String::from_utf8_lossy(&help.stdout), false);
+        assert!(
+            found.len() >= 2,
+            "{command} --help: {} examples",
+            found.len()
+        );
+        check(&found, &format!("{command} --help"));
     }
 }

@@ -20,8 +20,8 @@ use cqlwire::protocol::recompress::Recompress;
     after_help = "Examples:\n  \
         $ printf 'hello hello hello hello' | xxd -p | cqlwire compress --hex\n  \
         000000176768656c6c6f200600602068656c6c6f\n  \
-        $ cqlwire compress payload.bin -o body.lz4\n  \
-        $ cqlwire compress --frames requests.bin -o requests-lz4.bin"
+        $ cqlwire compress fixtures/lz4/payloads/text-8192.bin -o body.lz4\n  \
+        $ cqlwire compress --frames fixtures/lz4/frames/requests.plain.bin -o requests-lz4.bin"
 )]
 pub struct Args {
     #[command(flatten)]

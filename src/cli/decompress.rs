@@ -20,8 +20,8 @@ use cqlwire::protocol::recompress::Recompress;
     after_help = "Examples:\n  \
         $ echo 000000176868656c6c6f2006005068656c6c6f | cqlwire decompress --hex | xxd -r -p\n  \
         hello hello hello hello\n  \
-        $ cqlwire decompress body.lz4 -o payload.bin\n  \
-        $ cqlwire decompress --frames --max-size 16MiB capture.bin -o plain.bin"
+        $ cqlwire decompress fixtures/lz4/bodies/text-65536.lz4 -o payload.bin\n  \
+        $ cqlwire decompress --frames --max-size 16MiB fixtures/lz4/frames/requests.lz4.bin -o plain.bin"
 )]
 pub struct Args {
     #[command(flatten)]

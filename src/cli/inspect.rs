@@ -30,14 +30,15 @@ pub enum InspectFormat {
 #[command(after_help = "\
 Examples (on the captures committed in fixtures/inspect):
   $ cqlwire inspect fixtures/inspect/v4-lz4.pcap --opcode EXECUTE | head -2
-  14:02:11.123456 127.0.0.1:50422-127.0.0.1:9042 > v4 s5 EXECUTE 0x8c1e… \"INSERT INTO everything …\" ONE 11 values
-  14:02:11.125002 127.0.0.1:50422-127.0.0.1:9042 < v4 s5 RESULT Void (1.546 ms)
+  03:28:49.968175 127.0.0.1:44892-127.0.0.1:9042 > v4 s23 EXECUTE 0x7307de6e34e5125ed660c0733a63f921 \
+\"INSERT INTO everything (id, a, b, bl, bo, d, de, db, du, f, i, n, s, t, tm, ts, tu, ti, u, vc, vi, l, st, m, fl, tup, ad…\" LOCAL_ONE, 32 values
+  03:28:50.002091 127.0.0.1:44892-127.0.0.1:9042 < v4 s23 RESULT Void (33.916 ms)
   $ cqlwire inspect fixtures/inspect/v5-none.pcap --format json --opcode RESULT --redact | head -1
   $ cqlwire inspect fixtures/inspect/v5-lz4.pcap --format explain --stream 7
   $ cqlwire inspect fixtures/inspect/v4-snappy.pcap --stats
   $ cqlwire inspect fixtures/inspect/v4-none.pcap --slower-than 5ms
   $ tcpdump -i lo -w - -U port 9042 | cqlwire inspect -
-  $ cqlwire inspect --client c2s.bin --server s2c.bin       # Wireshark \"Follow TCP stream\" raw
+  cqlwire inspect --client C2S.bin --server S2C.bin [OPTIONS]   # Wireshark \"Follow TCP stream\" raw
 
 Inputs: pcap or pcapng (by magic; standard input with `-`), CQL found on --port (default 9042 and
 19042) or by a frame header at the start of a connection. `>` is a request, `<` a response. Malformed
