@@ -449,3 +449,11 @@ fn every_fixture_passes_the_fuzz_check_with_default_and_tight_limits() {
         }
     }
 }
+
+#[test]
+fn inputs_the_fuzzer_found_pass_its_check() {
+    // fixtures/capture/fuzz: a pcapng block length below 12 made pcap-parser 0.17 overflow.
+    for entry in std::fs::read_dir(common::fixture("capture/fuzz")).unwrap() {
+        fuzz_capture::capture(&read(&entry.unwrap().path()));
+    }
+}

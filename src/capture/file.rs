@@ -359,6 +359,21 @@ impl<'r> PacketReader<'r> {
             if self.finished {
                 return Ok(None);
             }
+            // pcap-parser 0.17 subtracts 12 from a pcapng block length it only checked against 8
+            // (an overflow): refuse such a block here.
+            if self.format == Format::Pcapng {
+                if let Some(&[a, b, c, d]) = self.inner.data().get(4..8) {
+                    let len = if self.state.big_endian {
+                        u32::from_be_bytes([a, b, c, d])
+                    } else {
+                        u32::from_le_bytes([a, b, c, d])
+                    };
+                    if len < 12 {
+                        let detail = format!("block length {len} is below 12");
+                        return Ok(Some(Record::Problem(self.skip_corrupt(detail))));
+                    }
+                }
+            }
             // `next` does not move the buffer, so positions relative to its start stay valid.
             let base = self.inner.data().as_ptr() as usize;
             let step = match self.inner.next() {
