@@ -1,6 +1,7 @@
-//! `--frames` on a pipe that lies: a frame header or an LZ4 length prefix claiming more than will
-//! ever arrive is refused as soon as it can be, under a 128 MiB address-space ceiling, while a
-//! gigabyte of zeros waits behind it (issue 13, case 4).
+//! Inputs that lie or never end, under an address-space ceiling (`ulimit -v`): a frame header or an
+//! LZ4 length prefix claiming more than will ever arrive is refused as soon as it can be while a
+//! gigabyte of zeros waits behind it (issue 13, case 4); endless hex or binary input stops at its
+//! first bad character or at the command's limit (case 3).
 
 use std::process::{Command, Output};
 
@@ -79,5 +80,60 @@ fn a_truncated_body_within_the_limits_is_read_in_bounded_steps() {
     assert!(
         stderr.contains("unsupported protocol version byte 0x00 in frame header at byte 67108873"),
         "{stderr}"
+    );
+}
+
+/// Runs `SOURCE | cqlwire ARGS` under `ulimit -v` of `kib`.
+fn run_piped(kib: u32, source: &str, args: &[&str]) -> Output {
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib}; {source} | \"$1\" \"${{@:2}}\""))
+        .arg("bash")
+        .arg(binary)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Issue 13, case 3: hex is checked while it is read, so an endless invalid input stops at its first
+/// character instead of being buffered whole.
+#[test]
+fn endless_invalid_hex_stops_at_the_first_bad_character() {
+    for args in [
+        &["compress", "--hex"][..],
+        &["decompress", "--hex"],
+        &["compress", "--frames", "--hex"],
+    ] {
+        let output = run_piped(131072, "cat /dev/zero", args);
+        assert_refused(&output, "invalid hex character '\\0' at character 0");
+    }
+}
+
+/// Issue 13, case 3: a hex frame stream is streamed frame by frame like a binary one: the bad frame
+/// after the first good one ends it, not the end of the (endless) input.
+#[test]
+fn an_endless_hex_frame_stream_ends_at_its_first_bad_frame() {
+    let output = run_piped(
+        131072,
+        "yes 0400000107000000",
+        &["decompress", "--frames", "--hex"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unsupported protocol version byte 0x00 in frame header at byte 13"),
+        "{stderr}"
+    );
+}
+
+/// Issue 13, case 3: an endless binary body for `compress` ends at 256 MiB, the largest frame, not
+/// at the 2 GiB its length prefix could say.
+#[test]
+fn an_endless_body_to_compress_ends_at_the_largest_frame() {
+    let output = run_piped(786432, "cat /dev/zero", &["compress"]);
+    assert_refused(
+        &output,
+        "standard input: more than 268435456 bytes: the largest body compress takes",
     );
 }

@@ -345,5 +345,5 @@ fn whole_inputs_are_read_up_to_a_limit() {
     let huge = dir.path().join("huge.bin");
     fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
     let output = run(with_args(&["compress".as_ref(), huge.as_os_str()]), b"");
-    assert_error(&output, 1, "more than 2147483647 bytes", "compress");
+    assert_error(&output, 1, "more than 268435456 bytes", "compress");
 }

@@ -31,11 +31,16 @@ pub struct Args {
 /// Runs `cqlwire compress`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let stream = &args.stream;
-    if !stream.frames {
-        // A body's 4-byte length prefix says at most i32::MAX bytes.
-        return lz4_stream::run_body(stream, i32::MAX as u64, lz4::compress_body);
-    }
-    // A frame body is at most 256 MiB, the largest frame Cassandra accepts.
+    // A payload is at most 256 MiB, the largest frame Cassandra accepts (and what decompress takes
+    // by default), so an endless input ends there.
     let max_size = lz4::DEFAULT_MAX_SIZE;
+    if !stream.frames {
+        return lz4_stream::run_body(
+            stream,
+            max_size as u64,
+            "the largest body compress takes (256 MiB, the largest frame Cassandra accepts)",
+            lz4::compress_body,
+        );
+    }
     lz4_stream::run_frames(stream, Recompress::Compress { max_size })
 }

@@ -40,7 +40,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let limit = (max_size as u64)
             .saturating_mul(2)
             .saturating_add(lz4::LENGTH_PREFIX as u64);
-        return lz4_stream::run_body(stream, limit, |body| lz4::decompress_body(body, max_size));
+        let too_long = format!(
+            "no LZ4 body of a payload within --max-size {max_size} is that long (raise --max-size)"
+        );
+        return lz4_stream::run_body(stream, limit, &too_long, |body| {
+            lz4::decompress_body(body, max_size)
+        });
     }
     lz4_stream::run_frames(stream, Recompress::Decompress { max_size })
 }

@@ -6,17 +6,14 @@ use super::progress;
 use super::CliError;
 use clap::Args;
 use cqlwire::files::{self, Output};
-use cqlwire::hex;
+use cqlwire::hex::{self, HexError, HexReader};
 use cqlwire::lz4::Lz4Error;
 use cqlwire::protocol::recompress::{recompress_frames, Recompress, RecompressError, RecordSink};
-use std::io::{self, BufReader, Cursor, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::PathBuf;
 
 /// Size of the read buffer in front of a binary `--frames` input.
 const READ_BUFFER: usize = 1 << 20;
-
-/// Largest `--frames --hex` stream, in bytes (hex text is read whole; binary input is streamed).
-const MAX_HEX_STREAM_BYTES: u64 = 1 << 30;
 
 /// Input bytes between two updates of the progress bar.
 const PROGRESS_STEP: u64 = 1 << 20;
@@ -90,57 +87,87 @@ impl RecordSink for Sink {
     }
 }
 
-/// Reads the whole input: the bytes of a binary input, or the bytes a hex input spells; at most
-/// `limit` bytes (three hex characters per byte: two digits and a separator).
-fn read_all(args: &StreamArgs, limit: u64) -> Result<Vec<u8>, CliError> {
-    let text_limit = if args.hex {
-        limit.saturating_mul(3)
-    } else {
-        limit
-    };
-    let bytes = files::read_input(args.input.as_deref(), text_limit)?;
-    if !args.hex {
-        return Ok(bytes);
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        CliError::Data(format!(
-            "hex input is not text: invalid UTF-8 at byte {}",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
-    Ok(hex::parse(&text)?)
+/// The input's name in messages.
+fn input_name(args: &StreamArgs) -> String {
+    files::named(args.input.as_deref())
+        .map_or_else(|| "standard input".to_string(), |p| p.display().to_string())
 }
 
-/// Body mode: converts the whole input (at most `limit` bytes) with `convert` and writes the result.
+/// The input as bytes: binary as it is, hex text decoded and checked while it is read (the first bad
+/// character stops it, whatever follows).
+fn open_source(args: &StreamArgs) -> Result<Box<dyn Read>, CliError> {
+    let file = files::open_input(files::named(args.input.as_deref()))?;
+    let buffered = BufReader::with_capacity(READ_BUFFER, file);
+    Ok(if args.hex {
+        Box::new(HexReader::new(buffered))
+    } else {
+        Box::new(buffered)
+    })
+}
+
+/// A read error: a hex error as `invalid hex input: …`, anything else as I/O.
+fn read_error(error: io::Error) -> CliError {
+    match HexError::from_io(&error) {
+        Some(hex) => CliError::from(hex.clone()),
+        None => CliError::from(error),
+    }
+}
+
+/// Reads the whole input, at most `limit` bytes (hex input counted in decoded bytes); more is an
+/// error saying `too_long`. A regular binary file over the limit is refused before it is read.
+fn read_all(args: &StreamArgs, limit: u64, too_long: &str) -> Result<Vec<u8>, CliError> {
+    let over = || {
+        CliError::data(format!(
+            "{}: more than {limit} bytes: {too_long}",
+            input_name(args)
+        ))
+    };
+    if !args.hex {
+        return files::read_input(args.input.as_deref(), limit).map_err(|e| {
+            if e.kind() == io::ErrorKind::FileTooLarge {
+                over()
+            } else {
+                CliError::from(e)
+            }
+        });
+    }
+    let mut bytes = Vec::new();
+    open_source(args)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(over());
+    }
+    Ok(bytes)
+}
+
+/// Body mode: converts the whole input (at most `limit` bytes; more is an error saying `too_long`)
+/// with `convert` and writes the result.
 pub fn run_body(
     args: &StreamArgs,
     limit: u64,
+    too_long: &str,
     convert: impl FnOnce(&[u8]) -> Result<Vec<u8>, Lz4Error>,
 ) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
-    let input = read_all(args, limit)?;
+    let input = read_all(args, limit, too_long)?;
     let converted = convert(&input).map_err(CliError::data)?;
     sink.write_all(&converted)?;
     sink.end_record()?;
     sink.commit()
 }
 
-/// `--frames` mode: recompresses frame by frame as `mode` says (a binary input is streamed, a hex
-/// input is parsed whole) and writes the result.
+/// `--frames` mode: recompresses frame by frame as `mode` says (binary and hex input alike are
+/// streamed: memory stays at about one frame) and writes the result.
 pub fn run_frames(args: &StreamArgs, mode: Recompress) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
-    let (source, len): (Box<dyn Read>, Option<u64>) = if args.hex {
-        let bytes = read_all(args, MAX_HEX_STREAM_BYTES)?;
-        let len = bytes.len() as u64;
-        (Box::new(Cursor::new(bytes)), Some(len))
-    } else {
-        let path = files::named(args.input.as_deref());
-        let len = path
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len());
-        let file = files::open_input(path)?;
-        (Box::new(BufReader::with_capacity(READ_BUFFER, file)), len)
-    };
+    // The progress bar counts decoded bytes, so it knows the length of a binary file only.
+    let len = files::named(args.input.as_deref())
+        .filter(|_| !args.hex)
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len());
+    let source = open_source(args)?;
     let progress = progress::bar(len, progress::Unit::Bytes, args.quiet);
     let mut shown = 0u64;
     recompress_frames(source, mode, &mut sink, |offset| {
@@ -150,7 +177,7 @@ pub fn run_frames(args: &StreamArgs, mode: Recompress) -> Result<(), CliError> {
         }
     })
     .map_err(|error| match error {
-        RecompressError::Io(error) => CliError::from(error),
+        RecompressError::Io(error) => read_error(error),
         other => CliError::data(other),
     })?;
     progress.finish_and_clear();
