@@ -298,3 +298,24 @@ fn a_large_blob_literal_is_encoded_in_a_small_multiple_of_its_size() {
     assert_eq!(output.stdout.len(), 10_000_000);
     assert!(output.stdout.iter().all(|&b| b == 0xab));
 }
+
+/// Issue 13, case 1: hex on standard input is held to the value limit in decoded bytes while it is
+/// read: 600 MB of hex text (a 300 MB value) is refused at 256 MiB under a 768 MiB address-space
+/// ceiling (it used to decode to a 398 MB value at 4.3 GB RSS and exit 0).
+#[test]
+fn hex_on_stdin_over_the_value_limit_is_refused_as_it_is_read() {
+    let binary = common::binary();
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 786432; yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 600000000 | \"$1\" decode blob | wc -c")
+        .arg("bash")
+        .arg(&binary)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("standard input: hex text of more than 268435456 bytes, the largest value"),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "0");
+}
