@@ -8,7 +8,7 @@ use cqlwire::files;
 use cqlwire::hex::HexReader;
 use cqlwire::inspect::stats::{side_name, Stats};
 use cqlwire::inspect::{redact, Inspector, MessageRecord, Options, Problem, Record, Side};
-use cqlwire::protocol::message::opcode_name;
+use cqlwire::protocol::frame::Opcode;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -137,7 +137,11 @@ impl Filter {
             .iter()
             .map(|name| {
                 (0..=0x10u8)
-                    .find(|&op| opcode_name(op).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+                    .find(|&op| {
+                        Opcode::from_byte(op)
+                            .name()
+                            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+                    })
                     .ok_or_else(|| CliError::usage(format!("unknown opcode {name:?} for --opcode")))
             })
             .collect::<Result<_, _>>()?;

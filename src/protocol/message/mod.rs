@@ -31,36 +31,18 @@ pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
 pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
 pub use types::{BoundValue, Cell, Column, ColumnType};
 
+use super::frame::{Direction, Flags, Opcode};
 use crate::cursor::DecodeError;
 use crate::value::ExplainLine;
 use reader::Reader;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-/// Header flag: the body is compressed (already undone when a body reaches this module).
-pub const FLAG_COMPRESSION: u8 = 0x01;
-/// Header flag: tracing requested; a response's body starts with the tracing id.
-pub const FLAG_TRACING: u8 = 0x02;
-/// Header flag: a custom payload (`[bytes map]`) follows the tracing id and warnings (v4+).
-pub const FLAG_CUSTOM_PAYLOAD: u8 = 0x04;
-/// Header flag: a response carries warnings (`[string list]`) after the tracing id (v4+).
-pub const FLAG_WARNING: u8 = 0x08;
-/// Header flag: the client opts in to a beta protocol version.
-pub const FLAG_USE_BETA: u8 = 0x10;
-
 /// The names of the header flags set in `flags` (`TRACING`, `WARNING`, …; an unknown bit as hex).
 pub fn flag_names(flags: u8) -> Vec<String> {
-    const NAMES: [(u8, &str); 5] = [
-        (FLAG_COMPRESSION, "COMPRESSION"),
-        (FLAG_TRACING, "TRACING"),
-        (FLAG_CUSTOM_PAYLOAD, "CUSTOM_PAYLOAD"),
-        (FLAG_WARNING, "WARNING"),
-        (FLAG_USE_BETA, "USE_BETA"),
-    ];
-    bit_names(
-        u32::from(flags),
-        &NAMES.map(|(bit, name)| (u32::from(bit), name)),
-    )
+    let upper = Flags::NAMED.map(|(bit, name)| (u32::from(bit), name.to_ascii_uppercase()));
+    let named = upper.each_ref().map(|(bit, name)| (*bit, name.as_str()));
+    bit_names(u32::from(flags), &named)
 }
 
 /// The names of the bits of `flags` found in `names`, then each other set bit as `0x…`.
@@ -80,38 +62,6 @@ pub(crate) fn bit_names(flags: u32, names: &[(u32, &str)]) -> Vec<String> {
         }
     }
     out
-}
-
-/// The name of an opcode (`QUERY`), `None` when the protocol has none.
-pub fn opcode_name(opcode: u8) -> Option<&'static str> {
-    Some(match opcode {
-        0x00 => "ERROR",
-        0x01 => "STARTUP",
-        0x02 => "READY",
-        0x03 => "AUTHENTICATE",
-        0x05 => "OPTIONS",
-        0x06 => "SUPPORTED",
-        0x07 => "QUERY",
-        0x08 => "RESULT",
-        0x09 => "PREPARE",
-        0x0A => "EXECUTE",
-        0x0B => "REGISTER",
-        0x0C => "EVENT",
-        0x0D => "BATCH",
-        0x0E => "AUTH_CHALLENGE",
-        0x0F => "AUTH_RESPONSE",
-        0x10 => "AUTH_SUCCESS",
-        _ => return None,
-    })
-}
-
-/// Whether an opcode is sent by the server (ERROR, READY, AUTHENTICATE, SUPPORTED, RESULT, EVENT,
-/// AUTH_CHALLENGE, AUTH_SUCCESS).
-pub fn is_response(opcode: u8) -> bool {
-    matches!(
-        opcode,
-        0x00 | 0x02 | 0x03 | 0x06 | 0x08 | 0x0C | 0x0E | 0x10
-    )
 }
 
 /// One decoded message.
@@ -310,12 +260,12 @@ impl Message {
 
     /// The opcode's name (`QUERY`).
     pub fn opcode_name(&self) -> &'static str {
-        opcode_name(self.opcode).unwrap_or("UNKNOWN")
+        Opcode::from_byte(self.opcode).name().unwrap_or("UNKNOWN")
     }
 
     /// Whether the server sent it.
     pub fn is_response(&self) -> bool {
-        is_response(self.opcode)
+        Opcode::from_byte(self.opcode).goes(Direction::Response)
     }
 }
 
@@ -332,21 +282,21 @@ fn decode_with(
     if !(3..=5).contains(&version) {
         return Err(reader.error(0, format!("unsupported protocol version {version}")));
     }
-    let Some(name) = opcode_name(opcode) else {
+    let Some(name) = Opcode::from_byte(opcode).name() else {
         return Err(reader.error(0, format!("unknown opcode 0x{opcode:02x}")));
     };
-    let response = is_response(opcode);
-    let tracing_id = if response && flags & FLAG_TRACING != 0 {
+    let response = Opcode::from_byte(opcode).goes(Direction::Response);
+    let tracing_id = if response && Flags(flags).contains(Flags::TRACING) {
         Some(reader.uuid("tracing id")?)
     } else {
         None
     };
-    let warnings = if version >= 4 && response && flags & FLAG_WARNING != 0 {
+    let warnings = if version >= 4 && response && Flags(flags).contains(Flags::WARNING) {
         Some(reader.string_list("warnings")?)
     } else {
         None
     };
-    let custom_payload = if version >= 4 && flags & FLAG_CUSTOM_PAYLOAD != 0 {
+    let custom_payload = if version >= 4 && Flags(flags).contains(Flags::CUSTOM_PAYLOAD) {
         Some(reader.bytes_map("custom payload")?)
     } else {
         None
