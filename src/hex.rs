@@ -304,17 +304,18 @@ impl<R: Read> Read for HexReader<R> {
 pub fn encode(bytes: &[u8]) -> String {
     let mut text = Vec::new();
     encode_into(bytes, &mut text);
-    text.into_iter().map(char::from).collect()
+    String::from_utf8(text).expect("hex digits are ASCII")
 }
 
 /// Appends `bytes` to `out` as lowercase hex digits (a table lookup per half byte: fast enough for
 /// gigabytes of hex output).
 pub fn encode_into(bytes: &[u8], out: &mut Vec<u8>) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(bytes.len() * 2);
-    for &b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)]);
-        out.push(DIGITS[usize::from(b & 0x0f)]);
+    let start = out.len();
+    out.resize(start + bytes.len() * 2, 0);
+    for (pair, &b) in out[start..].chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 0x0f)];
     }
 }
 
@@ -361,6 +362,9 @@ mod tests {
         let text = encode(&bytes);
         assert_eq!(&text[..6], "000102");
         assert_eq!(parse(&text).unwrap(), bytes);
+        let mut out = b"0x".to_vec();
+        encode_into(&bytes, &mut out);
+        assert_eq!(out, [b"0x", text.as_bytes()].concat());
     }
     #[test]
     fn rejects_binary_and_xxd_dumps() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs cqlwire and its peers on the same data in one run and prints one Markdown table.
 
-    python3 benches/compare/run.py [--rows 200000] [--rounds 5] [--skip-criterion]
+    python3 benches/compare/run.py [--rows 200000] [--rounds 5] [--skip-criterion] [--inspect-mb 40]
 
 The peers (pinned in requirements.txt, installed into benches/compare/.venv by this script):
 the Python driver's VectorType.serialize per row, NumPy's bulk byte swap, pyarrow read_table + NumPy on
@@ -14,6 +14,10 @@ binary when `--baseline BINARY` is given.
 In-process work is timed in Python for the peers and taken from criterion's sample files for cqlwire;
 whole-process work runs the release binary and the peer alternately, `--rounds` times each, and reads
 the peak RSS of every child from wait4. Times are medians with the minimum in brackets.
+
+`inspect --format json` is compared with `tshark -V` on a capture replayed from the real Cassandra
+v4-lz4 and v5-lz4 fixtures (benches/inspect/replay.py) to --inspect-mb MB, and cqlwire's peak RSS is
+shown again on one ten times larger (--inspect-mb 0 skips both).
 """
 
 import argparse
@@ -138,9 +142,15 @@ def ensure_gnu_time() -> None:
         subprocess.run(["apt-get", "install", "-y", "-qq", "time"], check=True)
 
 
+def remove(output: pathlib.Path) -> None:
+    """Deletes an output file of an earlier run (never a device such as /dev/null)."""
+    if output.is_file():
+        output.unlink()
+
+
 def run_process(command, output: pathlib.Path):
     """Wall seconds and peak RSS (MiB) of one child process writing to `output`."""
-    output.unlink(missing_ok=True)
+    remove(output)
     rss_file = DATA / "rss.txt"
     with open(output, "wb") as sink:
         start = time.perf_counter()
@@ -175,12 +185,50 @@ def alternate(peer, ours, rounds: int, output: pathlib.Path):
                 peer_rss = max(peer_rss, rss)
             else:
                 ours_rss = max(ours_rss, rss)
-    output.unlink(missing_ok=True)
+    remove(output)
     return summary(peer_t), summary(ours_t), peer_rss, ours_rss
 
 
+def replayed(fixture: str, megabytes: int) -> pathlib.Path:
+    """A real capture replayed over new connections to `megabytes` MB, under bench-data/."""
+    path = DATA / f"{fixture}-{megabytes}M.pcap"
+    if not path.exists():
+        DATA.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(ROOT / "benches" / "inspect" / "replay.py"),
+                        str(ROOT / "fixtures" / "inspect" / f"{fixture}.pcap"), str(path),
+                        "--size", f"{megabytes}M"], check=True, stderr=subprocess.DEVNULL)
+    return path
+
+
+def inspect_rows(megabytes: int, rounds: int, out: pathlib.Path):
+    """`cqlwire inspect --format json` against `tshark -V` on the same replayed captures, and
+    cqlwire alone on one ten times larger (peak RSS whatever the size)."""
+    if not pathlib.Path("/usr/bin/tshark").exists():
+        subprocess.run(["apt-get", "install", "-y", "-qq", "tshark"], check=True)
+    rows = []
+    for fixture in ("v4-lz4", "v5-lz4"):
+        capture = replayed(fixture, megabytes)
+        size = capture.stat().st_size / 1e6
+        peer, ours, peer_rss, ours_rss = alternate(
+            ["tshark", "-V", "-r", str(capture)],
+            [str(BINARY), "inspect", str(capture), "--format", "json", "--quiet"], rounds, out)
+        rows.append((f"inspect --format json, {fixture} replayed ({size:.0f} MB)",
+                     f"tshark -V (RSS {peer_rss:.0f} MiB)", peer, ours,
+                     f"{peer[0] / ours[0]:.1f}×; cqlwire RSS {ours_rss:.1f} MiB", "≥ 10×, RSS ≤ 64 MiB"))
+    capture = replayed("v5-lz4", megabytes * 10)
+    size = capture.stat().st_size / 1e6
+    runs = [run_process([str(BINARY), "inspect", str(capture), "--format", "json", "--quiet"], out)
+            for _ in range(max(1, rounds // 2))]
+    ours = summary([seconds for seconds, _ in runs])
+    rows.append((f"inspect --format json, v5-lz4 replayed ({size:.0f} MB)", "—", None, ours,
+                 f"{size / ours[0]:.0f} MB/s; cqlwire RSS {max(rss for _, rss in runs):.1f} MiB", "RSS ≤ 64 MiB"))
+    return rows
+
+
 def fmt(t):
-    """'median (min)' with a unit that suits the size."""
+    """'median (min)' with a unit that suits the size; '—' for None."""
+    if t is None:
+        return "—"
     median, low = t
     for unit, scale in (("s", 1), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)):
         if median >= 1 / scale or unit == "ns":
@@ -197,6 +245,8 @@ def main() -> None:
                         help="rows × 768 for the vint-prefixed and variable-size element types")
     parser.add_argument("--baseline", type=pathlib.Path,
                         help="an older cqlwire binary to compare the element-type conversions with")
+    parser.add_argument("--inspect-mb", type=int, default=40,
+                        help="size of the replayed captures for inspect vs tshark -V (0: skip)")
     args = parser.parse_args()
     ensure_venv()
 
@@ -305,6 +355,9 @@ def main() -> None:
                 base_t, _ = results[2]
                 rows.append((work, f"cqlwire before ({args.baseline.name})", base_t, ours_t,
                              f"{base_t[0] / ours_t[0]:.1f}×", goal[1]))
+
+    if args.inspect_mb:
+        rows.extend(inspect_rows(args.inspect_mb, args.rounds, pathlib.Path(os.devnull)))
 
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
