@@ -235,6 +235,18 @@ fn run_counted(args: &[&str], limit_kib: u32) -> std::process::Output {
         .unwrap()
 }
 
+/// The byte count of what `cqlwire ARGS` prints under a 64 MiB address-space limit; fails on
+/// anything written to standard error.
+fn counted(args: &[&str]) -> usize {
+    let output = run_counted(args, 65_536);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn decoded_output_memory_follows_the_bytes_not_the_element_count() {
     // A value of one byte per element: a decoder that keeps an in-memory value per element (tens of
@@ -249,16 +261,7 @@ fn decoded_output_memory_follows_the_bytes_not_the_element_count() {
         std::fs::write(&path, vec![1u8; elements]).unwrap();
         let ty = format!("vector<boolean, {elements}>");
         let path = path.to_str().unwrap();
-        let output = run_counted(
-            &["decode", &ty, "--binary", path, "--format", format],
-            65_536,
-        );
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.is_empty(), "{format}: {stderr}");
-        let count: usize = String::from_utf8_lossy(&output.stdout)
-            .trim()
-            .parse()
-            .unwrap();
+        let count = counted(&["decode", &ty, "--binary", path, "--format", format]);
         if printed > 0 {
             assert_eq!(count, printed, "{format}");
         } else {
@@ -318,4 +321,56 @@ fn hex_on_stdin_over_the_value_limit_is_refused_as_it_is_read() {
         "{stderr}"
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "0");
+}
+
+/// Issue 13, case 2, at depth: a map, and a list nested in a list, print entry by entry too. Each
+/// entry takes 8 (map) or 5 (nested list) wire bytes; a decoder that builds an in-memory value
+/// (tens of bytes per element) needs well over the 64 MiB address space these runs get.
+#[test]
+fn maps_and_nested_collections_print_in_memory_that_follows_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1_000_000usize;
+    let count = |n: usize| i32::try_from(n).unwrap().to_be_bytes();
+    let mut map = count(n).to_vec();
+    for _ in 0..2 * n {
+        map.extend([0, 0, 0, 4, 0, 0, 0, 1]);
+    }
+    let mut inner = count(2 * n).to_vec();
+    for _ in 0..2 * n {
+        inner.extend([0, 0, 0, 1, 1]);
+    }
+    let mut nested = count(1).to_vec();
+    nested.extend(count(inner.len()));
+    nested.extend(inner);
+    let cases = [
+        ("map<int, int>", &map, "cql", 6 * n + 1),
+        ("map<int, int>", &map, "json", 6 * n + 2),
+        ("map<int, int>", &map, "explain", 0),
+        ("list<frozen<list<boolean>>>", &nested, "cql", 6 * 2 * n + 3),
+        (
+            "list<frozen<list<boolean>>>",
+            &nested,
+            "json",
+            5 * 2 * n + 4,
+        ),
+        ("list<frozen<list<boolean>>>", &nested, "explain", 0),
+    ];
+    for (ty, bytes, format, printed) in cases {
+        let path = dir.path().join("value.bin");
+        std::fs::write(&path, bytes).unwrap();
+        let count = counted(&[
+            "decode",
+            ty,
+            "--binary",
+            path.to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        if printed > 0 {
+            assert_eq!(count, printed, "{ty} {format}");
+        } else {
+            // At least two lines (a length and a value) of 30+ bytes per element.
+            assert!(count > 60 * 2 * n, "{ty} {format}: {count} bytes");
+        }
+    }
 }

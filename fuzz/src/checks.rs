@@ -12,7 +12,7 @@ use cqlwire::lz4;
 use cqlwire::protocol::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
 use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use cqlwire::value::{self, Value};
-use cqlwire::value::{cql, json};
+use cqlwire::value::{cql, json, print};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{Cursor, Seek, Write};
@@ -341,6 +341,7 @@ pub fn value_decoder(data: &[u8]) {
         );
         previous = line.offset;
     }
+    check_streamed_text(ty, payload, &decoded);
     let Ok(value) = decoded else {
         return;
     };
@@ -365,6 +366,33 @@ pub fn value_decoder(data: &[u8]) {
             encoded, payload,
             "a non-canonical payload is accepted ({ty})"
         );
+    }
+}
+
+/// Checks that the streamed printer writes what formatting the whole decoded value gives, in CQL and
+/// JSON, and on a malformed payload fails as decode does, writing nothing.
+fn check_streamed_text(ty: &CqlType, payload: &[u8], decoded: &Result<Value, value::DecodeError>) {
+    for form in [print::TextForm::Cql, print::TextForm::Json] {
+        let mut out = Vec::new();
+        let streamed = print::write_text(ty, payload, false, form, &|s| s.into(), &mut out);
+        match (streamed, decoded) {
+            (Ok(()), Ok(value)) => {
+                let whole = match form {
+                    print::TextForm::Cql => cql::format_cql(ty, value),
+                    print::TextForm::Json => json::to_json(ty, value).to_string(),
+                };
+                assert_eq!(
+                    String::from_utf8_lossy(&out),
+                    whole + "\n",
+                    "streamed {form:?} differs ({ty})"
+                );
+            }
+            (Err(print::PrintError::Decode(e)), Err(d)) => {
+                assert_eq!(&e, d, "streamed {form:?} fails otherwise ({ty})");
+                assert!(out.is_empty(), "half-written {form:?} output ({ty})");
+            }
+            (streamed, _) => panic!("write_text and decode disagree ({ty}): {streamed:?}"),
+        }
     }
 }
 

@@ -104,8 +104,8 @@ fn as_is(text: &str) -> Cow<'_, str> {
 /// The error for a payload that does not decode; when its start is a whole value, says that
 /// `--allow-trailing` ignores the bytes after it.
 fn payload_error(ty: &CqlType, bytes: &[u8], error: value::DecodeError) -> CliError {
-    match value::decode_elements(ty, bytes, true, &mut drop) {
-        Ok((_, used)) if used < bytes.len() => CliError::data(format!(
+    match value::decode_pieces(ty, bytes, true, &mut drop) {
+        Ok(used) if used < bytes.len() => CliError::data(format!(
             "{error}; --allow-trailing ignores the bytes after the value"
         )),
         _ => CliError::data(error),

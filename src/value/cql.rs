@@ -813,7 +813,7 @@ fn write_quoted_or_raw(out: &mut String, text: Option<String>, raw: impl std::fm
 }
 
 /// Writes a UDT field name bare when it is a lowercase identifier, else `"quoted"`.
-fn write_field_name(out: &mut String, name: &str) {
+pub(crate) fn write_field_name(out: &mut String, name: &str) {
     let bare = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()

@@ -40,6 +40,11 @@ fn float_json(text: String, x: f64) -> Json {
         .map_or(Json::String(text), Json::Number)
 }
 
+/// A JSON object key (a UDT field name) as JSON text: quoted and escaped.
+pub(crate) fn to_json_string(name: &str) -> String {
+    Json::String(name.to_owned()).to_string()
+}
+
 /// Converts a value to lossless JSON (see the module documentation for the mapping).
 pub fn to_json(ty: &CqlType, value: &Value) -> Json {
     json_of(Some(ty), value)

@@ -11,9 +11,9 @@ mod wire;
 
 pub use crate::cursor::DecodeError;
 pub use wire::{
-    decode, decode_elements, decode_prefix, encode, encode_into, encode_vector_element, explain,
+    decode, decode_pieces, decode_prefix, encode, encode_into, encode_vector_element, explain,
     explain_allowing_trailing, explain_each, time_of_day, EncodeError, ExplainLine, Explanation,
-    NANOS_PER_DAY,
+    Piece, Step, NANOS_PER_DAY,
 };
 
 use num_bigint::BigInt;

@@ -1,7 +1,7 @@
-//! A payload decoded straight to text, holding one element of a top-level list, set or vector at a
-//! time: the memory a decode needs stays a small multiple of the payload whatever its element count.
+//! A payload decoded straight to text, each native value written as it is decoded: the memory a
+//! decode needs stays a small multiple of the payload whatever its element count or nesting.
 
-use super::{cql, decode_elements, json, DecodeError, Value};
+use super::{cql, decode_pieces, json, DecodeError, Piece, Step};
 use crate::types::CqlType;
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -29,9 +29,9 @@ pub enum PrintError {
 /// Decodes `bytes` as one value of `ty` (ignoring bytes after it when `allow_trailing`) and writes
 /// it to `out` in `form`, then a newline; every piece of text goes through `show` first (e.g.
 /// [`crate::display::visible`] for a terminal). The whole payload is checked before anything is
-/// written, so a malformed payload writes nothing. The elements of a top-level list, set or vector
-/// are decoded, printed and dropped one at a time (the payload is decoded twice: to check, then to
-/// print); other values are decoded whole.
+/// written, so a malformed payload writes nothing. Nothing is kept: each native value is decoded,
+/// printed (by [`cql::format_cql`] or [`json::to_json`]) and dropped in turn, at any depth (the
+/// payload is decoded twice: to check, then to print).
 pub fn write_text(
     ty: &CqlType,
     bytes: &[u8],
@@ -40,36 +40,107 @@ pub fn write_text(
     show: &dyn Fn(&str) -> Cow<'_, str>,
     out: &mut dyn Write,
 ) -> Result<(), PrintError> {
-    let text_of = |ty: &CqlType, value: &Value| match form {
-        TextForm::Cql => cql::format_cql(ty, value),
-        TextForm::Json => json::to_json(ty, value).to_string(),
+    decode_pieces(ty, bytes, allow_trailing, &mut drop)?;
+    let mut printer = Printer {
+        form,
+        show,
+        out,
+        items: Vec::new(),
+        written: Ok(()),
     };
-    let (CqlType::List(element) | CqlType::Set(element) | CqlType::Vector(element, _)) = ty else {
-        let (value, _) = decode_elements(ty, bytes, allow_trailing, &mut drop)?;
-        writeln!(out, "{}", show(&text_of(ty, &value)))?;
-        return Ok(());
-    };
-    decode_elements(ty, bytes, allow_trailing, &mut drop)?;
-    let (open, close, separator) = match (form, ty) {
-        (TextForm::Cql, CqlType::Set(_)) => ("{", "}", ", "),
-        (TextForm::Cql, _) => ("[", "]", ", "),
-        (TextForm::Json, _) => ("[", "]", ","),
-    };
-    let mut written = out.write_all(open.as_bytes());
-    let mut first = true;
-    decode_elements(ty, bytes, allow_trailing, &mut |value| {
-        if written.is_ok() {
-            let before = if std::mem::take(&mut first) {
-                ""
-            } else {
-                separator
-            };
-            written = write!(out, "{before}{}", show(&text_of(element, &value)));
+    decode_pieces(ty, bytes, allow_trailing, &mut |piece| {
+        if printer.written.is_ok() {
+            printer.written = printer.piece(piece);
         }
     })?;
-    written?;
-    writeln!(out, "{close}")?;
+    printer.written?;
+    writeln!(printer.out)?;
     Ok(())
+}
+
+/// Writes pieces of a value as text.
+struct Printer<'o, 's> {
+    form: TextForm,
+    show: &'s dyn Fn(&str) -> Cow<'_, str>,
+    out: &'o mut dyn Write,
+    /// For each open composite: whether it is a map, and how many items (map entries) it has begun.
+    items: Vec<(bool, usize)>,
+    /// The first write error, after which nothing more is written.
+    written: io::Result<()>,
+}
+
+impl Printer<'_, '_> {
+    /// Writes one piece.
+    fn piece(&mut self, piece: Piece<'_>) -> io::Result<()> {
+        let json = self.form == TextForm::Json;
+        match piece {
+            Piece::Open(ty) => {
+                self.items.push((matches!(ty, CqlType::Map(..)), 0));
+                self.out.write_all(bracket(ty, json, true).as_bytes())
+            }
+            Piece::Close(ty) => {
+                let (map, count) = self.items.pop().unwrap_or_default();
+                if json && map && count > 0 {
+                    self.out.write_all(b"]")?;
+                }
+                self.out.write_all(bracket(ty, json, false).as_bytes())
+            }
+            Piece::Enter(step) => {
+                let Some((_, count)) = self.items.last_mut() else {
+                    return Ok(());
+                };
+                let first = *count == 0;
+                if !matches!(step, Step::MapValue(_)) {
+                    *count += 1;
+                }
+                let separator = match (json, first, step) {
+                    (false, _, Step::MapValue(_)) => ": ",
+                    (true, _, Step::MapValue(_)) => ",",
+                    (true, true, Step::MapKey(_)) => "[",
+                    (true, false, Step::MapKey(_)) => "],[",
+                    (_, true, _) => "",
+                    (false, false, _) => ", ",
+                    (true, false, _) => ",",
+                };
+                self.out.write_all(separator.as_bytes())?;
+                if let Step::Field(name) = step {
+                    let name = if json {
+                        json::to_json_string(name)
+                    } else {
+                        let mut text = String::new();
+                        cql::write_field_name(&mut text, name);
+                        text
+                    };
+                    let colon = if json { ":" } else { ": " };
+                    write!(self.out, "{}{colon}", (self.show)(&name))?;
+                }
+                Ok(())
+            }
+            Piece::Leaf(ty, value) => {
+                let text = match self.form {
+                    TextForm::Cql => cql::format_cql(ty, &value),
+                    TextForm::Json => json::to_json(ty, &value).to_string(),
+                };
+                self.out.write_all((self.show)(&text).as_bytes())
+            }
+        }
+    }
+}
+
+/// The opening or closing bracket of a composite of type `ty`.
+fn bracket(ty: &CqlType, json: bool, open: bool) -> &'static str {
+    let (left, right) = match ty {
+        CqlType::Udt(_) => ("{", "}"),
+        _ if json => ("[", "]"),
+        CqlType::Set(_) | CqlType::Map(..) => ("{", "}"),
+        CqlType::Tuple(_) => ("(", ")"),
+        _ => ("[", "]"),
+    };
+    if open {
+        left
+    } else {
+        right
+    }
 }
 
 #[cfg(test)]
@@ -79,7 +150,10 @@ mod tests {
 
     /// What `write_text` prints, and what formatting the whole decoded value gives.
     fn both(type_text: &str, hex: &str, form: TextForm) -> (String, String) {
-        let ty = parse_type(type_text, &UdtRegistry::new()).unwrap();
+        let mut udts = UdtRegistry::new();
+        udts.declare("p(ok boolean, \"Odd \"\"x\"\"\" text)")
+            .unwrap();
+        let ty = parse_type(type_text, &udts).unwrap();
         let bytes = crate::hex::parse(hex).unwrap();
         let mut out = Vec::new();
         write_text(&ty, &bytes, false, form, &|s| s.into(), &mut out).unwrap();
@@ -104,6 +178,16 @@ mod tests {
                     "list<frozen<list<int>>>",
                     "00000001 0000000c 00000001 00000004 0000002a",
                 ),
+                ("map<int, text>", "00000000"),
+                (
+                    "map<int, frozen<set<text>>>",
+                    "00000002 00000004 00000001 0000000d 00000002 00000001 61 00000000 \
+                     00000004 00000002 ffffffff",
+                ),
+                ("tuple<int, text, int>", "00000004 00000007 00000001 27"),
+                ("tuple<int, text>", ""),
+                ("frozen<p>", "00000001 01 00000002 6869"),
+                ("frozen<p>", "00000001 00"),
             ] {
                 let (streamed, whole) = both(ty, hex, form);
                 assert_eq!(streamed, whole, "{ty} {form:?}");

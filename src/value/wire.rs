@@ -105,25 +105,42 @@ pub fn decode_prefix(ty: &CqlType, bytes: &[u8]) -> Result<(Value, usize), Decod
     Decoder::new(bytes, None).prefix(ty)
 }
 
-/// Decodes like [`decode`] (or [`decode_prefix`] when `allow_trailing`), but when `ty` is a list,
-/// set or vector, hands each of its elements to `each` as it is decoded instead of keeping them (the
-/// result is then an empty list), so a payload of millions of elements needs memory for one. Any
-/// other type's value is returned whole, with the number of bytes the value took.
-pub fn decode_elements(
-    ty: &CqlType,
+/// Decodes like [`decode`] (or [`decode_prefix`] when `allow_trailing`), handing the value to `each`
+/// piece by piece in wire order instead of building it: composites as [`Piece::Open`], one
+/// [`Piece::Enter`] before each item and [`Piece::Close`], natives and nulls as [`Piece::Leaf`]. Keeps
+/// nothing, so a payload of millions of items at any depth needs memory for one native value.
+/// Returns the number of bytes the value took; after an error, the pieces handed out so far are
+/// those before the fault.
+pub fn decode_pieces<'t>(
+    ty: &'t CqlType,
     bytes: &[u8],
     allow_trailing: bool,
-    each: &mut dyn FnMut(Value),
-) -> Result<(Value, usize), DecodeError> {
+    each: &mut dyn FnMut(Piece<'t>),
+) -> Result<usize, DecodeError> {
     let mut decoder = Decoder::new(bytes, None);
-    decoder.sink = Some(each);
-    if allow_trailing {
-        decoder.prefix(ty)
+    decoder.stream = Some(each);
+    let (value, used) = if allow_trailing {
+        decoder.prefix(ty)?
     } else {
-        decoder
-            .value(ty, 0, bytes.len())
-            .map(|value| (value, bytes.len()))
+        (decoder.value(ty, 0, bytes.len())?, bytes.len())
+    };
+    if matches!(ty, CqlType::Native(_)) {
+        decoder.emit(Piece::Leaf(ty, value));
     }
+    Ok(used)
+}
+
+/// A piece of a value, as [`decode_pieces`] hands them out.
+#[derive(Debug)]
+pub enum Piece<'t> {
+    /// A list, set, vector, map, tuple or UDT of this type begins.
+    Open(&'t CqlType),
+    /// The next item of the innermost open value begins.
+    Enter(Step<'t>),
+    /// A native value, or a null, of this type.
+    Leaf(&'t CqlType, Value),
+    /// The innermost open value (of this type) ends.
+    Close(&'t CqlType),
 }
 
 /// Decodes a whole payload like [`decode`], recording one line per wire item.
@@ -151,8 +168,8 @@ fn collect_explanation(ty: &CqlType, bytes: &[u8], allow_trailing: bool) -> Expl
 }
 
 /// Explains like [`explain`] (or [`explain_allowing_trailing`]) but hands each line to `each` as
-/// it is read and keeps neither lines nor the elements of a top-level list, set or vector, so a
-/// payload of millions of items needs memory for one. Returns the error that stopped it, if any
+/// it is read and keeps neither lines nor values, so a payload of millions of items needs memory for
+/// one. Returns the error that stopped it, if any
 /// (after the lines before it).
 pub fn explain_each(
     ty: &CqlType,
@@ -163,16 +180,16 @@ pub fn explain_each(
     explain_with(ty, bytes, allow_trailing, each, Some(&mut drop)).map(drop)
 }
 
-/// Decodes with a tracer, and a sink for the top-level elements when given.
-fn explain_with<'x>(
-    ty: &CqlType,
+/// Decodes with a tracer, streaming the value's pieces when given somewhere to put them.
+fn explain_with<'t, 'x>(
+    ty: &'t CqlType,
     bytes: &[u8],
     allow_trailing: bool,
     each: &'x mut dyn FnMut(ExplainLine),
-    sink: Option<&'x mut dyn FnMut(Value)>,
+    stream: Option<&'x mut dyn FnMut(Piece<'t>)>,
 ) -> Result<Value, DecodeError> {
     let mut decoder = Decoder::new(bytes, Some(each));
-    decoder.sink = sink;
+    decoder.stream = stream;
     if !allow_trailing {
         return decoder.value(ty, 0, bytes.len());
     }
@@ -227,7 +244,7 @@ pub fn encode_vector_element(
 
 /// One step of a path inside a value.
 #[derive(Debug, Clone, Copy)]
-enum Step<'t> {
+pub enum Step<'t> {
     /// An element of a list, set or vector.
     Element(usize),
     /// The key of a map entry.
@@ -282,9 +299,8 @@ struct Decoder<'b, 't, 'x> {
     cursor: Cursor<'b, Step<'t>>,
     /// Where [`explain`] collects its lines.
     trace: Option<&'x mut dyn FnMut(ExplainLine)>,
-    /// Where [`decode_elements`] hands the elements of a top-level list, set or vector, instead of
-    /// collecting them.
-    sink: Option<&'x mut dyn FnMut(Value)>,
+    /// Where [`decode_pieces`] hands the pieces of the value, which is then not collected.
+    stream: Option<&'x mut dyn FnMut(Piece<'t>)>,
 }
 
 impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
@@ -293,25 +309,43 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         Decoder {
             cursor: Cursor::new(bytes),
             trace,
-            sink: None,
+            stream: None,
         }
     }
 
-    /// Room for `count` elements of a list or vector: none when they go to the sink.
-    fn elements(&self, count: usize) -> Vec<Value> {
-        if self.sink.is_some() && self.cursor.depth() == 0 {
+    /// Hands a piece to the stream, if any.
+    fn emit(&mut self, piece: Piece<'t>) {
+        if let Some(stream) = self.stream.as_deref_mut() {
+            stream(piece);
+        }
+    }
+
+    /// Room for `count` items of a composite: none when they are streamed.
+    fn room<T>(&self, count: usize) -> Vec<T> {
+        if self.stream.is_some() {
             Vec::new()
         } else {
             Vec::with_capacity(count)
         }
     }
 
-    /// Adds an element to `values`, or hands it to the sink when the list is the top-level value.
-    fn element(&mut self, values: &mut Vec<Value>, value: Value) {
-        match self.sink.as_deref_mut() {
-            Some(sink) if self.cursor.depth() == 0 => sink(value),
-            _ => values.push(value),
+    /// Starts the item `step` of the current composite.
+    fn enter(&mut self, step: Step<'t>) {
+        self.cursor.push(step);
+        self.emit(Piece::Enter(step));
+    }
+
+    /// Ends the current item, whose value of type `ty` is `value`: returns it to keep, or streams it
+    /// (when it is a native or a null; a composite was streamed as it was read) and returns nothing.
+    fn leave(&mut self, ty: &'t CqlType, value: Value) -> Option<Value> {
+        self.cursor.pop();
+        let Some(stream) = self.stream.as_deref_mut() else {
+            return Some(value);
+        };
+        if matches!(ty, CqlType::Native(_)) || matches!(value, Value::Null) {
+            stream(Piece::Leaf(ty, value));
         }
+        None
     }
 
     /// An error at `offset` with the current path.
@@ -394,14 +428,24 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         start: usize,
         end: usize,
     ) -> DecodeResult<(Value, usize)> {
-        match ty {
-            CqlType::Native(native) => Ok((self.native(*native, start, end)?, end)),
-            CqlType::List(element) | CqlType::Set(element) => self.list(element, start, end),
-            CqlType::Map(key, value) => self.map(key, value, start, end),
-            CqlType::Tuple(components) => self.tuple(components, start, end),
-            CqlType::Udt(udt) => self.udt(udt, start, end),
-            CqlType::Vector(element, dimension) => self.vector(ty, element, *dimension, start, end),
+        let composite = !matches!(ty, CqlType::Native(_));
+        if composite {
+            self.emit(Piece::Open(ty));
         }
+        let read = match ty {
+            CqlType::Native(native) => (self.native(*native, start, end)?, end),
+            CqlType::List(element) | CqlType::Set(element) => self.list(element, start, end)?,
+            CqlType::Map(key, value) => self.map(key, value, start, end)?,
+            CqlType::Tuple(components) => self.tuple(components, start, end)?,
+            CqlType::Udt(udt) => self.udt(udt, start, end)?,
+            CqlType::Vector(element, dimension) => {
+                self.vector(ty, element, *dimension, start, end)?
+            }
+        };
+        if composite {
+            self.emit(Piece::Close(ty));
+        }
+        Ok(read)
     }
 
     /// Reads a collection count at `start` and checks that `count` items of at least `min_item` bytes
@@ -456,13 +500,12 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         end: usize,
     ) -> DecodeResult<(Value, usize)> {
         let count = self.read_count(start, end, "element count", 4)?;
-        let mut values = self.elements(count);
+        let mut values = self.room(count);
         let mut pos = start + 4;
         for i in 0..count {
-            self.cursor.push(Step::Element(i));
+            self.enter(Step::Element(i));
             let (value, next) = self.item(element, pos, end, "element length")?;
-            self.cursor.pop();
-            self.element(&mut values, value);
+            values.extend(self.leave(element, value));
             pos = next;
         }
         Ok((Value::List(values), pos))
@@ -477,16 +520,16 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         end: usize,
     ) -> DecodeResult<(Value, usize)> {
         let count = self.read_count(start, end, "entry count", 8)?;
-        let mut entries = Vec::with_capacity(count);
+        let mut entries = self.room(count);
         let mut pos = start + 4;
         for i in 0..count {
-            self.cursor.push(Step::MapKey(i));
+            self.enter(Step::MapKey(i));
             let (k, next) = self.item(key, pos, end, "key length")?;
-            self.cursor.pop();
-            self.cursor.push(Step::MapValue(i));
+            let k = self.leave(key, k);
+            self.enter(Step::MapValue(i));
             let (v, next) = self.item(value, next, end, "value length")?;
-            self.cursor.pop();
-            entries.push((k, v));
+            let v = self.leave(value, v);
+            entries.extend(k.zip(v));
             pos = next;
         }
         Ok((Value::Map(entries), pos))
@@ -502,16 +545,15 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         self.line(start, 0, || {
             format!("tuple of {} components", components.len())
         });
-        let mut values = Vec::with_capacity(components.len().min(end.saturating_sub(start) / 4));
+        let mut values = self.room(components.len().min(end.saturating_sub(start) / 4));
         let mut pos = start;
         for (i, component) in components.iter().enumerate() {
             if pos >= end {
                 break;
             }
-            self.cursor.push(Step::Component(i));
+            self.enter(Step::Component(i));
             let (value, next) = self.item(component, pos, end, "component length")?;
-            self.cursor.pop();
-            values.push(value);
+            values.extend(self.leave(component, value));
             pos = next;
         }
         Ok((Value::Tuple(values), pos))
@@ -522,16 +564,16 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         self.line(start, 0, || {
             format!("udt {} with {} fields", udt.name, udt.fields.len())
         });
-        let mut values = Vec::with_capacity(udt.fields.len().min(end.saturating_sub(start) / 4));
+        let mut values = self.room(udt.fields.len().min(end.saturating_sub(start) / 4));
         let mut pos = start;
         for (name, field) in &udt.fields {
             if pos >= end {
                 break;
             }
-            self.cursor.push(Step::Field(name));
+            self.enter(Step::Field(name));
             let (value, next) = self.item(field, pos, end, "field length")?;
-            self.cursor.pop();
-            values.push((name.clone(), value));
+            let kept = self.leave(field, value);
+            values.extend(kept.map(|value| (name.clone(), value)));
             pos = next;
         }
         Ok((Value::Udt(values), pos))
@@ -560,13 +602,12 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, {size} bytes each")
                 });
-                let mut values = self.elements(dimension);
+                let mut values = self.room(dimension);
                 let mut pos = start;
                 for i in 0..dimension {
-                    self.cursor.push(Step::Element(i));
+                    self.enter(Step::Element(i));
                     let value = self.value(element, pos, pos + size)?;
-                    self.cursor.pop();
-                    self.element(&mut values, value);
+                    values.extend(self.leave(element, value));
                     pos += size;
                 }
                 Ok((Value::List(values), start + needed))
@@ -575,13 +616,12 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, each after a vint length")
                 });
-                let mut values = self.elements(dimension.min(left));
+                let mut values = self.room(dimension.min(left));
                 let mut pos = start;
                 for i in 0..dimension {
-                    self.cursor.push(Step::Element(i));
+                    self.enter(Step::Element(i));
                     let (value, next) = self.vector_element(element, i, dimension, pos, end)?;
-                    self.cursor.pop();
-                    self.element(&mut values, value);
+                    values.extend(self.leave(element, value));
                     pos = next;
                 }
                 Ok((Value::List(values), pos))
