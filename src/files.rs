@@ -169,12 +169,16 @@ pub fn read_input(path: Option<&Path>, limit: u64) -> io::Result<Vec<u8>> {
         )
     };
     let mut input = open_input(path)?;
-    if let Some(p) = named(path) {
-        if fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > limit) {
-            return Err(too_large());
-        }
+    // A regular file's size is known: over the limit it is refused unread, else read into a buffer
+    // of its size (growing by doubling would hold up to twice the input).
+    let size = named(path)
+        .and_then(|p| fs::metadata(p).ok())
+        .filter(fs::Metadata::is_file)
+        .map(|m| m.len());
+    if size.is_some_and(|len| len > limit) {
+        return Err(too_large());
     }
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(size.unwrap_or(0) as usize);
     input
         .by_ref()
         .take(limit.saturating_add(1))
