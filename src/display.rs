@@ -2,6 +2,7 @@
 //! for a terminal ([`visible`]).
 
 use std::borrow::Cow;
+use std::io::{self, Write};
 
 /// `text` when it has at most `max_chars` characters, else its first and last `max_chars / 2`
 /// characters around `…`, so that an error quoting a 60 KB input stays one readable line with both
@@ -47,9 +48,45 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// A writer that passes UTF-8 text through [`visible`] (bytes that are not UTF-8 pass as they are).
+/// `write!`/`writeln!` hand a writer whole string pieces, so formatted untrusted text is made safe
+/// for a terminal piece by piece; put it in front of any buffering.
+pub struct Visible<W>(pub W);
+
+impl<W: Write> Write for Visible<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(text) => self.0.write_all(visible(text).as_bytes())?,
+            Err(_) => self.0.write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_writer_shows_controls_in_formatted_text() {
+        let mut out = Visible(Vec::new());
+        writeln!(out, "name {:?} ok", "\u{1b}[31mred").unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            "name \"\\u{1b}[31mred\" ok\n"
+        );
+        let mut out = Visible(Vec::new());
+        let text = "a\u{1b}[2Jb\rc";
+        writeln!(out, "{text}").unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            "a\u{241b}[2Jb\u{240d}c\n"
+        );
+    }
 
     #[test]
     fn elide_keeps_both_ends() {

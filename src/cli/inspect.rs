@@ -4,6 +4,7 @@
 use super::progress::{self, Unit};
 use super::CliError;
 use cqlwire::capture::{Capture, Timestamp};
+use cqlwire::display::Visible;
 use cqlwire::files;
 use cqlwire::hex::HexReader;
 use cqlwire::inspect::stats::{side_name, Stats};
@@ -11,7 +12,7 @@ use cqlwire::inspect::{redact, Inspector, MessageRecord, Options, Problem, Recor
 use cqlwire::protocol::frame::Opcode;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// How `inspect` prints the messages.
@@ -489,9 +490,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
         max_frame: args.max_frame,
         explain: args.format == InspectFormat::Explain && !args.stats,
     };
-    let stdout = io::stdout().lock();
+    // On a terminal, control characters of captured text are shown, not obeyed (issue 13, case 9);
+    // a pipe or file gets the exact text and JSON.
+    let buffered = io::BufWriter::new(io::stdout().lock());
+    let out: Box<dyn Write> = if io::stdout().is_terminal() {
+        Box::new(Visible(buffered))
+    } else {
+        Box::new(buffered)
+    };
     let mut printer = Printer {
-        out: io::BufWriter::new(stdout),
+        out,
         format: args.format,
         redact: args.redact,
         problems: 0,
