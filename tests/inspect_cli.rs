@@ -489,7 +489,10 @@ fn hostile(name: &str) -> (Vec<Json>, Vec<Json>, Json) {
         .into_iter()
         .partition(|m| m.get("problem").is_some());
     if !problems.is_empty() {
-        assert!(err.contains("problems reported"), "{err}");
+        // The summary counts the problems the JSON lines report ("1 problem", "2 problems").
+        let plural = if problems.len() == 1 { "" } else { "s" };
+        let summary = format!(", {} problem{plural} reported", problems.len());
+        assert!(err.contains(&summary), "{err} lacks {summary:?}");
     }
     (messages, problems, manifest[name].clone())
 }

@@ -573,8 +573,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 };
                 inspector.raw(&name, client, server, &mut sink)?;
             } else {
-                let mut capture = Capture::new(BufReader::with_capacity(1 << 16, input))
-                    .map_err(|e| CliError::data(format!("{e} ({name})")))?;
+                let mut capture =
+                    Capture::new(BufReader::with_capacity(1 << 16, input)).map_err(|e| {
+                        CliError::data(format!(
+                            "{e} ({name}; for raw CQL bytes use --raw or --client/--server, for \
+                             hex text --hex)"
+                        ))
+                    })?;
                 capture
                     .run(&mut |event| inspector.event(event, &mut sink))
                     .map_err(|e| CliError::data(format!("{e} ({name})")))?;
@@ -592,9 +597,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     printer.out.flush()?;
     if !args.quiet && printer.problems > 0 {
+        let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         eprintln!(
-            "cqlwire: {} messages, {} problems reported (malformed traffic was skipped)",
-            printer.messages, printer.problems
+            "cqlwire: {}, {} reported (malformed traffic was skipped)",
+            plural(printer.messages, "message"),
+            plural(printer.problems, "problem")
         );
     }
     Ok(())
