@@ -224,24 +224,36 @@ pub fn compress_body(payload: &[u8]) -> Result<Vec<u8>, Lz4Error> {
 ///
 /// Fails only for a payload longer than `i32::MAX` bytes, which the length prefix cannot describe.
 pub fn compress_body_into(payload: &[u8], body: &mut Vec<u8>) -> Result<(), Lz4Error> {
-    let len = i32::try_from(payload.len())
-        .map_err(|_| Lz4Error::new(0, Lz4ErrorKind::PayloadTooLarge { len: payload.len() }))?;
-    let capacity = LENGTH_PREFIX + lz4_flex::block::get_maximum_output_size(payload.len());
+    compress_after(payload, body, LENGTH_PREFIX)?;
+    // `compress_after` checked that the length fits an i32.
+    body[..LENGTH_PREFIX].copy_from_slice(&(payload.len() as u32).to_be_bytes());
+    Ok(())
+}
+
+/// Compresses `payload` into a raw LZ4 block in `out` after its first `start` bytes (the rest of its
+/// content replaced, its allocation reused; the first `start` bytes are left for the caller).
+/// Fails only for a payload longer than `i32::MAX` bytes.
+fn compress_after(payload: &[u8], out: &mut Vec<u8>, start: usize) -> Result<(), Lz4Error> {
+    if i32::try_from(payload.len()).is_err() {
+        return Err(Lz4Error::new(
+            0,
+            Lz4ErrorKind::PayloadTooLarge { len: payload.len() },
+        ));
+    }
+    let capacity = start + lz4_flex::block::get_maximum_output_size(payload.len());
     // Growing only to `capacity` (never shrinking first) zero-fills just the bytes not yet
     // initialised by an earlier call.
-    body.resize(capacity, 0);
-    let (prefix, block) = body.split_at_mut(LENGTH_PREFIX);
-    prefix.copy_from_slice(&len.to_be_bytes());
-    let written = lz4_flex::block::compress_into(payload, block).map_err(|e| {
+    out.resize(capacity, 0);
+    let written = lz4_flex::block::compress_into(payload, &mut out[start..]).map_err(|e| {
         // Unreachable: the block buffer has lz4_flex's own worst-case size.
         Lz4Error::new(
-            LENGTH_PREFIX,
+            start,
             Lz4ErrorKind::Corrupt {
                 reason: e.to_string(),
             },
         )
     })?;
-    body.truncate(LENGTH_PREFIX + written);
+    out.truncate(start + written);
     Ok(())
 }
 
@@ -264,7 +276,18 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
             ))
         }
     };
-    let declared = check_prefix(*prefix, block.len(), max_size)?;
+    checked_length(*prefix, block, max_size, LENGTH_PREFIX)
+}
+
+/// The checks of [`declared_length`] for a length `prefix` and the whole `block`, which starts at
+/// offset `base` (errors about the block carry it; errors about the length, offset 0).
+fn checked_length(
+    prefix: [u8; LENGTH_PREFIX],
+    block: &[u8],
+    max_size: usize,
+    base: usize,
+) -> Result<usize, Lz4Error> {
+    let declared = check_prefix(prefix, block.len(), max_size)?;
     if declared == 0 && block != EMPTY_BLOCK {
         let kind = if block.is_empty() {
             Lz4ErrorKind::EmptyBlock
@@ -273,7 +296,7 @@ pub fn declared_length(body: &[u8], max_size: usize) -> Result<usize, Lz4Error> 
                 block_len: block.len(),
             }
         };
-        return Err(Lz4Error::new(LENGTH_PREFIX, kind));
+        return Err(Lz4Error::new(base, kind));
     }
     Ok(declared)
 }
@@ -346,8 +369,20 @@ pub fn decompress_body_into(
 ) -> Result<(), Lz4Error> {
     let declared = declared_length(body, max_size)?;
     let block = body.get(LENGTH_PREFIX..).unwrap_or_default();
+    decompress_at(block, declared, payload, LENGTH_PREFIX)
+}
+
+/// Decompresses `block`, which starts at offset `base` of what the caller was given and must yield
+/// exactly `declared` bytes (already checked against the limits), into `payload` (replacing its
+/// content, reusing its allocation). Errors carry offsets from `base`.
+fn decompress_at(
+    block: &[u8],
+    declared: usize,
+    payload: &mut Vec<u8>,
+    base: usize,
+) -> Result<(), Lz4Error> {
     if declared > PREFLIGHT_ABOVE {
-        if let Some(fault) = locate_fault(block, declared) {
+        if let Some(fault) = locate_fault(block, declared, base) {
             return Err(fault);
         }
     }
@@ -365,7 +400,7 @@ pub fn decompress_body_into(
         Ok(written) => {
             payload.clear();
             Err(Lz4Error::new(
-                body.len(),
+                base + block.len(),
                 Lz4ErrorKind::ShorterThanDeclared {
                     declared,
                     actual: written,
@@ -374,9 +409,9 @@ pub fn decompress_body_into(
         }
         Err(error) => {
             payload.clear();
-            Err(locate_fault(block, declared).unwrap_or_else(|| {
+            Err(locate_fault(block, declared, base).unwrap_or_else(|| {
                 Lz4Error::new(
-                    LENGTH_PREFIX,
+                    base,
                     Lz4ErrorKind::Corrupt {
                         reason: error.to_string(),
                     },
@@ -386,12 +421,12 @@ pub fn decompress_body_into(
     }
 }
 
-/// Walks the sequences of an LZ4 block without producing output and returns the first fault, with
-/// its offset in the whole body (block offset + 4), or `None` if the block decodes to `declared`
-/// bytes.
+/// Walks the sequences of an LZ4 block that starts at offset `base` without producing output and
+/// returns the first fault, with its offset (block offset + `base`), or `None` if the block decodes
+/// to `declared` bytes.
 #[cold]
-fn locate_fault(block: &[u8], declared: usize) -> Option<Lz4Error> {
-    let fault = |at: usize, kind| Some(Lz4Error::new(LENGTH_PREFIX + at, kind));
+fn locate_fault(block: &[u8], declared: usize, base: usize) -> Option<Lz4Error> {
+    let fault = |at: usize, kind| Some(Lz4Error::new(base + at, kind));
     let mut walker = BlockWalker { block, pos: 0 };
     let mut decoded = 0usize;
     if block.is_empty() {
@@ -426,7 +461,7 @@ fn locate_fault(block: &[u8], declared: usize) -> Option<Lz4Error> {
         if walker.pos == block.len() {
             return (decoded != declared).then(|| {
                 Lz4Error::new(
-                    LENGTH_PREFIX + block.len(),
+                    base + block.len(),
                     Lz4ErrorKind::ShorterThanDeclared {
                         declared,
                         actual: decoded,
@@ -495,9 +530,7 @@ impl BlockWalker<'_> {
 /// Compresses `payload` into a raw LZ4 block in `block` (replacing its content): no length
 /// prefix, as v5 LZ4 segments carry it. Fails only for a payload longer than `i32::MAX` bytes.
 pub fn compress_block_into(payload: &[u8], block: &mut Vec<u8>) -> Result<(), Lz4Error> {
-    compress_body_into(payload, block)?;
-    block.drain(..LENGTH_PREFIX);
-    Ok(())
+    compress_after(payload, block, 0)
 }
 
 /// Decompresses a raw LZ4 block (no length prefix) that must yield exactly `len` bytes into `out`
@@ -510,14 +543,9 @@ pub fn decompress_block_into(
     max_size: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), Lz4Error> {
-    let prefix = u32::try_from(len).unwrap_or(u32::MAX);
-    let mut body = Vec::with_capacity(LENGTH_PREFIX + block.len());
-    body.extend_from_slice(&prefix.to_be_bytes());
-    body.extend_from_slice(block);
-    decompress_body_into(&body, max_size.min(u32::MAX as usize), out).map_err(|e| Lz4Error {
-        offset: e.offset.saturating_sub(LENGTH_PREFIX),
-        kind: e.kind,
-    })
+    let prefix = u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes();
+    let declared = checked_length(prefix, block, max_size.min(u32::MAX as usize), 0)?;
+    decompress_at(block, declared, out, 0)
 }
 
 #[cfg(test)]
