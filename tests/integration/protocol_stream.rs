@@ -2,7 +2,7 @@
 //! random chunks it yields the driver's envelopes (v4 none/LZ4/Snappy, v5 handshake then
 //! uncompressed or LZ4 segments); garbage and gaps are reported and decoding resumes.
 
-mod common;
+use crate::common;
 
 use common::fixture;
 use cqlwire::protocol::frame::Direction;

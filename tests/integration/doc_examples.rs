@@ -10,7 +10,7 @@
 //! Usage lines (with `[OPTIONS]`-style placeholders) and commands that need a live capture (`tcpdump`)
 //! are not run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

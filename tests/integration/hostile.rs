@@ -6,7 +6,7 @@
 //! from the driver-made fixtures in `fixtures/lz4`. Tests that need root (a tiny tmpfs, dropping to
 //! another user) print a note and return when they cannot run.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, cqlwire, fixture, hex, noise, run, with_args, write_npy};
 use std::fs::{self, File};

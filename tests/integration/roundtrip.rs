@@ -1,7 +1,7 @@
 //! Property tests of the value codec: random types and values round-trip through the wire bytes,
 //! and decoding arbitrary or corrupted bytes never panics.
 
-mod common;
+use crate::common;
 
 use common::values::{any_type, type_and_value};
 use cqlwire::value::{decode, decode_prefix, encode, explain, explain_allowing_trailing};

@@ -1,7 +1,7 @@
 //! `cqlwire decode` / `cqlwire encode` through the real binary, on the golden driver payloads
 //! (fixtures/driver/cases.jsonl) and the codec's malformed payloads (fixtures/malformed/cases.jsonl).
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use std::process::Output;

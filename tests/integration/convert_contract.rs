@@ -2,7 +2,7 @@
 //! rounding against NumPy, a dangling symbolic link as `-o`, absurd `--threads`, the summary line under
 //! `--on-null skip` and for small inputs, and a missing output folder.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, fixture, with_args};
 use std::time::Duration;

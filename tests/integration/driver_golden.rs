@@ -2,7 +2,7 @@
 //! computed by the generator from the Python values): decode → JSON and CQL match, JSON → encode gives
 //! the driver's bytes, and the CQL literal reads back to the same value.
 
-mod common;
+use crate::common;
 
 use cqlwire::hex;
 use cqlwire::types::{parse_type, CqlType, UdtRegistry};

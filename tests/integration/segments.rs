@@ -2,7 +2,7 @@
 //! (fixtures/segments/generate.py): every frame body decompressed, every segment header, CRC and
 //! payload, and every envelope rebuilt from them, as the manifest the driver read back says.
 
-mod common;
+use crate::common;
 
 use common::fixture;
 use cqlwire::protocol::frame::FrameHeader;

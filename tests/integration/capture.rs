@@ -3,8 +3,8 @@
 //! misbehaving variants and expected streams of fixtures/capture/generate.py; plus property tests
 //! of the reassembler on random segmentations, reorderings and duplications.
 
-mod common;
-#[path = "../fuzz/src/capture.rs"]
+use crate::common;
+#[path = "../../fuzz/src/capture.rs"]
 mod fuzz_capture;
 
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! `cqlwire compress` / `cqlwire decompress` run as a process on the driver-made fixtures in
 //! `fixtures/lz4/` (see `fixtures/lz4/generate.py`).
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;

@@ -3,7 +3,7 @@
 //! parallel batch; the bytes must equal the driver's, and where the driver refuses an element the
 //! kernel must fail naming the same row and element.
 
-mod common;
+use crate::common;
 
 use cqlwire::input::{Batch, Elements};
 use cqlwire::types::{parse_type, UdtRegistry};

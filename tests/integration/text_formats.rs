@@ -2,7 +2,7 @@
 //! back to the same value (`parse_cql ∘ format_cql` and `from_json ∘ to_json` are identities), and
 //! arbitrary text never makes the readers panic. The binary round trips are in roundtrip.rs.
 
-mod common;
+use crate::common;
 
 use common::values::{any_type, type_and_value};
 use cqlwire::value::cql::{format_cql, parse_cql};

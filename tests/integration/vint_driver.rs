@@ -1,6 +1,6 @@
 //! Vints against the Python driver's `uvint_pack` / `vints_pack` (fixtures/vint/cases.jsonl).
 
-mod common;
+use crate::common;
 
 use cqlwire::{hex, vint};
 

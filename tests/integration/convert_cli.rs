@@ -2,7 +2,7 @@
 //! generate.py with NumPy, pyarrow and the driver): every manifest case in every output format,
 //! shards, null handling, and errors (exit code, one-line message, no output file left behind).
 
-mod common;
+use crate::common;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};

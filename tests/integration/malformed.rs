@@ -1,7 +1,7 @@
 //! Every case of fixtures/malformed/cases.jsonl (built by its generator from driver-serialized bytes)
 //! must fail — never panic — with the generator's expected offset and message phrase.
 
-mod common;
+use crate::common;
 
 use cqlwire::types::{parse_type, UdtRegistry};
 use cqlwire::{hex, value};

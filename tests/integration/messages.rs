@@ -3,7 +3,7 @@
 //! v{4,5}-none.jsonl, cut from fixtures/inspect's captures), checked against what the driver's decoder
 //! read and against the values the driver sent and got back (fixtures/inspect/v{4,5}-none.json).
 
-mod common;
+use crate::common;
 
 use cqlwire::hex;
 use cqlwire::protocol::message::{Body, Message, Registry};

@@ -1,7 +1,7 @@
 //! `decode` / `encode` through the binary: standard input, hints that lead to the fix, memory held to
 //! the bytes read.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, run, with_args};
 

@@ -195,7 +195,7 @@ fn every_valid_input_yields_the_stored_values() {
         let (subtype, dimension) = parse_vector_type(case["type"].as_str().unwrap());
         // Only targets that hold the input's numbers as numbers of the same kind can be read back
         // here; text, decimal and integers made from floats are the converter's business
-        // (tests/convert_cli.rs).
+        // (tests/integration/convert_cli.rs).
         let float_input = case["element_type"].as_str().unwrap().starts_with('f');
         let read_back = match subtype.as_str() {
             "float" | "double" => float_input,
@@ -681,7 +681,7 @@ fn standard_input_from_a_file_can_seek() {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "standard_input_from_a_file_can_seek",
+                "input_readers::standard_input_from_a_file_can_seek",
                 "--nocapture",
             ])
             .env(CHILD, "1")

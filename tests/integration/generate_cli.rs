@@ -1,6 +1,6 @@
 //! The hidden `cqlwire generate`: completions and man pages made from the clap definitions.
 
-mod common;
+use crate::common;
 
 #[test]
 fn completions_name_every_command() {

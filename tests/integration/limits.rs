@@ -2,7 +2,7 @@
 //! is cheap, through the library where the input could not be given on a command line (a type longer
 //! than an argument may be) or could not be parsed at all (a type deeper than the parser allows).
 
-mod common;
+use crate::common;
 
 use common::{assert_error, run, with_args, write_npy, write_random_npy};
 use cqlwire::input::{self, InputOptions, RowSelection};

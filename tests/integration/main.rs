@@ -1,0 +1,28 @@
+//! Every integration test in one crate (one binary to link instead of one per file): each module is
+//! one area — the CLI commands run as built binaries on files in fixtures/, the library against the
+//! golden fixtures, and property tests. `tests/fuzz_regressions.rs` stays its own binary because
+//! it installs the fuzz targets' allocation-capping global allocator.
+
+mod capture;
+mod common;
+mod compress_cli;
+mod convert_cli;
+mod convert_contract;
+mod decode_cli;
+mod doc_examples;
+mod driver_golden;
+mod frames_memory;
+mod generate_cli;
+mod hostile;
+mod input_readers;
+mod inspect_cli;
+mod limits;
+mod malformed;
+mod messages;
+mod protocol_stream;
+mod roundtrip;
+mod segments;
+mod text_formats;
+mod values_cli;
+mod vector_driver;
+mod vint_driver;
