@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 10] = [
+pub const TARGETS: [(&str, Check); 11] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -33,6 +33,7 @@ pub const TARGETS: [(&str, Check); 10] = [
     ("message_body", message_body),
     ("protocol_stream", protocol_stream),
     ("inspect", inspect),
+    ("vector_kernel", vector_kernel),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -956,4 +957,236 @@ pub fn inspect(data: &[u8]) {
         seen
     };
     assert_eq!(run(false), run(true), "explain changed what was decoded");
+}
+
+/// The element types a numeric embedding converts to (the `vector_kernel` target's choice).
+const KERNEL_ELEMENTS: [NativeType; 14] = [
+    NativeType::Boolean,
+    NativeType::Float,
+    NativeType::Double,
+    NativeType::Int,
+    NativeType::BigInt,
+    NativeType::Timestamp,
+    NativeType::TinyInt,
+    NativeType::SmallInt,
+    NativeType::Date,
+    NativeType::Time,
+    NativeType::Varint,
+    NativeType::Decimal,
+    NativeType::Text,
+    NativeType::Ascii,
+];
+
+/// One input element as the kernels read it, widened without loss (a half float widens exactly).
+#[derive(Debug, Clone, Copy)]
+enum KernelInput {
+    Int(i64),
+    Single(f32),
+    Double(f64),
+}
+
+/// Whether `x` and `y` are the same float (NaN equals NaN; -0 equals 0).
+fn same_float(x: f64, y: f64) -> bool {
+    x == y || (x.is_nan() && y.is_nan())
+}
+
+/// Whether a decoded vector element holds the number that was converted: integers exactly, a float
+/// as the cast rounds it, text and decimal parsing back to the same number, varint the same digits.
+fn kernel_element_matches(input: KernelInput, decoded: &Value) -> bool {
+    use KernelInput::{Double, Int, Single};
+    let wide = match input {
+        Int(i) => i as f64,
+        Single(x) => f64::from(x),
+        Double(x) => x,
+    };
+    let integer = |j: i64| match input {
+        Int(i) => i == j,
+        _ => wide == j as f64 && wide.fract() == 0.0,
+    };
+    match decoded {
+        Value::Boolean(b) => integer(i64::from(*b)),
+        Value::TinyInt(j) => integer(i64::from(*j)),
+        Value::SmallInt(j) => integer(i64::from(*j)),
+        Value::Int(j) => integer(i64::from(*j)),
+        Value::BigInt(j) | Value::Timestamp(j) | Value::Time(j) => integer(*j),
+        Value::Date(j) => integer(i64::from(*j)),
+        Value::Float(v) => match input {
+            Double(x) => same_float(f64::from(*v), f64::from(x as f32)),
+            _ => same_float(f64::from(*v), wide),
+        },
+        Value::Double(v) => same_float(*v, wide),
+        Value::Varint(big) => match input {
+            Int(i) => big.to_string() == i.to_string(),
+            // `+ 0.0` turns -0 into 0, which a varint cannot hold.
+            _ => wide.fract() == 0.0 && big.to_string() == format!("{:.0}", wide + 0.0),
+        },
+        Value::Decimal { unscaled, scale } => {
+            let text = format!("{unscaled}e{}", -i64::from(*scale));
+            match input {
+                Int(i) => *scale == 0 && unscaled.to_string() == i.to_string(),
+                Single(x) => text.parse::<f32>().is_ok_and(|y| y == x),
+                Double(x) => text.parse::<f64>().is_ok_and(|y| y == x),
+            }
+        }
+        Value::Text(text) => match input {
+            Int(i) => text.parse::<i64>() == Ok(i),
+            Single(x) => text
+                .parse::<f32>()
+                .is_ok_and(|y| same_float(f64::from(y), f64::from(x))),
+            Double(x) => text.parse::<f64>().is_ok_and(|y| same_float(y, x)),
+        },
+        _ => false,
+    }
+}
+
+/// The vector kernels of `convert` and `serialize_vectors`. Byte 0: the input element type (low 3
+/// bits: f16, f32, f64, i8, u8, i16, i32, i64) and the target element type (the rest, modulo the 14
+/// number-like types); byte 1: the dimension (1–40); the rest: elements in native byte order (a
+/// partial row is dropped). The rows encoded together equal each element encoded alone, in order;
+/// when they fail, the error names the first element that fails alone, with its message; an accepted
+/// row decodes as the vector type to elements equal to the input numbers (integers exactly, floats
+/// as the cast rounds them, text and decimal parsing back to the same number) and re-encodes to the
+/// same bytes.
+pub fn vector_kernel(data: &[u8]) {
+    use cqlwire::vector::{Rows, VectorEncoder, VectorError};
+    use half::f16;
+    let [control, dimension, rest @ ..] = data else {
+        return;
+    };
+    let native = KERNEL_ELEMENTS[usize::from(control >> 3) % KERNEL_ELEMENTS.len()];
+    let dimension = 1 + usize::from(*dimension) % 40;
+    fn elements<const N: usize, T>(bytes: &[u8], read: fn([u8; N]) -> T) -> Vec<T> {
+        bytes
+            .chunks_exact(N)
+            .map(|c| read(c.try_into().unwrap_or([0; N])))
+            .collect()
+    }
+    let (f16s, f32s, f64s, i8s, u8s, i16s, i32s, i64s);
+    let (rows, inputs): (Rows, Vec<KernelInput>) = match control & 7 {
+        0 => {
+            f16s = elements(rest, f16::from_ne_bytes);
+            let inputs = f16s.iter().map(|&x| KernelInput::Single(f32::from(x)));
+            (Rows::F16(&f16s), inputs.collect())
+        }
+        1 => {
+            f32s = elements(rest, f32::from_ne_bytes);
+            (
+                Rows::F32(&f32s),
+                f32s.iter().map(|&x| KernelInput::Single(x)).collect(),
+            )
+        }
+        2 => {
+            f64s = elements(rest, f64::from_ne_bytes);
+            (
+                Rows::F64(&f64s),
+                f64s.iter().map(|&x| KernelInput::Double(x)).collect(),
+            )
+        }
+        3 => {
+            i8s = elements(rest, i8::from_ne_bytes);
+            let inputs = i8s.iter().map(|&x| KernelInput::Int(x.into()));
+            (Rows::I8(&i8s), inputs.collect())
+        }
+        4 => {
+            u8s = rest.to_vec();
+            let inputs = u8s.iter().map(|&x| KernelInput::Int(x.into()));
+            (Rows::U8(&u8s), inputs.collect())
+        }
+        5 => {
+            i16s = elements(rest, i16::from_ne_bytes);
+            let inputs = i16s.iter().map(|&x| KernelInput::Int(x.into()));
+            (Rows::I16(&i16s), inputs.collect())
+        }
+        6 => {
+            i32s = elements(rest, i32::from_ne_bytes);
+            let inputs = i32s.iter().map(|&x| KernelInput::Int(x.into()));
+            (Rows::I32(&i32s), inputs.collect())
+        }
+        _ => {
+            i64s = elements(rest, i64::from_ne_bytes);
+            (
+                Rows::I64(&i64s),
+                i64s.iter().map(|&x| KernelInput::Int(x)).collect(),
+            )
+        }
+    };
+    let whole_len = rows.len() / dimension * dimension;
+    let rows = rows.slice(0, whole_len);
+    let element = CqlType::Native(native);
+    let vector = CqlType::Vector(Box::new(element.clone()), dimension);
+    let encoder = VectorEncoder::new(&vector).expect("a number-like vector type");
+    let single = VectorEncoder::new(&CqlType::Vector(Box::new(element), 1)).expect("dimension 1");
+    let mut together = Vec::new();
+    let result = encoder.encode_rows(rows, 7, &mut together);
+    // Each element alone, until the first that fails.
+    let mut alone = Vec::new();
+    let mut first_failure = None;
+    for index in 0..whole_len {
+        let mut one = Vec::new();
+        match single.encode_rows(rows.slice(index, index + 1), 0, &mut one) {
+            Ok(()) => alone.extend_from_slice(&one),
+            Err(error) => {
+                first_failure = Some((index, error));
+                break;
+            }
+        }
+    }
+    match (result, first_failure) {
+        (Ok(()), None) => assert_eq!(together, alone, "rows encoded together differ from alone"),
+        (
+            Err(VectorError::Cast {
+                value,
+                problem,
+                row,
+                element,
+            }),
+            Some((index, error)),
+        ) => {
+            assert_eq!(
+                (row - 7) as usize * dimension + element,
+                index,
+                "error names another element"
+            );
+            let VectorError::Cast {
+                value: v,
+                problem: p,
+                ..
+            } = error
+            else {
+                panic!("element alone failed differently: {error}");
+            };
+            assert_eq!((value, problem), (v, p), "error message differs alone");
+            return;
+        }
+        (result, failure) => panic!("together {result:?}, alone {failure:?}"),
+    }
+    if let Some(size) = encoder.value_size() {
+        assert_eq!(
+            together.len(),
+            size * whole_len / dimension,
+            "fixed-size output length"
+        );
+    }
+    let mut offset = 0;
+    for row in inputs[..whole_len].chunks(dimension) {
+        let bytes = &together[offset..];
+        let (value, used) = value::decode_prefix(&vector, bytes).expect("a row decodes");
+        let Value::List(decoded) = &value else {
+            panic!("a vector decodes to a list, not {value:?}");
+        };
+        assert_eq!(decoded.len(), dimension);
+        for (input, element) in row.iter().zip(decoded) {
+            assert!(
+                kernel_element_matches(*input, element),
+                "{input:?} became {element:?}"
+            );
+        }
+        assert_eq!(
+            value::encode(&vector, &value).expect("re-encodes"),
+            bytes[..used],
+            "re-encoding"
+        );
+        offset += used;
+    }
+    assert_eq!(offset, together.len(), "rows cover the output");
 }

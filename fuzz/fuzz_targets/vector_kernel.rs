@@ -1,0 +1,7 @@
+//! `vector_kernel`: see [`cqlwire_fuzz::checks::vector_kernel`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::vector_kernel(data));
