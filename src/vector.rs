@@ -324,12 +324,94 @@ impl Number {
 }
 
 impl fmt::Display for Number {
-    /// The shortest text that reads back as the same number of the input's type.
+    /// See [`push_number`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Number::Int(i) => write!(f, "{i}"),
-            Number::Single(x) => write!(f, "{x}"),
-            Number::Float(x) => write!(f, "{x}"),
+        let mut text = Vec::new();
+        push_number(*self, &mut text);
+        f.write_str(std::str::from_utf8(&text).unwrap_or_default())
+    }
+}
+
+/// Appends the shortest text that reads back as the same number of the input's type, positional (no
+/// exponent, no trailing `.0`), a tie between two shortest texts going to the even last digit:
+/// NumPy's `format_float_positional(x, unique=True, trim="-")`. Rust's `{}` is positional too but
+/// rounds ties up (`1310867.3` where NumPy writes `1310867.2`) and is several times slower than
+/// zmij, which finds the digits here. Non-finite values are written as Rust's `NaN`, `inf`, `-inf`.
+fn push_number(number: Number, text: &mut Vec<u8>) {
+    let mut buffer = zmij::Buffer::new();
+    let printed = match number {
+        Number::Int(i) => return text.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+        Number::Single(x) => buffer.format(x),
+        Number::Float(x) => buffer.format(x),
+    };
+    // zmij writes non-finite values as Rust does.
+    if number.float().is_some_and(f64::is_finite) {
+        push_positional(printed, text);
+    } else {
+        text.extend_from_slice(printed.as_bytes());
+    }
+}
+
+/// Appends a finite float printed by zmij (`-1.5`, `1e-7`, `1.2345e+20`: shortest digits, an
+/// exponent for large and small magnitudes) in positional form: `-1.5`, `0.0000001`,
+/// `123450000000000000000`.
+fn push_positional(printed: &str, text: &mut Vec<u8>) {
+    // Between 1e-5 and 1e16 zmij already writes positional digits, with `.0` after an integer.
+    if !printed.contains('e') {
+        text.extend_from_slice(printed.strip_suffix(".0").unwrap_or(printed).as_bytes());
+        return;
+    }
+    let (unsigned, negative) = match printed.strip_prefix('-') {
+        Some(rest) => (rest, true),
+        None => (printed, false),
+    };
+    let (mantissa, exponent) = match unsigned.split_once('e') {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().unwrap_or(0)),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // The significant digits without leading and trailing zeros, and where the point goes: the
+    // value is 0.DIGITS × 10^point.
+    let mut point = i32::try_from(whole.len())
+        .unwrap_or(0)
+        .saturating_add(exponent);
+    let leading = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .take_while(|&d| d == b'0')
+        .count();
+    point = point.saturating_sub(i32::try_from(leading).unwrap_or(0));
+    let significant = whole.bytes().chain(fraction.bytes()).skip(leading);
+    let mut digits = [0u8; 32];
+    let mut count = 0;
+    for (slot, digit) in digits.iter_mut().zip(significant) {
+        *slot = digit;
+        count += 1;
+    }
+    while count > 0 && digits.get(count - 1) == Some(&b'0') {
+        count -= 1;
+    }
+    let digits = digits.get(..count).unwrap_or_default();
+    if negative {
+        text.push(b'-');
+    }
+    let zeros = |text: &mut Vec<u8>, n: usize| text.extend(std::iter::repeat_n(b'0', n));
+    match usize::try_from(point) {
+        _ if digits.is_empty() => text.push(b'0'),
+        Err(_) | Ok(0) => {
+            text.extend_from_slice(b"0.");
+            zeros(text, point.unsigned_abs() as usize);
+            text.extend_from_slice(digits);
+        }
+        Ok(point) if point >= digits.len() => {
+            text.extend_from_slice(digits);
+            zeros(text, point - digits.len());
+        }
+        Ok(point) => {
+            let (integer, fraction) = digits.split_at(point);
+            text.extend_from_slice(integer);
+            text.push(b'.');
+            text.extend_from_slice(fraction);
         }
     }
 }
@@ -627,7 +709,7 @@ impl VectorEncoder {
         ends: &mut Vec<usize>,
     ) -> Result<(), VectorError> {
         // One formatting buffer for every element: no allocation per element.
-        let mut text = String::new();
+        let mut text = Vec::new();
         let dimension = self.dimension.max(1);
         for row_start in (0..rows.len()).step_by(dimension) {
             for index in row_start..row_start.saturating_add(dimension) {
@@ -735,16 +817,28 @@ fn float_integer_problem(x: f64, name: &str) -> String {
 fn write_variable(
     number: Number,
     native: NativeType,
-    text: &mut String,
+    text: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
-    use std::fmt::Write as _;
     match native {
         NativeType::Text | NativeType::Ascii => {
-            text.clear();
-            // Writing to a String cannot fail.
-            let _ = write!(text, "{number}");
-            push_prefixed(&[text.as_bytes()], out);
+            // Written in place after a one-byte length, moved up in the rare case (a float
+            // of over 127 digits, such as 1e-300) whose length needs a longer vint.
+            let start = out.len();
+            out.push(0);
+            push_number(number, out);
+            let length = out.len() - start - 1;
+            match u8::try_from(length) {
+                Ok(short) if short < 0x80 => {
+                    if let Some(prefix) = out.get_mut(start) {
+                        *prefix = short;
+                    }
+                }
+                _ => {
+                    let (prefix, width) = crate::vint::encode_unsigned_array(length as u64);
+                    out.splice(start..start + 1, prefix.into_iter().take(width));
+                }
+            }
         }
         NativeType::Varint => match varint_of(number)? {
             Ok(small) => {
@@ -823,9 +917,8 @@ fn varint_of(number: Number) -> Result<Result<i64, num_bigint::BigInt>, String> 
 /// when it fits, else a `BigInt`.
 fn decimal_of(
     number: Number,
-    text: &mut String,
+    text: &mut Vec<u8>,
 ) -> Result<(Result<i64, num_bigint::BigInt>, i32), String> {
-    use std::fmt::Write as _;
     if let Number::Int(i) = number {
         return Ok((Ok(i), 0));
     }
@@ -833,8 +926,9 @@ fn decimal_of(
         return Err("is not finite, so not a decimal".into());
     }
     text.clear();
-    // Writing to a String cannot fail.
-    let _ = write!(text, "{number}");
+    push_number(number, text);
+    // ASCII digits, a point and a sign.
+    let text = std::str::from_utf8(text).unwrap_or_default();
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     let scale = i32::try_from(fraction.len()).map_err(|_| "has too many digits for a decimal")?;
     let (negative, whole) = match whole.strip_prefix('-') {
