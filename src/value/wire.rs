@@ -836,8 +836,9 @@ fn describe(native: NativeType, value: &Value) -> String {
         Value::Int(n) => format!("{native} {n}"),
         Value::BigInt(n) => format!("{native} {n}"),
         Value::Varint(n) => format!("{native} {n}"),
-        Value::Float(x) => format!("{native} {x:?}"),
-        Value::Double(x) => format!("{native} {x:?}"),
+        // As decode prints them: `Infinity`, and a NaN's payload kept (`NaN(0x7fc12345)`).
+        Value::Float(x) => format!("{native} {}", super::cql::float_text(*x)),
+        Value::Double(x) => format!("{native} {}", super::cql::double_text(*x)),
         Value::Decimal { unscaled, scale } => {
             format!(
                 "decimal unscaled {unscaled} scale {scale} (= {unscaled}E{})",
@@ -1566,6 +1567,13 @@ mod tests {
         let vector = explain(&ty("vector<smallint, 1>"), &bytes("020001"));
         assert_eq!(vector.lines[1].meaning, "vint length 2");
         assert_eq!(vector.lines[2].meaning, "smallint 1");
+        // Floats read as decode prints them (cql::float_text): infinities spelled out, NaN
+        // payloads kept.
+        let floats = explain(&ty("vector<float, 2>"), &bytes("7f800000 7fc12345"));
+        let text = |x: f32| format!("float {}", super::super::cql::float_text(x));
+        assert_eq!(floats.lines[1].meaning, text(f32::INFINITY));
+        assert_eq!(floats.lines[2].meaning, text(f32::from_bits(0x7fc1_2345)));
+        assert_eq!(floats.lines[2].meaning, "float NaN(0x7fc12345)");
     }
 
     #[test]
