@@ -4,7 +4,7 @@ Apache Cassandra 5.0 on 127.0.0.1:9042, and the check that ``cqlwire inspect`` o
 shows the same vectors. Run by hand by ``python/examples/real_server.sh`` (which starts the server,
 records the session with tcpdump and stops both); not part of CI.
 
-    real_server.py session  --out DIR [--protocol 4] [--rows 10000] [--dimension 768]
+    real_server.py session  --out DIR [--protocol 4] [--rows 10000] [--dimension 768] [--page 1000]
     real_server.py compare  --out DIR [--protocol 4] [--repeat 2]   # insert rates: driver, install()
     real_server.py check    --out DIR --pcap FILE [--cqlwire BIN]
 
@@ -43,7 +43,6 @@ KEYSPACE = "cqlwire_real"
 TABLE = "embeddings"
 SCRATCH_TABLE = "embeddings_compare"
 SELECT = f"SELECT id, v FROM {KEYSPACE}.{TABLE}"
-PAGE = 1000  # rows per SELECT page: 1000 × (3 KiB + 4 B) ≈ 3 MiB per RESULT at D = 768
 CONCURRENCY = 64  # requests in flight during the inserts
 
 # Bit patterns in row 0, so that "equal" means equal bits: signed zero, infinities, the canonical NaN,
@@ -128,7 +127,7 @@ def session_main(args):
           f"protocol v{args.protocol}, lz4", file=sys.stderr)
 
     t0 = time.perf_counter()
-    rs = session.execute(SimpleStatement(SELECT, fetch_size=PAGE))
+    rs = session.execute(SimpleStatement(SELECT, fetch_size=args.page))
     seen, pages = set(), 0
     while True:
         pages += 1
@@ -313,6 +312,8 @@ def main():
     parser.add_argument("--protocol", type=int, choices=[4, 5], default=4)
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--dimension", type=int, default=768)
+    parser.add_argument("--page", type=int, default=1000,
+                        help="rows per SELECT page (1000 × 3 KiB ≈ 3 MiB per RESULT at 768 floats)")
     parser.add_argument("--repeat", type=int, default=2, help="pairs of runs (compare)")
     parser.add_argument("--pcap", help="the capture to check (check)")
     parser.add_argument("--cqlwire", default="target/release/cqlwire", help="the cqlwire binary (check)")
