@@ -16,9 +16,6 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 /// Elements of output at least this large are converted with the GIL released.
 const DETACH_ELEMENTS: usize = 4096;
 
-/// The list format allocates and fills its `bytes` objects this many bytes of values at a time.
-const LIST_CHUNK_BYTES: usize = 256 << 10;
-
 /// Rows per batch asked of the Arrow reader.
 const ARROW_BATCH_ROWS: usize = 16 << 10;
 
@@ -230,30 +227,22 @@ fn fixed_output<'py>(
     let row = |i: usize| elements.slice(i * dimension, (i + 1) * dimension);
     match format {
         Format::List => {
-            // Chunk by chunk, so that each value is written while its new object is still in the
-            // cache.
-            let chunk = LIST_CHUNK_BYTES.div_ceil(value_size.max(1));
             let mut objects = Vec::with_capacity(rows);
-            let mut addresses = Vec::with_capacity(chunk.min(rows));
-            for start in (0..rows).step_by(chunk) {
-                let end = rows.min(start + chunk);
-                addresses.clear();
-                for _ in start..end {
-                    let (object, address) = uninit_bytes(py, value_size)?;
-                    objects.push(object);
-                    addresses.push(address);
-                }
-                let detach = (end - start) * dimension >= DETACH_ELEMENTS;
-                maybe_detach(py, detach, || {
-                    (start..end).zip(&addresses).try_for_each(|(i, &address)| {
-                        // SAFETY: each address is a fresh bytes object of `value_size` bytes,
-                        // kept alive by `objects` and seen by no one else yet.
-                        let dst = unsafe { destination(address, value_size) };
-                        encoder.encode_fixed_into(row(i), i as u64, dst)
-                    })
-                })
-                .map_err(value_error)?;
+            let mut addresses = Vec::with_capacity(rows);
+            for _ in 0..rows {
+                let (object, address) = uninit_bytes(py, value_size)?;
+                objects.push(object);
+                addresses.push(address);
             }
+            maybe_detach(py, detach, || {
+                addresses.iter().enumerate().try_for_each(|(i, &address)| {
+                    // SAFETY: each address is a fresh bytes object of `value_size` bytes, kept
+                    // alive by `objects` and seen by no one else yet.
+                    let dst = unsafe { destination(address, value_size) };
+                    encoder.encode_fixed_into(row(i), i as u64, dst)
+                })
+            })
+            .map_err(value_error)?;
             Ok(PyList::new(py, objects)?.into_any())
         }
         Format::Raw => {
