@@ -69,17 +69,23 @@ def convert_file(source: str, destination: str, column: str, cql_type: Optional[
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     rows = 0
-    with pq.ParquetWriter(partial, schema, compression="snappy",
-                          use_dictionary=schema.names[:-1],
-                          write_statistics=schema.names[:-1]) as writer:
-        first_row = 0
-        for batch in reader.iter_batches(batch_size=batch_rows):
-            converted = convert_batch(batch, column, cql_type, on_null, first_row, schema)
-            first_row += batch.num_rows
-            rows += converted.num_rows
-            writer.write_batch(converted)
-        if rows == 0:
-            writer.write_table(schema.empty_table())
+    try:
+        with pq.ParquetWriter(partial, schema, compression="snappy",
+                              use_dictionary=schema.names[:-1],
+                              write_statistics=schema.names[:-1]) as writer:
+            first_row = 0
+            for batch in reader.iter_batches(batch_size=batch_rows):
+                converted = convert_batch(batch, column, cql_type, on_null, first_row, schema)
+                first_row += batch.num_rows
+                rows += converted.num_rows
+                writer.write_batch(converted)
+            if rows == 0:
+                writer.write_table(schema.empty_table())
+    except BaseException as error:
+        partial.unlink(missing_ok=True)  # no half-written output
+        if isinstance(error, (ValueError, TypeError)):
+            raise type(error)("%s: %s" % (source, error)) from error
+        raise
     partial.replace(target)
     return rows
 

@@ -95,9 +95,16 @@ def test_local_cluster_of_two_processes_matches_cli(dataset, tmp_path, cqlwire_b
 
 
 def test_null_vector_is_refused_by_default(dataset, tmp_path):
-    with pytest.raises(ValueError, match="null vector at row 3"):
+    with pytest.raises(ValueError, match=r"part-2\.parquet: null vector at row 3 "):
         example.convert_dataset(str(dataset), str(tmp_path / "out"), "emb", CQL_TYPE,
                                 scheduler="synchronous")
+    assert not list((tmp_path / "out").rglob("part-2.parquet*"))  # nothing half-written
+
+
+def test_a_wrong_type_names_the_file(dataset, tmp_path):
+    with pytest.raises(ValueError, match=r"part-0\.parquet: .*"):
+        example.convert_dataset(str(dataset), str(tmp_path / "out"), "emb", "vector<float, 9>",
+                                on_null="null", scheduler="synchronous")
 
 
 def test_the_script_runs_with_the_process_pool(dataset, tmp_path, cqlwire_binary):
