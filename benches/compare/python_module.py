@@ -1,66 +1,112 @@
-"""The Python module against its peers, side by side in one run (medians of timeit repeats).
+"""The Python module's rows of benches/compare/run.py: cqlwire in-process against its peers (the
+driver's VectorType.serialize and LZ4 wrappers, NumPy, creating the bytes objects, memcpy), each pair
+timed alternately in one loop so that the noise of a shared machine hits both sides alike.
 
-    .venv/bin/python benches/compare/python_module.py
-
-Needs cqlwire installed (pip install ./python) and the peers of benches/compare/requirements.txt.
+Run through run.py (`python3 benches/compare/run.py --python-only` for these rows alone), which
+builds the module from python/ into its venv first.
 """
-import os
-import timeit
+import statistics
+import time
 
-import numpy as np
-from cassandra import connection
-from cassandra.cqltypes import lookup_casstype
-
-import cqlwire
-import cqlwire.driver
+DIMENSION = 768
+LZ4_SIZES = (1024, 8192, 65536)
 
 
-def best(statement, number, repeat=7, **names):
-    """Median seconds per call."""
-    times = timeit.repeat(statement, number=number, repeat=repeat, globals=names)
-    return sorted(times)[len(times) // 2] / number
+def alternating(ours, peer, repeats, inner):
+    """(median, min) seconds per call of `ours` and of `peer`, sampled alternately `repeats` times
+    after a round of warm-up, each sample `inner` calls."""
+    samples, kept = ([], []), [None, None]
+    for _ in range(repeats + 1):
+        for side, work in enumerate((ours, peer)):
+            start = time.perf_counter()
+            for _ in range(inner):
+                result = work()
+            samples[side].append((time.perf_counter() - start) / inner)
+            # Each side's previous result is freed outside the timed loop, once the next one
+            # exists (a steady state, as in a pipeline of batches).
+            kept[side] = result
+            del result
+    # The first round warms up (imports, caches, the allocator).
+    return [(statistics.median(s[1:]), min(s[1:])) for s in samples]
 
 
-def row(what, ours, theirs, unit=1e-6, label="µs"):
-    print("| %s | %.3f %s | %.3f %s | %.1f× |" % (what, ours / unit, label, theirs / unit, label, theirs / ours))
+def ratio(peer, ours):
+    """Peer time / our time, of the medians (of the minimums in brackets)."""
+    return "%.2f× (%.2f×)" % (peer[0] / ours[0], peer[1] / ours[1])
 
 
-def main():
-    print("| what | cqlwire | peer | speed-up |")
-    print("| --- | --- | --- | --- |")
-    vector = lookup_casstype(
-        "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 768)")
-    values = np.random.default_rng(1).standard_normal(768).astype(np.float32)
-    as_list = values.tolist()
-    driver_list = best("v.serialize(x, 4)", 200, v=vector, x=as_list)
+def keep_freed_memory():
+    """Tells glibc's malloc to keep freed memory and to serve large blocks from its heap: freeing a
+    30 MB result otherwise hands it back to the kernel, and whichever side allocates next pays
+    7,500 page faults (3-40 ms here, more than the work measured). Peers' buffers (NumPy's astype)
+    then come from the reused heap too."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    trim_threshold, mmap_threshold = -1, -3  # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD
+    libc.mallopt(trim_threshold, 1 << 30)
+    libc.mallopt(mmap_threshold, 1 << 30)
+
+
+def rows(root):
+    """(work, peer, peer time, our time, ratio text, target) rows, times as (median, min)."""
+    import numpy as np
+    from cassandra import connection
+    from cassandra.cqltypes import lookup_casstype
+
+    import cqlwire
+    import cqlwire.driver
+
+    keep_freed_memory()
+    out = []
+    vector = lookup_casstype("org.apache.cassandra.db.marshal.VectorType("
+                             "org.apache.cassandra.db.marshal.FloatType, %d)" % DIMENSION)
+    row = np.random.default_rng(1).standard_normal(DIMENSION).astype(np.float32)
+    as_list = row.tolist()
+    expected = vector.serialize(as_list, 4)
+    driver = vector.serialize  # bound before install(): the driver's own code
     cqlwire.driver.install()
-    ours_list = best("v.serialize(x, 4)", 2000, v=vector, x=as_list)
-    ours_array = best("v.serialize(x, 4)", 20000, v=vector, x=values)
-    cqlwire.driver.uninstall()
-    row("VectorType.serialize 768 floats, list (install() vs driver)", ours_list, driver_list)
-    row("VectorType.serialize 768 floats, NumPy row (install() vs driver on a list)", ours_array, driver_list)
+    try:
+        assert vector.serialize(row, 4) == vector.serialize(as_list, 4) == expected
+        for name, value, inner in (("a NumPy row", row, 5000), ("a Python list", as_list, 500)):
+            ours, peer = alternating(lambda: vector.serialize(value, 4),
+                                     lambda: driver(as_list, 4), 15, inner)
+            goal = "≤ 1 µs per call (≥ 50×)"
+            out.append(("Python: VectorType.serialize 768 floats, %s, after install()" % name,
+                        "the driver alone (a list)", peer, ours,
+                        "%s; %.2f µs per call" % (ratio(peer, ours), ours[0] * 1e6), goal))
+    finally:
+        cqlwire.driver.uninstall()
 
-    a = np.random.default_rng(2).standard_normal((10_000, 768)).astype(np.float32)
-    numpy_rows = best("[r.tobytes() for r in a.astype('>f4')]", 3, a=a)
-    ours_rows = best("cqlwire.serialize_vectors(a)", 3, a=a, cqlwire=cqlwire)
-    floor = best("[bytes(n) for _ in range(10_000)]", 3, n=3072)
-    ours_raw = best("cqlwire.serialize_vectors(a, format='raw')", 5, a=a, cqlwire=cqlwire)
-    memcpy = best("a.copy()", 5, a=a)
-    row("serialize_vectors 10,000×768 f32, list (vs NumPy astype+tobytes)", ours_rows, numpy_rows, 1e-3, "ms")
-    row("serialize_vectors list vs creating 10,000 bytes(3072) (floor)", ours_rows, floor, 1e-3, "ms")
-    row("serialize_vectors raw vs a.copy() (memcpy)", ours_raw, memcpy, 1e-3, "ms")
+    a = np.random.default_rng(2).standard_normal((10_000, DIMENSION)).astype(np.float32)
+    size = DIMENSION * 4
+    assert cqlwire.serialize_vectors(a)[:3] == [r.tobytes() for r in a[:3].astype(">f4")]
+    for peer_name, peer_work, goal in (
+            ("NumPy [r.tobytes() for r in a.astype('>f4')]",
+             lambda: [r.tobytes() for r in a.astype(">f4")], "≥ 3×"),
+            ("creating 10,000 bytes(3072) (the floor for a list)",
+             lambda: [bytes(size) for _ in range(10_000)], "≥ 0.67× (within 1.5×)")):
+        ours, peer = alternating(lambda: cqlwire.serialize_vectors(a), peer_work, 9, 1)
+        out.append(("Python: serialize_vectors 10,000×768 float32 → list of bytes", peer_name, peer, ours,
+                    ratio(peer, ours), goal))
+    ours, peer = alternating(lambda: cqlwire.serialize_vectors(a, format="raw"), a.copy, 9, 1)
+    out.append(("Python: serialize_vectors 10,000×768 float32, format='raw'", "a.copy() (memcpy into a new buffer)",
+                peer, ours, ratio(peer, ours), "≥ 0.83× (within 1.2×)"))
 
-    payloads = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "lz4", "payloads")
-    compress, decompress = connection.lz4_compress, connection.lz4_decompress
-    for size in (1 << 10, 8 << 10, 64 << 10):
-        with open(os.path.join(payloads, "text-%d.bin" % size), "rb") as f:
-            payload = f.read()
-        body = compress(payload)
-        row("lz4_compress %d KiB (vs driver)" % (size >> 10),
-            best("f(p)", 2000, f=cqlwire.lz4_compress, p=payload), best("f(p)", 2000, f=compress, p=payload))
-        row("lz4_decompress %d KiB (vs driver)" % (size >> 10),
-            best("f(b)", 2000, f=cqlwire.lz4_decompress, b=body), best("f(b)", 2000, f=decompress, b=body))
-
-
-if __name__ == "__main__":
-    main()
+    payloads = root / "fixtures" / "lz4" / "payloads"
+    for kind in ("text", "random"):
+        for size in LZ4_SIZES:
+            payload = (payloads / ("%s-%d.bin" % (kind, size))).read_bytes()
+            body = connection.lz4_compress(payload)
+            assert cqlwire.lz4_decompress(body) == payload == connection.lz4_decompress(cqlwire.lz4_compress(payload))
+            inner = max(10, 200_000 // size)
+            for op, ours_work, peer_work in (
+                    ("lz4_compress", lambda: cqlwire.lz4_compress(payload), lambda: connection.lz4_compress(payload)),
+                    ("lz4_decompress", lambda: cqlwire.lz4_decompress(body), lambda: connection.lz4_decompress(body))):
+                ours, peer = alternating(ours_work, peer_work, 21, inner)
+                out.append(("Python: %s %d KiB %s" % (op, size // 1024, kind), "driver's python-lz4 wrapper",
+                            peer, ours, ratio(peer, ours), "> 1×"))
+    return out

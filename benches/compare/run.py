@@ -15,6 +15,10 @@ In-process work is timed in Python for the peers and taken from criterion's samp
 whole-process work runs the release binary and the peer alternately, `--rounds` times each, and reads
 the peak RSS of every child from wait4. Times are medians with the minimum in brackets.
 
+The Python module (python/, built into the venv with `pip install ./python` in the same target
+directory) is compared in-process with the driver's VectorType.serialize and LZ4 wrappers, NumPy and
+memcpy (python_module.py); `--python-only` prints those rows alone.
+
 `inspect --format json` is compared with `tshark -V` on a capture replayed from the real Cassandra
 v4-lz4 and v5-lz4 fixtures (benches/inspect/replay.py) to --inspect-mb MB, and cqlwire's peak RSS is
 shown again on one ten times larger (--inspect-mb 0 skips both).
@@ -68,6 +72,17 @@ def ensure_venv() -> None:
         check=True,
     )
     os.execv(str(python), [str(python), __file__, *sys.argv[1:]])
+
+
+def install_module() -> None:
+    """Builds python/ (release, this target directory) and installs it into the venv, with maturin
+    pinned in python/requirements.txt."""
+    python = str(VENV / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "-r", str(ROOT / "python" / "requirements.txt")], check=True)
+    env = dict(os.environ, CARGO_TARGET_DIR=str(TARGET), PATH=f"{VENV / 'bin'}:{os.environ['PATH']}")
+    subprocess.run([*pip, "--no-build-isolation", "--force-reinstall", "--no-deps", str(ROOT / "python")],
+                   check=True, env=env)
 
 
 def generate(rows: int):
@@ -247,8 +262,18 @@ def main() -> None:
                         help="an older cqlwire binary to compare the element-type conversions with")
     parser.add_argument("--inspect-mb", type=int, default=40,
                         help="size of the replayed captures for inspect vs tshark -V (0: skip)")
+    parser.add_argument("--python-only", action="store_true", help="only the Python module's rows")
+    parser.add_argument("--no-module-build", action="store_true",
+                        help="use the cqlwire module already installed in the venv")
     args = parser.parse_args()
     ensure_venv()
+    if not args.no_module_build:
+        install_module()
+    import python_module
+
+    if args.python_only:
+        print_table(python_module.rows(ROOT), args)
+        return
 
     import numpy as np
     from cassandra.connection import lz4_compress, lz4_decompress
@@ -358,7 +383,12 @@ def main() -> None:
 
     if args.inspect_mb:
         rows.extend(inspect_rows(args.inspect_mb, args.rounds, pathlib.Path(os.devnull)))
+    rows.extend(python_module.rows(ROOT))
+    print_table(rows, args)
 
+
+def print_table(rows, args) -> None:
+    """The Markdown table of (work, peer, peer time, our time, ratio text, target) rows."""
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
     print(f"\nMachine: {cpu}, {os.cpu_count()} cores; rows {args.rows}, rounds {args.rounds}\n")

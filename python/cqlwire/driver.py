@@ -30,6 +30,7 @@ _ELEMENTS = {
 
 _saved: Optional[Dict[str, Any]] = None
 _codecs: Dict[type, Optional[VectorCodec]] = {}
+_MISSING = object()
 
 
 def _codec(cls: type) -> Optional[VectorCodec]:
@@ -57,8 +58,13 @@ def _through_codec(original: Callable, use: Callable, errors: tuple) -> classmet
     """A classmethod that tries ``use(codec, value)`` first and falls back to the driver's
     ``original`` when the class has no codec or the codec refuses the value."""
 
+    codecs, missing = _codecs, _MISSING
+
     def method(cls, value, protocol_version):
-        codec = _codec(cls)
+        # The cache lookup inlined: this runs once per value the driver binds.
+        codec = codecs.get(cls, missing)
+        if codec is missing:
+            codec = _codec(cls)
         if codec is not None:
             try:
                 return use(codec, value)

@@ -18,6 +18,30 @@ use std::borrow::Cow;
 /// hand-over costs more than it lets other threads gain).
 const DETACH_BYTES: usize = 16 << 10;
 
+/// The LZ4 scratch buffer is kept between calls up to this capacity (one large body does not pin
+/// its size for the thread's life).
+const SCRATCH_KEEP: usize = 1 << 20;
+
+thread_local! {
+    /// Each thread's reused LZ4 output buffer: a call then neither allocates nor zero-fills (and
+    /// page-faults) a fresh buffer, and copies only the result into its `bytes`.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `work` with this thread's scratch buffer (a fresh one if it is already in use).
+fn with_scratch<T>(work: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            let result = work(&mut buffer);
+            if buffer.capacity() > SCRATCH_KEEP {
+                *buffer = Vec::new();
+            }
+            result
+        }
+        Err(_) => work(&mut Vec::new()),
+    })
+}
+
 /// A `ValueError` with the message of a library error.
 pub(crate) fn value_error(error: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(error.to_string())
@@ -54,11 +78,13 @@ fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
             body.len()
         )));
     }
-    let compressed = maybe_detach(py, body.len() >= DETACH_BYTES, || {
-        cqlwire::lz4::compress_body(&body)
+    with_scratch(|out| {
+        maybe_detach(py, body.len() >= DETACH_BYTES, || {
+            cqlwire::lz4::compress_body_into(&body, out)
+        })
+        .map_err(value_error)?;
+        Ok(PyBytes::new(py, out).unbind())
     })
-    .map_err(value_error)?;
-    Ok(PyBytes::new(py, &compressed).unbind())
 }
 
 /// Decompresses a CQL v4 LZ4 body (4-byte big-endian length, then the block), as the driver's
@@ -71,11 +97,13 @@ fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
 #[pyfunction]
 #[pyo3(signature = (body, *, max_size = cqlwire::lz4::DEFAULT_MAX_SIZE))]
 fn lz4_decompress(py: Python<'_>, body: Cow<'_, [u8]>, max_size: usize) -> PyResult<Py<PyBytes>> {
-    let payload = maybe_detach(py, body.len() >= DETACH_BYTES, || {
-        cqlwire::lz4::decompress_body(&body, max_size)
+    with_scratch(|out| {
+        maybe_detach(py, body.len() >= DETACH_BYTES, || {
+            cqlwire::lz4::decompress_body_into(&body, max_size, out)
+        })
+        .map_err(value_error)?;
+        Ok(PyBytes::new(py, out).unbind())
     })
-    .map_err(value_error)?;
-    Ok(PyBytes::new(py, &payload).unbind())
 }
 
 /// The native module, re-exported by the `cqlwire` package.

@@ -11,7 +11,7 @@ use cqlwire::vector::{self, Rows, VectorEncoder, VectorError};
 use numpy::{PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 /// Elements of output at least this large are converted with the GIL released.
 const DETACH_ELEMENTS: usize = 4096;
@@ -687,9 +687,17 @@ impl VectorCodec {
             return self.serialize_one(py, source.rows());
         }
         if integral {
-            self.serialize_one(py, Rows::I64(&value.extract::<Vec<i64>>()?))
+            let numbers = match items(value, ffi::PyLong_AsLongLong, &raw mut ffi::PyLong_Type) {
+                Some(numbers) => numbers?,
+                None => value.extract::<Vec<i64>>()?,
+            };
+            self.serialize_one(py, Rows::I64(&numbers))
         } else {
-            self.serialize_one(py, Rows::F64(&value.extract::<Vec<f64>>()?))
+            let numbers = match items(value, ffi::PyFloat_AsDouble, &raw mut ffi::PyFloat_Type) {
+                Some(numbers) => numbers?,
+                None => value.extract::<Vec<f64>>()?,
+            };
+            self.serialize_one(py, Rows::F64(&numbers))
         }
     }
 
@@ -724,6 +732,58 @@ impl VectorCodec {
             ))),
         }
     }
+}
+
+/// The numbers of a `list` or `tuple` (what a driver is given per row), each read by `read` (the C
+/// API's `PyFloat_AsDouble` or `PyLong_AsLongLong`, which take the same objects as PyO3's
+/// extraction) straight from the container, without an iterator or a new reference per item of
+/// the `exact` type; `None` for any other container.
+fn items<T: Copy + PartialEq + From<i8>>(
+    value: &Bound<'_, PyAny>,
+    read: unsafe extern "C" fn(*mut ffi::PyObject) -> T,
+    exact: *mut ffi::PyTypeObject,
+) -> Option<PyResult<Vec<T>>> {
+    let (get, len): (unsafe extern "C" fn(_, _) -> _, _) =
+        if let Ok(list) = value.cast_exact::<PyList>() {
+            (ffi::PyList_GetItem, list.len())
+        } else if let Ok(tuple) = value.cast_exact::<PyTuple>() {
+            (ffi::PyTuple_GetItem, tuple.len())
+        } else {
+            return None;
+        };
+    let py = value.py();
+    let mut numbers = Vec::with_capacity(len);
+    for index in 0..len {
+        // SAFETY: `value` is an exact list or tuple kept alive by the caller and read with the GIL
+        // held; `get` checks the index (an object's `__float__`/`__index__` may have shrunk the
+        // list: then it fails). The borrowed item of the exact type is read
+        // without running Python code; any other item is held by a new reference while `read`
+        // may run its code.
+        let number = unsafe {
+            let item = get(value.as_ptr(), index as ffi::Py_ssize_t);
+            if item.is_null() {
+                drop(PyErr::fetch(py));
+                return Some(Err(value_error(
+                    "the sequence changed size while it was read",
+                )));
+            }
+            if ffi::Py_TYPE(item) == exact {
+                read(item)
+            } else {
+                ffi::Py_IncRef(item);
+                let number = read(item);
+                ffi::Py_DecRef(item);
+                number
+            }
+        };
+        if number == T::from(-1) {
+            if let Some(error) = PyErr::take(py) {
+                return Some(Err(error));
+            }
+        }
+        numbers.push(number);
+    }
+    Some(Ok(numbers))
 }
 
 /// An `N`-byte big-endian chunk through `convert`.

@@ -1,6 +1,7 @@
 """cqlwire.driver: the driver's own VectorType.serialize/deserialize and LZ4 entry, with and
 without install(), give the same bytes and values on the fixture corpora."""
 import importlib.util
+import struct
 
 import numpy as np
 import pytest
@@ -89,17 +90,53 @@ def test_numpy_rows_and_edge_values(installed, element, dtype):
     assert repr(run(cls.deserialize, ours, 4)) == repr(plain)
 
 
-@pytest.mark.parametrize("value", [[1.0, 2.0], [1e300] * 3, ["a", "b", "c"], [1, 2, None], [2**40, 0, 0]])
+class Number(float):
+    """A float subclass (not read by the list fast path's exact-type check)."""
+
+
+class Shrinking:
+    """An element whose __float__ / __index__ empties the list it is in."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def __float__(self):
+        self.owner.clear()
+        return 1.5
+
+    __index__ = lambda self: int(self.__float__())  # noqa: E731
+
+
+def shrinking():
+    value = [1.0, None, 3.0]
+    value[1] = Shrinking(value)
+    return value
+
+
+@pytest.mark.parametrize("make", [
+    lambda: [1.0, 2.0], lambda: [1e300] * 3, lambda: ["a", "b", "c"], lambda: [1, 2, None],
+    lambda: [2**40, 0, 0], lambda: (1.0, -2.5, 3.0), lambda: (1, 2, 3), lambda: [True, False, 1],
+    lambda: [Number(1.25), 2, 3.5], lambda: [np.float64(0.1), np.int32(7), 1.0], lambda: [2**63, 0, 1],
+    lambda: [float("nan"), float("-inf"), -0.0], lambda: [1.0, 2.0, 3.0, 4.0]])
 @pytest.mark.parametrize("element", ["float", "int", "double", "bigint"])
-def test_refused_values_keep_the_drivers_result(value, element):
+def test_refused_values_keep_the_drivers_result(make, element):
+    """Lists and tuples (the fast path), other numbers and odd elements: the bytes or the error of
+    the driver's own code."""
     cls = vector_class(element, 3)
-    plain = run(cls.serialize, value, 4)
+    plain, value = run(cls.serialize, make(), 4), make()
     cqlwire.driver.install()
     try:
         ours = run(cls.serialize, value, 4)
     finally:
         cqlwire.driver.uninstall()
     assert ours == plain
+
+
+@pytest.mark.parametrize("element", ["float", "int", "double", "bigint"])
+def test_a_list_emptied_while_read_is_a_clean_error(installed, element):
+    """An element whose conversion empties the list: no crash, the driver's error on what is left."""
+    with pytest.raises((ValueError, TypeError, struct.error)):
+        vector_class(element, 3).serialize(shrinking(), 4)
 
 
 def test_lz4_entry_and_uninstall():
