@@ -1,6 +1,6 @@
 """Make an installed Python driver (``cassandra-driver`` or ``scylla-driver``, both the
-``cassandra`` package) use cqlwire for the CQL v4 LZ4 compression it negotiates and for
-``VectorType`` values of fixed-size numbers (float, double, int, bigint).
+``cassandra`` package) use cqlwire for the LZ4 compression it negotiates (v4 frame bodies and v5
+LZ4 segments) and for ``VectorType`` values of fixed-size numbers (float, double, int, bigint).
 
 >>> import cqlwire.driver
 >>> cqlwire.driver.install()      # from now on, new connections and vector values use cqlwire
@@ -88,6 +88,12 @@ def install() -> None:
         "deserialize": vector.__dict__["deserialize"],
         "lz4": connection.locally_supported_compressions.get("lz4"),
     }
+    # Protocol v5 compresses segments with a codec the driver built at import from its own
+    # functions, not through the table above.
+    segments = getattr(connection, "segment_codec_lz4", None)
+    if segments is not None:
+        saved["segments"] = (segments.compressor, segments.decompressor)
+        segments.compressor, segments.decompressor = lz4_compress, lz4_decompress
     vector.serialize = _through_codec(
         saved["serialize"].__func__, VectorCodec.serialize, (TypeError, ValueError, OverflowError)
     )
@@ -112,6 +118,9 @@ def uninstall() -> None:
         connection.locally_supported_compressions.pop("lz4", None)
     else:
         connection.locally_supported_compressions["lz4"] = _saved["lz4"]
+    if "segments" in _saved:
+        segments = connection.segment_codec_lz4
+        segments.compressor, segments.decompressor = _saved["segments"]
     _codecs.clear()
     _saved = None
 

@@ -141,16 +141,32 @@ def test_a_list_emptied_while_read_is_a_clean_error(installed, element):
 
 def test_lz4_entry_and_uninstall():
     original = connection.locally_supported_compressions["lz4"]
+    segments = connection.segment_codec_lz4
+    original_segments = (segments.compressor, segments.decompressor)
     cqlwire.driver.install()
     cqlwire.driver.install()
     assert cqlwire.driver.installed()
     compress, decompress = connection.locally_supported_compressions["lz4"]
     assert compress is cqlwire.lz4_compress and decompress is cqlwire.lz4_decompress
+    # Protocol v5's LZ4 segments go through cqlwire too, and the driver's segment codec still
+    # reads what it wrote (and what the driver's own functions wrote).
+    assert (segments.compressor, segments.decompressor) == (compress, decompress)
+    from io import BytesIO
+    from cassandra.segment import SegmentCodec
+
     payload = b"SELECT * FROM system.local WHERE key='local'" * 20
+    for writer, reader in ((segments, SegmentCodec(*original_segments)),
+                           (SegmentCodec(*original_segments), segments)):
+        out = BytesIO()
+        writer.encode(out, payload)
+        buffer = BytesIO(out.getvalue())
+        header = reader.decode_header(buffer)
+        assert reader.decode(buffer, header).payload == payload
     assert original[1](compress(payload)) == payload
     assert decompress(original[0](payload)) == payload
     cqlwire.driver.uninstall()
     cqlwire.driver.uninstall()
     assert not cqlwire.driver.installed()
     assert connection.locally_supported_compressions["lz4"] == original
+    assert (segments.compressor, segments.decompressor) == original_segments
     assert lookup_casstype("org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 2)").serialize([1.0, 2.0], 4) == bytes.fromhex("3f80000040000000")
