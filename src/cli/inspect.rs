@@ -8,8 +8,10 @@ use cqlwire::display::Visible;
 use cqlwire::files;
 use cqlwire::hex::HexReader;
 use cqlwire::inspect::stats::{side_name, Stats};
-use cqlwire::inspect::{redact, Inspector, MessageRecord, Options, Problem, Record, Side};
+use cqlwire::inspect::{Inspector, MessageRecord, Options, Problem, Record, Side};
 use cqlwire::protocol::frame::Opcode;
+use cqlwire::protocol::message::ValueForm;
+use cqlwire::value::json::JsonWriter;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -231,7 +233,10 @@ fn latency_text(ns: u64) -> String {
 struct Printer<W: Write> {
     out: W,
     format: InspectFormat,
-    redact: bool,
+    /// How row and bound values are written (`--redact`).
+    values: ValueForm,
+    /// The JSON line being written (its buffer reused from message to message).
+    json: JsonWriter,
     problems: u64,
     messages: u64,
 }
@@ -285,34 +290,44 @@ impl<W: Write> Printer<W> {
         let opcode = h.opcode.name().unwrap_or("UNKNOWN");
         match self.format {
             InspectFormat::Json => {
-                let mut o = Map::new();
+                let w = &mut self.json;
+                w.clear();
+                w.begin_object();
                 if let Some(t) = time_text(m.time, true) {
-                    o.insert("time".into(), json!(t));
+                    w.key("time");
+                    w.str(&t);
                 }
-                o.insert("conn".into(), json!(m.conn));
-                o.insert("dir".into(), json!(side_name(m.side)));
-                o.insert("version".into(), json!(h.version));
-                o.insert("stream".into(), json!(h.stream));
-                o.insert("offset".into(), json!(m.offset));
+                w.key("conn");
+                w.str(&m.conn);
+                w.key("dir");
+                w.str(side_name(m.side));
+                // The message's version (the header's without the direction bit) in this place.
+                w.key("version");
+                w.u64(u64::from(
+                    m.message
+                        .as_ref()
+                        .map_or(h.version, |message| message.version),
+                ));
+                w.key("stream");
+                w.i64(i64::from(h.stream));
+                w.key("offset");
+                w.u64(m.offset);
                 match &m.message {
-                    Ok(message) => {
-                        let mut body = message.to_json();
-                        if self.redact {
-                            redact::redact_json(message, &mut body);
-                        }
-                        if let Json::Object(fields) = body {
-                            o.extend(fields);
-                        }
-                    }
+                    Ok(message) => message.write_json_fields(w, self.values),
                     Err(e) => {
-                        o.insert("opcode".into(), json!(opcode));
-                        o.insert("error".into(), json!(e.to_string()));
+                        w.key("opcode");
+                        w.str(opcode);
+                        w.key("error");
+                        w.str(&e.to_string());
                     }
                 }
                 if let Some(r) = m.request.as_ref().filter(|_| m.time.0 != 0) {
-                    o.insert("latency_ms".into(), json!(r.latency as f64 / 1e6));
+                    w.key("latency_ms");
+                    w.f64(r.latency as f64 / 1e6);
                 }
-                writeln!(self.out, "{}", Json::Object(o))
+                w.end_object();
+                w.buf.push(b'\n');
+                self.out.write_all(&w.buf)
             }
             InspectFormat::Text | InspectFormat::Explain => {
                 let arrow = if m.side == Side::Client { ">" } else { "<" };
@@ -501,7 +516,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut printer = Printer {
         out,
         format: args.format,
-        redact: args.redact,
+        values: if args.redact {
+            ValueForm::Redacted
+        } else {
+            ValueForm::Plain
+        },
+        json: JsonWriter::new(),
         problems: 0,
         messages: 0,
     };

@@ -26,6 +26,7 @@ mod results;
 mod types;
 
 pub use reader::consistency_name;
+pub use render::ValueForm;
 pub use requests::{Batch, BatchStatement, Execute, Prepare, Query, QueryParameters};
 pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
 pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
