@@ -41,6 +41,8 @@ pub struct JsonWriter {
     pub buf: Vec<u8>,
     /// Whether the next value or key follows another one at its level.
     comma: bool,
+    /// Scratch text for [`JsonWriter::display`].
+    text: String,
 }
 
 impl JsonWriter {
@@ -102,9 +104,37 @@ impl JsonWriter {
         self.comma = false;
     }
 
-    /// A string, escaped.
+    /// A string, escaped as serde_json escapes (`"`, `\\` and the control characters below
+    /// 0x20); text without any of them, the common case, is copied as it is.
     pub fn str(&mut self, text: &str) {
-        self.leaf(|buf| serde_json::to_writer(buf, text).expect(WRITE_TO_VEC));
+        // Checked 16 bytes at a time without early exit, so the check vectorises.
+        let needs_escape = |bytes: &[u8]| {
+            bytes.iter().fold(false, |any, &b| {
+                any | (b < 0x20) | (b == b'"') | (b == b'\\')
+            })
+        };
+        let mut chunks = text.as_bytes().chunks_exact(16);
+        let plain = !chunks.any(needs_escape) && !needs_escape(chunks.remainder());
+        self.leaf(|buf| {
+            if plain {
+                buf.reserve(text.len() + 2);
+                buf.push(b'"');
+                buf.extend_from_slice(text.as_bytes());
+                buf.push(b'"');
+            } else {
+                serde_json::to_writer(buf, text).expect(WRITE_TO_VEC);
+            }
+        });
+    }
+
+    /// A value's `Display` form as a string, through a buffer the writer keeps.
+    pub fn display(&mut self, value: &dyn std::fmt::Display) {
+        use std::fmt::Write;
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        write!(text, "{value}").expect("writing to a String cannot fail");
+        self.str(&text);
+        self.text = text;
     }
 
     /// An array of strings.
@@ -231,7 +261,7 @@ fn write_of(w: &mut JsonWriter, ty: Option<&CqlType>, value: &Value) {
         Value::SmallInt(n) => w.i64(i64::from(*n)),
         Value::Int(n) => w.i64(i64::from(*n)),
         Value::BigInt(n) => w.i64(*n),
-        Value::Varint(n) => w.str(&n.to_string()),
+        Value::Varint(n) => w.display(n),
         Value::Float(x) if x.is_finite() => w.f64(float_as_double(*x)),
         Value::Float(x) => w.str(&float_text(*x)),
         Value::Double(x) if x.is_finite() => w.f64(*x),
@@ -243,7 +273,7 @@ fn write_of(w: &mut JsonWriter, ty: Option<&CqlType>, value: &Value) {
             u.hyphenated()
                 .encode_lower(&mut uuid::Uuid::encode_buffer()),
         ),
-        Value::Inet(ip) => w.str(&ip.to_string()),
+        Value::Inet(ip) => w.display(ip),
         Value::Timestamp(ms) => match timestamp_text(*ms) {
             Some(text) => w.str(&text),
             None => w.i64(*ms),

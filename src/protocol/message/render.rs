@@ -59,7 +59,7 @@ fn values_json(w: &mut JsonWriter, values: &[BoundValue], form: ValueForm) {
         }
         if let Some(ty) = &v.ty {
             w.key("type");
-            w.str(&ty.to_string());
+            w.display(ty);
         }
         match &v.value {
             Cell::Bytes(bytes) if form == ValueForm::Plain => {
@@ -84,7 +84,7 @@ fn columns_json(w: &mut JsonWriter, columns: &[Column]) {
         w.key("name");
         w.str(&c.name);
         w.key("type");
-        w.str(&c.ty.to_string());
+        w.display(&c.ty);
         w.key("keyspace");
         w.str(&c.keyspace);
         w.key("table");
@@ -178,7 +178,7 @@ fn failures_json(w: &mut JsonWriter, failures: &Failures) {
             for (ip, code) in reasons {
                 w.begin_object();
                 w.key("endpoint");
-                w.str(&ip.to_string());
+                w.display(ip);
                 w.key("reason");
                 w.u64(u64::from(*code));
                 w.end_object();
@@ -420,7 +420,7 @@ fn body_json(w: &mut JsonWriter, body: &Body, form: ValueForm) {
                     w.key("change");
                     w.str(change);
                     w.key("address");
-                    w.str(&address.to_string());
+                    w.display(address);
                 }
                 Event::SchemaChange(change) => schema_change_json(w, change),
             }
