@@ -18,7 +18,9 @@ pub mod stats;
 use crate::capture::{Connection, Direction, Event, Timestamp};
 use crate::protocol::compression::Compression;
 use crate::protocol::frame::{self, FrameHeader, Opcode};
-use crate::protocol::message::{Body, Explained, Message, Registry};
+use crate::protocol::message::{
+    Body, Explained, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
+};
 use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
@@ -139,6 +141,8 @@ struct Conn {
     /// What each decoder produced and was not reported yet.
     queues: [VecDeque<StreamEvent>; 2],
     registry: Registry,
+    /// Whether the registry forgot a statement (reported once).
+    forgot: bool,
     pending: HashMap<i16, Pending>,
     /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
@@ -375,6 +379,7 @@ impl Conn {
             ],
             queues: [VecDeque::new(), VecDeque::new()],
             registry: Registry::new(),
+            forgot: false,
             pending: HashMap::new(),
             compression: None,
             connection,
@@ -489,8 +494,17 @@ impl Conn {
             (message, None)
         };
         if let Ok(m) = &message {
-            if side == Side::Server {
-                self.registry.learn(request, m);
+            if side == Side::Server && self.registry.learn(request, m) > 0 && !self.forgot {
+                // Said once per connection: the registry is bounded.
+                self.forgot = true;
+                let note = format!(
+                    "more prepared statements than this connection's registry keeps ({} \
+                     statements, {} KiB of metadata): the oldest are forgotten, and an EXECUTE of \
+                     one shows its values as bytes",
+                    REGISTRY_MAX_STATEMENTS,
+                    REGISTRY_MAX_BYTES >> 10
+                );
+                self.report(i, time, envelope.offset, note, sink);
             }
         }
         let request = pending.map(|p| RequestInfo {
