@@ -19,7 +19,8 @@ use crate::capture::{Connection, Direction, Event, Timestamp};
 use crate::protocol::compression::Compression;
 use crate::protocol::frame::{self, FrameHeader, Opcode};
 use crate::protocol::message::{
-    Body, Explained, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
+    Batch, BatchStatement, Body, Execute, Explained, Message, Query, QueryParameters, Registry,
+    REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
 };
 use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 use std::collections::{HashMap, VecDeque};
@@ -519,7 +520,7 @@ impl Conn {
             self.pending.insert(
                 header.stream,
                 Pending {
-                    message: message.as_ref().ok().cloned(),
+                    message: message.as_ref().ok().map(without_values),
                     time,
                     opcode: header.opcode,
                 },
@@ -548,6 +549,49 @@ impl Conn {
             self.queues[i].extend(out);
             self.drain(i, time, false, sink);
         }
+    }
+}
+
+/// What a pending request keeps of its message: all but its bound values, which neither its
+/// response's decoding, the registry nor the statistics look at (copying them was 6% of a run).
+fn without_values(message: &Message) -> Message {
+    let parameters = |p: &QueryParameters| QueryParameters {
+        values: Vec::new(),
+        paging_state: p.paging_state.clone(),
+        keyspace: p.keyspace.clone(),
+        ..*p
+    };
+    let body = match &message.body {
+        Body::Query(q) => Body::Query(Query {
+            query: q.query.clone(),
+            parameters: parameters(&q.parameters),
+        }),
+        Body::Execute(e) => Body::Execute(Execute {
+            id: e.id.clone(),
+            result_metadata_id: e.result_metadata_id.clone(),
+            query: e.query.clone(),
+            parameters: parameters(&e.parameters),
+        }),
+        Body::Batch(b) => Body::Batch(Batch {
+            kind: b.kind,
+            statements: b
+                .statements
+                .iter()
+                .map(|s| BatchStatement {
+                    query: s.query.clone(),
+                    id: s.id.clone(),
+                    values: Vec::new(),
+                })
+                .collect(),
+            parameters: parameters(&b.parameters),
+        }),
+        body => body.clone(),
+    };
+    Message {
+        warnings: message.warnings.clone(),
+        custom_payload: message.custom_payload.clone(),
+        body,
+        ..*message
     }
 }
 
