@@ -378,13 +378,15 @@ mod tests {
         let bytes: Vec<u8> = (0..=255).collect();
         let text = encode(&bytes);
         assert_eq!(&text[..6], "000102");
+        let expected: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(text, expected);
         assert_eq!(parse(&text).unwrap(), bytes);
         let mut out = b"0x".to_vec();
         encode_into(&bytes, &mut out);
         assert_eq!(out, [b"0x", text.as_bytes()].concat());
-        // Every length around the 8-byte steps, against std's formatting.
-        for len in 0..=19 {
-            let piece = &bytes[200..200 + len];
+        // Every length around the 8-byte steps, at every alignment, against std's formatting.
+        for (start, len) in (0..8).flat_map(|start| (0..=19).map(move |len| (start, len))) {
+            let piece = &bytes[200 + start..200 + start + len];
             let expected: String = piece.iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(encode(piece), expected);
         }
