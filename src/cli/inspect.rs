@@ -255,31 +255,64 @@ struct Printer<W: Write> {
     format: InspectFormat,
     /// How row and bound values are written (`--redact`).
     values: ValueForm,
-    /// The JSON line being written (its buffer reused from message to message).
+    /// The JSON lines not written out yet (the buffer is reused).
     json: JsonWriter,
     problems: u64,
     messages: u64,
 }
 
+/// A run that stops on an input error still writes the lines gathered before it.
+impl<W: Write> Drop for Printer<W> {
+    fn drop(&mut self) {
+        let _ = self.flush_json();
+    }
+}
+
+/// JSON lines gathered before they are written out in one go.
+const JSON_CHUNK: usize = 64 << 10;
+
 impl<W: Write> Printer<W> {
+    /// Ends a JSON line; writes the lines gathered once there are enough.
+    fn end_json_line(&mut self) -> io::Result<()> {
+        self.json.end_line();
+        if self.json.buf.len() >= JSON_CHUNK {
+            self.flush_json()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the JSON lines gathered.
+    fn flush_json(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.json.buf)?;
+        self.json.clear();
+        Ok(())
+    }
+
     fn problem(&mut self, p: &Problem) -> io::Result<()> {
         self.problems += 1;
         let side = p.side.map(side_name);
         match self.format {
             InspectFormat::Json => {
-                let mut o = Map::new();
-                if let Some(t) = time_text(p.time, true) {
-                    o.insert("time".into(), json!(t));
+                let w = &mut self.json;
+                w.begin_object();
+                if let Some(t) = time_digits(p.time) {
+                    w.key("time");
+                    w.str(std::str::from_utf8(&t).expect("digits are ASCII"));
                 }
                 if let Some((_, label)) = &p.conn {
-                    o.insert("conn".into(), json!(label));
+                    w.key("conn");
+                    w.str(label);
                 }
                 if let Some(side) = side {
-                    o.insert("dir".into(), json!(side));
+                    w.key("dir");
+                    w.str(side);
                 }
-                o.insert("offset".into(), json!(p.offset));
-                o.insert("problem".into(), json!(p.message));
-                writeln!(self.out, "{}", Json::Object(o))
+                w.key("offset");
+                w.u64(p.offset);
+                w.key("problem");
+                w.str(&p.message);
+                w.end_object();
+                self.end_json_line()
             }
             _ => {
                 let place = match &p.conn {
@@ -311,7 +344,6 @@ impl<W: Write> Printer<W> {
         match self.format {
             InspectFormat::Json => {
                 let w = &mut self.json;
-                w.clear();
                 w.begin_object();
                 if let Some(t) = time_digits(m.time) {
                     w.key("time");
@@ -346,8 +378,7 @@ impl<W: Write> Printer<W> {
                     w.f64(r.latency as f64 / 1e6);
                 }
                 w.end_object();
-                w.buf.push(b'\n');
-                self.out.write_all(&w.buf)
+                self.end_json_line()
             }
             InspectFormat::Text | InspectFormat::Explain => {
                 let arrow = if m.side == Side::Client { ">" } else { "<" };
@@ -635,6 +666,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         stats.finish();
         print_stats(&mut printer.out, &stats, args.format == InspectFormat::Json)?;
     }
+    printer.flush_json()?;
     printer.out.flush()?;
     if !args.quiet && printer.problems > 0 {
         let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

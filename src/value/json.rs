@@ -57,6 +57,12 @@ impl JsonWriter {
         self.comma = false;
     }
 
+    /// Ends a line of JSON lines: the next value starts a new document.
+    pub fn end_line(&mut self) {
+        self.buf.push(b'\n');
+        self.comma = false;
+    }
+
     /// Writes the comma a value or key needs after a sibling.
     fn separate(&mut self) {
         if self.comma {
