@@ -8,7 +8,8 @@
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
 //! goes on. Memory holds what the open connections have buffered (at most about one frame per
-//! direction) and their pending requests.
+//! direction), their pending requests (without their bound values) and their bounded registries
+//! of prepared statements.
 //!
 //! Raw byte streams without a capture around them go through [`Inspector::raw`].
 
