@@ -911,7 +911,9 @@ pub fn protocol_stream(data: &[u8]) {
 /// lines must give the same records as decoding without.
 pub fn inspect(data: &[u8]) {
     use cqlwire::capture::Capture;
-    use cqlwire::inspect::{redact, stats::Stats, Inspector, Options, Record};
+    use cqlwire::inspect::{stats::Stats, Inspector, Options, Record};
+    use cqlwire::protocol::message::ValueForm;
+    use cqlwire::value::json::JsonWriter;
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
@@ -929,8 +931,13 @@ pub fn inspect(data: &[u8]) {
             match &record {
                 Record::Message(m) => {
                     if let Ok(message) = &m.message {
-                        let mut json = message.to_json();
-                        redact::redact_json(message, &mut json);
+                        let _ = message.to_json();
+                        let mut redacted = JsonWriter::new();
+                        redacted.begin_object();
+                        message.write_json_fields(&mut redacted, ValueForm::Redacted);
+                        redacted.end_object();
+                        serde_json::from_slice::<serde_json::Value>(&redacted.buf)
+                            .expect("redacted JSON is valid");
                         let _ = message.gist();
                     }
                     seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));

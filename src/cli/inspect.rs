@@ -8,8 +8,10 @@ use cqlwire::display::Visible;
 use cqlwire::files;
 use cqlwire::hex::HexReader;
 use cqlwire::inspect::stats::{side_name, Stats};
-use cqlwire::inspect::{redact, Inspector, MessageRecord, Options, Problem, Record, Side};
+use cqlwire::inspect::{Inspector, MessageRecord, Options, Problem, Record, Side};
 use cqlwire::protocol::frame::Opcode;
+use cqlwire::protocol::message::ValueForm;
+use cqlwire::value::json::JsonWriter;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -209,17 +211,37 @@ impl Filter {
     }
 }
 
-/// Formats a capture time: `HH:MM:SS.ffffff` (UTC), or RFC 3339 for JSON; `-` for none.
-fn time_text(time: Timestamp, full: bool) -> Option<String> {
+/// A capture time as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC), digits written by hand (a JSON line
+/// has one: chrono's formatter was 6% of `--format json`); `None` for none.
+fn time_digits(time: Timestamp) -> Option<[u8; 27]> {
+    use chrono::{Datelike, Timelike};
     if time.0 == 0 {
         return None;
     }
     let t = chrono::DateTime::from_timestamp_nanos(time.0 as i64);
-    Some(if full {
-        t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-    } else {
-        t.format("%H:%M:%S%.6f").to_string()
-    })
+    let mut text = *b"0000-00-00T00:00:00.000000Z";
+    let mut put = |at: usize, width: usize, mut n: u32| {
+        for i in (at..at + width).rev() {
+            text[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    // Nanosecond timestamps span the years 1677 to 2262: always four digits.
+    put(0, 4, t.year().unsigned_abs());
+    put(5, 2, t.month());
+    put(8, 2, t.day());
+    put(11, 2, t.hour());
+    put(14, 2, t.minute());
+    put(17, 2, t.second());
+    put(20, 6, t.nanosecond() % 1_000_000_000 / 1000);
+    Some(text)
+}
+
+/// Formats a capture time: `HH:MM:SS.ffffff` (UTC), or RFC 3339 for JSON; `None` for none.
+fn time_text(time: Timestamp, full: bool) -> Option<String> {
+    let text = time_digits(time)?;
+    let text = if full { &text[..] } else { &text[11..26] };
+    Some(String::from_utf8_lossy(text).into_owned())
 }
 
 /// `1.546 ms`.
@@ -231,30 +253,66 @@ fn latency_text(ns: u64) -> String {
 struct Printer<W: Write> {
     out: W,
     format: InspectFormat,
-    redact: bool,
+    /// How row and bound values are written (`--redact`).
+    values: ValueForm,
+    /// The JSON lines not written out yet (the buffer is reused).
+    json: JsonWriter,
     problems: u64,
     messages: u64,
 }
 
+/// A run that stops on an input error still writes the lines gathered before it.
+impl<W: Write> Drop for Printer<W> {
+    fn drop(&mut self) {
+        let _ = self.flush_json();
+    }
+}
+
+/// JSON lines gathered before they are written out in one go.
+const JSON_CHUNK: usize = 64 << 10;
+
 impl<W: Write> Printer<W> {
+    /// Ends a JSON line; writes the lines gathered once there are enough.
+    fn end_json_line(&mut self) -> io::Result<()> {
+        self.json.end_line();
+        if self.json.buf.len() >= JSON_CHUNK {
+            self.flush_json()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the JSON lines gathered.
+    fn flush_json(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.json.buf)?;
+        self.json.clear();
+        Ok(())
+    }
+
     fn problem(&mut self, p: &Problem) -> io::Result<()> {
         self.problems += 1;
         let side = p.side.map(side_name);
         match self.format {
             InspectFormat::Json => {
-                let mut o = Map::new();
-                if let Some(t) = time_text(p.time, true) {
-                    o.insert("time".into(), json!(t));
+                let w = &mut self.json;
+                w.begin_object();
+                if let Some(t) = time_digits(p.time) {
+                    w.key("time");
+                    w.str(std::str::from_utf8(&t).expect("digits are ASCII"));
                 }
                 if let Some((_, label)) = &p.conn {
-                    o.insert("conn".into(), json!(label));
+                    w.key("conn");
+                    w.str(label);
                 }
                 if let Some(side) = side {
-                    o.insert("dir".into(), json!(side));
+                    w.key("dir");
+                    w.str(side);
                 }
-                o.insert("offset".into(), json!(p.offset));
-                o.insert("problem".into(), json!(p.message));
-                writeln!(self.out, "{}", Json::Object(o))
+                w.key("offset");
+                w.u64(p.offset);
+                w.key("problem");
+                w.str(&p.message);
+                w.end_object();
+                self.end_json_line()
             }
             _ => {
                 let place = match &p.conn {
@@ -285,34 +343,42 @@ impl<W: Write> Printer<W> {
         let opcode = h.opcode.name().unwrap_or("UNKNOWN");
         match self.format {
             InspectFormat::Json => {
-                let mut o = Map::new();
-                if let Some(t) = time_text(m.time, true) {
-                    o.insert("time".into(), json!(t));
+                let w = &mut self.json;
+                w.begin_object();
+                if let Some(t) = time_digits(m.time) {
+                    w.key("time");
+                    w.str(std::str::from_utf8(&t).expect("digits are ASCII"));
                 }
-                o.insert("conn".into(), json!(m.conn));
-                o.insert("dir".into(), json!(side_name(m.side)));
-                o.insert("version".into(), json!(h.version));
-                o.insert("stream".into(), json!(h.stream));
-                o.insert("offset".into(), json!(m.offset));
+                w.key("conn");
+                w.str(&m.conn);
+                w.key("dir");
+                w.str(side_name(m.side));
+                // The message's version (the header's without the direction bit) in this place.
+                w.key("version");
+                w.u64(u64::from(
+                    m.message
+                        .as_ref()
+                        .map_or(h.version, |message| message.version),
+                ));
+                w.key("stream");
+                w.i64(i64::from(h.stream));
+                w.key("offset");
+                w.u64(m.offset);
                 match &m.message {
-                    Ok(message) => {
-                        let mut body = message.to_json();
-                        if self.redact {
-                            redact::redact_json(message, &mut body);
-                        }
-                        if let Json::Object(fields) = body {
-                            o.extend(fields);
-                        }
-                    }
+                    Ok(message) => message.write_json_fields(w, self.values),
                     Err(e) => {
-                        o.insert("opcode".into(), json!(opcode));
-                        o.insert("error".into(), json!(e.to_string()));
+                        w.key("opcode");
+                        w.str(opcode);
+                        w.key("error");
+                        w.str(&e.to_string());
                     }
                 }
                 if let Some(r) = m.request.as_ref().filter(|_| m.time.0 != 0) {
-                    o.insert("latency_ms".into(), json!(r.latency as f64 / 1e6));
+                    w.key("latency_ms");
+                    w.f64(r.latency as f64 / 1e6);
                 }
-                writeln!(self.out, "{}", Json::Object(o))
+                w.end_object();
+                self.end_json_line()
             }
             InspectFormat::Text | InspectFormat::Explain => {
                 let arrow = if m.side == Side::Client { ">" } else { "<" };
@@ -501,7 +567,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut printer = Printer {
         out,
         format: args.format,
-        redact: args.redact,
+        values: if args.redact {
+            ValueForm::Redacted
+        } else {
+            ValueForm::Plain
+        },
+        json: JsonWriter::new(),
         problems: 0,
         messages: 0,
     };
@@ -595,6 +666,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         stats.finish();
         print_stats(&mut printer.out, &stats, args.format == InspectFormat::Json)?;
     }
+    printer.flush_json()?;
     printer.out.flush()?;
     if !args.quiet && printer.problems > 0 {
         let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

@@ -8,7 +8,8 @@
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
 //! goes on. Memory holds what the open connections have buffered (at most about one frame per
-//! direction) and their pending requests.
+//! direction), their pending requests (without their bound values) and their bounded registries
+//! of prepared statements.
 //!
 //! Raw byte streams without a capture around them go through [`Inspector::raw`].
 
@@ -18,7 +19,10 @@ pub mod stats;
 use crate::capture::{Connection, Direction, Event, Timestamp};
 use crate::protocol::compression::Compression;
 use crate::protocol::frame::{self, FrameHeader, Opcode};
-use crate::protocol::message::{Body, Explained, Message, Registry};
+use crate::protocol::message::{
+    Batch, BatchStatement, Body, Execute, Explained, Message, Query, QueryParameters, Registry,
+    REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
+};
 use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
@@ -139,6 +143,8 @@ struct Conn {
     /// What each decoder produced and was not reported yet.
     queues: [VecDeque<StreamEvent>; 2],
     registry: Registry,
+    /// Whether the registry forgot a statement (reported once).
+    forgot: bool,
     pending: HashMap<i16, Pending>,
     /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
@@ -375,6 +381,7 @@ impl Conn {
             ],
             queues: [VecDeque::new(), VecDeque::new()],
             registry: Registry::new(),
+            forgot: false,
             pending: HashMap::new(),
             compression: None,
             connection,
@@ -489,8 +496,17 @@ impl Conn {
             (message, None)
         };
         if let Ok(m) = &message {
-            if side == Side::Server {
-                self.registry.learn(request, m);
+            if side == Side::Server && self.registry.learn(request, m) > 0 && !self.forgot {
+                // Said once per connection: the registry is bounded.
+                self.forgot = true;
+                let note = format!(
+                    "more prepared statements than this connection's registry keeps ({} \
+                     statements, {} KiB of metadata): the oldest are forgotten, and an EXECUTE of \
+                     one shows its values as bytes",
+                    REGISTRY_MAX_STATEMENTS,
+                    REGISTRY_MAX_BYTES >> 10
+                );
+                self.report(i, time, envelope.offset, note, sink);
             }
         }
         let request = pending.map(|p| RequestInfo {
@@ -505,7 +521,7 @@ impl Conn {
             self.pending.insert(
                 header.stream,
                 Pending {
-                    message: message.as_ref().ok().cloned(),
+                    message: message.as_ref().ok().map(without_values),
                     time,
                     opcode: header.opcode,
                 },
@@ -534,6 +550,49 @@ impl Conn {
             self.queues[i].extend(out);
             self.drain(i, time, false, sink);
         }
+    }
+}
+
+/// What a pending request keeps of its message: all but its bound values, which neither its
+/// response's decoding, the registry nor the statistics look at (copying them was 6% of a run).
+fn without_values(message: &Message) -> Message {
+    let parameters = |p: &QueryParameters| QueryParameters {
+        values: Vec::new(),
+        paging_state: p.paging_state.clone(),
+        keyspace: p.keyspace.clone(),
+        ..*p
+    };
+    let body = match &message.body {
+        Body::Query(q) => Body::Query(Query {
+            query: q.query.clone(),
+            parameters: parameters(&q.parameters),
+        }),
+        Body::Execute(e) => Body::Execute(Execute {
+            id: e.id.clone(),
+            result_metadata_id: e.result_metadata_id.clone(),
+            query: e.query.clone(),
+            parameters: parameters(&e.parameters),
+        }),
+        Body::Batch(b) => Body::Batch(Batch {
+            kind: b.kind,
+            statements: b
+                .statements
+                .iter()
+                .map(|s| BatchStatement {
+                    query: s.query.clone(),
+                    id: s.id.clone(),
+                    values: Vec::new(),
+                })
+                .collect(),
+            parameters: parameters(&b.parameters),
+        }),
+        body => body.clone(),
+    };
+    Message {
+        warnings: message.warnings.clone(),
+        custom_payload: message.custom_payload.clone(),
+        body,
+        ..*message
     }
 }
 

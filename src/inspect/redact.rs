@@ -1,8 +1,8 @@
 //! `--redact`: row and bound values replaced by a short stable hash of their bytes, with their
 //! length, so a decode can be shared without its data. Names, types, nulls and unsets stay.
 
-use crate::protocol::message::{Body, BoundValue, Cell, ColumnType, Message, ResultBody};
-use serde_json::{json, Value as Json};
+use crate::protocol::message::{Cell, ColumnType};
+use crate::value::json::JsonWriter;
 
 /// FNV-1a (64 bits) of `bytes`: stable across runs, machines and versions.
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -11,66 +11,27 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The redacted form of a cell: `{"$redacted": "<8 hex digits>", "len": <bytes>}`; `None` for
-/// null and unset, which stay as they are.
-pub fn redacted(ty: Option<&ColumnType>, cell: &Cell) -> Option<Json> {
-    let bytes = match (cell, ty.and_then(ColumnType::cql)) {
-        (Cell::Null | Cell::Unset, _) => return None,
-        (Cell::Bytes(bytes), _) => bytes.clone(),
-        (Cell::Value(value), Some(ty)) => crate::value::encode(ty, value).unwrap_or_default(),
-        (Cell::Value(_), None) => Vec::new(),
-    };
-    let hash = format!("{:08x}", fnv1a(&bytes) >> 32);
-    Some(json!({"$redacted": hash, "len": bytes.len()}))
-}
-
-/// Replaces the values of a bound-values JSON array.
-fn values(values: &[BoundValue], json: Option<&mut Json>) {
-    let Some(Json::Array(items)) = json else {
-        return;
-    };
-    for (value, item) in values.iter().zip(items) {
-        if let (Some(r), Json::Object(object)) = (redacted(value.ty.as_ref(), &value.value), item) {
-            object.remove("value");
-            object.remove("bytes");
-            object.insert("value".into(), r);
+/// Writes the redacted form of a cell, `{"$redacted": "<8 hex digits>", "len": <bytes>}`, and
+/// returns true; false (nothing written) for null and unset, which stay as they are. Messages are
+/// written redacted with [`ValueForm::Redacted`](crate::protocol::message::ValueForm).
+pub fn write_redacted(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell) -> bool {
+    let encoded;
+    let bytes: &[u8] = match (cell, ty.and_then(ColumnType::cql)) {
+        (Cell::Null | Cell::Unset, _) => return false,
+        (Cell::Bytes(bytes), _) => bytes,
+        (Cell::Value(value), Some(ty)) => {
+            encoded = crate::value::encode(ty, value).unwrap_or_default();
+            &encoded
         }
-    }
-}
-
-/// Redacts the `body` of a message's JSON ([`Message::to_json`]) in place: the rows of a Rows
-/// result, the bound values of QUERY, EXECUTE and each BATCH statement.
-pub fn redact_json(message: &Message, json: &mut Json) {
-    let Some(body) = json.get_mut("body") else {
-        return;
+        (Cell::Value(_), None) => &[],
     };
-    match &message.body {
-        Body::Result(ResultBody::Rows(rows)) => {
-            let columns = rows.columns.as_ref().unwrap_or(&rows.metadata.columns);
-            let Some(Json::Array(out)) = body.get_mut("rows") else {
-                return;
-            };
-            for (row, out) in rows.rows.iter().zip(out) {
-                let Json::Array(out) = out else { continue };
-                for (c, (cell, out)) in row.iter().zip(out).enumerate() {
-                    if let Some(r) = redacted(columns.get(c).map(|col| &col.ty), cell) {
-                        *out = r;
-                    }
-                }
-            }
-        }
-        Body::Query(q) => values(&q.parameters.values, body.get_mut("values")),
-        Body::Execute(e) => values(&e.parameters.values, body.get_mut("values")),
-        Body::Batch(b) => {
-            let Some(Json::Array(out)) = body.get_mut("statements") else {
-                return;
-            };
-            for (statement, out) in b.statements.iter().zip(out) {
-                values(&statement.values, out.get_mut("values"));
-            }
-        }
-        _ => {}
-    }
+    w.begin_object();
+    w.key("$redacted");
+    w.str(&format!("{:08x}", fnv1a(bytes) >> 32));
+    w.key("len");
+    w.u64(bytes.len() as u64);
+    w.end_object();
+    true
 }
 
 #[cfg(test)]

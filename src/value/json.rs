@@ -24,20 +24,216 @@ use super::cql::{
 };
 use crate::types::{CqlType, NativeType};
 use crate::value::Value;
-use serde_json::{json, Map, Number, Value as Json};
+use serde_json::Value as Json;
 
 /// The key of the object that stands for the empty value: `{"$empty": true}`.
 const EMPTY_KEY: &str = "$empty";
 
-/// A finite float as a JSON number, else its `NaN`/`Infinity` string.
-fn float_json(text: String, x: f64) -> Json {
-    if !x.is_finite() {
-        return Json::String(text);
+/// Why writing JSON into a `Vec` cannot fail.
+const WRITE_TO_VEC: &str = "writing to a Vec cannot fail";
+
+/// Compact JSON written straight into a byte buffer, byte for byte as serde_json prints the same
+/// document (its string escaping, its integer and shortest round-trip float forms), without
+/// building a [`Json`] tree: the writer places the commas.
+#[derive(Debug, Default)]
+pub struct JsonWriter {
+    /// The JSON text written so far.
+    pub buf: Vec<u8>,
+    /// Whether the next value or key follows another one at its level.
+    comma: bool,
+    /// Scratch text for [`JsonWriter::display`].
+    text: String,
+}
+
+impl JsonWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        JsonWriter::default()
     }
-    text.parse::<f64>()
+
+    /// Empties the buffer (its capacity stays) to start a new document.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.comma = false;
+    }
+
+    /// Ends a line of JSON lines: the next value starts a new document.
+    pub fn end_line(&mut self) {
+        self.buf.push(b'\n');
+        self.comma = false;
+    }
+
+    /// Writes the comma a value or key needs after a sibling.
+    fn separate(&mut self) {
+        if self.comma {
+            self.buf.push(b',');
+        }
+    }
+
+    /// Writes a leaf with `f`, after the comma it needs.
+    fn leaf(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        self.separate();
+        f(&mut self.buf);
+        self.comma = true;
+    }
+
+    /// `{`.
+    pub fn begin_object(&mut self) {
+        self.separate();
+        self.buf.push(b'{');
+        self.comma = false;
+    }
+
+    /// `}`.
+    pub fn end_object(&mut self) {
+        self.buf.push(b'}');
+        self.comma = true;
+    }
+
+    /// `[`.
+    pub fn begin_array(&mut self) {
+        self.separate();
+        self.buf.push(b'[');
+        self.comma = false;
+    }
+
+    /// `]`.
+    pub fn end_array(&mut self) {
+        self.buf.push(b']');
+        self.comma = true;
+    }
+
+    /// An object key and its colon; the value follows.
+    pub fn key(&mut self, key: &str) {
+        self.str(key);
+        self.buf.push(b':');
+        self.comma = false;
+    }
+
+    /// A string, escaped as serde_json escapes (`"`, `\\` and the control characters below
+    /// 0x20); text without any of them, the common case, is copied as it is.
+    pub fn str(&mut self, text: &str) {
+        // Checked 16 bytes at a time without early exit, so the check vectorises.
+        let needs_escape = |bytes: &[u8]| {
+            bytes.iter().fold(false, |any, &b| {
+                any | (b < 0x20) | (b == b'"') | (b == b'\\')
+            })
+        };
+        let mut chunks = text.as_bytes().chunks_exact(16);
+        let plain = !chunks.any(needs_escape) && !needs_escape(chunks.remainder());
+        self.leaf(|buf| {
+            if plain {
+                buf.reserve(text.len() + 2);
+                buf.push(b'"');
+                buf.extend_from_slice(text.as_bytes());
+                buf.push(b'"');
+            } else {
+                serde_json::to_writer(buf, text).expect(WRITE_TO_VEC);
+            }
+        });
+    }
+
+    /// A value's `Display` form as a string, through a buffer the writer keeps.
+    pub fn display(&mut self, value: &dyn std::fmt::Display) {
+        use std::fmt::Write;
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        write!(text, "{value}").expect("writing to a String cannot fail");
+        self.str(&text);
+        self.text = text;
+    }
+
+    /// An array of strings.
+    pub fn strs<S: AsRef<str>>(&mut self, items: &[S]) {
+        self.begin_array();
+        for item in items {
+            self.str(item.as_ref());
+        }
+        self.end_array();
+    }
+
+    /// `null`.
+    pub fn null(&mut self) {
+        self.leaf(|buf| buf.extend_from_slice(b"null"));
+    }
+
+    /// `true` or `false`.
+    pub fn bool(&mut self, value: bool) {
+        self.leaf(|buf| buf.extend_from_slice(if value { b"true" } else { b"false" }));
+    }
+
+    /// A signed integer.
+    pub fn i64(&mut self, n: i64) {
+        self.leaf(|buf| serde_json::to_writer(buf, &n).expect(WRITE_TO_VEC));
+    }
+
+    /// An unsigned integer.
+    pub fn u64(&mut self, n: u64) {
+        self.leaf(|buf| serde_json::to_writer(buf, &n).expect(WRITE_TO_VEC));
+    }
+
+    /// A float in serde_json's shortest round-trip form (`null` when not finite, as serde_json).
+    pub fn f64(&mut self, x: f64) {
+        self.leaf(|buf| serde_json::to_writer(buf, &x).expect(WRITE_TO_VEC));
+    }
+
+    /// Bytes as the string `"0x…"` (lowercase hex).
+    pub fn hex(&mut self, bytes: &[u8]) {
+        self.leaf(|buf| {
+            buf.extend_from_slice(b"\"0x");
+            crate::hex::encode_into(bytes, buf);
+            buf.push(b'"');
+        });
+    }
+
+    /// A JSON object of `entries` as serde_json's map makes it: a repeated key keeps its first
+    /// place and takes its last value. `value` writes each value.
+    pub fn object<V>(
+        &mut self,
+        entries: &[(String, V)],
+        mut value: impl FnMut(&mut JsonWriter, &str, &V),
+    ) {
+        self.begin_object();
+        // Few entries (the common case): look around without allocating.
+        if entries.len() <= 16 {
+            for (i, (key, v)) in entries.iter().enumerate() {
+                if entries[..i].iter().any(|(k, _)| k == key) {
+                    continue;
+                }
+                let last = entries[i + 1..].iter().rev().find(|(k, _)| k == key);
+                self.key(key);
+                value(self, key, last.map_or(v, |(_, v)| v));
+            }
+        } else {
+            let mut last: std::collections::HashMap<&str, usize> = entries
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k.as_str(), i))
+                .collect();
+            for (key, _) in entries {
+                if let Some(j) = last.remove(key.as_str()) {
+                    self.key(key);
+                    value(self, key, &entries[j].1);
+                }
+            }
+        }
+        self.end_object();
+    }
+}
+
+/// The double that a float's JSON number stands for: the nearest to its shortest decimal form
+/// (what `decode --format json` has always printed for a float).
+fn float_as_double(x: f32) -> f64 {
+    use std::io::Write;
+    let mut text = [0u8; 64];
+    let mut rest = &mut text[..];
+    // A finite float's `Debug` form is at most a few dozen bytes; it fits.
+    let _ = write!(rest, "{x:?}");
+    let len = 64 - rest.len();
+    std::str::from_utf8(&text[..len])
         .ok()
-        .and_then(Number::from_f64)
-        .map_or(Json::String(text), Json::Number)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(f64::from(x))
 }
 
 /// A JSON object key (a UDT field name) as JSON text: quoted and escaped.
@@ -47,60 +243,89 @@ pub(crate) fn to_json_string(name: &str) -> String {
 
 /// Converts a value to lossless JSON (see the module documentation for the mapping).
 pub fn to_json(ty: &CqlType, value: &Value) -> Json {
-    json_of(Some(ty), value)
+    let mut w = JsonWriter::new();
+    write_json(&mut w, ty, value);
+    serde_json::from_slice(&w.buf).expect("the writer writes valid JSON")
 }
 
-fn json_of(ty: Option<&CqlType>, value: &Value) -> Json {
+/// Writes a value's lossless JSON ([`to_json`]) into `w`.
+pub fn write_json(w: &mut JsonWriter, ty: &CqlType, value: &Value) {
+    write_of(w, Some(ty), value);
+}
+
+fn write_of(w: &mut JsonWriter, ty: Option<&CqlType>, value: &Value) {
     match value {
-        Value::Null => Json::Null,
-        Value::Empty => json!({ EMPTY_KEY: true }),
-        Value::Boolean(b) => Json::Bool(*b),
-        Value::TinyInt(n) => json!(n),
-        Value::SmallInt(n) => json!(n),
-        Value::Int(n) => json!(n),
-        Value::BigInt(n) => json!(n),
-        Value::Varint(n) => Json::String(n.to_string()),
-        Value::Float(x) => float_json(float_text(*x), f64::from(*x)),
-        Value::Double(x) => float_json(double_text(*x), *x),
-        Value::Decimal { unscaled, scale } => Json::String(decimal_text(unscaled, *scale)),
-        Value::Text(s) => Json::String(s.clone()),
-        Value::Blob(b) => Json::String(format!("0x{}", crate::hex::encode(b))),
-        Value::Uuid(u) => Json::String(u.hyphenated().to_string()),
-        Value::Inet(ip) => Json::String(ip.to_string()),
-        Value::Timestamp(ms) => timestamp_text(*ms).map_or_else(|| json!(ms), Json::String),
-        Value::Date(d) => date_text(*d).map_or_else(|| json!(d), Json::String),
-        Value::Time(n) => time_text(*n).map_or_else(|| json!(n), Json::String),
+        Value::Null => w.null(),
+        Value::Empty => {
+            w.begin_object();
+            w.key(EMPTY_KEY);
+            w.bool(true);
+            w.end_object();
+        }
+        Value::Boolean(b) => w.bool(*b),
+        Value::TinyInt(n) => w.i64(i64::from(*n)),
+        Value::SmallInt(n) => w.i64(i64::from(*n)),
+        Value::Int(n) => w.i64(i64::from(*n)),
+        Value::BigInt(n) => w.i64(*n),
+        Value::Varint(n) => w.display(n),
+        Value::Float(x) if x.is_finite() => w.f64(float_as_double(*x)),
+        Value::Float(x) => w.str(&float_text(*x)),
+        Value::Double(x) if x.is_finite() => w.f64(*x),
+        Value::Double(x) => w.str(&double_text(*x)),
+        Value::Decimal { unscaled, scale } => w.str(&decimal_text(unscaled, *scale)),
+        Value::Text(s) => w.str(s),
+        Value::Blob(b) => w.hex(b),
+        Value::Uuid(u) => w.str(
+            u.hyphenated()
+                .encode_lower(&mut uuid::Uuid::encode_buffer()),
+        ),
+        Value::Inet(ip) => w.display(ip),
+        Value::Timestamp(ms) => match timestamp_text(*ms) {
+            Some(text) => w.str(&text),
+            None => w.i64(*ms),
+        },
+        Value::Date(d) => match date_text(*d) {
+            Some(text) => w.str(&text),
+            None => w.u64(u64::from(*d)),
+        },
+        Value::Time(n) => match time_text(*n) {
+            Some(text) => w.str(&text),
+            None => w.i64(*n),
+        },
         Value::Duration {
             months,
             days,
             nanoseconds,
-        } => Json::String(duration_text(*months, *days, *nanoseconds)),
+        } => w.str(&duration_text(*months, *days, *nanoseconds)),
         Value::List(items) => {
             let element = element_type(ty);
-            Json::Array(items.iter().map(|v| json_of(element, v)).collect())
+            w.begin_array();
+            for item in items {
+                write_of(w, element, item);
+            }
+            w.end_array();
         }
         Value::Map(entries) => {
             let (key_type, value_type) = entry_types(ty);
-            Json::Array(
-                entries
-                    .iter()
-                    .map(|(k, v)| Json::Array(vec![json_of(key_type, k), json_of(value_type, v)]))
-                    .collect(),
-            )
+            w.begin_array();
+            for (k, v) in entries {
+                w.begin_array();
+                write_of(w, key_type, k);
+                write_of(w, value_type, v);
+                w.end_array();
+            }
+            w.end_array();
         }
-        Value::Tuple(components) => Json::Array(
-            components
-                .iter()
-                .enumerate()
-                .map(|(i, v)| json_of(super::cql::component_type(ty, i), v))
-                .collect(),
-        ),
-        Value::Udt(fields) => Json::Object(
-            fields
-                .iter()
-                .map(|(name, v)| (name.clone(), json_of(super::cql::field_type(ty, name), v)))
-                .collect::<Map<String, Json>>(),
-        ),
+        Value::Tuple(components) => {
+            w.begin_array();
+            for (i, v) in components.iter().enumerate() {
+                write_of(w, super::cql::component_type(ty, i), v);
+            }
+            w.end_array();
+        }
+        Value::Udt(fields) => w.object(fields, |w, name, v| {
+            write_of(w, super::cql::field_type(ty, name), v)
+        }),
     }
 }
 
@@ -329,6 +554,7 @@ impl Reader {
 mod tests {
     use super::*;
     use num_bigint::BigInt;
+    use serde_json::json;
 
     fn native(n: NativeType) -> CqlType {
         CqlType::Native(n)
@@ -389,6 +615,47 @@ mod tests {
             let back = from_json(&ty, &to_json(&ty, &Value::Float(x)));
             assert_eq!(back, Ok(Value::Float(x)), "{bits:#010x}");
         }
+    }
+
+    #[test]
+    fn repeated_object_keys_come_out_as_a_serde_json_map_makes_them() {
+        // Few keys (scanned in place) and many (looked up in a hash map), repeats included.
+        for n in [5usize, 40] {
+            let entries: Vec<(String, u64)> = (0..n as u64)
+                .map(|i| (format!("k{}", (i * 7) % (n as u64 / 2 + 1)), i))
+                .collect();
+            let mut w = JsonWriter::new();
+            w.object(&entries, |w, _, v| w.u64(*v));
+            let expected: serde_json::Map<String, Json> = entries
+                .iter()
+                .map(|(k, v)| (k.clone(), Json::from(*v)))
+                .collect();
+            assert_eq!(
+                String::from_utf8(w.buf).unwrap(),
+                Json::Object(expected).to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn the_writer_escapes_and_separates_as_serde_json() {
+        let text = "quote \" backslash \\ tab \t nul \u{0} del \u{7f} é 🦀 \u{2028}";
+        let mut w = JsonWriter::new();
+        w.begin_array();
+        w.str(text);
+        w.begin_object();
+        w.key(text);
+        w.f64(1e-7);
+        w.key("e");
+        w.begin_array();
+        w.end_array();
+        w.end_object();
+        w.i64(i64::MIN);
+        w.u64(u64::MAX);
+        w.hex(&[0, 0xab]);
+        w.end_array();
+        let expected = json!([text, {text: 1e-7, "e": []}, i64::MIN, u64::MAX, "0x00ab"]);
+        assert_eq!(String::from_utf8(w.buf).unwrap(), expected.to_string());
     }
 
     #[test]

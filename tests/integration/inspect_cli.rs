@@ -34,9 +34,15 @@ fn run(args: &[&str]) -> (String, String) {
     )
 }
 
+/// The JSON lines of `text`; each must be exactly what serde_json prints for the document it
+/// holds (inspect writes them straight, without serde_json).
 fn json_lines(text: &str) -> Vec<Json> {
     text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| {
+            let json: Json = serde_json::from_str(l).unwrap();
+            assert_eq!(json.to_string(), l, "not as serde_json prints it");
+            json
+        })
         .collect()
 }
 

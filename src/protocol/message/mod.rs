@@ -26,6 +26,7 @@ mod results;
 mod types;
 
 pub use reader::consistency_name;
+pub use render::ValueForm;
 pub use requests::{Batch, BatchStatement, Execute, Prepare, Query, QueryParameters};
 pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
 pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
@@ -35,7 +36,7 @@ use super::frame::{Direction, Flags, Opcode};
 use crate::cursor::DecodeError;
 use crate::value::ExplainLine;
 use reader::Reader;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 
 /// The names of the header flags set in `flags` (`TRACING`, `WARNING`, …; an unknown bit as hex).
@@ -136,11 +137,39 @@ pub struct PreparedStatement {
     pub result_metadata_id: Option<Vec<u8>>,
 }
 
-/// The prepared statements seen on one connection, keyed by prepared id.
+/// Most statements a [`Registry`] keeps; learning one more forgets the oldest.
+pub const REGISTRY_MAX_STATEMENTS: usize = 1024;
+
+/// Most bytes of statement metadata (ids, query texts, names and types of variables and columns)
+/// a [`Registry`] keeps; learning more forgets the oldest statements (the newest always stays).
+pub const REGISTRY_MAX_BYTES: usize = 1 << 20;
+
+/// The prepared statements seen on one connection, keyed by prepared id. Bounded by
+/// [`REGISTRY_MAX_STATEMENTS`] and [`REGISTRY_MAX_BYTES`]: the oldest statements are forgotten
+/// first, and an EXECUTE of a forgotten statement decodes as one whose PREPARE was not seen.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     /// Statements by prepared id.
     prepared: HashMap<Vec<u8>, PreparedStatement>,
+    /// Their ids, oldest first.
+    order: VecDeque<Vec<u8>>,
+    /// Their metadata bytes ([`footprint`]).
+    bytes: usize,
+}
+
+/// The metadata bytes of a statement, as [`REGISTRY_MAX_BYTES`] counts them.
+fn footprint(id: &[u8], statement: &PreparedStatement) -> usize {
+    let columns = |columns: &[Column]| -> usize {
+        columns
+            .iter()
+            .map(|c| c.keyspace.len() + c.table.len() + c.name.len() + c.ty.to_string().len())
+            .sum()
+    };
+    id.len()
+        + statement.query.as_ref().map_or(0, String::len)
+        + statement.result_metadata_id.as_ref().map_or(0, Vec::len)
+        + columns(&statement.variables)
+        + columns(&statement.columns)
 }
 
 impl Registry {
@@ -149,7 +178,7 @@ impl Registry {
         Registry::default()
     }
 
-    /// The statement prepared with `id`, when its PREPARED result was seen.
+    /// The statement prepared with `id`, when its PREPARED result was seen (and not forgotten).
     pub fn get(&self, id: &[u8]) -> Option<&PreparedStatement> {
         self.prepared.get(id)
     }
@@ -164,38 +193,69 @@ impl Registry {
         self.prepared.is_empty()
     }
 
+    /// Forgets the statement `id`.
+    fn forget(&mut self, id: &[u8]) {
+        if let Some(statement) = self.prepared.remove(id) {
+            self.bytes -= footprint(id, &statement);
+            self.order.retain(|known| known != id);
+        }
+    }
+
+    /// Forgets the oldest statements beyond the bounds (never the newest); returns how many.
+    fn trim(&mut self) -> usize {
+        let mut forgotten = 0;
+        while self.order.len() > 1
+            && (self.order.len() > REGISTRY_MAX_STATEMENTS || self.bytes > REGISTRY_MAX_BYTES)
+        {
+            if let Some(oldest) = self.order.pop_front() {
+                if let Some(statement) = self.prepared.remove(&oldest) {
+                    self.bytes -= footprint(&oldest, &statement);
+                }
+                forgotten += 1;
+            }
+        }
+        forgotten
+    }
+
     /// Learns from a response and the request it answers (paired by stream id): a PREPARED result
     /// records its statement (with the PREPARE's query text), and a v5 Rows result whose metadata
-    /// changed updates the result columns of the executed statement.
-    pub fn learn(&mut self, request: Option<&Message>, response: &Message) {
+    /// changed updates the result columns of the executed statement. Returns how many older
+    /// statements were forgotten to stay within the bounds.
+    pub fn learn(&mut self, request: Option<&Message>, response: &Message) -> usize {
         match &response.body {
             Body::Result(ResultBody::Prepared(prepared)) => {
                 let query = match request.map(|r| &r.body) {
                     Some(Body::Prepare(prepare)) => Some(prepare.query.clone()),
                     _ => None,
                 };
-                self.prepared.insert(
-                    prepared.id.clone(),
-                    PreparedStatement {
-                        query,
-                        variables: prepared.variables.clone(),
-                        columns: prepared.result.columns.clone(),
-                        result_metadata_id: prepared.result_metadata_id.clone(),
-                    },
-                );
+                let statement = PreparedStatement {
+                    query,
+                    variables: prepared.variables.clone(),
+                    columns: prepared.result.columns.clone(),
+                    result_metadata_id: prepared.result_metadata_id.clone(),
+                };
+                self.forget(&prepared.id);
+                self.bytes += footprint(&prepared.id, &statement);
+                self.order.push_back(prepared.id.clone());
+                self.prepared.insert(prepared.id.clone(), statement);
+                self.trim()
             }
             Body::Result(ResultBody::Rows(rows)) => {
                 let (Some(new_id), Some(Body::Execute(execute))) =
                     (&rows.metadata.new_metadata_id, request.map(|r| &r.body))
                 else {
-                    return;
+                    return 0;
                 };
-                if let Some(statement) = self.prepared.get_mut(&execute.id) {
-                    statement.result_metadata_id = Some(new_id.clone());
-                    statement.columns = rows.metadata.columns.clone();
-                }
+                let Some(statement) = self.prepared.get_mut(&execute.id) else {
+                    return 0;
+                };
+                let before = footprint(&execute.id, statement);
+                statement.result_metadata_id = Some(new_id.clone());
+                statement.columns = rows.metadata.columns.clone();
+                self.bytes = self.bytes - before + footprint(&execute.id, statement);
+                self.trim()
             }
-            _ => {}
+            _ => 0,
         }
     }
 }
@@ -354,4 +414,78 @@ fn decode_body(
         0x10 => Body::AuthSuccess(token(r)?),
         other => return Err(r.error(0, format!("unknown opcode 0x{other:02x}"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PREPARED result for `id` whose PREPARE had `query`.
+    fn prepared(id: u32, query_len: usize) -> (Message, Message) {
+        let message = |opcode, body| Message {
+            version: 4,
+            flags: 0,
+            opcode,
+            tracing_id: None,
+            warnings: None,
+            custom_payload: None,
+            body,
+            trailing: 0,
+        };
+        let prepare = message(
+            0x09,
+            Body::Prepare(Prepare {
+                query: "x".repeat(query_len),
+                flags: None,
+                keyspace: None,
+            }),
+        );
+        let result = message(
+            0x08,
+            Body::Result(ResultBody::Prepared(Prepared {
+                id: id.to_be_bytes().to_vec(),
+                result_metadata_id: None,
+                flags: 0,
+                pk_indices: vec![],
+                variables: vec![],
+                result: RowsMetadata::default(),
+            })),
+        );
+        (prepare, result)
+    }
+
+    #[test]
+    fn the_registry_forgets_the_oldest_statements_beyond_its_bounds() {
+        let mut registry = Registry::new();
+        let mut forgotten = 0;
+        for id in 0..REGISTRY_MAX_STATEMENTS as u32 + 10 {
+            let (prepare, result) = prepared(id, 10);
+            forgotten += registry.learn(Some(&prepare), &result);
+        }
+        assert_eq!(forgotten, 10);
+        assert_eq!(registry.len(), REGISTRY_MAX_STATEMENTS);
+        assert!(registry.get(&9u32.to_be_bytes()).is_none());
+        assert!(registry.get(&10u32.to_be_bytes()).is_some());
+        // Preparing a known id again replaces it, and it becomes the newest.
+        let (prepare, result) = prepared(10, 10);
+        assert_eq!(registry.learn(Some(&prepare), &result), 0);
+        let (prepare, result) = prepared(5000, 10);
+        assert_eq!(registry.learn(Some(&prepare), &result), 1);
+        assert!(registry.get(&10u32.to_be_bytes()).is_some());
+        assert!(registry.get(&11u32.to_be_bytes()).is_none());
+
+        // Metadata bytes: big query texts evict by size; the newest always stays.
+        let mut registry = Registry::new();
+        let big = REGISTRY_MAX_BYTES / 4;
+        for id in 0..6 {
+            let (prepare, result) = prepared(id, big);
+            registry.learn(Some(&prepare), &result);
+        }
+        assert_eq!(registry.len(), 3);
+        assert!(registry.get(&5u32.to_be_bytes()).is_some());
+        let (prepare, result) = prepared(6, 2 * REGISTRY_MAX_BYTES);
+        assert_eq!(registry.learn(Some(&prepare), &result), 3);
+        assert_eq!(registry.len(), 1);
+        assert!(registry.get(&6u32.to_be_bytes()).is_some());
+    }
 }

@@ -1,152 +1,224 @@
-//! A message as the JSON object of `inspect --format json` and as a one-line gist.
+//! A message as the JSON object of `inspect --format json` (written straight into a
+//! [`JsonWriter`]) and as a one-line gist.
 
 use super::requests::QueryParameters;
 use super::responses::{ErrorBody, ErrorDetails, Event, Failures};
 use super::results::{ResultBody, RowsMetadata, SchemaChange};
 use super::types::{BoundValue, Cell, Column, ColumnType};
 use super::{consistency_name, flag_names, Body, Message};
-use crate::value::json::to_json;
-use serde_json::{json, Map, Value as Json};
+use crate::value::json::{write_json, JsonWriter};
+use serde_json::Value as Json;
 
-/// `0x…` hex of bytes.
-fn hex(bytes: &[u8]) -> Json {
-    Json::String(format!("0x{}", crate::hex::encode(bytes)))
+/// How row and bound values are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValueForm {
+    /// As `decode --format json` prints them.
+    #[default]
+    Plain,
+    /// Replaced by `{"$redacted": "<hash of their bytes>", "len": <bytes>}`
+    /// ([`crate::inspect::redact`]); nulls and unsets stay.
+    Redacted,
 }
 
-/// Hex of optional bytes, JSON null for `None`.
-fn hex_or_null(bytes: Option<&[u8]>) -> Json {
-    bytes.map_or(Json::Null, hex)
+/// `0x…` hex of bytes, JSON null for `None`.
+fn hex_or_null(w: &mut JsonWriter, bytes: Option<&[u8]>) {
+    match bytes {
+        Some(bytes) => w.hex(bytes),
+        None => w.null(),
+    }
 }
 
-/// A cell as `decode --format json` prints its value; raw bytes (unknown type) as `"0x…"`.
-fn cell_json(ty: Option<&ColumnType>, cell: &Cell) -> Json {
+/// A cell as `decode --format json` prints its value; raw bytes (unknown type) as `"0x…"`;
+/// redacted when `form` says so and the cell has bytes.
+fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, form: ValueForm) {
+    if form == ValueForm::Redacted && crate::inspect::redact::write_redacted(w, ty, cell) {
+        return;
+    }
     match (cell, ty.and_then(ColumnType::cql)) {
-        (Cell::Null, _) => Json::Null,
-        (Cell::Unset, _) => json!({"$unset": true}),
-        (Cell::Value(value), Some(ty)) => to_json(ty, value),
-        (Cell::Value(_), None) => Json::Null,
-        (Cell::Bytes(bytes), _) => hex(bytes),
+        (Cell::Null, _) | (Cell::Value(_), None) => w.null(),
+        (Cell::Unset, _) => {
+            w.begin_object();
+            w.key("$unset");
+            w.bool(true);
+            w.end_object();
+        }
+        (Cell::Value(value), Some(ty)) => write_json(w, ty, value),
+        (Cell::Bytes(bytes), _) => w.hex(bytes),
     }
 }
 
 /// `[{"name", "type", "value"}]`: name and type absent when unknown, `"bytes"` instead of `"value"`
-/// when the type is unknown.
-fn values_json(values: &[BoundValue]) -> Json {
-    Json::Array(
-        values
-            .iter()
-            .map(|v| {
-                let mut object = Map::new();
-                if let Some(name) = &v.name {
-                    object.insert("name".into(), json!(name));
-                }
-                if let Some(ty) = &v.ty {
-                    object.insert("type".into(), json!(ty.to_string()));
-                }
-                match &v.value {
-                    Cell::Bytes(bytes) => object.insert("bytes".into(), hex(bytes)),
-                    cell => object.insert("value".into(), cell_json(v.ty.as_ref(), cell)),
-                };
-                Json::Object(object)
-            })
-            .collect(),
-    )
+/// when the type is unknown (unless redacted).
+fn values_json(w: &mut JsonWriter, values: &[BoundValue], form: ValueForm) {
+    w.begin_array();
+    for v in values {
+        w.begin_object();
+        if let Some(name) = &v.name {
+            w.key("name");
+            w.str(name);
+        }
+        if let Some(ty) = &v.ty {
+            w.key("type");
+            w.display(ty);
+        }
+        match &v.value {
+            Cell::Bytes(bytes) if form == ValueForm::Plain => {
+                w.key("bytes");
+                w.hex(bytes);
+            }
+            cell => {
+                w.key("value");
+                cell_json(w, v.ty.as_ref(), cell, form);
+            }
+        }
+        w.end_object();
+    }
+    w.end_array();
 }
 
-/// `[{"name", "type"}]` (plus keyspace and table).
-fn columns_json(columns: &[Column]) -> Json {
-    Json::Array(
-        columns
-            .iter()
-            .map(|c| {
-                json!({"name": c.name, "type": c.ty.to_string(), "keyspace": c.keyspace, "table": c.table})
-            })
-            .collect(),
-    )
+/// `[{"name", "type", "keyspace", "table"}]`.
+fn columns_json(w: &mut JsonWriter, columns: &[Column]) {
+    w.begin_array();
+    for c in columns {
+        w.begin_object();
+        w.key("name");
+        w.str(&c.name);
+        w.key("type");
+        w.display(&c.ty);
+        w.key("keyspace");
+        w.str(&c.keyspace);
+        w.key("table");
+        w.str(&c.table);
+        w.end_object();
+    }
+    w.end_array();
 }
 
-/// Query parameters into `object`.
-fn parameters_json(p: &QueryParameters, object: &mut Map<String, Json>, with_values: bool) {
-    object.insert("consistency".into(), json!(consistency_name(p.consistency)));
-    object.insert("flags".into(), json!(p.flag_names()));
-    if with_values {
-        object.insert("values".into(), values_json(&p.values));
+/// A consistency level's name.
+fn consistency(w: &mut JsonWriter, level: u16) {
+    w.str(&consistency_name(level));
+}
+
+/// Query parameters' fields.
+fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<ValueForm>) {
+    w.key("consistency");
+    consistency(w, p.consistency);
+    w.key("flags");
+    w.strs(&p.flag_names());
+    if let Some(form) = values {
+        w.key("values");
+        values_json(w, &p.values, form);
     }
     if let Some(size) = p.page_size {
-        object.insert("page_size".into(), json!(size));
+        w.key("page_size");
+        w.i64(i64::from(size));
     }
     if let Some(state) = &p.paging_state {
-        object.insert("paging_state".into(), hex_or_null(state.as_deref()));
+        w.key("paging_state");
+        hex_or_null(w, state.as_deref());
     }
     if let Some(level) = p.serial_consistency {
-        object.insert("serial_consistency".into(), json!(consistency_name(level)));
+        w.key("serial_consistency");
+        consistency(w, level);
     }
     if let Some(timestamp) = p.timestamp {
-        object.insert("timestamp".into(), json!(timestamp));
+        w.key("timestamp");
+        w.i64(timestamp);
     }
     if let Some(keyspace) = &p.keyspace {
-        object.insert("keyspace".into(), json!(keyspace));
+        w.key("keyspace");
+        w.str(keyspace);
     }
     if let Some(now) = p.now_in_seconds {
-        object.insert("now_in_seconds".into(), json!(now));
+        w.key("now_in_seconds");
+        w.i64(i64::from(now));
     }
 }
 
-/// Rows metadata fields into `object`.
-fn metadata_json(m: &RowsMetadata, object: &mut Map<String, Json>) {
-    object.insert("metadata_flags".into(), json!(m.flag_names()));
-    object.insert("column_count".into(), json!(m.column_count));
+/// Rows metadata fields.
+fn metadata_json(w: &mut JsonWriter, m: &RowsMetadata) {
+    w.key("metadata_flags");
+    w.strs(&m.flag_names());
+    w.key("column_count");
+    w.u64(m.column_count as u64);
     if m.has_more_pages() {
-        object.insert(
-            "paging_state".into(),
-            hex_or_null(m.paging_state.as_deref()),
-        );
+        w.key("paging_state");
+        hex_or_null(w, m.paging_state.as_deref());
     }
     if let Some(id) = &m.new_metadata_id {
-        object.insert("new_metadata_id".into(), hex(id));
+        w.key("new_metadata_id");
+        w.hex(id);
     }
 }
 
-/// A schema change's fields into `object`.
-fn schema_change_json(change: &SchemaChange, object: &mut Map<String, Json>) {
-    object.insert("change".into(), json!(change.change));
-    object.insert("target".into(), json!(change.target));
-    object.insert("keyspace".into(), json!(change.keyspace));
+/// A schema change's fields.
+fn schema_change_json(w: &mut JsonWriter, change: &SchemaChange) {
+    w.key("change");
+    w.str(&change.change);
+    w.key("target");
+    w.str(&change.target);
+    w.key("keyspace");
+    w.str(&change.keyspace);
     if let Some(name) = &change.name {
-        object.insert("name".into(), json!(name));
+        w.key("name");
+        w.str(name);
     }
     if let Some(types) = &change.argument_types {
-        object.insert("argument_types".into(), json!(types));
+        w.key("argument_types");
+        w.strs(types);
     }
 }
 
-/// Failures as JSON: a count, or `[{"endpoint", "reason"}]`.
-fn failures_json(failures: &Failures) -> Json {
+/// Failures: a count, or `[{"endpoint", "reason"}]`.
+fn failures_json(w: &mut JsonWriter, failures: &Failures) {
     match failures {
-        Failures::Count(n) => json!(n),
-        Failures::Reasons(reasons) => Json::Array(
-            reasons
-                .iter()
-                .map(|(ip, code)| json!({"endpoint": ip.to_string(), "reason": code}))
-                .collect(),
-        ),
+        Failures::Count(n) => w.i64(i64::from(*n)),
+        Failures::Reasons(reasons) => {
+            w.begin_array();
+            for (ip, code) in reasons {
+                w.begin_object();
+                w.key("endpoint");
+                w.display(ip);
+                w.key("reason");
+                w.u64(u64::from(*code));
+                w.end_object();
+            }
+            w.end_array();
+        }
     }
+}
+
+/// The `consistency`, `received` and `block_for` fields of a timeout or failure.
+fn acknowledgements(w: &mut JsonWriter, level: u16, received: i32, block_for: i32) {
+    w.key("consistency");
+    consistency(w, level);
+    w.key("received");
+    w.i64(i64::from(received));
+    w.key("block_for");
+    w.i64(i64::from(block_for));
 }
 
 /// An ERROR body's fields.
-fn error_json(e: &ErrorBody) -> Json {
-    let mut object = Map::new();
-    object.insert("code".into(), json!(e.code));
-    object.insert("error".into(), json!(e.name()));
-    object.insert("message".into(), json!(e.message));
-    let extra = match &e.details {
-        ErrorDetails::None => json!({}),
+fn error_json(w: &mut JsonWriter, e: &ErrorBody) {
+    w.key("code");
+    w.i64(i64::from(e.code));
+    w.key("error");
+    w.str(e.name());
+    w.key("message");
+    w.str(&e.message);
+    match &e.details {
+        ErrorDetails::None => {}
         ErrorDetails::Unavailable {
-            consistency,
+            consistency: level,
             required,
             alive,
         } => {
-            json!({"consistency": consistency_name(*consistency), "required": required, "alive": alive})
+            w.key("consistency");
+            consistency(w, *level);
+            w.key("required");
+            w.i64(i64::from(*required));
+            w.key("alive");
+            w.i64(i64::from(*alive));
         }
         ErrorDetails::WriteTimeout {
             consistency,
@@ -155,8 +227,13 @@ fn error_json(e: &ErrorBody) -> Json {
             write_type,
             contentions,
         } => {
-            json!({"consistency": consistency_name(*consistency), "received": received, "block_for": block_for,
-                   "write_type": write_type, "contentions": contentions})
+            acknowledgements(w, *consistency, *received, *block_for);
+            w.key("write_type");
+            w.str(write_type);
+            if let Some(contentions) = contentions {
+                w.key("contentions");
+                w.u64(u64::from(*contentions));
+            }
         }
         ErrorDetails::ReadTimeout {
             consistency,
@@ -164,8 +241,9 @@ fn error_json(e: &ErrorBody) -> Json {
             block_for,
             data_present,
         } => {
-            json!({"consistency": consistency_name(*consistency), "received": received, "block_for": block_for,
-                     "data_present": data_present})
+            acknowledgements(w, *consistency, *received, *block_for);
+            w.key("data_present");
+            w.bool(*data_present);
         }
         ErrorDetails::ReadFailure {
             consistency,
@@ -174,14 +252,24 @@ fn error_json(e: &ErrorBody) -> Json {
             failures,
             data_present,
         } => {
-            json!({"consistency": consistency_name(*consistency), "received": received, "block_for": block_for,
-                     "failures": failures_json(failures), "data_present": data_present})
+            acknowledgements(w, *consistency, *received, *block_for);
+            w.key("failures");
+            failures_json(w, failures);
+            w.key("data_present");
+            w.bool(*data_present);
         }
         ErrorDetails::FunctionFailure {
             keyspace,
             function,
             argument_types,
-        } => json!({"keyspace": keyspace, "function": function, "argument_types": argument_types}),
+        } => {
+            w.key("keyspace");
+            w.str(keyspace);
+            w.key("function");
+            w.str(function);
+            w.key("argument_types");
+            w.strs(argument_types);
+        }
         ErrorDetails::WriteFailure {
             consistency,
             received,
@@ -189,158 +277,182 @@ fn error_json(e: &ErrorBody) -> Json {
             failures,
             write_type,
         } => {
-            json!({"consistency": consistency_name(*consistency), "received": received, "block_for": block_for,
-                     "failures": failures_json(failures), "write_type": write_type})
+            acknowledgements(w, *consistency, *received, *block_for);
+            w.key("failures");
+            failures_json(w, failures);
+            w.key("write_type");
+            w.str(write_type);
         }
         ErrorDetails::CasWriteUnknown {
             consistency,
             received,
             block_for,
-        } => {
-            json!({"consistency": consistency_name(*consistency), "received": received, "block_for": block_for})
-        }
+        } => acknowledgements(w, *consistency, *received, *block_for),
         ErrorDetails::AlreadyExists { keyspace, table } => {
-            json!({"keyspace": keyspace, "table": table})
+            w.key("keyspace");
+            w.str(keyspace);
+            w.key("table");
+            w.str(table);
         }
-        ErrorDetails::Unprepared { id } => json!({"id": hex(id)}),
-    };
-    if let Json::Object(extra) = extra {
-        object.extend(extra.into_iter().filter(|(_, v)| !v.is_null()));
+        ErrorDetails::Unprepared { id } => {
+            w.key("id");
+            w.hex(id);
+        }
     }
-    Json::Object(object)
 }
 
 /// A RESULT body's fields.
-fn result_json(result: &ResultBody) -> Json {
-    let mut object = Map::new();
-    object.insert("kind".into(), json!(result.kind()));
+fn result_json(w: &mut JsonWriter, result: &ResultBody, form: ValueForm) {
+    w.key("kind");
+    w.str(result.kind());
     match result {
         ResultBody::Void => {}
         ResultBody::Rows(rows) => {
-            metadata_json(&rows.metadata, &mut object);
+            metadata_json(w, &rows.metadata);
             let columns = rows.columns.as_deref();
-            object.insert("columns".into(), columns.map_or(Json::Null, columns_json));
+            w.key("columns");
+            match columns {
+                Some(columns) => columns_json(w, columns),
+                None => w.null(),
+            }
             // Types by column index, looked up per cell: the column count is the server's word and
             // sizes nothing here (a body without metadata may claim any count with no rows).
             let ty = |j: usize| columns.and_then(|c| c.get(j)).map(|c| &c.ty);
-            let rows = rows
-                .rows
-                .iter()
-                .map(|row| {
-                    Json::Array(
-                        row.iter()
-                            .enumerate()
-                            .map(|(j, cell)| cell_json(ty(j), cell))
-                            .collect(),
-                    )
-                })
-                .collect();
-            object.insert("rows".into(), Json::Array(rows));
+            w.key("rows");
+            w.begin_array();
+            for row in &rows.rows {
+                w.begin_array();
+                for (j, cell) in row.iter().enumerate() {
+                    cell_json(w, ty(j), cell, form);
+                }
+                w.end_array();
+            }
+            w.end_array();
         }
         ResultBody::SetKeyspace(keyspace) => {
-            object.insert("keyspace".into(), json!(keyspace));
+            w.key("keyspace");
+            w.str(keyspace);
         }
         ResultBody::Prepared(p) => {
-            object.insert("id".into(), hex(&p.id));
+            w.key("id");
+            w.hex(&p.id);
             if let Some(id) = &p.result_metadata_id {
-                object.insert("result_metadata_id".into(), hex(id));
+                w.key("result_metadata_id");
+                w.hex(id);
             }
-            object.insert("flags".into(), json!(p.flag_names()));
-            object.insert("pk_indices".into(), json!(p.pk_indices));
-            object.insert("variables".into(), columns_json(&p.variables));
-            metadata_json(&p.result, &mut object);
-            object.insert("columns".into(), columns_json(&p.result.columns));
+            w.key("flags");
+            w.strs(&p.flag_names());
+            w.key("pk_indices");
+            w.begin_array();
+            for &index in &p.pk_indices {
+                w.u64(u64::from(index));
+            }
+            w.end_array();
+            w.key("variables");
+            columns_json(w, &p.variables);
+            metadata_json(w, &p.result);
+            w.key("columns");
+            columns_json(w, &p.result.columns);
         }
-        ResultBody::SchemaChange(change) => schema_change_json(change, &mut object),
+        ResultBody::SchemaChange(change) => schema_change_json(w, change),
     }
-    Json::Object(object)
 }
 
 /// The `"body"` object of a message.
-fn body_json(body: &Body) -> Json {
-    let token = |t: &Option<Vec<u8>>| json!({"token": hex_or_null(t.as_deref())});
+fn body_json(w: &mut JsonWriter, body: &Body, form: ValueForm) {
+    w.begin_object();
     match body {
-        Body::Error(e) => error_json(e),
+        Body::Error(e) => error_json(w, e),
         Body::Startup(options) => {
-            let map: Map<String, Json> =
-                options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-            json!({ "options": map })
+            w.key("options");
+            w.object(options, |w, _, v| w.str(v));
         }
-        Body::Ready | Body::Options => json!({}),
-        Body::Authenticate(class) => json!({ "authenticator": class }),
+        Body::Ready | Body::Options => {}
+        Body::Authenticate(class) => {
+            w.key("authenticator");
+            w.str(class);
+        }
         Body::Supported(options) => {
-            let map: Map<String, Json> =
-                options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-            json!({ "options": map })
+            w.key("options");
+            w.object(options, |w, _, v| w.strs(v));
         }
         Body::Query(q) => {
-            let mut object = Map::new();
-            object.insert("query".into(), json!(q.query));
-            parameters_json(&q.parameters, &mut object, true);
-            Json::Object(object)
+            w.key("query");
+            w.str(&q.query);
+            parameters_json(w, &q.parameters, Some(form));
         }
-        Body::Result(result) => result_json(result),
+        Body::Result(result) => result_json(w, result, form),
         Body::Prepare(p) => {
-            let mut object = Map::new();
-            object.insert("query".into(), json!(p.query));
+            w.key("query");
+            w.str(&p.query);
             if let Some(flags) = p.flags {
-                object.insert("flags".into(), json!(flags));
+                w.key("flags");
+                w.u64(u64::from(flags));
             }
             if let Some(keyspace) = &p.keyspace {
-                object.insert("keyspace".into(), json!(keyspace));
+                w.key("keyspace");
+                w.str(keyspace);
             }
-            Json::Object(object)
         }
         Body::Execute(e) => {
-            let mut object = Map::new();
-            object.insert("id".into(), hex(&e.id));
+            w.key("id");
+            w.hex(&e.id);
             if let Some(id) = &e.result_metadata_id {
-                object.insert("result_metadata_id".into(), hex(id));
+                w.key("result_metadata_id");
+                w.hex(id);
             }
             if let Some(query) = &e.query {
-                object.insert("query".into(), json!(query));
+                w.key("query");
+                w.str(query);
             }
-            parameters_json(&e.parameters, &mut object, true);
-            Json::Object(object)
+            parameters_json(w, &e.parameters, Some(form));
         }
-        Body::Register(events) => json!({ "events": events }),
+        Body::Register(events) => {
+            w.key("events");
+            w.strs(events);
+        }
         Body::Event(event) => {
-            let mut object = Map::new();
-            object.insert("type".into(), json!(event.kind()));
+            w.key("type");
+            w.str(event.kind());
             match event {
                 Event::TopologyChange { change, address }
                 | Event::StatusChange { change, address } => {
-                    object.insert("change".into(), json!(change));
-                    object.insert("address".into(), json!(address.to_string()));
+                    w.key("change");
+                    w.str(change);
+                    w.key("address");
+                    w.display(address);
                 }
-                Event::SchemaChange(change) => schema_change_json(change, &mut object),
+                Event::SchemaChange(change) => schema_change_json(w, change),
             }
-            Json::Object(object)
         }
         Body::Batch(b) => {
-            let statements = b
-                .statements
-                .iter()
-                .map(|s| {
-                    let mut object = Map::new();
-                    if let Some(id) = &s.id {
-                        object.insert("id".into(), hex(id));
-                    }
-                    if let Some(query) = &s.query {
-                        object.insert("query".into(), json!(query));
-                    }
-                    object.insert("values".into(), values_json(&s.values));
-                    Json::Object(object)
-                })
-                .collect();
-            let mut object = Map::new();
-            object.insert("type".into(), json!(b.kind_name()));
-            object.insert("statements".into(), Json::Array(statements));
-            parameters_json(&b.parameters, &mut object, false);
-            Json::Object(object)
+            w.key("type");
+            w.str(&b.kind_name());
+            w.key("statements");
+            w.begin_array();
+            for s in &b.statements {
+                w.begin_object();
+                if let Some(id) = &s.id {
+                    w.key("id");
+                    w.hex(id);
+                }
+                if let Some(query) = &s.query {
+                    w.key("query");
+                    w.str(query);
+                }
+                w.key("values");
+                values_json(w, &s.values, form);
+                w.end_object();
+            }
+            w.end_array();
+            parameters_json(w, &b.parameters, None);
         }
-        Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => token(t),
+        Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => {
+            w.key("token");
+            hex_or_null(w, t.as_deref());
+        }
     }
+    w.end_object();
 }
 
 /// Text cut to `max` characters with `…`.
@@ -381,25 +493,39 @@ impl Message {
     /// `opcode`, `flags` (names), the prefixes when present (`tracing_id`, `warnings`,
     /// `custom_payload`) and `body`.
     pub fn to_json(&self) -> Json {
-        let mut object = Map::new();
-        object.insert("version".into(), json!(self.version));
-        object.insert("opcode".into(), json!(self.opcode_name()));
-        object.insert("flags".into(), json!(flag_names(self.flags)));
+        let mut w = JsonWriter::new();
+        w.begin_object();
+        w.key("version");
+        w.u64(u64::from(self.version));
+        self.write_json_fields(&mut w, ValueForm::Plain);
+        w.end_object();
+        serde_json::from_slice(&w.buf).expect("the writer writes valid JSON")
+    }
+
+    /// Writes the fields of [`Message::to_json`] after `version` (`opcode` to `body`) into the
+    /// object `w` is in, values in `form`.
+    pub fn write_json_fields(&self, w: &mut JsonWriter, form: ValueForm) {
+        w.key("opcode");
+        w.str(self.opcode_name());
+        w.key("flags");
+        w.strs(&flag_names(self.flags));
         if let Some(id) = self.tracing_id {
-            object.insert("tracing_id".into(), json!(id.to_string()));
+            w.key("tracing_id");
+            w.str(
+                id.hyphenated()
+                    .encode_lower(&mut uuid::Uuid::encode_buffer()),
+            );
         }
         if let Some(warnings) = &self.warnings {
-            object.insert("warnings".into(), json!(warnings));
+            w.key("warnings");
+            w.strs(warnings);
         }
         if let Some(payload) = &self.custom_payload {
-            let map: Map<String, Json> = payload
-                .iter()
-                .map(|(k, v)| (k.clone(), hex_or_null(v.as_deref())))
-                .collect();
-            object.insert("custom_payload".into(), Json::Object(map));
+            w.key("custom_payload");
+            w.object(payload, |w, _, v| hex_or_null(w, v.as_deref()));
         }
-        object.insert("body".into(), body_json(&self.body));
-        Json::Object(object)
+        w.key("body");
+        body_json(w, &self.body, form);
     }
 
     /// One line saying what the message is about: the query text, the row count, the error, …
@@ -438,8 +564,8 @@ impl Message {
                 ResultBody::Void => "Void".into(),
                 ResultBody::SetKeyspace(keyspace) => format!("Set_keyspace {keyspace}"),
                 ResultBody::Prepared(p) => format!(
-                    "Prepared {} {}",
-                    hex(&p.id).as_str().unwrap_or_default(),
+                    "Prepared 0x{} {}",
+                    crate::hex::encode(&p.id),
                     count(p.variables.len(), "variable")
                 ),
                 ResultBody::SchemaChange(change) => {
@@ -448,15 +574,14 @@ impl Message {
             },
             Body::Prepare(p) => format!("{:?}", cut(&p.query, GIST_QUERY_CHARS)),
             Body::Execute(e) => {
-                let id = hex(&e.id);
                 let query = e
                     .query
                     .as_deref()
                     .map(|q| format!(" {:?}", cut(q, GIST_QUERY_CHARS)))
                     .unwrap_or_default();
                 format!(
-                    "{}{query} {}",
-                    id.as_str().unwrap_or_default(),
+                    "0x{}{query} {}",
+                    crate::hex::encode(&e.id),
                     parameters_gist(&e.parameters)
                 )
             }
