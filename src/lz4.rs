@@ -6,12 +6,21 @@
 //! not used here.) The empty payload compresses to `00 00 00 00 00`: length 0 and the one-byte block
 //! holding a single token with no literals.
 //!
+//! Compression emits the driver's exact bytes. The driver's `lz4_compress` calls python-lz4's
+//! `lz4.block.compress`, which runs the C library's streaming compressor on a fresh stream
+//! (`LZ4_resetStream` + `LZ4_compress_fast_continue`, acceleration 1): the fast parse with the 4096
+//! entry table of 32-bit positions at every input size. (`LZ4_compress_default`, the C block API,
+//! switches to a 16-bit table below 64 KiB + 11 bytes, so its blocks of small inputs differ.) The
+//! vendored lz4_flex (`vendor/lz4_flex/PATCH.md`) has the C library's parse, and
+//! `compress_into_with_table` with a large table is that streaming call.
+//!
 //! Decompression checks the declared length against a caller-chosen limit and against the most an
 //! LZ4 block of the given size can expand to (255 × its size) before allocating anything, writes into
 //! a buffer of exactly the declared size, and insists the block fills it exactly. When a block is bad,
 //! a second, allocation-free walk over its sequences finds the byte where it goes wrong; for bodies
 //! declaring more than 4 MiB that walk runs first, so garbage claiming a large size allocates nothing.
 
+use std::cell::RefCell;
 use std::fmt;
 
 /// Size of the big-endian uncompressed-length prefix of a compressed body.
@@ -230,6 +239,13 @@ pub fn compress_body_into(payload: &[u8], body: &mut Vec<u8>) -> Result<(), Lz4E
     Ok(())
 }
 
+thread_local! {
+    /// The compressor's hash table: the large one (32-bit positions) at every size, as in the
+    /// driver's streaming call (see the module docs); kept per thread so no call allocates one.
+    static COMPRESS_TABLE: RefCell<lz4_flex::block::CompressTable> =
+        RefCell::new(lz4_flex::block::CompressTable::large());
+}
+
 /// Compresses `payload` into a raw LZ4 block in `out` after its first `start` bytes (the rest of its
 /// content replaced, its allocation reused; the first `start` bytes are left for the caller).
 /// Fails only for a payload longer than `i32::MAX` bytes.
@@ -244,7 +260,10 @@ fn compress_after(payload: &[u8], out: &mut Vec<u8>, start: usize) -> Result<(),
     // Growing only to `capacity` (never shrinking first) zero-fills just the bytes not yet
     // initialised by an earlier call.
     out.resize(capacity, 0);
-    let written = lz4_flex::block::compress_into(payload, &mut out[start..]).map_err(|e| {
+    let written = COMPRESS_TABLE.with_borrow_mut(|table| {
+        lz4_flex::block::compress_into_with_table(payload, &mut out[start..], table)
+    });
+    let written = written.map_err(|e| {
         // Unreachable: the block buffer has lz4_flex's own worst-case size.
         Lz4Error::new(
             start,
@@ -561,6 +580,50 @@ mod tests {
         body
     }
 
+    /// The driver's body (the reference for compression): python-lz4's C calls, a fresh stream
+    /// (`LZ4_createStream` zeroes it, as `LZ4_resetStream` does) and `LZ4_compress_continue`
+    /// (`LZ4_compress_fast_continue` into a buffer of `LZ4_compressBound`, acceleration 1).
+    fn driver_body(payload: &[u8]) -> Vec<u8> {
+        use ::lz4::liblz4::{
+            LZ4_compressBound, LZ4_compress_continue, LZ4_createStream, LZ4_freeStream,
+        };
+        let len = i32::try_from(payload.len()).unwrap();
+        let mut body = (len as u32).to_be_bytes().to_vec();
+        // SAFETY: a fresh stream, a source of `len` bytes and a destination of the bound the C
+        // library guarantees for `len`; the stream is freed once.
+        unsafe {
+            let bound = LZ4_compressBound(len);
+            body.resize(LENGTH_PREFIX + bound as usize, 0);
+            let stream = LZ4_createStream();
+            assert!(!stream.is_null());
+            let written = LZ4_compress_continue(
+                stream,
+                payload.as_ptr().cast(),
+                body[LENGTH_PREFIX..].as_mut_ptr().cast(),
+                len,
+            );
+            LZ4_freeStream(stream);
+            body.truncate(LENGTH_PREFIX + usize::try_from(written).unwrap());
+        }
+        body
+    }
+
+    /// Both equalities with the C library: `compress_body` is the driver's body, and lz4_flex's
+    /// block `compress` is `LZ4_compress_default`'s block.
+    fn assert_compresses_like_c(payload: &[u8]) {
+        assert!(
+            compress_body(payload).unwrap() == driver_body(payload),
+            "length {}: not the driver's body",
+            payload.len()
+        );
+        assert!(
+            lz4_flex::block::compress(payload)
+                == ::lz4::block::compress(payload, None, false).unwrap(),
+            "length {}: not LZ4_compress_default's block",
+            payload.len()
+        );
+    }
+
     /// Decompresses with the C library (the reference), given the expected size.
     fn reference_decompress(body: &[u8], size: usize) -> Vec<u8> {
         ::lz4::block::decompress(&body[4..], Some(size as i32)).unwrap()
@@ -603,6 +666,44 @@ mod tests {
                 decompress_body(&reference_body(&payload), len).unwrap(),
                 payload
             );
+        }
+    }
+
+    #[test]
+    fn the_c_oracle_is_at_least_the_drivers_liblz4() {
+        // python-lz4 4.4.5 (the pinned driver's) bundles liblz4 1.9.4, the lz4 crate 1.10.0; their
+        // fast compressors differ only in form (fixtures/lz4ref holds python-lz4's own bodies).
+        let version = ::lz4::version();
+        println!("C liblz4 of the lz4 crate: {version}");
+        assert!(version >= 10904, "liblz4 {version}");
+    }
+
+    #[test]
+    fn bodies_are_the_c_librarys_around_every_size_switch() {
+        // Sizes 0-20 (13 is the shortest input with a match), and both sides of LZ4_64Klimit
+        // (64 KiB + 11), where LZ4_compress_default changes its hash table.
+        let limit = (64 << 10) + 11;
+        let sizes = (0..=20).chain(limit - 40..limit + 40).chain([1 << 20]);
+        for len in sizes {
+            let noise: Vec<u8> = (0..len as u64)
+                .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+                .collect();
+            let mixed: Vec<u8> = text_like(len)
+                .iter()
+                .zip(&noise)
+                .map(|(&t, &n)| if n < 24 { n } else { t })
+                .collect();
+            let payloads = [
+                text_like(len),
+                vec![0; len],
+                b"ab".repeat(len),
+                noise,
+                mixed,
+            ];
+            for mut payload in payloads {
+                payload.truncate(len);
+                assert_compresses_like_c(&payload);
+            }
         }
     }
 
@@ -787,6 +888,29 @@ mod tests {
             let body = compress_body(&payload).unwrap();
             prop_assert_eq!(reference_decompress(&body, len), payload.clone());
             prop_assert_eq!(decompress_body(&body, len).unwrap(), payload);
+        }
+
+        #[test]
+        fn random_payloads_compress_like_c(payload in proptest::collection::vec(any::<u8>(), 0..5000)) {
+            assert_compresses_like_c(&payload);
+        }
+
+        /// Repeats of short random periods with sparse byte flips, cut at any length: long matches,
+        /// immediate follow-on matches and matches that end at the input's last bytes.
+        #[test]
+        fn structured_payloads_compress_like_c(
+            period in proptest::collection::vec(0u8..6, 1..300),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..40),
+            len in 0usize..70_000,
+        ) {
+            let mut payload: Vec<u8> = period.iter().cycle().take(len).copied().collect();
+            for (at, byte) in flips {
+                if !payload.is_empty() {
+                    let i = at.index(payload.len());
+                    payload[i] = byte;
+                }
+            }
+            assert_compresses_like_c(&payload);
         }
 
         #[test]

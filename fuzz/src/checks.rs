@@ -477,7 +477,9 @@ const LZ4_MAX_SIZE: usize = 8 << 20;
 
 /// Decompresses the input as a CQL v4 LZ4 body. The C lz4 library must agree on every body whose
 /// declared length passes the checks, and an accepted payload must compress and decompress back.
+/// The input itself and every accepted payload must compress to the C library's bytes.
 pub fn lz4_body(data: &[u8]) {
+    compresses_like_c(data);
     let ours = lz4::decompress_body(data, LZ4_MAX_SIZE);
     if let Ok(declared) = lz4::declared_length(data, LZ4_MAX_SIZE) {
         let block = data.get(lz4::LENGTH_PREFIX..).unwrap_or_default();
@@ -502,10 +504,45 @@ pub fn lz4_body(data: &[u8]) {
     let Ok(payload) = ours else {
         return;
     };
+    compresses_like_c(&payload);
     let body = lz4::compress_body(&payload).expect("an accepted payload compresses");
     assert!(
         lz4::decompress_body(&body, LZ4_MAX_SIZE).as_ref() == Ok(&payload),
         "compress/decompress changes the payload"
+    );
+}
+
+/// `lz4::compress_body` makes the Python driver's body (python-lz4: liblz4's
+/// `LZ4_compress_fast_continue` on a fresh stream), and lz4_flex's block `compress` makes
+/// `LZ4_compress_default`'s block.
+fn compresses_like_c(payload: &[u8]) {
+    use ::lz4::liblz4::{LZ4_compress_continue, LZ4_createStream, LZ4_freeStream};
+    let body = lz4::compress_body(payload).expect("the fuzzer's inputs are small");
+    let len = i32::try_from(payload.len()).expect("the fuzzer's inputs are small");
+    let mut stream_block = vec![0u8; lz4_flex::block::get_maximum_output_size(payload.len())];
+    // SAFETY: a fresh stream, `len` bytes of source, a destination of at least LZ4_compressBound
+    // (`LZ4_compress_continue` assumes it); the stream is freed once.
+    let written = unsafe {
+        let stream = LZ4_createStream();
+        assert!(!stream.is_null());
+        let written = LZ4_compress_continue(
+            stream,
+            payload.as_ptr().cast(),
+            stream_block.as_mut_ptr().cast(),
+            len,
+        );
+        LZ4_freeStream(stream);
+        written
+    };
+    stream_block.truncate(usize::try_from(written).expect("C lz4 compresses"));
+    assert!(
+        body[lz4::LENGTH_PREFIX..] == stream_block[..],
+        "cqlwire's body is not the driver's (LZ4_compress_fast_continue)"
+    );
+    let default_block = ::lz4::block::compress(payload, None, false).expect("C lz4 compresses");
+    assert!(
+        lz4_flex::block::compress(payload) == default_block,
+        "lz4_flex's block is not LZ4_compress_default's"
     );
 }
 

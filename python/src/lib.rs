@@ -69,7 +69,7 @@ pub(crate) fn maybe_detach<T: Send>(
 /// LZ4 block — byte-identical to the Python driver's `cassandra.connection.lz4_compress`.
 ///
 /// >>> cqlwire.lz4_compress(b"hello hello hello hello").hex()
-/// '000000176768656c6c6f200600602068656c6c6f'
+/// '000000176868656c6c6f2006005068656c6c6f'
 #[pyfunction]
 fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
     if u32::try_from(body.len()).map_or(true, |n| n > i32::MAX as u32) {

@@ -8,7 +8,10 @@ from cassandra.connection import lz4_decompress as driver_decompress
 
 import cqlwire
 
-PAYLOADS = sorted(os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "lz4", "payloads")))
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
+PAYLOADS = sorted(os.listdir(os.path.join(FIXTURES, "lz4", "payloads")))
+# fixtures/lz4ref: payload sources whose prefixes exercise every branch of liblz4's compressor.
+SOURCES = sorted(os.listdir(os.path.join(FIXTURES, "lz4ref", "payloads")))
 
 
 def payload(name):
@@ -22,11 +25,23 @@ def test_bodies_interoperate_with_the_driver(name):
     data = payload(name)
     ours = cqlwire.lz4_compress(data)
     theirs = driver_compress(data)
-    assert ours[:4] == theirs[:4] == struct.pack(">I", len(data))
+    assert ours == theirs
+    assert ours[:4] == struct.pack(">I", len(data))
     assert driver_decompress(ours) == data
     assert cqlwire.lz4_decompress(theirs) == driver_decompress(theirs) == data
     assert cqlwire.lz4_decompress(bytearray(theirs)) == data
     assert cqlwire.lz4_compress(bytearray(data)) == ours
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_bodies_are_the_drivers_bytes(name):
+    with open(os.path.join(FIXTURES, "lz4ref", "payloads", name), "rb") as f:
+        source = f.read()
+    limit = 64 * 1024 + 11  # liblz4's LZ4_64Klimit
+    sizes = list(range(21)) + list(range(limit - 3, limit + 4)) + [1024, 8192, 65536, len(source)]
+    for size in sizes:
+        data = source[:size]
+        assert cqlwire.lz4_compress(data) == driver_compress(data), "%s[:%d]" % (name, size)
 
 
 def test_declared_lengths_are_capped_before_allocating():

@@ -19,7 +19,7 @@ use cqlwire::protocol::recompress::Recompress;
                   its header is read.",
     after_help = "Examples:\n  \
         $ printf 'hello hello hello hello' | xxd -p | cqlwire compress --hex\n  \
-        000000176768656c6c6f200600602068656c6c6f\n  \
+        000000176868656c6c6f2006005068656c6c6f\n  \
         $ cqlwire compress fixtures/lz4/payloads/text-8192.bin -o body.lz4\n  \
         $ cqlwire compress --frames fixtures/lz4/frames/requests.plain.bin -o requests-lz4.bin"
 )]

@@ -17,6 +17,7 @@ mod hostile;
 mod input_readers;
 mod inspect_cli;
 mod limits;
+mod lz4_reference;
 mod malformed;
 mod messages;
 mod protocol_stream;
