@@ -424,6 +424,17 @@ impl<W: Write> Printer<W> {
                 m.offset as usize,
             ),
         };
+        // A v4 body that was LZ4/Snappy-compressed on the wire is explained as decompressed: its
+        // offsets count from the start of the decompressed body, which has no place in the stream.
+        let decompressed = m.in_segment.is_none() && h.is_compressed();
+        let place = if decompressed {
+            format!(
+                "{place}; body decompressed to {} bytes, offsets below count from its start",
+                m.body.len()
+            )
+        } else {
+            place
+        };
         writeln!(
             self.out,
             "  {start:04}  {hex}  header: v{} {} flags {:?} stream {} {} length {} ({place})",
@@ -435,7 +446,7 @@ impl<W: Write> Printer<W> {
             h.length
         )?;
         if let Some(explained) = &m.explained {
-            let base = start + 9;
+            let base = if decompressed { 0 } else { start + 9 };
             explained.write(&mut self.out, &m.body, base, 1)?;
             if let Err(e) = &explained.result {
                 writeln!(self.out, "  error: {e}")?;

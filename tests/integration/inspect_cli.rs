@@ -338,6 +338,31 @@ fn explain_shows_the_header_and_every_item_with_offsets() {
         assert!(!text.contains("error:"), "{capture}");
         // The vectors session.py bound, as CQL literals.
         assert!(text.contains("vector<float, 4>"), "{capture}");
+        // A compressed v4 body is explained as decompressed, its offsets counted from its start
+        // (they have no place in the stream); every other body's offsets follow its header's.
+        let mut lines = text.lines().peekable();
+        while let Some(line) = lines.next() {
+            let Some(at) = line.find("  header: v") else {
+                continue;
+            };
+            let header_offset: usize = line[..at]
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            // The body's first line (a message without a decodable body has none).
+            let next = lines.peek().and_then(|l| l.split_whitespace().next());
+            let Some(first_item) = next.and_then(|word| word.parse::<usize>().ok()) else {
+                continue;
+            };
+            if line.contains("\"compression\"") {
+                assert!(line.contains("body decompressed to"), "{capture}: {line}");
+                assert_eq!(first_item, 0, "{capture}: {line}");
+            } else if !line.contains("v5 segment") {
+                assert_eq!(first_item, header_offset + 9, "{capture}: {line}");
+            }
+        }
     }
 }
 
