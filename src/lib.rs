@@ -16,6 +16,7 @@
 //! - [`capture`]: packet captures read down to reassembled TCP streams;
 //! - [`inspect`]: captured CQL conversations decoded message by message.
 
+#![warn(missing_docs)]
 pub mod capture;
 pub mod convert;
 pub mod cursor;
