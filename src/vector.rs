@@ -753,11 +753,30 @@ impl VectorEncoder {
 
 /// The error for an element type that cannot be made from numbers.
 fn unsupported_element(ty: &CqlType) -> VectorError {
+    let names: Vec<&str> = NUMBER_ELEMENTS.iter().map(|t| t.cql_name()).collect();
     VectorError::Unsupported(format!(
-        "cannot convert numeric embeddings to {ty}: the element type must be one of float, double, \
-         int, bigint, timestamp, boolean, smallint, tinyint, varint, decimal, date, time, text, ascii"
+        "cannot convert numeric embeddings to {ty}: the element type must be one of {}",
+        names.join(", ")
     ))
 }
+
+/// The element types a vector of numbers can be converted to (what [`VectorEncoder::new`] accepts).
+pub const NUMBER_ELEMENTS: [NativeType; 14] = [
+    NativeType::Float,
+    NativeType::Double,
+    NativeType::Int,
+    NativeType::BigInt,
+    NativeType::Timestamp,
+    NativeType::Boolean,
+    NativeType::SmallInt,
+    NativeType::TinyInt,
+    NativeType::Varint,
+    NativeType::Decimal,
+    NativeType::Date,
+    NativeType::Time,
+    NativeType::Text,
+    NativeType::Ascii,
+];
 
 /// The default target element type for an input element type (PRODUCT §3): f16/f32 → float,
 /// f64 → double, i64 → bigint, every other integer → int.

@@ -1003,24 +1003,6 @@ pub fn inspect(data: &[u8]) {
     assert_eq!(run(false), run(true), "explain changed what was decoded");
 }
 
-/// The element types a numeric embedding converts to (the `vector_kernel` target's choice).
-const KERNEL_ELEMENTS: [NativeType; 14] = [
-    NativeType::Boolean,
-    NativeType::Float,
-    NativeType::Double,
-    NativeType::Int,
-    NativeType::BigInt,
-    NativeType::Timestamp,
-    NativeType::TinyInt,
-    NativeType::SmallInt,
-    NativeType::Date,
-    NativeType::Time,
-    NativeType::Varint,
-    NativeType::Decimal,
-    NativeType::Text,
-    NativeType::Ascii,
-];
-
 /// One input element as the kernels read it, widened without loss (a half float widens exactly).
 #[derive(Debug, Clone, Copy)]
 enum KernelInput {
@@ -1097,7 +1079,8 @@ pub fn vector_kernel(data: &[u8]) {
     let [control, dimension, rest @ ..] = data else {
         return;
     };
-    let native = KERNEL_ELEMENTS[usize::from(control >> 3) % KERNEL_ELEMENTS.len()];
+    let targets = cqlwire::vector::NUMBER_ELEMENTS;
+    let native = targets[usize::from(control >> 3) % targets.len()];
     let dimension = 1 + usize::from(*dimension) % 40;
     fn elements<const N: usize, T>(bytes: &[u8], read: fn([u8; N]) -> T) -> Vec<T> {
         bytes
