@@ -14,14 +14,18 @@
 //! one constant byte, so each element is that byte then the value's big-endian bytes.
 //!
 //! The genuinely variable elements (varint, decimal, text, ascii) are formatted straight into the
-//! output: an unsigned vint length then the value's bytes, with one reused formatting buffer and
-//! no allocation per element for values that fit in an i64.
+//! output: an unsigned vint length then the value's bytes, no allocation per element for values
+//! that fit in an i64; the common elements by the loops of the `variable` module, with fixed-size
+//! stores into room kept ahead of the output, the rest by [`write_variable`]. Parallel tasks write
+//! into buffers kept for the next batch.
 
 use crate::input::{Batch, ElementType, Elements};
 use crate::types::{CqlType, NativeType};
 use half::f16;
 use rayon::prelude::*;
 use std::fmt;
+
+mod variable;
 
 /// Elements converted per check-then-convert block (fits in L1 with its output).
 const BLOCK_ELEMENTS: usize = 4096;
@@ -425,6 +429,38 @@ pub struct VectorEncoder {
     dimension: usize,
     /// How elements are written.
     target: Target,
+    /// Output buffers of the parallel variable-size tasks, kept for the next batch.
+    parts: Parts,
+}
+
+/// Output buffers (bytes, row ends) of finished parallel tasks, reused by the next batch's tasks so
+/// that their memory is not allocated, faulted in and returned to the system for every batch. A
+/// clone starts with none.
+#[derive(Debug, Default)]
+struct Parts(std::sync::Mutex<Vec<(Vec<u8>, Vec<usize>)>>);
+
+impl Clone for Parts {
+    fn clone(&self) -> Self {
+        Parts::default()
+    }
+}
+
+impl Parts {
+    /// A kept pair of buffers, emptied, or new ones.
+    fn take(&self) -> (Vec<u8>, Vec<usize>) {
+        let kept = self.0.lock().ok().and_then(|mut parts| parts.pop());
+        let (mut bytes, mut ends) = kept.unwrap_or_default();
+        bytes.clear();
+        ends.clear();
+        (bytes, ends)
+    }
+
+    /// Keeps `parts` for [`Parts::take`].
+    fn keep(&self, parts: Vec<(Vec<u8>, Vec<usize>)>) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.extend(parts);
+        }
+    }
 }
 
 impl VectorEncoder {
@@ -462,6 +498,7 @@ impl VectorEncoder {
             element: element.as_ref().clone(),
             dimension: *dimension,
             target,
+            parts: Parts::default(),
         })
     }
 
@@ -678,8 +715,7 @@ impl VectorEncoder {
             .map(|task| {
                 let start_row = task * task_rows;
                 let part = rows.slice(start_row * dimension, (start_row + task_rows) * dimension);
-                let mut bytes = Vec::new();
-                let mut ends = Vec::new();
+                let (mut bytes, mut ends) = self.parts.take();
                 self.encode_variable(
                     part,
                     first_row.saturating_add(start_row as u64),
@@ -691,11 +727,13 @@ impl VectorEncoder {
             })
             .collect::<Result<_, VectorError>>()?;
         let mut all_ends = Vec::with_capacity(row_count);
-        for (bytes, ends) in parts {
+        out.reserve(parts.iter().map(|(bytes, _)| bytes.len()).sum());
+        for (bytes, ends) in &parts {
             let base = out.len();
             all_ends.extend(ends.iter().map(|end| end + base));
-            out.extend_from_slice(&bytes);
+            out.extend_from_slice(bytes);
         }
+        self.parts.keep(parts);
         Ok(all_ends)
     }
 
@@ -708,20 +746,13 @@ impl VectorEncoder {
         out: &mut Vec<u8>,
         ends: &mut Vec<usize>,
     ) -> Result<(), VectorError> {
-        // One formatting buffer for every element: no allocation per element.
-        let mut text = Vec::new();
-        let dimension = self.dimension.max(1);
-        for row_start in (0..rows.len()).step_by(dimension) {
-            for index in row_start..row_start.saturating_add(dimension) {
-                let Some(number) = rows.number(index) else {
-                    return Ok(());
-                };
-                write_variable(number, native, &mut text, out)
-                    .map_err(|problem| self.error_at(first_row, index, number, problem))?;
-            }
-            ends.push(out.len());
-        }
-        Ok(())
+        variable::encode_rows(rows, self.dimension, native, out, ends).map_err(|index| {
+            let number = rows.number(index).unwrap_or(Number::Int(0));
+            let problem = write_variable(number, native, &mut Vec::new(), &mut Vec::new())
+                .err()
+                .unwrap_or_default();
+            self.error_at(first_row, index, number, problem)
+        })
     }
 
     /// The error for element `index` of `rows`, which failed a fixed-size cast.
@@ -1659,6 +1690,118 @@ mod tests {
                     let single = encode(&format!("vector<{name}, 1>"), Rows::from(&kept), 0);
                     assert_eq!(single.unwrap(), expected, "{name} rows of one");
                 }
+            }
+        }
+    }
+
+    /// Random floats of every class: any bits (subnormals, NaN payloads, infinities, huge and tiny
+    /// magnitudes), values around the edges of the variable kernels' positional fast path, small
+    /// integers, and plain embedding-like values.
+    fn float_bits(random: &mut Random, count: usize) -> (Vec<f32>, Vec<f64>) {
+        let mut floats = Vec::with_capacity(count);
+        let mut doubles = Vec::with_capacity(count);
+        let edges = [1e-3, 1e6, 1e-4, 1e-5, 1e7, 1e15, 1e16, 0.0];
+        for i in 0..count {
+            let bits = random.next();
+            let edge: f64 = edges[i % edges.len()];
+            let step = (bits % 9) as i64 - 4;
+            let (single, double) = match i % 6 {
+                0 => (f32::from_bits(bits as u32), f64::from_bits(bits)),
+                // Subnormal.
+                1 => (
+                    f32::from_bits(bits as u32 & 0x807f_ffff),
+                    f64::from_bits(bits & 0x800f_ffff_ffff_ffff),
+                ),
+                // A few ulps from an edge, either sign.
+                2 => (
+                    f32::from_bits(((edge as f32).to_bits() as i64 + step) as u32),
+                    f64::from_bits((edge.to_bits() as i64 + step) as u64),
+                ),
+                3 => ((bits % 2001) as f32 - 1000.0, (bits % 2001) as f64 - 1000.0),
+                _ => {
+                    // Uniform in ±[0, 4) with a random scale of 10^-4..10^8.
+                    let unit = (bits >> 11) as f64 / (1u64 << 53) as f64 * 8.0 - 4.0;
+                    let scaled = unit * 10f64.powi((bits % 13) as i32 - 4);
+                    (scaled as f32, scaled)
+                }
+            };
+            floats.push(if bits & 1 << 62 != 0 { -single } else { single });
+            doubles.push(if bits & 1 << 62 != 0 { -double } else { double });
+        }
+        (floats, doubles)
+    }
+
+    #[test]
+    fn variable_kernels_match_the_general_path_on_random_bits() {
+        let mut random = Random(11);
+        let (floats, doubles) = float_bits(&mut random, 60_000);
+        let halves: Vec<f16> = floats.iter().map(|&x| f16::from_f32(x)).collect();
+        let longs: Vec<i64> = (0..20_000)
+            .map(|i| match i % 4 {
+                0 => random.next() as i64,
+                1 => (random.next() as i64) >> (random.next() % 64),
+                2 => [i64::MIN, i64::MAX, 0, -1, 127, 128, -128, -129][i / 4 % 8],
+                _ => (random.next() % 2_000_001) as i64 - 1_000_000,
+            })
+            .collect();
+        let ints: Vec<i32> = longs.iter().map(|&x| x as i32).collect();
+        let inputs = [
+            Rows::F16(&halves),
+            Rows::F32(&floats),
+            Rows::F64(&doubles),
+            Rows::I32(&ints),
+            Rows::I64(&longs),
+        ];
+        let natives = [
+            NativeType::Text,
+            NativeType::Ascii,
+            NativeType::Varint,
+            NativeType::Decimal,
+        ];
+        for native in natives {
+            for rows in inputs {
+                // Element by element through the general path; the elements that convert are kept.
+                let mut general = Vec::new();
+                let mut ends = Vec::new();
+                let mut valid = Vec::new();
+                let mut first_failure = None;
+                for index in 0..rows.len() {
+                    let number = rows.number(index).unwrap();
+                    let mut one = Vec::new();
+                    if write_variable(number, native, &mut Vec::new(), &mut one).is_ok() {
+                        general.extend_from_slice(&one);
+                        ends.push(general.len());
+                        valid.push(index);
+                    } else {
+                        first_failure.get_or_insert(index);
+                    }
+                }
+                // All of them as one row: fails at the same element.
+                let mut out = vec![7];
+                let failed =
+                    variable::encode_rows(rows, rows.len(), native, &mut out, &mut Vec::new());
+                assert_eq!(failed.err(), first_failure, "{native:?} {rows:?}");
+                // The valid ones as rows of one and as one row (the output grows several times).
+                let kept = keep(rows, &valid);
+                let mut fast = vec![7];
+                let mut fast_ends = Vec::new();
+                variable::encode_rows(Rows::from(&kept), 1, native, &mut fast, &mut fast_ends)
+                    .unwrap();
+                assert_eq!(fast[1..], general[..], "{native:?}");
+                let shifted: Vec<usize> = ends.iter().map(|end| end + 1).collect();
+                assert_eq!(fast_ends, shifted, "{native:?}");
+                let mut whole = Vec::new();
+                let mut whole_ends = Vec::new();
+                let count = valid.len().max(1);
+                variable::encode_rows(
+                    Rows::from(&kept),
+                    count,
+                    native,
+                    &mut whole,
+                    &mut whole_ends,
+                )
+                .unwrap();
+                assert_eq!(whole, general, "{native:?}");
             }
         }
     }
