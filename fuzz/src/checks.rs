@@ -1016,6 +1016,18 @@ fn same_float(x: f64, y: f64) -> bool {
     x == y || (x.is_nan() && y.is_nan())
 }
 
+/// Whether `text`, which reads back as the float that Rust's `{}` prints as `display` (shortest
+/// positional digits, a tie between two shortest going up), is also shortest and positional: the
+/// same text, or as long and ending in the even digit of a tie.
+fn shortest_positional(text: &str, display: &str) -> bool {
+    text == display
+        || (text.len() == display.len()
+            && text
+                .bytes()
+                .all(|c| c.is_ascii_digit() || c == b'.' || c == b'-')
+            && text.ends_with(['0', '2', '4', '6', '8']))
+}
+
 /// Whether a decoded vector element holds the number that was converted: integers exactly, a float
 /// as the cast rounds it, text and decimal parsing back to the same number, varint the same digits.
 fn kernel_element_matches(input: KernelInput, decoded: &Value) -> bool {
@@ -1056,10 +1068,15 @@ fn kernel_element_matches(input: KernelInput, decoded: &Value) -> bool {
         }
         Value::Text(text) => match input {
             Int(i) => text.parse::<i64>() == Ok(i),
-            Single(x) => text
-                .parse::<f32>()
-                .is_ok_and(|y| same_float(f64::from(y), f64::from(x))),
-            Double(x) => text.parse::<f64>().is_ok_and(|y| same_float(y, x)),
+            Single(x) => {
+                text.parse::<f32>()
+                    .is_ok_and(|y| same_float(f64::from(y), f64::from(x)))
+                    && shortest_positional(text, &x.to_string())
+            }
+            Double(x) => {
+                text.parse::<f64>().is_ok_and(|y| same_float(y, x))
+                    && shortest_positional(text, &x.to_string())
+            }
         },
         _ => false,
     }
@@ -1071,8 +1088,8 @@ fn kernel_element_matches(input: KernelInput, decoded: &Value) -> bool {
 /// partial row is dropped). The rows encoded together equal each element encoded alone, in order;
 /// when they fail, the error names the first element that fails alone, with its message; an accepted
 /// row decodes as the vector type to elements equal to the input numbers (integers exactly, floats
-/// as the cast rounds them, text and decimal parsing back to the same number) and re-encodes to the
-/// same bytes.
+/// as the cast rounds them, text and decimal parsing back to the same number, text as the shortest
+/// positional digits) and re-encodes to the same bytes.
 pub fn vector_kernel(data: &[u8]) {
     use cqlwire::vector::{Rows, VectorEncoder, VectorError};
     use half::f16;
