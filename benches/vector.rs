@@ -124,26 +124,36 @@ fn vint_prefixed(c: &mut Criterion) {
 }
 
 /// vector<T, 768> ×1000 for the variable-size types, next to float, from the same float32 input
-/// (integral values for varint); throughput is output bytes.
+/// (integral values for varint); then text and decimal from float64, and varint, decimal and text
+/// from int64 (`T from double`, `T from bigint`); throughput is output bytes.
 fn variable_size(c: &mut Criterion) {
     let dimension = 768;
     let floats = elements("float", ROWS * dimension);
     let integral = elements("integral", ROWS * dimension);
+    let doubles = elements("double", ROWS * dimension);
+    let longs = elements("bigint", ROWS * dimension);
     let mut group = c.benchmark_group("variable vector<T,768> x1000");
     let mut out = Vec::new();
-    for element in ["float", "text", "ascii", "varint", "decimal"] {
+    let cases = [
+        ("float", "float", &floats),
+        ("text", "text", &floats),
+        ("ascii", "ascii", &floats),
+        ("varint", "varint", &integral),
+        ("decimal", "decimal", &floats),
+        ("text from double", "text", &doubles),
+        ("decimal from double", "decimal", &doubles),
+        ("varint from bigint", "varint", &longs),
+        ("decimal from bigint", "decimal", &longs),
+        ("text from bigint", "text", &longs),
+    ];
+    for (name, element, input) in cases {
         let encoder = encoder(&format!("vector<{element}, {dimension}>"));
-        let input = if element == "varint" {
-            &integral
-        } else {
-            &floats
-        };
         out.clear();
         encoder
             .encode_rows(Rows::from(input), 0, &mut out)
             .expect("benchmark input converts");
         group.throughput(Throughput::Bytes(out.len() as u64));
-        group.bench_function(element, |b| {
+        group.bench_function(name, |b| {
             b.iter(|| {
                 out.clear();
                 encoder.encode_rows(Rows::from(black_box(input)), 0, &mut out)

@@ -2,7 +2,7 @@
 //! and target, each element written in place into the output with fixed-size stores.
 //!
 //! The common elements — integers, and floats whose shortest digits are positional (magnitudes from
-//! 0.001 to 10^6, and zero) — are formatted here: the digits of a float by zmij (the same digits as
+//! 10^-4 to 10^7 for f32, to 10^15 for f64, and zero) — are formatted here: the digits of a float by zmij (the same digits as
 //! [`super::push_number`]), of an integer by itoa; a varint's shortest two's-complement bytes, and a
 //! decimal's scale and unscaled value, from those digits without parsing into a big number. Every
 //! other element (tiny and huge magnitudes, non-finite values, errors) goes through the general
@@ -20,13 +20,29 @@ const ROOM: usize = 64;
 /// Bytes of zeroed room added at a time when the output runs out of it.
 const GROW: usize = 64 << 10;
 
-/// Floats of at least this magnitude (or zero) and below [`POSITIONAL_END`] have shortest digits
-/// that zmij writes positionally (without an exponent) in every version: its positional range is
-/// at least 10^-4 to 10^7 for f32 and 10^-4 to 10^16 for f64.
-const POSITIONAL_START: f64 = 1e-3;
+/// A float type zmij formats, with the magnitudes whose shortest digits it writes positionally.
+trait Float: zmij::Float + Into<f64> {
+    /// Magnitudes from 10^-4 (or zero) to below this have shortest digits that zmij writes without
+    /// an exponent in every version (its positional range is at least 10^-4 to 10^7 for f32 and
+    /// 10^-4 to 10^16 for f64; a float of at least 10^-4 has shortest digits of at least 10^-4);
+    /// their text is at most 24 characters, with at most 17 significant digits.
+    const POSITIONAL_END: f64;
 
-/// See [`POSITIONAL_START`].
-const POSITIONAL_END: f64 = 1e6;
+    /// Whether zmij writes the finite or non-finite `self` without an exponent.
+    #[inline(always)]
+    fn positional(self) -> bool {
+        let a = self.into().abs();
+        a < Self::POSITIONAL_END && (a >= 1e-4 || a == 0.0)
+    }
+}
+
+impl Float for f32 {
+    const POSITIONAL_END: f64 = 1e7;
+}
+
+impl Float for f64 {
+    const POSITIONAL_END: f64 = 1e15;
+}
 
 /// An input element type: how an element widens to a [`Number`].
 trait Source: Copy {
@@ -144,8 +160,8 @@ impl<'a> Sink<'a> {
     /// Writes the text element of the float `x` (`number`) when it is positional, else through
     /// the general path.
     #[inline(always)]
-    fn float_text<F: zmij::Float + Into<f64>>(&mut self, x: F, number: Number) -> Result<(), ()> {
-        if !positional(x.into()) {
+    fn float_text<F: Float>(&mut self, x: F, number: Number) -> Result<(), ()> {
+        if !x.positional() {
             return self.general(number, NativeType::Text);
         }
         let mut buffer = zmij::Buffer::new();
@@ -206,12 +222,8 @@ impl<'a> Sink<'a> {
     /// Writes the decimal element of the float `x` (`number`): its shortest digits as the
     /// unscaled value, their count after the point as the scale (none for an integer).
     #[inline(always)]
-    fn float_decimal<F: zmij::Float + Into<f64>>(
-        &mut self,
-        x: F,
-        number: Number,
-    ) -> Result<(), ()> {
-        if !positional(x.into()) {
+    fn float_decimal<F: Float>(&mut self, x: F, number: Number) -> Result<(), ()> {
+        if !x.positional() {
             return self.general(number, NativeType::Decimal);
         }
         let mut buffer = zmij::Buffer::new();
@@ -220,7 +232,7 @@ impl<'a> Sink<'a> {
             Some((b'-', rest)) => (true, rest),
             _ => (false, text),
         };
-        // At most 17 significant digits (after at most 2 zeros): no overflow.
+        // At most 17 significant digits (after at most 3 zeros): no overflow.
         let mut unscaled = 0u64;
         let mut scale = 0;
         let mut fraction = false;
@@ -241,13 +253,6 @@ impl<'a> Sink<'a> {
     fn finish(self) {
         self.out.truncate(self.len);
     }
-}
-
-/// Whether zmij writes the finite or non-finite `x` without an exponent (see [`POSITIONAL_START`]).
-#[inline(always)]
-fn positional(x: f64) -> bool {
-    let a = x.abs();
-    a < POSITIONAL_END && (a >= POSITIONAL_START || a == 0.0)
 }
 
 /// zmij's positional text without the `.0` it writes after an integer.
