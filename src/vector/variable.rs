@@ -8,7 +8,7 @@
 //! other element (tiny and huge magnitudes, non-finite values, errors) goes through the general
 //! [`super::write_variable`], so both paths give the same bytes and messages.
 
-use super::{write_variable, Number, Rows, TWO_POW_63};
+use super::{varint_bytes, write_variable, Number, Rows, TWO_POW_63};
 use crate::types::NativeType;
 use half::f16;
 
@@ -17,8 +17,13 @@ use half::f16;
 /// characters) plus the slack of its fixed-size stores.
 const ROOM: usize = 64;
 
-/// Bytes of zeroed room added at a time when the output runs out of it.
+/// Most zeroed room added at first when the output runs out of it (after that, as much as was
+/// written so far: the room is zeroed about once, and a short call zeroes little more than it
+/// writes).
 const GROW: usize = 64 << 10;
+
+/// Bytes of room added at first per element still to write (a typical element is shorter).
+const ELEMENT_ROOM: usize = 16;
 
 /// A float type zmij formats, with the magnitudes whose shortest digits it writes positionally.
 trait Float: zmij::Float + Into<f64> {
@@ -91,13 +96,23 @@ struct Sink<'a> {
     out: &'a mut Vec<u8>,
     /// Bytes written.
     len: usize,
+    /// Where this sink started writing.
+    start: usize,
+    /// Room added when the output runs out of it, at least.
+    step: usize,
 }
 
 impl<'a> Sink<'a> {
-    /// Appends to `out`.
-    fn new(out: &'a mut Vec<u8>) -> Self {
+    /// Appends about `elements` elements to `out`.
+    fn new(out: &'a mut Vec<u8>, elements: usize) -> Self {
         let len = out.len();
-        Sink { out, len }
+        let step = elements.saturating_mul(ELEMENT_ROOM).clamp(ROOM, GROW);
+        Sink {
+            out,
+            len,
+            start: len,
+            step,
+        }
     }
 
     /// The next [`ROOM`] bytes of the output, to write an element into (always there).
@@ -109,12 +124,12 @@ impl<'a> Sink<'a> {
         self.out.get_mut(self.len..)?.first_chunk_mut::<ROOM>()
     }
 
-    /// Makes the output at least `size` bytes long, adding zeroed room (doubling it, by at least
-    /// [`GROW`] bytes).
+    /// Makes the output at least `size` bytes long, adding zeroed room: [`Sink::step`] bytes, or
+    /// as many as this sink has written if that is more.
     #[cold]
     fn grow(&mut self, size: usize) {
-        let doubled = self.out.len().max(GROW).saturating_mul(2);
-        self.out.resize(size.max(doubled), 0);
+        let step = self.step.max(self.len - self.start);
+        self.out.resize(size.max(self.len + step), 0);
     }
 
     /// Writes `number` through [`write_variable`] (the general path).
@@ -264,13 +279,7 @@ fn trim(text: &[u8]) -> &[u8] {
 /// Bytes in the shortest two's-complement form of `value` (1 to 8).
 #[inline(always)]
 fn varint_len(value: i64) -> usize {
-    let sign_bits = if value < 0 {
-        value.leading_ones()
-    } else {
-        value.leading_zeros()
-    };
-    // One sign bit is kept: 64 - sign_bits + 1 bits, rounded up to whole bytes.
-    (72 - sign_bits as usize) / 8
+    8 - varint_bytes(value).1
 }
 
 /// `value`'s last `n` big-endian bytes moved to the top of a u64 (to be stored big-endian).
@@ -327,7 +336,7 @@ fn encode<S: Source, const KIND: u8>(
     out: &mut Vec<u8>,
     ends: &mut Vec<usize>,
 ) -> Result<(), usize> {
-    let mut sink = Sink::new(out);
+    let mut sink = Sink::new(out, src.len());
     let mut result = Ok(());
     'rows: for (row, elements) in src.chunks_exact(dimension.max(1)).enumerate() {
         for (column, &element) in elements.iter().enumerate() {
