@@ -65,7 +65,44 @@ pub fn slice_copy(src: *const u8, dst: *mut u8, num_bytes: usize) {
     // Longer copies (whole incompressible blocks are one literal run) move 64 bytes a step: a
     // quarter of the loop iterations of 16-byte steps, and unlike memcpy no `rep movsb`, which is
     // slow on some CPUs for the misaligned source and destination a literal run typically has.
+    // With AVX2 (detected at run time, so the crate needs no target flags) a step is two 32-byte
+    // moves instead of four 16-byte ones: twice the bytes per store.
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present; `num_bytes` > 64 and the caller guarantees that
+            // `num_bytes` bytes can be read from `src` and written to `dst`.
+            unsafe { copy_long_avx2(src, dst, num_bytes) };
+            return;
+        }
+    }
     wild_copy_from_src::<64>(src, dst, num_bytes)
+}
+
+/// Copies `num_bytes` (at least 64) non-overlapping bytes in 64-byte steps of two 32-byte AVX2
+/// moves; the last step ends exactly at the end (overlapping the one before), so nothing outside
+/// `src[..num_bytes]` is read nor outside `dst[..num_bytes]` written.
+///
+/// # Safety
+/// The CPU must support AVX2, `num_bytes >= 64`, and the ranges must be valid and not overlap.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn copy_long_avx2(src: *const u8, dst: *mut u8, num_bytes: usize) {
+    use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
+    debug_assert!(num_bytes >= 64);
+    let mut at = 0;
+    loop {
+        // The last step starts at `num_bytes - 64`, overlapping the one before.
+        let step = at.min(num_bytes - 64);
+        let a = _mm256_loadu_si256(src.add(step) as *const __m256i);
+        let b = _mm256_loadu_si256(src.add(step + 32) as *const __m256i);
+        _mm256_storeu_si256(dst.add(step) as *mut __m256i, a);
+        _mm256_storeu_si256(dst.add(step + 32) as *mut __m256i, b);
+        at += 64;
+        if at >= num_bytes {
+            break;
+        }
+    }
 }
 
 // Inline never because otherwise we get a call to memcpy -.-

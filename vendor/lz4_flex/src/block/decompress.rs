@@ -20,33 +20,45 @@ unsafe fn duplicate(
     // We cannot simply use memcpy or `extend_from_slice`, because these do not allow
     // self-referential copies: http://ticki.github.io/img/lz4_runs_encoding_diagram.svg
 
-    // Considering that `wild_copy_match_16` can copy up to `16 - 1` extra bytes.
-    // Defer to `duplicate_overlapping` in case of an overlapping match
-    // OR the if the wild copy would copy beyond the end of the output.
-    if (output_ptr.offset_from(start) as usize) < match_length + 16 - 1
-        || (output_end.offset_from(*output_ptr) as usize) < match_length + 16 - 1
-    {
-        duplicate_overlapping(output_ptr, start, match_length);
-    } else {
+    // `wild_copy_from_src::<N>` copies in steps of N bytes, each step reading N bytes that precede
+    // the ones it writes when the offset is at least N (bytes that are final, some of them written
+    // by the step before): so it is right for overlapping matches too. It can copy up to `N - 1`
+    // extra bytes. Defer to `duplicate_overlapping` for offsets below 8 or when the wild copy
+    // would copy beyond the end of the output.
+    let offset = output_ptr.offset_from(start) as usize;
+    let room = output_end.offset_from(*output_ptr) as usize;
+    if offset >= 16 && room >= match_length + 16 - 1 {
         debug_assert!(
             output_ptr.add(match_length / 16 * 16 + ((match_length % 16) != 0) as usize * 16)
                 <= output_end
         );
-        wild_copy_from_src_16(start, *output_ptr, match_length);
+        wild_copy_from_src::<16>(start, *output_ptr, match_length);
         *output_ptr = output_ptr.add(match_length);
+    } else if offset >= 8 && room >= match_length + 8 - 1 {
+        wild_copy_from_src::<8>(start, *output_ptr, match_length);
+        *output_ptr = output_ptr.add(match_length);
+    } else {
+        duplicate_overlapping(output_ptr, start, match_length);
     }
 }
 
+/// Copies `num_items` bytes from `source` to `dst_ptr` in steps of `SIZE` bytes, in order, so the
+/// last step may write up to `SIZE - 1` bytes past `dst_ptr + num_items`. Each step's source must
+/// not overlap its destination: with `source` at least `SIZE` bytes before `dst_ptr`, it doesn't.
 #[inline]
-fn wild_copy_from_src_16(mut source: *const u8, mut dst_ptr: *mut u8, num_items: usize) {
+fn wild_copy_from_src<const SIZE: usize>(
+    mut source: *const u8,
+    mut dst_ptr: *mut u8,
+    num_items: usize,
+) {
     // Note: if the compiler auto-vectorizes this it'll hurt performance!
     // It's not the case for 16 bytes stepsize, but for 8 bytes.
     unsafe {
         let dst_ptr_end = dst_ptr.add(num_items);
         loop {
-            core::ptr::copy_nonoverlapping(source, dst_ptr, 16);
-            source = source.add(16);
-            dst_ptr = dst_ptr.add(16);
+            core::ptr::copy_nonoverlapping(source, dst_ptr, SIZE);
+            source = source.add(SIZE);
+            dst_ptr = dst_ptr.add(SIZE);
             if dst_ptr >= dst_ptr_end {
                 break;
             }
@@ -176,27 +188,6 @@ fn read_match_offset(input_ptr: &mut *const u8) -> Result<u16, DecompressError> 
     }
 }
 
-const FIT_TOKEN_MASK_LITERAL: u8 = 0b00001111;
-const FIT_TOKEN_MASK_MATCH: u8 = 0b11110000;
-
-#[test]
-fn check_token() {
-    assert!(!does_token_fit(15));
-    assert!(does_token_fit(14));
-    assert!(does_token_fit(114));
-    assert!(!does_token_fit(0b11110000));
-    assert!(does_token_fit(0b10110000));
-}
-
-/// The token consists of two parts, the literal length (upper 4 bits) and match_length (lower 4
-/// bits) if the literal length and match_length are both below 15, we don't need to read additional
-/// data, so the token does fit the metadata in a single u8.
-#[inline]
-fn does_token_fit(token: u8) -> bool {
-    !((token & FIT_TOKEN_MASK_LITERAL) == FIT_TOKEN_MASK_LITERAL
-        || (token & FIT_TOKEN_MASK_MATCH) == FIT_TOKEN_MASK_MATCH)
-}
-
 /// Decompress all bytes of `input` into `output`.
 ///
 /// Returns the number of bytes written (decompressed) into `output`.
@@ -253,149 +244,157 @@ pub(crate) fn decompress_internal<const USE_DICT: bool, S: Sink>(
         input_ptr = unsafe { input_ptr.add(1) };
 
         // Checking for hot-loop.
-        // In most cases the metadata does fit in a single 1byte token (statistically) and we are in
-        // a safe-distance to the end. This enables some optimized handling.
+        // In most cases the literal length fits in the token (statistically) and we are in a
+        // safe distance to the end of both buffers. This enables some optimized handling.
         //
         // Ideally we want to check for safe output pos like: output.pos() <= safe_output_pos; But
         // that doesn't work when the safe_output_ptr is == output_ptr due to insufficient
         // capacity. So we use `<` instead of `<=`, which covers that case.
-        if does_token_fit(token)
+        let mut literal_length = (token >> 4) as usize;
+        let hot = literal_length != 15
             && (input_ptr as usize) <= input_ptr_safe as usize
-            && output_ptr < safe_output_ptr
-        {
-            let literal_length = (token >> 4) as usize;
-            let mut match_length = MINMATCH + (token & 0xF) as usize;
-
-            // output_ptr <= safe_output_ptr should guarantee we have enough space in output
-            debug_assert!(
-                unsafe { output_ptr.add(literal_length + match_length) } <= output_end,
-                "{literal_length} + {match_length} {} wont fit ",
-                literal_length + match_length
-            );
+            && output_ptr < safe_output_ptr;
+        let (offset, mut match_length, output_len) = if hot {
+            // output_ptr < safe_output_ptr should guarantee we have enough space in output
+            debug_assert!(unsafe { output_ptr.add(16 + 18) } <= output_end);
 
             // Copy the literal
-            // The literal is at max 16 bytes, and the is_safe_distance check assures
+            // The literal is at max 14 bytes, and the is_safe_distance check assures
             // that we are far away enough from the end so we can safely copy 16 bytes
             unsafe {
                 core::ptr::copy_nonoverlapping(input_ptr, output_ptr, 16);
                 input_ptr = input_ptr.add(literal_length);
                 output_ptr = output_ptr.add(literal_length);
             }
-
             // input_ptr <= input_ptr_safe should guarantee we have enough space in input
-            debug_assert!(input_ptr_end as usize - input_ptr as usize >= 2);
+            debug_assert!(input_ptr_end as usize - input_ptr as usize >= 2 + 1);
             let offset = read_match_offset(&mut input_ptr)? as usize;
+            // Obtain the initial match length. The match length is the length of the duplicate segment
+            // which will later be copied from data previously decompressed into the output buffer. The
+            // initial length is derived from the second part of the token (the lower nibble), we read
+            // earlier. Since having a match length of less than 4 would mean negative compression
+            // ratio, we start at 4 (MINMATCH).
 
+            // The initial match length can maximally be 19 (MINMATCH + 15). As with the literal length,
+            // this indicates that there are more bytes to read.
+            let mut match_length = MINMATCH + (token & 0xF) as usize;
+            // We now copy from the already decompressed buffer. This allows us for storing duplicates
+            // by simply referencing the other location.
             let output_len = unsafe { output_ptr.offset_from(output_base) as usize };
-            if offset > output_len + ext_dict.len() {
-                return Err(DecompressError::OffsetOutOfBounds);
-            }
 
-            // Check if part of the match is in the external dict
-            if USE_DICT && offset > output_len {
-                let copied = unsafe {
-                    copy_from_dict(output_base, &mut output_ptr, ext_dict, offset, match_length)
-                };
-                if copied == match_length {
-                    continue;
+            if match_length != MINMATCH + 15 {
+                // A short match (at most 18 bytes) in the hot loop: the output has room for 18 bytes.
+                debug_assert!(unsafe { output_ptr.add(18) } <= output_end);
+                if offset > output_len + ext_dict.len() {
+                    return Err(DecompressError::OffsetOutOfBounds);
                 }
-                // match crosses ext_dict and output
-                match_length -= copied;
+
+                // Check if part of the match is in the external dict
+                if USE_DICT && offset > output_len {
+                    let copied = unsafe {
+                        copy_from_dict(output_base, &mut output_ptr, ext_dict, offset, match_length)
+                    };
+                    if copied == match_length {
+                        continue;
+                    }
+                    // match crosses ext_dict and output
+                    match_length -= copied;
+                }
+
+                // Calculate the start of this duplicate segment. At this point offset was already
+                // checked to be in bounds and the external dictionary copy, if any, was
+                // already copied and subtracted from match_length.
+                let start_ptr = unsafe { output_ptr.sub(offset) };
+                debug_assert!(start_ptr >= output_base);
+                debug_assert!(start_ptr < output_end);
+                debug_assert!(
+                    unsafe { output_end.offset_from(start_ptr) as usize } >= match_length
+                );
+
+                if offset >= match_length {
+                    // The source ends before the destination starts, so all 18 bytes can be read
+                    // before any is written. _copy_, not copy_non_overlapping, as the 18 bytes
+                    // may overlap; compiles to the same assembly on x86_64.
+                    unsafe {
+                        core::ptr::copy(start_ptr, output_ptr, 18);
+                        output_ptr = output_ptr.add(match_length);
+                    }
+                } else if offset >= 8 {
+                    // An overlapping match: copy 18 bytes as 8 + 8 + 2, in this order. With an
+                    // offset of at least 8, each copy reads only bytes before the ones it writes,
+                    // which are final (some written by the copy before).
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(start_ptr, output_ptr, 8);
+                        core::ptr::copy_nonoverlapping(start_ptr.add(8), output_ptr.add(8), 8);
+                        core::ptr::copy_nonoverlapping(start_ptr.add(16), output_ptr.add(16), 2);
+                        output_ptr = output_ptr.add(match_length);
+                    }
+                } else {
+                    unsafe {
+                        duplicate_overlapping(&mut output_ptr, start_ptr, match_length);
+                    }
+                }
+
+                continue;
             }
+            (offset, match_length, output_len)
+        } else {
+            // Now, we read the literals section.
+            // Literal Section
+            // If the initial value is 15, it is indicated that another byte will be read and added
+            // to it
+            if literal_length != 0 {
+                if literal_length == 15 {
+                    // The literal_length length took the maximal value, indicating that there is
+                    // more than 15 literal_length bytes. We read the extra integer.
+                    literal_length += read_integer_ptr(&mut input_ptr, input_ptr_end)? as usize;
+                }
 
-            // Calculate the start of this duplicate segment. At this point offset was already
-            // checked to be in bounds and the external dictionary copy, if any, was
-            // already copied and subtracted from match_length.
-            let start_ptr = unsafe { output_ptr.sub(offset) };
-            debug_assert!(start_ptr >= output_base);
-            debug_assert!(start_ptr < output_end);
-            debug_assert!(unsafe { output_end.offset_from(start_ptr) as usize } >= match_length);
-
-            // In this branch we know that match_length is at most 18 (14 + MINMATCH).
-            // But the blocks can overlap, so make sure they are at least 18 bytes apart
-            // to enable an optimized copy of 18 bytes.
-            if offset >= match_length {
+                // could be skipped with unchecked-decode
+                {
+                    // Check if literal is out of bounds for the input, and if there is enough
+                    // space on the output
+                    if literal_length > input_ptr_end as usize - input_ptr as usize {
+                        return Err(DecompressError::LiteralOutOfBounds);
+                    }
+                    if literal_length > unsafe { output_end.offset_from(output_ptr) as usize } {
+                        return Err(DecompressError::OutputTooSmall {
+                            expected: unsafe { output_ptr.offset_from(output_base) as usize }
+                                + literal_length,
+                            actual: output.capacity(),
+                        });
+                    }
+                }
                 unsafe {
-                    // _copy_, not copy_non_overlapping, as it may overlap.
-                    // Compiles to the same assembly on x68_64.
-                    core::ptr::copy(start_ptr, output_ptr, 18);
-                    output_ptr = output_ptr.add(match_length);
-                }
-            } else {
-                unsafe {
-                    duplicate_overlapping(&mut output_ptr, start_ptr, match_length);
+                    fastcpy_unsafe::slice_copy(input_ptr, output_ptr, literal_length);
+                    output_ptr = output_ptr.add(literal_length);
+                    input_ptr = input_ptr.add(literal_length);
                 }
             }
 
-            continue;
-        }
-
-        // Now, we read the literals section.
-        // Literal Section
-        // If the initial value is 15, it is indicated that another byte will be read and added to
-        // it
-        let mut literal_length = (token >> 4) as usize;
-        if literal_length != 0 {
-            if literal_length == 15 {
-                // The literal_length length took the maximal value, indicating that there is more
-                // than 15 literal_length bytes. We read the extra integer.
-                literal_length += read_integer_ptr(&mut input_ptr, input_ptr_end)? as usize;
+            // If the input stream is emptied, we break out of the loop. This is only the case
+            // in the end of the stream, since the block is intact otherwise.
+            if input_ptr >= input_ptr_end {
+                break;
             }
 
+            // Read duplicate section
             // could be skipped with unchecked-decode
             {
-                // Check if literal is out of bounds for the input, and if there is enough space on
-                // the output
-                if literal_length > input_ptr_end as usize - input_ptr as usize {
-                    return Err(DecompressError::LiteralOutOfBounds);
-                }
-                if literal_length > unsafe { output_end.offset_from(output_ptr) as usize } {
-                    return Err(DecompressError::OutputTooSmall {
-                        expected: unsafe { output_ptr.offset_from(output_base) as usize }
-                            + literal_length,
-                        actual: output.capacity(),
-                    });
+                if (input_ptr_end as usize) - (input_ptr as usize) < 2 {
+                    return Err(DecompressError::ExpectedAnotherByte);
                 }
             }
-            unsafe {
-                fastcpy_unsafe::slice_copy(input_ptr, output_ptr, literal_length);
-                output_ptr = output_ptr.add(literal_length);
-                input_ptr = input_ptr.add(literal_length);
-            }
-        }
-
-        // If the input stream is emptied, we break out of the loop. This is only the case
-        // in the end of the stream, since the block is intact otherwise.
-        if input_ptr >= input_ptr_end {
-            break;
-        }
-
-        // Read duplicate section
-        // could be skipped with unchecked-decode
-        {
-            if (input_ptr_end as usize) - (input_ptr as usize) < 2 {
-                return Err(DecompressError::ExpectedAnotherByte);
-            }
-        }
-        let offset = read_match_offset(&mut input_ptr)? as usize;
-        // Obtain the initial match length. The match length is the length of the duplicate segment
-        // which will later be copied from data previously decompressed into the output buffer. The
-        // initial length is derived from the second part of the token (the lower nibble), we read
-        // earlier. Since having a match length of less than 4 would mean negative compression
-        // ratio, we start at 4 (MINMATCH).
-
-        // The initial match length can maximally be 19 (MINMATCH + 15). As with the literal length,
-        // this indicates that there are more bytes to read.
-        let mut match_length = MINMATCH + (token & 0xF) as usize;
+            let offset = read_match_offset(&mut input_ptr)? as usize;
+            let match_length = MINMATCH + (token & 0xF) as usize;
+            let output_len = unsafe { output_ptr.offset_from(output_base) as usize };
+            (offset, match_length, output_len)
+        };
         if match_length == MINMATCH + 15 {
             // The match length took the maximal value, indicating that there is more bytes. We
             // read the extra integer.
             match_length += read_integer_ptr(&mut input_ptr, input_ptr_end)? as usize;
         }
-
-        // We now copy from the already decompressed buffer. This allows us for storing duplicates
-        // by simply referencing the other location.
-        let output_len = unsafe { output_ptr.offset_from(output_base) as usize };
 
         // could be skipped with unchecked-decode
         {
@@ -541,6 +540,80 @@ pub fn decompress_size_prepended_with_dict(
 #[cfg(test)]
 mod test {
     use super::*;
+
+    /// A block of `lead` literals, one match of `len` bytes at `offset`, and `tail` literals.
+    fn block_with_match(lead: usize, offset: usize, len: usize, tail: usize) -> Vec<u8> {
+        fn length_bytes(block: &mut Vec<u8>, mut rest: usize) {
+            while rest >= 255 {
+                block.push(255);
+                rest -= 255;
+            }
+            block.push(rest as u8);
+        }
+        let literal = |i: usize| (i as u8).wrapping_mul(101).wrapping_add(7);
+        let mut block = vec![((lead.min(15) as u8) << 4) | (len - MINMATCH).min(15) as u8];
+        if lead >= 15 {
+            length_bytes(&mut block, lead - 15);
+        }
+        block.extend((0..lead).map(literal));
+        block.extend_from_slice(&(offset as u16).to_le_bytes());
+        if len - MINMATCH >= 15 {
+            length_bytes(&mut block, len - MINMATCH - 15);
+        }
+        block.push((tail.min(15) as u8) << 4);
+        if tail >= 15 {
+            length_bytes(&mut block, tail - 15);
+        }
+        block.extend((0..tail).map(|i| literal(i + 1000)));
+        block
+    }
+
+    /// What `block_with_match` decodes to, one byte at a time.
+    fn naive_decode(lead: usize, offset: usize, len: usize, tail: usize) -> Vec<u8> {
+        let literal = |i: usize| (i as u8).wrapping_mul(101).wrapping_add(7);
+        let mut out: Vec<u8> = (0..lead).map(literal).collect();
+        for _ in 0..len {
+            out.push(out[out.len() - offset]);
+        }
+        out.extend((0..tail).map(|i| literal(i + 1000)));
+        out
+    }
+
+    #[test]
+    fn matches_at_every_short_offset_and_length() {
+        // Short and long matches at offsets 1-40, overlapping their output or not, in the hot loop
+        // (far from both ends: 18-byte, 8-byte-step and 16-byte-step copies) and at the end of the
+        // output (exact copies), into an exact and a larger output buffer.
+        for offset in 1..=40 {
+            for len in MINMATCH..=70 {
+                for lead in [offset, offset + 20] {
+                    for tail in [0, 5, 40] {
+                        let block = block_with_match(lead, offset, len, tail);
+                        let expected = naive_decode(lead, offset, len, tail);
+                        for extra in [0, 64] {
+                            let mut out = vec![0u8; expected.len() + extra];
+                            let written = decompress_into(&block, &mut out).unwrap();
+                            assert_eq!(
+                                &out[..written],
+                                &expected[..],
+                                "offset {offset} length {len} lead {lead} tail {tail}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_literal_runs() {
+        // Literal runs of every length up to 300 (the copy switches to 64-byte steps above 64).
+        for lead in 0..300 {
+            let block = block_with_match(lead.max(1), 1, MINMATCH, lead);
+            let expected = naive_decode(lead.max(1), 1, MINMATCH, lead);
+            assert_eq!(decompress(&block, expected.len()).unwrap(), expected);
+        }
+    }
 
     #[test]
     fn all_literal() {

@@ -119,6 +119,8 @@ pub struct HashTable4K {
     dict: Box<[u32; HASHTABLE_SIZE_4K]>,
     #[cfg(not(feature = "alloc"))]
     dict: [u32; HASHTABLE_SIZE_4K],
+    /// Every value stored so far is below this (see [`HashTable4K::rebased_for`]).
+    next_base: u32,
 }
 impl HashTable4K {
     /// Creates a new zeroed hash table.
@@ -129,7 +131,7 @@ impl HashTable4K {
             .into_boxed_slice()
             .try_into()
             .unwrap();
-        Self { dict }
+        Self { dict, next_base: 0 }
     }
 
     /// Creates a new zeroed hash table.
@@ -138,6 +140,39 @@ impl HashTable4K {
     pub const fn new() -> Self {
         Self {
             dict: [0; HASHTABLE_SIZE_4K],
+            next_base: 0,
+        }
+    }
+
+    /// Clears the table for compressing an independent input of `input_len` bytes with it.
+    #[inline]
+    pub fn clear_for(&mut self, input_len: usize) {
+        self.clear();
+        self.next_base = u32::try_from(input_len).map_or(u32::MAX, |len| len.saturating_add(1));
+    }
+
+    /// A view of the table that reads as zeroed (every slot: position 0), for compressing an
+    /// independent input of `input_len` bytes (which stores positions `0..=input_len`), without
+    /// clearing the 16 KiB: the view stores `base + position` and reads `stored - base`, 0 for
+    /// anything stored before, with `base` above every value stored so far. Only when the 32-bit
+    /// values would run out is the table cleared (once every 4 GiB of input).
+    #[inline]
+    pub fn rebased_for(&mut self, input_len: usize) -> Rebased4K<'_> {
+        let len = u32::try_from(input_len).unwrap_or(u32::MAX);
+        let base = match self
+            .next_base
+            .checked_add(len)
+            .and_then(|n| n.checked_add(1))
+        {
+            Some(next_base) => core::mem::replace(&mut self.next_base, next_base),
+            None => {
+                self.clear_for(input_len);
+                0
+            }
+        };
+        Rebased4K {
+            dict: &mut self.dict,
+            base,
         }
     }
 
@@ -162,6 +197,30 @@ impl HashTable for HashTable4K {
     #[inline]
     fn clear(&mut self) {
         self.dict.fill(0);
+    }
+}
+
+/// A [`HashTable4K`] that reads as zeroed without having been cleared; see
+/// [`HashTable4K::rebased_for`].
+#[derive(Debug)]
+pub struct Rebased4K<'a> {
+    dict: &'a mut [u32; HASHTABLE_SIZE_4K],
+    /// Added to positions when stored; stored values below it read as position 0.
+    base: u32,
+}
+impl HashTable for Rebased4K<'_> {
+    #[inline]
+    fn get_at(&self, hash: usize) -> usize {
+        self.dict[hash >> HASHTABLE_BIT_SHIFT_4K].saturating_sub(self.base) as usize
+    }
+    #[inline]
+    fn put_at(&mut self, hash: usize, val: usize) {
+        self.dict[hash >> HASHTABLE_BIT_SHIFT_4K] = (val as u32).wrapping_add(self.base);
+    }
+    #[inline]
+    fn clear(&mut self) {
+        self.dict.fill(0);
+        self.base = 0;
     }
 }
 
@@ -207,5 +266,36 @@ impl HashTable for HashTable8K {
     #[inline]
     fn clear(&mut self) {
         self.dict.fill(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rebased_view_reads_as_zeroed() {
+        let mut table = HashTable4K::new();
+        for round in 0..3 {
+            let mut view = table.rebased_for(100);
+            for hash in (0..1 << 16).step_by(16) {
+                assert_eq!(view.get_at(hash), 0, "round {round}");
+            }
+            for hash in (0..1 << 16).step_by(32) {
+                view.put_at(hash, 100);
+            }
+            assert_eq!(view.get_at(32), 100);
+            assert_eq!(view.get_at(16), 0);
+        }
+        // When the 32-bit values would run out, the table is cleared and counts from 0 again.
+        table.next_base = u32::MAX - 50;
+        let mut view = table.rebased_for(100);
+        assert_eq!(view.base, 0);
+        for hash in (0..1 << 16).step_by(16) {
+            assert_eq!(view.get_at(hash), 0);
+        }
+        view.put_at(0, 100);
+        assert_eq!(table.next_base, 101);
+        assert_eq!(table.dict[0], 100);
     }
 }
