@@ -1,12 +1,15 @@
 """Type stubs of the native module (the functions' docstrings have examples)."""
 
-from typing import Any, Literal, Sequence, Union
+from typing import Any, Literal, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing
 
 DEFAULT_MAX_SIZE: int
 """The default ``max_size`` of :func:`lz4_decompress`: 256 MiB."""
+_object_layout: Tuple[bool, bool, bool]
+"""Which of (list, tuple, float) ``VectorCodec`` reads through CPython's object layout, proven at
+import (python/README.md, "Speed")."""
 
 BytesLike = Union[bytes, bytearray]
 Json = Any

@@ -2,7 +2,7 @@
 //! Arrow arrays and sequences to the bytes of CQL `vector<T, N>` values, through the library's
 //! kernel ([`VectorEncoder`]), and fixed-size vector bytes back to NumPy arrays.
 
-use crate::{arrow, maybe_detach, type_error, value_error, values};
+use crate::{arrow, layout, maybe_detach, type_error, value_error, values};
 use cqlwire::convert::{self, ConvertError, ConvertOptions};
 use cqlwire::input::{self, ElementType, InputError};
 use cqlwire::output::{NullPolicy, OutputFormat};
@@ -686,6 +686,9 @@ impl VectorCodec {
             }
             return self.serialize_one(py, source.rows());
         }
+        if let Some(numbers) = self.exact_floats(value) {
+            return self.serialize_one(py, numbers.rows());
+        }
         if integral {
             let numbers = match items(value, ffi::PyLong_AsLongLong, &raw mut ffi::PyLong_Type) {
                 Some(numbers) => numbers?,
@@ -793,7 +796,44 @@ fn be<const N: usize, T>(chunk: &[u8], convert: impl Fn([u8; N]) -> T) -> T {
     convert(bytes)
 }
 
+/// Numbers read from a list or tuple of exact floats, in the element type they are serialized from.
+enum Floats {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Floats {
+    fn rows(&self) -> Rows<'_> {
+        match self {
+            Floats::F32(numbers) => Rows::F32(numbers),
+            Floats::F64(numbers) => Rows::F64(numbers),
+        }
+    }
+}
+
 impl VectorCodec {
+    /// A list or tuple of exact floats (what a driver is usually given) for a float or double
+    /// vector, read in place ([`layout::exact_floats`]); `None` for anything else.
+    fn exact_floats(&self, value: &Bound<'_, PyAny>) -> Option<Floats> {
+        match self.reading {
+            Some(Reading::F64) => layout::exact_floats(value).map(Floats::F64),
+            Some(Reading::F32) => {
+                let doubles = layout::exact_floats(value)?;
+                // Rounded to nearest as struct.pack('>f') does; a finite double that overflows to
+                // infinity is left to the path that reports it. The passes have no early exit, so
+                // they vectorize; the exact test runs only when there is an infinity at all.
+                let singles: Vec<f32> = doubles.iter().map(|&x| x as f32).collect();
+                let overflow = singles.iter().fold(false, |seen, y| seen | y.is_infinite())
+                    && doubles
+                        .iter()
+                        .zip(&singles)
+                        .any(|(x, y)| y.is_infinite() && x.is_finite());
+                (!overflow).then_some(Floats::F32(singles))
+            }
+            _ => None,
+        }
+    }
+
     /// The bytes of the one value in `elements`.
     fn serialize_one<'py>(
         &self,
