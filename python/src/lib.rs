@@ -118,6 +118,7 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vectors::serialize_vectors, m)?)?;
     m.add_function(wrap_pyfunction!(vectors::deserialize_vectors, m)?)?;
     m.add_class::<vectors::VectorCodec>()?;
+    m.add_class::<vectors::DriverSerializer>()?;
     m.add("DEFAULT_MAX_SIZE", cqlwire::lz4::DEFAULT_MAX_SIZE)?;
     // Which of (list, tuple, float) VectorCodec reads in place (python/README.md, "Speed").
     m.add("_object_layout", layout::probe(m.py())?)?;

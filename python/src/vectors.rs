@@ -9,6 +9,7 @@ use cqlwire::output::{NullPolicy, OutputFormat};
 use cqlwire::types::{CqlType, NativeType};
 use cqlwire::vector::{self, Rows, VectorEncoder, VectorError};
 use numpy::{PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
@@ -733,6 +734,44 @@ impl VectorCodec {
                 "{} is not read back by VectorCodec",
                 self.ty
             ))),
+        }
+    }
+}
+
+/// The driver's `VectorType.serialize` for one parameterized vector class (see `cqlwire.driver`):
+/// the class's codec, and the driver's own code for what the codec refuses (a `TypeError`,
+/// `ValueError` or `OverflowError`), which then gives the driver's bytes or its error. Its bound
+/// `serialize` method is set on the class, so a call runs no Python code in between.
+#[pyclass(frozen, module = "cqlwire")]
+pub(crate) struct DriverSerializer {
+    codec: Py<VectorCodec>,
+    /// The driver's `serialize` bound to the class: `fallback(value, protocol_version)`.
+    fallback: Py<PyAny>,
+}
+
+#[pymethods]
+impl DriverSerializer {
+    #[new]
+    fn new(codec: Py<VectorCodec>, fallback: Py<PyAny>) -> Self {
+        DriverSerializer { codec, fallback }
+    }
+
+    /// The bytes of `value` from the codec, else from the driver's own code.
+    fn serialize<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+        protocol_version: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.codec.get().serialize(py, value) {
+            Err(error)
+                if error.is_instance_of::<PyTypeError>(py)
+                    || error.is_instance_of::<PyValueError>(py)
+                    || error.is_instance_of::<PyOverflowError>(py) =>
+            {
+                self.fallback.bind(py).call1((value, protocol_version))
+            }
+            result => result,
         }
     }
 }

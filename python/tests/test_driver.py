@@ -53,6 +53,26 @@ def run(function, *args):
         return ("error", type(error).__name__, str(error))
 
 
+def installed_results(cls, make):
+    """`cls.serialize(make(), 4)` twice after install(): the first call finds the class's codec and
+    sets its native serialize, the second goes through that."""
+    cqlwire.driver.install()
+    try:
+        return [run(cls.serialize, make(), 4) for _ in range(2)]
+    finally:
+        cqlwire.driver.uninstall()
+
+
+def test_uninstall_takes_the_native_serialize_off_the_classes():
+    cls = vector_class("float", 4)
+    driver_function = cls.serialize.__func__
+    cqlwire.driver.install()
+    assert cls.serialize([1.0] * 4, 4) == cls.serialize((1.0,) * 4, 4)
+    assert isinstance(cls.__dict__["serialize"].__self__, cqlwire._cqlwire.DriverSerializer)
+    cqlwire.driver.uninstall()
+    assert "serialize" not in cls.__dict__ and cls.serialize.__func__ is driver_function
+
+
 @pytest.mark.parametrize("element,dimension,data", vector_cases())
 def test_corpus_round_trips_like_the_driver(element, dimension, data):
     cls = vector_class(element, dimension)
@@ -123,13 +143,8 @@ def test_refused_values_keep_the_drivers_result(make, element):
     """Lists and tuples (the fast path), other numbers and odd elements: the bytes or the error of
     the driver's own code."""
     cls = vector_class(element, 3)
-    plain, value = run(cls.serialize, make(), 4), make()
-    cqlwire.driver.install()
-    try:
-        ours = run(cls.serialize, value, 4)
-    finally:
-        cqlwire.driver.uninstall()
-    assert ours == plain
+    plain = run(cls.serialize, make(), 4)
+    assert installed_results(cls, make) == [plain, plain]
 
 
 @pytest.mark.parametrize("element", ["float", "int", "double", "bigint"])
@@ -222,12 +237,7 @@ def long_values():
 def test_long_lists_keep_the_drivers_bytes_and_errors(element, name, value):
     cls = vector_class(element, 768)
     plain = run(cls.serialize, value, 4)
-    cqlwire.driver.install()
-    try:
-        ours = run(cls.serialize, value, 4)
-    finally:
-        cqlwire.driver.uninstall()
-    assert ours == plain
+    assert installed_results(cls, lambda: value) == [plain, plain]
 
 
 def test_the_c_api_path_gives_the_same_bytes(tmp_path):
