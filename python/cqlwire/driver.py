@@ -9,7 +9,9 @@ LZ4 segments) and for ``VectorType`` values of fixed-size numbers (float, double
 Byte-identical: a value cqlwire cannot serialize exactly as the driver would (another element
 type, a value out of range, a wrong length, an integer given as a float) goes to the driver's own
 code, which produces its bytes or its error. NumPy arrays (1-D, of the vector's dimension) are read
-in place, without a per-element Python loop.
+in place, without a per-element Python loop, and lists and tuples of floats through CPython's object
+layout where the module proved it at import (python/README.md, "Speed"). Each parameterized vector
+class gets a native ``serialize`` on its first value, so later values run no Python code of ours.
 """
 
 from __future__ import annotations
