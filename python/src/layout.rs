@@ -12,7 +12,12 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyList, PyTuple};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The reused buffer of [`with_exact_floats`] is kept up to this many numbers (one long list
+/// does not pin its size for the thread's life).
+const KEEP_DOUBLES: usize = 1 << 16;
 
 /// `PyListObject`: the variable-size header, then the address of the item pointers.
 #[repr(C)]
@@ -37,28 +42,48 @@ static FLOAT: AtomicBool = AtomicBool::new(false);
 /// newer CPythons keep a cached hash before the items); 0 while unproven.
 static TUPLE_ITEMS: AtomicUsize = AtomicUsize::new(0);
 
-/// The numbers of an exact list or tuple of exact floats, read in place; `None` when the layouts
-/// are unproven, for any other container, or when an item is not an exact float (a subclass, an
-/// int, a NumPy scalar...): then read it through the C API.
-pub(crate) fn exact_floats(value: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
+thread_local! {
+    /// Each thread's buffer for [`with_exact_floats`], reused so that a call does not allocate.
+    static DOUBLES: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `work` on the numbers of an exact list or tuple of exact floats, read in place; `None`
+/// when the layouts are unproven, for any other container, or when an item is not an exact float
+/// (a subclass, an int, a NumPy scalar...): then read it through the C API.
+pub(crate) fn with_exact_floats<R>(
+    value: &Bound<'_, PyAny>,
+    work: impl FnOnce(&[f64]) -> R,
+) -> Option<R> {
     if !FLOAT.load(Ordering::Relaxed) {
         return None;
     }
-    // SAFETY: `value` is alive and the GIL held; no Python code runs in this function (nothing is
-    // called on the items), so the container's storage stays as `items` found it. Each item is a
-    // live object it holds, read as a float only if its type is exactly float.
-    unsafe {
-        let items = items(value)?;
-        let mut numbers = Vec::with_capacity(items.len());
-        for (slot, &item) in numbers.spare_capacity_mut().iter_mut().zip(items) {
-            if ffi::Py_TYPE(item) != &raw mut ffi::PyFloat_Type {
-                return None;
+    DOUBLES.with(|cell| {
+        // A nested call (`work` does not make one today) gets a buffer of its own.
+        let mut fresh = Vec::new();
+        let mut kept = cell.try_borrow_mut();
+        let numbers = kept.as_deref_mut().unwrap_or(&mut fresh);
+        numbers.clear();
+        // SAFETY: `value` is alive and the GIL held; no Python code runs until the loop ends
+        // (nothing is called on the items), so the container's storage stays as `items` found
+        // it. Each item is a live object it holds, read as a float only if its type is exactly
+        // float; the buffer's length is set to the items written.
+        unsafe {
+            let items = items(value)?;
+            numbers.reserve(items.len());
+            for (slot, &item) in numbers.spare_capacity_mut().iter_mut().zip(items) {
+                if ffi::Py_TYPE(item) != &raw mut ffi::PyFloat_Type {
+                    return None;
+                }
+                slot.write((*item.cast::<FloatLayout>()).value);
             }
-            slot.write((*item.cast::<FloatLayout>()).value);
+            numbers.set_len(items.len());
         }
-        numbers.set_len(items.len());
-        Some(numbers)
-    }
+        let result = work(numbers);
+        if numbers.capacity() > KEEP_DOUBLES {
+            *numbers = Vec::new();
+        }
+        Some(result)
+    })
 }
 
 /// The item pointers of an exact list or tuple, borrowed, when its layout is proven; `None` for

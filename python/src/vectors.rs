@@ -673,6 +673,9 @@ impl VectorCodec {
             self.reading,
             Some(Reading::I32 | Reading::I64 | Reading::I8 | Reading::I16)
         );
+        if let Some(bytes) = self.serialize_exact_floats(py, value) {
+            return bytes;
+        }
         if let Ok(array) = value.cast::<PyUntypedArray>() {
             let source = Borrowed::new(array, 1)?;
             let floating = matches!(
@@ -686,9 +689,6 @@ impl VectorCodec {
                 )));
             }
             return self.serialize_one(py, source.rows());
-        }
-        if let Some(numbers) = self.exact_floats(value) {
-            return self.serialize_one(py, numbers.rows());
         }
         if integral {
             let numbers = match items(value, ffi::PyLong_AsLongLong, &raw mut ffi::PyLong_Type) {
@@ -835,40 +835,31 @@ fn be<const N: usize, T>(chunk: &[u8], convert: impl Fn([u8; N]) -> T) -> T {
     convert(bytes)
 }
 
-/// Numbers read from a list or tuple of exact floats, in the element type they are serialized from.
-enum Floats {
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-}
-
-impl Floats {
-    fn rows(&self) -> Rows<'_> {
-        match self {
-            Floats::F32(numbers) => Rows::F32(numbers),
-            Floats::F64(numbers) => Rows::F64(numbers),
-        }
-    }
-}
-
 impl VectorCodec {
-    /// A list or tuple of exact floats (what a driver is usually given) for a float or double
-    /// vector, read in place ([`layout::exact_floats`]); `None` for anything else.
-    fn exact_floats(&self, value: &Bound<'_, PyAny>) -> Option<Floats> {
+    /// The bytes of a list or tuple of exact floats (what a driver is usually given) for a float or
+    /// double vector, read in place ([`layout::with_exact_floats`]); `None` for anything else.
+    fn serialize_exact_floats<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
         match self.reading {
-            Some(Reading::F64) => layout::exact_floats(value).map(Floats::F64),
-            Some(Reading::F32) => {
-                let doubles = layout::exact_floats(value)?;
-                // Rounded to nearest as struct.pack('>f') does; a finite double that overflows to
-                // infinity is left to the path that reports it. The passes have no early exit, so
-                // they vectorize; the exact test runs only when there is an infinity at all.
+            Some(Reading::F64) => layout::with_exact_floats(value, |doubles| {
+                self.serialize_one(py, Rows::F64(doubles))
+            }),
+            Some(Reading::F32) => layout::with_exact_floats(value, |doubles| {
+                // Rounded to nearest as struct.pack('>f') does; a finite double that overflows
+                // to infinity is left to the path that reports it. The passes have no early
+                // exit, so they vectorize; the exact test runs only when there is an infinity.
                 let singles: Vec<f32> = doubles.iter().map(|&x| x as f32).collect();
                 let overflow = singles.iter().fold(false, |seen, y| seen | y.is_infinite())
                     && doubles
                         .iter()
                         .zip(&singles)
                         .any(|(x, y)| y.is_infinite() && x.is_finite());
-                (!overflow).then_some(Floats::F32(singles))
-            }
+                (!overflow).then(|| self.serialize_one(py, Rows::F32(&singles)))
+            })
+            .flatten(),
             _ => None,
         }
     }
