@@ -1,12 +1,15 @@
 """Type stubs of the native module (the functions' docstrings have examples)."""
 
-from typing import Any, Literal, Sequence, Union
+from typing import Any, Literal, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing
 
 DEFAULT_MAX_SIZE: int
 """The default ``max_size`` of :func:`lz4_decompress`: 256 MiB."""
+_object_layout: Tuple[bool, bool, bool]
+"""Which of (list, tuple, float) ``VectorCodec`` reads through CPython's object layout, proven at
+import (python/README.md, "Speed")."""
 
 BytesLike = Union[bytes, bytearray]
 Json = Any
@@ -54,3 +57,10 @@ class VectorCodec:
     def dimension(self) -> int: ...
     def serialize(self, value: numpy.typing.ArrayLike) -> bytes: ...
     def deserialize(self, data: bytes) -> list: ...
+
+class DriverSerializer:
+    """The driver's ``VectorType.serialize`` of one parameterized class (set by ``cqlwire.driver``):
+    ``codec``, else ``fallback(value, protocol_version)`` for what the codec refuses."""
+
+    def __init__(self, codec: VectorCodec, fallback: Any) -> None: ...
+    def serialize(self, value: Any, protocol_version: int) -> bytes: ...

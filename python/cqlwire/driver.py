@@ -9,14 +9,17 @@ LZ4 segments) and for ``VectorType`` values of fixed-size numbers (float, double
 Byte-identical: a value cqlwire cannot serialize exactly as the driver would (another element
 type, a value out of range, a wrong length, an integer given as a float) goes to the driver's own
 code, which produces its bytes or its error. NumPy arrays (1-D, of the vector's dimension) are read
-in place, without a per-element Python loop.
+in place, without a per-element Python loop, and lists and tuples of floats through CPython's object
+layout where the module proved it at import (python/README.md, "Speed"). Each parameterized vector
+class gets a native ``serialize`` on its first value, so later values run no Python code of ours.
 """
 
 from __future__ import annotations
 
+from types import MethodType
 from typing import Any, Callable, Dict, Optional
 
-from ._cqlwire import VectorCodec, lz4_compress, lz4_decompress
+from ._cqlwire import DriverSerializer, VectorCodec, lz4_compress, lz4_decompress
 
 __all__ = ["install", "uninstall", "installed"]
 
@@ -30,6 +33,8 @@ _ELEMENTS = {
 
 _saved: Optional[Dict[str, Any]] = None
 _codecs: Dict[type, Optional[VectorCodec]] = {}
+# The native serialize set on each parameterized class that has a codec, to take off at uninstall.
+_hooks: Dict[type, Callable] = {}
 _MISSING = object()
 
 
@@ -44,6 +49,12 @@ def _codec(cls: type) -> Optional[VectorCodec]:
     codec = None
     if element is not None and subtype is getattr(_cqltypes(), subtype.__name__, None):
         codec = VectorCodec("vector<%s, %d>" % (element, cls.vector_size))
+        if _saved is not None and "serialize" not in cls.__dict__:
+            # From now on the class's serialize is a native method (no Python frame per value)
+            # that falls back to the driver's own code bound to the class.
+            driver = MethodType(_saved["serialize"].__func__, cls)
+            hook = cls.serialize = DriverSerializer(codec, driver).serialize
+            _hooks[cls] = hook
     _codecs[cls] = codec
     return codec
 
@@ -121,6 +132,10 @@ def uninstall() -> None:
     if "segments" in _saved:
         segments = connection.segment_codec_lz4
         segments.compressor, segments.decompressor = _saved["segments"]
+    for cls, hook in _hooks.items():
+        if cls.__dict__.get("serialize") is hook:
+            del cls.serialize
+    _hooks.clear()
     _codecs.clear()
     _saved = None
 

@@ -6,6 +6,7 @@
 //! that cannot be used), with the library's one-line message.
 
 mod arrow;
+mod layout;
 mod values;
 mod vectors;
 
@@ -117,6 +118,9 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vectors::serialize_vectors, m)?)?;
     m.add_function(wrap_pyfunction!(vectors::deserialize_vectors, m)?)?;
     m.add_class::<vectors::VectorCodec>()?;
+    m.add_class::<vectors::DriverSerializer>()?;
     m.add("DEFAULT_MAX_SIZE", cqlwire::lz4::DEFAULT_MAX_SIZE)?;
+    // Which of (list, tuple, float) VectorCodec reads in place (python/README.md, "Speed").
+    m.add("_object_layout", layout::probe(m.py())?)?;
     Ok(())
 }

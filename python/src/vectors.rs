@@ -2,13 +2,14 @@
 //! Arrow arrays and sequences to the bytes of CQL `vector<T, N>` values, through the library's
 //! kernel ([`VectorEncoder`]), and fixed-size vector bytes back to NumPy arrays.
 
-use crate::{arrow, maybe_detach, type_error, value_error, values};
+use crate::{arrow, layout, maybe_detach, type_error, value_error, values};
 use cqlwire::convert::{self, ConvertError, ConvertOptions};
 use cqlwire::input::{self, ElementType, InputError};
 use cqlwire::output::{NullPolicy, OutputFormat};
 use cqlwire::types::{CqlType, NativeType};
 use cqlwire::vector::{self, Rows, VectorEncoder, VectorError};
 use numpy::{PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
@@ -672,6 +673,9 @@ impl VectorCodec {
             self.reading,
             Some(Reading::I32 | Reading::I64 | Reading::I8 | Reading::I16)
         );
+        if let Some(bytes) = self.serialize_exact_floats(py, value) {
+            return bytes;
+        }
         if let Ok(array) = value.cast::<PyUntypedArray>() {
             let source = Borrowed::new(array, 1)?;
             let floating = matches!(
@@ -730,6 +734,44 @@ impl VectorCodec {
                 "{} is not read back by VectorCodec",
                 self.ty
             ))),
+        }
+    }
+}
+
+/// The driver's `VectorType.serialize` for one parameterized vector class (see `cqlwire.driver`):
+/// the class's codec, and the driver's own code for what the codec refuses (a `TypeError`,
+/// `ValueError` or `OverflowError`), which then gives the driver's bytes or its error. Its bound
+/// `serialize` method is set on the class, so a call runs no Python code in between.
+#[pyclass(frozen, module = "cqlwire")]
+pub(crate) struct DriverSerializer {
+    codec: Py<VectorCodec>,
+    /// The driver's `serialize` bound to the class: `fallback(value, protocol_version)`.
+    fallback: Py<PyAny>,
+}
+
+#[pymethods]
+impl DriverSerializer {
+    #[new]
+    fn new(codec: Py<VectorCodec>, fallback: Py<PyAny>) -> Self {
+        DriverSerializer { codec, fallback }
+    }
+
+    /// The bytes of `value` from the codec, else from the driver's own code.
+    fn serialize<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+        protocol_version: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.codec.get().serialize(py, value) {
+            Err(error)
+                if error.is_instance_of::<PyTypeError>(py)
+                    || error.is_instance_of::<PyValueError>(py)
+                    || error.is_instance_of::<PyOverflowError>(py) =>
+            {
+                self.fallback.bind(py).call1((value, protocol_version))
+            }
+            result => result,
         }
     }
 }
@@ -794,6 +836,34 @@ fn be<const N: usize, T>(chunk: &[u8], convert: impl Fn([u8; N]) -> T) -> T {
 }
 
 impl VectorCodec {
+    /// The bytes of a list or tuple of exact floats (what a driver is usually given) for a float or
+    /// double vector, read in place ([`layout::with_exact_floats`]); `None` for anything else.
+    fn serialize_exact_floats<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        match self.reading {
+            Some(Reading::F64) => layout::with_exact_floats(value, |doubles| {
+                self.serialize_one(py, Rows::F64(doubles))
+            }),
+            Some(Reading::F32) => layout::with_exact_floats(value, |doubles| {
+                // Rounded to nearest as struct.pack('>f') does; a finite double that overflows
+                // to infinity is left to the path that reports it. The passes have no early
+                // exit, so they vectorize; the exact test runs only when there is an infinity.
+                let singles: Vec<f32> = doubles.iter().map(|&x| x as f32).collect();
+                let overflow = singles.iter().fold(false, |seen, y| seen | y.is_infinite())
+                    && doubles
+                        .iter()
+                        .zip(&singles)
+                        .any(|(x, y)| y.is_infinite() && x.is_finite());
+                (!overflow).then(|| self.serialize_one(py, Rows::F32(&singles)))
+            })
+            .flatten(),
+            _ => None,
+        }
+    }
+
     /// The bytes of the one value in `elements`.
     fn serialize_one<'py>(
         &self,

@@ -53,6 +53,26 @@ def run(function, *args):
         return ("error", type(error).__name__, str(error))
 
 
+def installed_results(cls, make):
+    """`cls.serialize(make(), 4)` twice after install(): the first call finds the class's codec and
+    sets its native serialize, the second goes through that."""
+    cqlwire.driver.install()
+    try:
+        return [run(cls.serialize, make(), 4) for _ in range(2)]
+    finally:
+        cqlwire.driver.uninstall()
+
+
+def test_uninstall_takes_the_native_serialize_off_the_classes():
+    cls = vector_class("float", 4)
+    driver_function = cls.serialize.__func__
+    cqlwire.driver.install()
+    assert cls.serialize([1.0] * 4, 4) == cls.serialize((1.0,) * 4, 4)
+    assert isinstance(cls.__dict__["serialize"].__self__, cqlwire._cqlwire.DriverSerializer)
+    cqlwire.driver.uninstall()
+    assert "serialize" not in cls.__dict__ and cls.serialize.__func__ is driver_function
+
+
 @pytest.mark.parametrize("element,dimension,data", vector_cases())
 def test_corpus_round_trips_like_the_driver(element, dimension, data):
     cls = vector_class(element, dimension)
@@ -123,13 +143,8 @@ def test_refused_values_keep_the_drivers_result(make, element):
     """Lists and tuples (the fast path), other numbers and odd elements: the bytes or the error of
     the driver's own code."""
     cls = vector_class(element, 3)
-    plain, value = run(cls.serialize, make(), 4), make()
-    cqlwire.driver.install()
-    try:
-        ours = run(cls.serialize, value, 4)
-    finally:
-        cqlwire.driver.uninstall()
-    assert ours == plain
+    plain = run(cls.serialize, make(), 4)
+    assert installed_results(cls, make) == [plain, plain]
 
 
 @pytest.mark.parametrize("element", ["float", "int", "double", "bigint"])
@@ -170,3 +185,92 @@ def test_lz4_entry_and_uninstall():
     assert connection.locally_supported_compressions["lz4"] == original
     assert (segments.compressor, segments.decompressor) == original_segments
     assert lookup_casstype("org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 2)").serialize([1.0, 2.0], 4) == bytes.fromhex("3f80000040000000")
+
+
+def test_lists_are_read_in_place_on_cpython():
+    """The object layout VectorCodec reads lists, tuples and floats through is proven at import on
+    a (GIL) CPython, so the tests below exercise it; elsewhere everything goes through the C API."""
+    import sys
+    import sysconfig
+
+    expected = sys.implementation.name == "cpython" and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    assert cqlwire._cqlwire._object_layout == (expected,) * 3
+
+
+class Half(float):
+    """Another float subclass, with its own __float__ (which the driver's struct.pack ignores)."""
+
+    def __float__(self):
+        return 0.5
+
+
+# f32's largest value, the largest double that rounds down to it, and the smallest that overflows.
+F32_MAX = float(np.finfo(np.float32).max)
+ROUNDS_DOWN = float.fromhex("0x1.fffffefffffffp+127")
+OVERFLOWS = float.fromhex("0x1.ffffffp+127")
+
+EDGE_ITEMS = [
+    -0.0, float("nan"), float("inf"), float("-inf"), 5e-324, -1e-310, F32_MAX, -ROUNDS_DOWN,
+    OVERFLOWS, -1e300, 7, True, False, 2**64, -(2**200), np.float32(1.5), np.float64(-2.25),
+    np.int64(3), Number(0.1), Half(4.0), None, "1.0", b"x", [1.0],
+]
+
+
+def long_values():
+    """768-element lists and tuples of floats with one odd item at the first, a middle or the last
+    index, and lists one short, one long or empty."""
+    row = np.random.default_rng(5).standard_normal(768).tolist()
+    out = [("plain list", row), ("plain tuple", tuple(row)), ("one short", row[:-1]),
+           ("one long", row + [1.0]), ("empty", [])]
+    for item in EDGE_ITEMS:
+        for index in (0, 384, 767):
+            value = list(row)
+            value[index] = item
+            out.append(("%r at %d" % (item, index), value))
+            if index == 384:
+                out.append(("%r at %d, tuple" % (item, index), tuple(value)))
+    return out
+
+
+@pytest.mark.parametrize("name,value", long_values(), ids=[name for name, _ in long_values()])
+@pytest.mark.parametrize("element", ["float", "double"])
+def test_long_lists_keep_the_drivers_bytes_and_errors(element, name, value):
+    cls = vector_class(element, 768)
+    plain = run(cls.serialize, value, 4)
+    assert installed_results(cls, lambda: value) == [plain, plain]
+
+
+def test_the_c_api_path_gives_the_same_bytes(tmp_path):
+    """With the in-place reads turned off (CQLWIRE_OBJECT_LAYOUT=0), the same values give the same
+    bytes and errors."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    script = tmp_path / "serialize.py"
+    script.write_text(
+        "import pickle, sys\n"
+        "import cqlwire\n"
+        "values = pickle.load(open(sys.argv[1], 'rb'))\n"
+        "out = [cqlwire._cqlwire._object_layout]\n"
+        "for element in ('float', 'double'):\n"
+        "    codec = cqlwire.VectorCodec('vector<%s, 768>' % element)\n"
+        "    for value in values:\n"
+        "        try:\n"
+        "            out.append(codec.serialize(value))\n"
+        "        except Exception as error:\n"
+        "            out.append((type(error).__name__, str(error)))\n"
+        "pickle.dump(out, open(sys.argv[2], 'wb'))\n")
+    values = [value for _, value in long_values() if all(type(x) in (float, int, bool) for x in value)]
+    (tmp_path / "values.pickle").write_bytes(pickle.dumps(values))
+    results = []
+    for setting in ("1", "0"):
+        env = dict(os.environ, CQLWIRE_OBJECT_LAYOUT=setting)
+        output = tmp_path / ("out-%s.pickle" % setting)
+        subprocess.run([sys.executable, str(script), str(tmp_path / "values.pickle"), str(output)],
+                       check=True, env=env)
+        results.append(pickle.loads(output.read_bytes()))
+    assert results[1][0] == (False, False, False)
+    assert results[0][1:] == results[1][1:]
+    assert len(results[0]) == 1 + 2 * len(values)
