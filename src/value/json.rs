@@ -248,9 +248,14 @@ fn needs_escape(bytes: &[u8]) -> bool {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
     match bytes.len() {
         0..8 => {
-            let mut padded = [b' '; 8];
-            padded[..bytes.len()].copy_from_slice(bytes);
-            escapes(u64::from_le_bytes(padded))
+            // Spaces, each byte of the text put in place of one (no call to copy so few bytes).
+            let padded = bytes
+                .iter()
+                .enumerate()
+                .fold(ONES * u64::from(b' '), |x, (i, &b)| {
+                    x ^ (u64::from(b ^ b' ') << (8 * i))
+                });
+            escapes(padded)
         }
         len => bytes.chunks_exact(8).any(|w| escapes(word(w))) || escapes(word(&bytes[len - 8..])),
     }
