@@ -2,8 +2,9 @@
 //! reading, TCP reassembly, frames/segments and every message body decoded (rows and bound values
 //! included), in memory, per capture (≈ 330 kB each); then the same with each message's JSON
 //! written as `inspect --format json` writes it (group "inspect capture to JSON"). The
-//! whole-process comparison with `tshark -V` on a big replayed capture is in
-//! `benches/inspect/vs_tshark.py` and `benches/compare/run.py --inspect-mb`.
+//! whole-process comparison with `tshark -V` on a big replayed capture is
+//! `benches/compare/run.py --inspect-only --inspect-capture FILE` (and the inspect rows of its
+//! full run).
 //!
 //! Run: `cargo bench --bench inspect`.
 

@@ -2,6 +2,7 @@
 """Runs cqlwire and its peers on the same data in one run and prints one Markdown table.
 
     python3 benches/compare/run.py [--rows 200000] [--rounds 5] [--skip-criterion] [--inspect-mb 40]
+    python3 benches/compare/run.py --inspect-only [--inspect-capture FILE] [--binary BINARY] [--rounds 3]
 
 The peers (pinned in requirements.txt, installed into benches/compare/.venv by this script):
 the Python driver's VectorType.serialize per row, NumPy's bulk byte swap, pyarrow read_table + NumPy on
@@ -21,7 +22,10 @@ memcpy (python_module.py); `--python-only` prints those rows alone.
 
 `inspect --format json` is compared with `tshark -V` on a capture replayed from the real Cassandra
 v4-lz4 and v5-lz4 fixtures (benches/inspect/replay.py) to --inspect-mb MB, and cqlwire's peak RSS is
-shown again on one ten times larger (--inspect-mb 0 skips both).
+shown again on one ten times larger (--inspect-mb 0 skips both). `--inspect-only` runs that comparison
+alone (no venv, no other peer), on `--inspect-capture FILE` when given (e.g. a 400 MB replay), with
+`--binary` instead of building: each round's wall time, CPU time (user + system) and peak RSS of both
+processes and the load average go to standard error, then a table of medians.
 """
 
 import argparse
@@ -163,18 +167,27 @@ def remove(output: pathlib.Path) -> None:
         output.unlink()
 
 
-def run_process(command, output: pathlib.Path):
-    """Wall seconds and peak RSS (MiB) of one child process writing to `output`."""
+def measure(command, output: pathlib.Path):
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one child process writing to
+    `output`, from GNU time."""
     remove(output)
-    rss_file = DATA / "rss.txt"
+    DATA.mkdir(parents=True, exist_ok=True)
+    report = DATA / "rss.txt"
     with open(output, "wb") as sink:
         start = time.perf_counter()
-        child = subprocess.run([TIME, "-f", "%M", "-o", str(rss_file), *command], stdout=sink,
+        child = subprocess.run([TIME, "-f", "%M %U %S", "-o", str(report), *command], stdout=sink,
                                stderr=subprocess.PIPE)
         seconds = time.perf_counter() - start
     if child.returncode != 0:
         raise SystemExit(f"{command} failed: {child.stderr.decode()}")
-    return seconds, int(rss_file.read_text().split()[-1]) / 1024
+    kib, user, system = report.read_text().split()[-3:]
+    return seconds, int(kib) / 1024, float(user) + float(system)
+
+
+def run_process(command, output: pathlib.Path):
+    """Wall seconds and peak RSS (MiB) of one child process writing to `output`."""
+    seconds, rss, _ = measure(command, output)
+    return seconds, rss
 
 
 def output_rates(commands, rounds: int, output: pathlib.Path):
@@ -215,29 +228,74 @@ def replayed(fixture: str, megabytes: int) -> pathlib.Path:
     return path
 
 
-def inspect_rows(megabytes: int, rounds: int, out: pathlib.Path):
-    """`cqlwire inspect --format json` against `tshark -V` on the same replayed captures, and
-    cqlwire alone on one ten times larger (peak RSS whatever the size)."""
+def ensure_tshark() -> None:
+    """Installs tshark (apt-get) when missing."""
     if not pathlib.Path("/usr/bin/tshark").exists():
         subprocess.run(["apt-get", "install", "-y", "-qq", "tshark"], check=True)
+
+
+def inspect_pair(capture: pathlib.Path, binary: pathlib.Path, rounds: int, out: pathlib.Path):
+    """`tshark -V` and `cqlwire inspect --format json` alternately on one capture, `rounds` times
+    each; returns per command its (wall, peak RSS, CPU) of every round, each round told on stderr."""
+    commands = {"tshark": ["tshark", "-V", "-r", str(capture)],
+                "cqlwire": [str(binary), "inspect", str(capture), "--format", "json", "--quiet"]}
+    runs = {name: [] for name in commands}
+    for round_ in range(1, rounds + 1):
+        for name, command in commands.items():
+            wall, rss, cpu = measure(command, out)
+            runs[name].append((wall, rss, cpu))
+            load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            print(f"round {round_} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.1f} MiB peak RSS; "
+                  f"load average {load}", file=sys.stderr, flush=True)
+    return runs
+
+
+def inspect_rows(megabytes: int, rounds: int, out: pathlib.Path, binary: pathlib.Path):
+    """`cqlwire inspect --format json` against `tshark -V` on the same replayed captures, and
+    cqlwire alone on one ten times larger (peak RSS whatever the size)."""
+    ensure_tshark()
     rows = []
     for fixture in ("v4-lz4", "v5-lz4"):
         capture = replayed(fixture, megabytes)
         size = capture.stat().st_size / 1e6
-        peer, ours, peer_rss, ours_rss = alternate(
-            ["tshark", "-V", "-r", str(capture)],
-            [str(BINARY), "inspect", str(capture), "--format", "json", "--quiet"], rounds, out)
+        runs = inspect_pair(capture, binary, rounds, out)
+        peer, ours = (summary([wall for wall, _, _ in runs[name]]) for name in ("tshark", "cqlwire"))
+        peer_rss, ours_rss = (max(rss for _, rss, _ in runs[name]) for name in ("tshark", "cqlwire"))
         rows.append((f"inspect --format json, {fixture} replayed ({size:.0f} MB)",
                      f"tshark -V (RSS {peer_rss:.0f} MiB)", peer, ours,
                      f"{peer[0] / ours[0]:.1f}×; cqlwire RSS {ours_rss:.1f} MiB", "≥ 10×, RSS ≤ 64 MiB"))
     capture = replayed("v5-lz4", megabytes * 10)
     size = capture.stat().st_size / 1e6
-    runs = [run_process([str(BINARY), "inspect", str(capture), "--format", "json", "--quiet"], out)
+    runs = [run_process([str(binary), "inspect", str(capture), "--format", "json", "--quiet"], out)
             for _ in range(max(1, rounds // 2))]
     ours = summary([seconds for seconds, _ in runs])
     rows.append((f"inspect --format json, v5-lz4 replayed ({size:.0f} MB)", "—", None, ours,
                  f"{size / ours[0]:.0f} MB/s; cqlwire RSS {max(rss for _, rss in runs):.1f} MiB", "RSS ≤ 64 MiB"))
     return rows
+
+
+def inspect_only(args) -> None:
+    """`--inspect-only`: tshark against cqlwire on `--inspect-capture` (or the v4-lz4 replay of
+    `--inspect-mb` MB), printed as a table of medians (minimum) with CPU times and the ratios."""
+    ensure_gnu_time()
+    ensure_tshark()
+    binary = args.binary or BINARY
+    if not args.binary:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    capture = args.inspect_capture or replayed("v4-lz4", args.inspect_mb)
+    runs = inspect_pair(capture, binary, args.rounds, pathlib.Path(os.devnull))
+    wall, cpu = ({name: summary([r[i] for r in runs[name]]) for name in runs} for i in (0, 2))
+    rss = {name: max(r[1] for r in runs[name]) for name in runs}
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    size = capture.stat().st_size / 1e6
+    print(f"\n{capture.name}, {size:.0f} MB, {args.rounds} rounds; load average at the end {load}\n")
+    print("| process | wall | CPU (user + system) | peak RSS |")
+    print("| --- | --- | --- | --- |")
+    for name, label in (("tshark", "tshark -V"), ("cqlwire", "cqlwire inspect --format json")):
+        print(f"| {label} | {fmt(wall[name])} | {fmt(cpu[name])} | {rss[name]:.1f} MiB |")
+    print(f"\nspeed vs tshark: {wall['tshark'][0] / wall['cqlwire'][0]:.1f}× wall, "
+          f"{cpu['tshark'][0] / cpu['cqlwire'][0]:.1f}× CPU (medians); per round: "
+          + ", ".join(f"{t[0] / c[0]:.1f}×" for t, c in zip(runs["tshark"], runs["cqlwire"])))
 
 
 def fmt(t):
@@ -262,10 +320,19 @@ def main() -> None:
                         help="an older cqlwire binary to compare the element-type conversions with")
     parser.add_argument("--inspect-mb", type=int, default=40,
                         help="size of the replayed captures for inspect vs tshark -V (0: skip)")
+    parser.add_argument("--inspect-only", action="store_true",
+                        help="only inspect vs tshark -V, with CPU times, on --inspect-capture when given")
+    parser.add_argument("--inspect-capture", type=pathlib.Path,
+                        help="the capture for --inspect-only (default: the v4-lz4 replay of --inspect-mb MB)")
+    parser.add_argument("--binary", type=pathlib.Path,
+                        help="the cqlwire binary for the inspect rows (default: build the release one)")
     parser.add_argument("--python-only", action="store_true", help="only the Python module's rows")
     parser.add_argument("--no-module-build", action="store_true",
                         help="use the cqlwire module already installed in the venv")
     args = parser.parse_args()
+    if args.inspect_only:
+        inspect_only(args)
+        return
     ensure_venv()
     if not args.no_module_build:
         install_module()
@@ -382,7 +449,7 @@ def main() -> None:
                              f"{base_t[0] / ours_t[0]:.1f}×", goal[1]))
 
     if args.inspect_mb:
-        rows.extend(inspect_rows(args.inspect_mb, args.rounds, pathlib.Path(os.devnull)))
+        rows.extend(inspect_rows(args.inspect_mb, args.rounds, pathlib.Path(os.devnull), args.binary or BINARY))
     rows.extend(python_module.rows(ROOT))
     print_table(rows, args)
 

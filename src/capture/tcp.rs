@@ -130,7 +130,7 @@ fn key(a: SocketAddr, b: SocketAddr) -> Key {
 #[derive(Debug, Default)]
 pub struct Reassembler {
     limits: Limits,
-    conns: HashMap<Key, Conn>,
+    conns: HashMap<Key, Conn, foldhash::fast::RandomState>,
     next_id: u64,
     total_pending: usize,
     stats: TcpStats,

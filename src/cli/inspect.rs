@@ -8,7 +8,9 @@ use cqlwire::display::Visible;
 use cqlwire::files;
 use cqlwire::hex::HexReader;
 use cqlwire::inspect::stats::{side_name, Stats};
-use cqlwire::inspect::{Inspector, MessageRecord, Options, Problem, Record, Side};
+use cqlwire::inspect::{
+    Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
+};
 use cqlwire::protocol::frame::Opcode;
 use cqlwire::protocol::message::ValueForm;
 use cqlwire::value::json::JsonWriter;
@@ -73,8 +75,10 @@ pub struct Args {
     /// Print statistics (per statement and per opcode) instead of the messages.
     #[arg(long)]
     pub stats: bool,
-    /// Largest frame body accepted; larger declared lengths are reported and skipped.
-    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    /// Largest frame body accepted; larger declared lengths are reported and skipped (default 16
+    /// MiB, Cassandra's default native_transport_max_frame_size: peak memory is about three times
+    /// this, up to the protocol's 256 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
     /// Replace row and bound values by a short stable hash of their bytes (type and length kept).
     #[arg(long)]
@@ -271,6 +275,10 @@ impl<W: Write> Drop for Printer<W> {
 /// JSON lines gathered before they are written out in one go.
 const JSON_CHUNK: usize = 64 << 10;
 
+/// The JSON of one message gathered before it is written out in the middle (between rows, inside
+/// a long blob): large enough that common messages go out whole, at line ends.
+const JSON_SPILL: usize = 1 << 20;
+
 impl<W: Write> Printer<W> {
     /// Ends a JSON line; writes the lines gathered once there are enough.
     fn end_json_line(&mut self) -> io::Result<()> {
@@ -364,8 +372,19 @@ impl<W: Write> Printer<W> {
                 w.i64(i64::from(h.stream));
                 w.key("offset");
                 w.u64(m.offset);
+                // A long message goes out in pieces as it is written (after a row or 64 KiB of a
+                // blob, once a MiB is gathered), so the buffer stays small whatever its size.
+                let mut spilled = Ok(());
                 match &m.message {
-                    Ok(message) => message.write_json_fields(w, self.values),
+                    Ok(message) => {
+                        let out = &mut self.out;
+                        message.write_json_fields_spilling(w, self.values, &mut |w| {
+                            if w.buf.len() >= JSON_SPILL && spilled.is_ok() {
+                                spilled = out.write_all(&w.buf);
+                                w.buf.clear();
+                            }
+                        });
+                    }
                     Err(e) => {
                         w.key("opcode");
                         w.str(opcode);
@@ -378,6 +397,7 @@ impl<W: Write> Printer<W> {
                     w.f64(r.latency as f64 / 1e6);
                 }
                 w.end_object();
+                spilled?;
                 self.end_json_line()
             }
             InspectFormat::Text | InspectFormat::Explain => {

@@ -26,9 +26,16 @@ use crate::protocol::message::{
 use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
+use std::sync::Arc;
 
 /// ScyllaDB's shard-aware CQL port, watched by default beside 9042.
 pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
+
+/// The largest frame or envelope body decoded by default: 16 MiB, Cassandra's default
+/// `native_transport_max_frame_size`. The protocol allows 256 MiB; a frame is held whole (its bytes
+/// as they arrive, then its body) while it is decoded, so memory peaks at about three times the
+/// largest frame accepted.
+pub const DEFAULT_MAX_FRAME: usize = 16 << 20;
 
 /// What an [`Inspector`] looks for and keeps.
 #[derive(Debug, Clone)]
@@ -46,7 +53,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             ports: vec![9042, SCYLLA_SHARD_AWARE_PORT],
-            max_frame: 256 << 20,
+            max_frame: DEFAULT_MAX_FRAME,
             explain: false,
         }
     }
@@ -78,8 +85,8 @@ pub struct MessageRecord {
     pub in_segment: Option<usize>,
     /// Its header.
     pub header: FrameHeader,
-    /// Its body, decompressed.
-    pub body: Vec<u8>,
+    /// Its body, decompressed (shared with the message decoded from it).
+    pub body: Arc<Vec<u8>>,
     /// The message, or why its body could not be decoded (offsets into the body).
     pub message: Result<Message, crate::cursor::DecodeError>,
     /// The explain lines, when [`Options::explain`] is set.
@@ -145,7 +152,7 @@ struct Conn {
     registry: Registry,
     /// Whether the registry forgot a statement (reported once).
     forgot: bool,
-    pending: HashMap<i16, Pending>,
+    pending: HashMap<i16, Pending, foldhash::fast::RandomState>,
     /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
     connection: Connection,
@@ -166,7 +173,7 @@ enum Tracked {
 #[derive(Debug)]
 pub struct Inspector {
     options: Options,
-    conns: HashMap<u64, Tracked>,
+    conns: HashMap<u64, Tracked, foldhash::fast::RandomState>,
 }
 
 fn index(direction: Direction) -> usize {
@@ -181,7 +188,7 @@ impl Inspector {
     pub fn new(options: Options) -> Self {
         Inspector {
             options,
-            conns: HashMap::new(),
+            conns: HashMap::default(),
         }
     }
 
@@ -382,7 +389,7 @@ impl Conn {
             queues: [VecDeque::new(), VecDeque::new()],
             registry: Registry::new(),
             forgot: false,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             compression: None,
             connection,
         }
@@ -467,7 +474,7 @@ impl Conn {
     ) {
         let header = envelope.header;
         let body = match envelope.body {
-            Ok(body) => body,
+            Ok(body) => Arc::new(body),
             Err(e) => {
                 let message = format!(
                     "frame at byte {} (stream {}, {}): {e}",
@@ -492,7 +499,8 @@ impl Conn {
                 Message::explain(version, flags, opcode, &body, &self.registry, request);
             (explained.result.clone(), Some(explained))
         } else {
-            let message = Message::decode(version, flags, opcode, &body, &self.registry, request);
+            let message =
+                Message::decode_shared(version, flags, opcode, &body, &self.registry, request);
             (message, None)
         };
         if let Ok(m) = &message {
@@ -553,7 +561,8 @@ impl Conn {
     }
 }
 
-/// What a pending request keeps of its message: all but its bound values, which neither its
+/// What a pending request keeps of its message: all but its bound values (and the body bytes they
+/// are in), which neither its
 /// response's decoding, the registry nor the statistics look at (copying them was 6% of a run).
 fn without_values(message: &Message) -> Message {
     let parameters = |p: &QueryParameters| QueryParameters {
@@ -592,6 +601,7 @@ fn without_values(message: &Message) -> Message {
         warnings: message.warnings.clone(),
         custom_payload: message.custom_payload.clone(),
         body,
+        bytes: Arc::default(),
         ..*message
     }
 }

@@ -11,16 +11,27 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Writes the redacted form of a cell, `{"$redacted": "<8 hex digits>", "len": <bytes>}`, and
-/// returns true; false (nothing written) for null and unset, which stay as they are. Messages are
-/// written redacted with [`ValueForm::Redacted`](crate::protocol::message::ValueForm).
-pub fn write_redacted(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell) -> bool {
+/// Writes the redacted form of a cell of a message whose body is `body`, `{"$redacted": "<8 hex
+/// digits>", "len": <bytes>}`, and returns true; false (nothing written) for null and unset, which
+/// stay as they are. A value of a known type is hashed as it encodes again after decoding (its
+/// canonical bytes). Messages are written redacted with
+/// [`ValueForm::Redacted`](crate::protocol::message::ValueForm).
+pub fn write_redacted(
+    w: &mut JsonWriter,
+    ty: Option<&ColumnType>,
+    cell: &Cell,
+    body: &[u8],
+) -> bool {
     let encoded;
     let bytes: &[u8] = match (cell, ty.and_then(ColumnType::cql)) {
         (Cell::Null | Cell::Unset, _) => return false,
-        (Cell::Bytes(bytes), _) => bytes,
-        (Cell::Value(value), Some(ty)) => {
-            encoded = crate::value::encode(ty, value).unwrap_or_default();
+        (Cell::Bytes(range), _) => body.get(range.clone()).unwrap_or_default(),
+        (Cell::Value(range), Some(ty)) => {
+            encoded = body
+                .get(range.clone())
+                .and_then(|bytes| crate::value::decode(ty, bytes).ok())
+                .and_then(|value| crate::value::encode(ty, &value).ok())
+                .unwrap_or_default();
             &encoded
         }
         (Cell::Value(_), None) => &[],

@@ -114,8 +114,19 @@ impl StreamDecoder {
 
     /// Feeds the next bytes of the stream; appends what they complete to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) {
-        self.buf.extend_from_slice(bytes);
-        self.process(out);
+        if self.buf.is_empty() {
+            // The common case: whole frames in the bytes given, decoded from them in place; only
+            // what they leave unfinished is copied.
+            let used = self.process(bytes, out);
+            self.buf.extend_from_slice(&bytes[used..]);
+        } else {
+            self.buf.extend_from_slice(bytes);
+            // Out of `self` while the steps borrow it.
+            let mut buf = std::mem::take(&mut self.buf);
+            let used = self.process(&buf, out);
+            buf.drain(..used);
+            self.buf = buf;
+        }
     }
 
     /// Says `len` bytes of the stream are missing here: what is buffered is dropped (reported),
@@ -165,9 +176,9 @@ impl StreamDecoder {
         self.buf.clear();
     }
 
-    fn process(&mut self, out: &mut Vec<StreamEvent>) {
-        // Out of `self` while the steps borrow it.
-        let mut buf = std::mem::take(&mut self.buf);
+    /// Decodes what `buf` (the buffered bytes, at `self.base`) completes; returns how many of its
+    /// bytes were used (or skipped).
+    fn process(&mut self, buf: &[u8], out: &mut Vec<StreamEvent>) -> usize {
         let mut pos = 0;
         loop {
             let rest = &buf[pos..];
@@ -227,9 +238,8 @@ impl StreamDecoder {
                 Step::Lost(reason) => self.lose(at, &reason),
             }
         }
-        buf.drain(..pos);
-        self.buf = buf;
         self.base += pos as u64;
+        pos
     }
 
     fn lose(&mut self, at: u64, reason: &str) {

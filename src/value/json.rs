@@ -113,14 +113,7 @@ impl JsonWriter {
     /// A string, escaped as serde_json escapes (`"`, `\\` and the control characters below
     /// 0x20); text without any of them, the common case, is copied as it is.
     pub fn str(&mut self, text: &str) {
-        // Checked 16 bytes at a time without early exit, so the check vectorises.
-        let needs_escape = |bytes: &[u8]| {
-            bytes.iter().fold(false, |any, &b| {
-                any | (b < 0x20) | (b == b'"') | (b == b'\\')
-            })
-        };
-        let mut chunks = text.as_bytes().chunks_exact(16);
-        let plain = !chunks.any(needs_escape) && !needs_escape(chunks.remainder());
+        let plain = !needs_escape(text.as_bytes());
         self.leaf(|buf| {
             if plain {
                 buf.reserve(text.len() + 2);
@@ -186,6 +179,24 @@ impl JsonWriter {
         });
     }
 
+    /// Bytes as the string `"0x…"` like [`JsonWriter::hex`], `chunk` bytes at a time with
+    /// `between` called after each (it may write out and empty [`JsonWriter::buf`]).
+    pub fn hex_in_chunks(
+        &mut self,
+        bytes: &[u8],
+        chunk: usize,
+        between: &mut dyn FnMut(&mut JsonWriter),
+    ) {
+        self.separate();
+        self.buf.extend_from_slice(b"\"0x");
+        for piece in bytes.chunks(chunk.max(1)) {
+            crate::hex::encode_into(piece, &mut self.buf);
+            between(self);
+        }
+        self.buf.push(b'"');
+        self.comma = true;
+    }
+
     /// A JSON object of `entries` as serde_json's map makes it: a repeated key keeps its first
     /// place and takes its last value. `value` writes each value.
     pub fn object<V>(
@@ -218,6 +229,35 @@ impl JsonWriter {
             }
         }
         self.end_object();
+    }
+}
+
+/// Whether text has a byte JSON escapes: `"`, `\\` or a control character below 0x20. Eight bytes
+/// at a time as one word: a byte below 0x20 borrows into its high bit when 0x20 is taken from it
+/// (and a byte of 0x80 or more has that bit set already, so it is left out), and a byte equal to
+/// `"` or `\\` is a zero byte after an exclusive or; each test is exact for the word as a whole.
+/// The last word overlaps the one before it; text under eight bytes is padded with spaces.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x;
+    let escapes = |x: u64| {
+        let equal = |b: u8| below(x ^ (ONES * u64::from(b)), 1);
+        (below(x, 0x20) | equal(b'"') | equal(b'\\')) & HIGHS != 0
+    };
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    match bytes.len() {
+        0..8 => {
+            // Spaces, each byte of the text put in place of one (no call to copy so few bytes).
+            let padded = bytes
+                .iter()
+                .enumerate()
+                .fold(ONES * u64::from(b' '), |x, (i, &b)| {
+                    x ^ (u64::from(b ^ b' ') << (8 * i))
+                });
+            escapes(padded)
+        }
+        len => bytes.chunks_exact(8).any(|w| escapes(word(w))) || escapes(word(&bytes[len - 8..])),
     }
 }
 
@@ -656,6 +696,24 @@ mod tests {
         w.end_array();
         let expected = json!([text, {text: 1e-7, "e": []}, i64::MIN, u64::MAX, "0x00ab"]);
         assert_eq!(String::from_utf8(w.buf).unwrap(), expected.to_string());
+    }
+
+    #[test]
+    fn the_escape_check_finds_every_byte_to_escape_at_every_place() {
+        // Each byte value alone, then next to neighbours that could disturb the word tests (a
+        // byte just above a limit, high bytes, borrows), at every place of two words and a tail.
+        for b in 0..=255u8 {
+            let naive = b < 0x20 || b == b'"' || b == b'\\';
+            for len in 1..20 {
+                for at in 0..len {
+                    for filler in [b'a', 0x20, 0x21, 0x23, 0x5d, 0x7f, 0x80, 0xff] {
+                        let mut bytes = vec![filler; len];
+                        bytes[at] = b;
+                        assert_eq!(needs_escape(&bytes), naive, "{b:#x} at {at} of {len}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

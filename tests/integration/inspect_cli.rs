@@ -741,3 +741,88 @@ fn raw_and_hex_streams_decode_as_the_capture() {
         assert!(requests.iter().all(|m| m["dir"] == "request"));
     }
 }
+
+/// A v4 RESULT Rows frame from the server (stream 1): one column `c` of the type option
+/// `option`, `count` rows whose `[value]`s are `values`.
+fn rows_frame(option: &[u8], count: usize, values: &[u8]) -> Vec<u8> {
+    let string = |s: &str| [&(s.len() as u16).to_be_bytes()[..], s.as_bytes()].concat();
+    let mut body = [2i32, 1, 1].map(i32::to_be_bytes).concat();
+    body.extend([string("ks"), string("t"), string("c")].concat());
+    body.extend(option);
+    body.extend((count as i32).to_be_bytes());
+    body.extend(values);
+    let mut frame = vec![0x84, 0, 0, 1, 0x08];
+    frame.extend((body.len() as u32).to_be_bytes());
+    frame.extend(body);
+    frame
+}
+
+#[test]
+fn a_frame_near_the_default_limit_decodes_in_bounded_memory() {
+    // 15 MiB frames (the default --max-frame is 16 MiB) of one blob, of 1.9 M int cells and of
+    // 5,000 vector<float, 768> rows: a decoder that keeps a value per cell, or writes a message's
+    // JSON whole before writing it out, needs well over the 96 MiB of address space these runs get
+    // (the body itself is held twice, as it arrives and decoded).
+    let dir = tempfile::tempdir().unwrap();
+    let blob_len: usize = 15 << 20;
+    let blob: Vec<u8> = (0..blob_len).map(|i| (i * 7 % 251) as u8).collect();
+    let ints = (15 << 20) / 8;
+    let vector = b"org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 768)";
+    let row: Vec<u8> = [&3072i32.to_be_bytes()[..], &[0x3f, 0x80, 0, 0].repeat(768)].concat();
+    let rows = (15 << 20) / row.len();
+    let cases = [
+        (
+            "blob",
+            rows_frame(
+                &[0, 3],
+                1,
+                &[&(blob_len as i32).to_be_bytes()[..], &blob].concat(),
+            ),
+            1,
+        ),
+        (
+            "ints",
+            rows_frame(&[0, 9], ints, &[0, 0, 0, 4, 0, 0, 0, 7].repeat(ints)),
+            ints,
+        ),
+        (
+            "vectors",
+            rows_frame(
+                &[&[0, 0, 0, vector.len() as u8][..], vector].concat(),
+                rows,
+                &row.repeat(rows),
+            ),
+            rows,
+        ),
+    ];
+    let binary = assert_cmd::cargo::cargo_bin("cqlwire");
+    for (name, frame, count) in cases {
+        let input = dir.path().join(format!("{name}.bin"));
+        let output = dir.path().join(format!("{name}.json"));
+        std::fs::write(&input, frame).unwrap();
+        let run = std::process::Command::new("bash")
+            .arg("-c")
+            .arg("ulimit -v 98304; \"$1\" inspect --server \"$2\" --format json > \"$3\"")
+            .arg("bash")
+            .arg(&binary)
+            .arg(&input)
+            .arg(&output)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let messages = json_lines(&std::fs::read_to_string(&output).unwrap());
+        assert_eq!(messages.len(), 1, "{name}");
+        let rows = messages[0]["body"]["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), count, "{name}");
+        let last = &rows[count - 1][0];
+        match name {
+            "blob" => assert_eq!(last, &format!("0x{}", cqlwire::hex::encode(&blob))),
+            "ints" => assert_eq!(last, 7),
+            _ => assert_eq!(last, &serde_json::json!(vec![1.0; 768])),
+        }
+    }
+}

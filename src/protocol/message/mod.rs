@@ -38,31 +38,51 @@ use crate::value::ExplainLine;
 use reader::Reader;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
+use std::sync::{Arc, OnceLock};
 
-/// The names of the header flags set in `flags` (`TRACING`, `WARNING`, …; an unknown bit as hex).
-pub fn flag_names(flags: u8) -> Vec<String> {
-    let upper = Flags::NAMED.map(|(bit, name)| (u32::from(bit), name.to_ascii_uppercase()));
-    let named = upper.each_ref().map(|(bit, name)| (*bit, name.as_str()));
-    bit_names(u32::from(flags), &named)
+/// The header flags' names in capitals (`TRACING`, `WARNING`, …), made once.
+fn header_flag_names() -> &'static [(u32, &'static str)] {
+    static NAMES: OnceLock<Vec<(u32, &'static str)>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        Flags::NAMED
+            .iter()
+            .map(|&(bit, name)| {
+                let upper: &'static str = Box::leak(name.to_ascii_uppercase().into_boxed_str());
+                (u32::from(bit), upper)
+            })
+            .collect()
+    })
+}
+
+/// Hands `each` the names of the header flags set in `flags` (`TRACING`, `WARNING`, …; an unknown
+/// bit as hex).
+pub(crate) fn each_flag_name(flags: u8, each: impl FnMut(&str)) {
+    each_bit_name(u32::from(flags), header_flag_names(), each);
 }
 
 /// The names of the bits of `flags` found in `names`, then each other set bit as `0x…`.
 pub(crate) fn bit_names(flags: u32, names: &[(u32, &str)]) -> Vec<String> {
     let mut out = Vec::new();
+    each_bit_name(flags, names, |name| out.push(name.to_string()));
+    out
+}
+
+/// Hands `each` the names [`bit_names`] lists, in order, without collecting them.
+pub(crate) fn each_bit_name(flags: u32, names: &[(u32, &str)], mut each: impl FnMut(&str)) {
     let mut known = 0;
     for &(bit, name) in names {
         if flags & bit != 0 {
-            out.push(name.to_string());
+            each(name);
         }
         known |= bit;
     }
+    let unknown = flags & !known;
     for shift in 0..32 {
         let bit = 1u32 << shift;
-        if flags & bit != 0 && known & bit == 0 {
-            out.push(format!("0x{bit:x}"));
+        if unknown & bit != 0 {
+            each(&format!("0x{bit:x}"));
         }
     }
-    out
 }
 
 /// One decoded message.
@@ -85,6 +105,8 @@ pub struct Message {
     pub body: Body,
     /// Bytes after the body (ignored, as the specification asks).
     pub trailing: usize,
+    /// The (decompressed) body bytes it was decoded from: its [`Cell`]s are ranges of them.
+    pub bytes: Arc<Vec<u8>>,
 }
 
 /// The body of a message, by opcode.
@@ -150,7 +172,7 @@ pub const REGISTRY_MAX_BYTES: usize = 1 << 20;
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     /// Statements by prepared id.
-    prepared: HashMap<Vec<u8>, PreparedStatement>,
+    prepared: HashMap<Vec<u8>, PreparedStatement, foldhash::fast::RandomState>,
     /// Their ids, oldest first.
     order: VecDeque<Vec<u8>>,
     /// Their metadata bytes ([`footprint`]).
@@ -296,8 +318,21 @@ impl Message {
         registry: &Registry,
         request: Option<&Message>,
     ) -> Result<Message, DecodeError> {
+        let body = Arc::new(body.to_vec());
+        Message::decode_shared(version, flags, opcode, &body, registry, request)
+    }
+
+    /// Decodes like [`Message::decode`] a body the message then shares (no copy of it).
+    pub fn decode_shared(
+        version: u8,
+        flags: u8,
+        opcode: u8,
+        body: &Arc<Vec<u8>>,
+        registry: &Registry,
+        request: Option<&Message>,
+    ) -> Result<Message, DecodeError> {
         let mut reader = Reader::new(body, false);
-        decode_with(&mut reader, version, flags, opcode, registry, request)
+        decode_with(&mut reader, body, version, flags, opcode, registry, request)
     }
 
     /// Decodes like [`Message::decode`], recording one explain line per wire item (values as their
@@ -310,8 +345,17 @@ impl Message {
         registry: &Registry,
         request: Option<&Message>,
     ) -> Explained {
+        let shared = Arc::new(body.to_vec());
         let mut reader = Reader::new(body, true);
-        let result = decode_with(&mut reader, version, flags, opcode, registry, request);
+        let result = decode_with(
+            &mut reader,
+            &shared,
+            version,
+            flags,
+            opcode,
+            registry,
+            request,
+        );
         Explained {
             lines: reader.lines.unwrap_or_default(),
             result,
@@ -327,11 +371,20 @@ impl Message {
     pub fn is_response(&self) -> bool {
         Opcode::from_byte(self.opcode).goes(Direction::Response)
     }
+
+    /// The bytes of a row or bound value (`None` for null and unset).
+    pub fn cell_bytes(&self, cell: &Cell) -> Option<&[u8]> {
+        match cell {
+            Cell::Null | Cell::Unset => None,
+            Cell::Value(range) | Cell::Bytes(range) => self.bytes.get(range.clone()),
+        }
+    }
 }
 
 /// Decodes the prefixes and the body from `reader`.
 fn decode_with(
     reader: &mut Reader<'_>,
+    bytes: &Arc<Vec<u8>>,
     version: u8,
     flags: u8,
     opcode: u8,
@@ -383,6 +436,7 @@ fn decode_with(
         custom_payload,
         body,
         trailing,
+        bytes: Arc::clone(bytes),
     })
 }
 
@@ -431,6 +485,7 @@ mod tests {
             custom_payload: None,
             body,
             trailing: 0,
+            bytes: Arc::default(),
         };
         let prepare = message(
             0x09,

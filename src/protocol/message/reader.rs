@@ -6,6 +6,8 @@ use crate::cursor::{Cursor, DecodeError};
 use crate::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use crate::value::cql::format_cql;
 use crate::value::ExplainLine;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -242,8 +244,9 @@ impl<'b> Reader<'b> {
         Ok((raw, start))
     }
 
-    /// A `[value]` decoded with `ty` when it is known (`what` names it: `column id`, `value 2`);
-    /// when tracing, the value's own explain lines follow its length line, one level deeper.
+    /// A `[value]` of type `ty` when it is known (`what` names it: `column id`, `value 2`), checked
+    /// to decode and kept as its place in the body; when tracing, the value's own explain lines
+    /// follow its length line, one level deeper.
     pub fn cell(&mut self, ty: Option<&ColumnType>, what: &str) -> Result<Cell> {
         let (raw, start) = self.value(what)?;
         let (bytes, offset) = match raw {
@@ -257,17 +260,17 @@ impl<'b> Reader<'b> {
             }
             RawValue::Bytes(bytes, offset) => (bytes, offset),
         };
+        let range = offset..offset + bytes.len();
         let Some(ty) = ty.and_then(ColumnType::cql) else {
             self.line(start, || {
                 format!("{what}: {} (type unknown)", hex_text(bytes))
             });
-            return Ok(Cell::Bytes(bytes.to_vec()));
+            return Ok(Cell::Bytes(range));
         };
         if !self.tracing() {
             // The path is rendered only for an error (it was 5% of decoding a capture).
-            let value = crate::value::decode(ty, bytes)
-                .map_err(|e| e.within(offset, &self.cursor.path()))?;
-            return Ok(Cell::Value(value));
+            check(ty, bytes).map_err(|e| e.within(offset, &self.cursor.path()))?;
+            return Ok(Cell::Value(range));
         }
         let path = self.cursor.path();
         let explanation = crate::value::explain(ty, bytes);
@@ -293,8 +296,8 @@ impl<'b> Reader<'b> {
                 ..line
             }));
         }
-        let value = explanation.result.map_err(|e| e.within(offset, &path))?;
-        Ok(Cell::Value(value))
+        explanation.result.map_err(|e| e.within(offset, &path))?;
+        Ok(Cell::Value(range))
     }
 
     /// A `[uuid]`.
@@ -414,11 +417,14 @@ impl<'b> Reader<'b> {
         match id {
             0x0000 => {
                 let len = self.cursor.u16("custom type")?;
-                let class = self.text(len.into(), "custom type")?;
-                Ok(match parse_type(&class, &UdtRegistry::new()) {
-                    Ok(ty) => ColumnType::Cql(ty),
-                    Err(_) => ColumnType::Unknown(class),
-                })
+                let start = self.cursor.pos();
+                let class = self.cursor.take(len.into(), "custom type")?;
+                match std::str::from_utf8(class) {
+                    Ok(class) => Ok(custom_type(class)),
+                    Err(e) => {
+                        Err(self.error(start + e.valid_up_to(), "invalid UTF-8 in custom type"))
+                    }
+                }
             }
             0x0001 => native(N::Ascii),
             0x0002 => native(N::BigInt),
@@ -513,6 +519,58 @@ impl<'b> Reader<'b> {
     fn string_quietly(&mut self, what: &str) -> Result<String> {
         let len = self.cursor.u16(what)?;
         self.text(len.into(), what)
+    }
+}
+
+/// Most custom class names whose types [`custom_type`] remembers (per thread); past that it
+/// forgets them all and starts again.
+const CUSTOM_TYPES_KEPT: usize = 256;
+
+/// The type of a custom Java class name, through the type grammar (an unknown class is kept as
+/// its name). The same few names come in every Rows and Prepared result of a session (vectors,
+/// durations), so their types are remembered rather than parsed each time.
+fn custom_type(class: &str) -> ColumnType {
+    type Kept = HashMap<String, ColumnType, foldhash::fast::RandomState>;
+    thread_local! {
+        static KEPT: RefCell<Kept> = RefCell::default();
+    }
+    KEPT.with_borrow_mut(|kept| {
+        if let Some(ty) = kept.get(class) {
+            return ty.clone();
+        }
+        let ty = match parse_type(class, &UdtRegistry::new()) {
+            Ok(ty) => ColumnType::Cql(ty),
+            Err(_) => ColumnType::Unknown(class.to_owned()),
+        };
+        if kept.len() >= CUSTOM_TYPES_KEPT {
+            kept.clear();
+        }
+        kept.insert(class.to_owned(), ty.clone());
+        ty
+    })
+}
+
+/// Checks that `bytes` are one value of `ty`, with the error decoding them gives, keeping nothing:
+/// blobs, valid text and (non-empty) vectors of elements that any bytes of their size are (float,
+/// int, …) without decoding, composites streamed ([`crate::value::decode_pieces`]).
+fn check(ty: &CqlType, bytes: &[u8]) -> Result<()> {
+    use NativeType as N;
+    match ty {
+        CqlType::Native(N::Blob) => Ok(()),
+        CqlType::Native(N::Text) if std::str::from_utf8(bytes).is_ok() => Ok(()),
+        CqlType::Vector(element, _)
+            if matches!(
+                **element,
+                CqlType::Native(
+                    N::Boolean | N::Int | N::Float | N::BigInt | N::Double | N::Timestamp | N::Uuid
+                )
+            ) && !bytes.is_empty()
+                && ty.vector_element_size() == Some(bytes.len()) =>
+        {
+            Ok(())
+        }
+        CqlType::Native(_) => crate::value::decode(ty, bytes).map(drop),
+        _ => crate::value::decode_pieces(ty, bytes, false, &mut drop).map(drop),
     }
 }
 

@@ -2,12 +2,16 @@
 //! [`JsonWriter`]) and as a one-line gist.
 
 use super::requests::QueryParameters;
+use super::requests::QUERY_FLAG_NAMES;
 use super::responses::{ErrorBody, ErrorDetails, Event, Failures};
+use super::results::METADATA_FLAG_NAMES;
 use super::results::{ResultBody, RowsMetadata, SchemaChange};
 use super::types::{BoundValue, Cell, Column, ColumnType};
-use super::{consistency_name, flag_names, Body, Message};
+use super::{consistency_name, each_bit_name, each_flag_name, Body, Message};
+use crate::types::{CqlType, NativeType};
 use crate::value::json::{write_json, JsonWriter};
 use serde_json::Value as Json;
+use std::ops::Range;
 
 /// How row and bound values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,6 +24,13 @@ pub enum ValueForm {
     Redacted,
 }
 
+/// The names of the bits of `flags` (from `names`, else `0x…`) as an array of strings.
+fn names_json(w: &mut JsonWriter, flags: u32, names: &[(u32, &str)]) {
+    w.begin_array();
+    each_bit_name(flags, names, |name| w.str(name));
+    w.end_array();
+}
+
 /// `0x…` hex of bytes, JSON null for `None`.
 fn hex_or_null(w: &mut JsonWriter, bytes: Option<&[u8]>) {
     match bytes {
@@ -28,10 +39,42 @@ fn hex_or_null(w: &mut JsonWriter, bytes: Option<&[u8]>) {
     }
 }
 
+/// What the values of a message are written from, and how.
+struct Values<'a> {
+    /// The message's body, which its cells are ranges of.
+    bytes: &'a [u8],
+    /// Plain or redacted.
+    form: ValueForm,
+    /// Called after each row and each [`SPILL_CHUNK`] bytes of a blob's hex with the JSON written
+    /// so far, which it may take out of the writer's buffer (see
+    /// [`Message::write_json_fields_spilling`]).
+    spill: &'a mut dyn FnMut(&mut JsonWriter),
+}
+
+/// The bytes of a blob whose hex is written between two calls of [`Values::spill`].
+const SPILL_CHUNK: usize = 64 << 10;
+
+impl Values<'_> {
+    /// The bytes of a cell's range (empty if it were out of the body).
+    fn of(&self, range: &Range<usize>) -> &[u8] {
+        self.bytes.get(range.clone()).unwrap_or_default()
+    }
+
+    /// Bytes as `"0x…"`, spilled along the way when long.
+    fn hex(&mut self, w: &mut JsonWriter, range: &Range<usize>) {
+        let bytes = self.bytes.get(range.clone()).unwrap_or_default();
+        if bytes.len() <= SPILL_CHUNK {
+            return w.hex(bytes);
+        }
+        w.hex_in_chunks(bytes, SPILL_CHUNK, &mut *self.spill);
+    }
+}
+
 /// A cell as `decode --format json` prints its value; raw bytes (unknown type) as `"0x…"`;
-/// redacted when `form` says so and the cell has bytes.
-fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, form: ValueForm) {
-    if form == ValueForm::Redacted && crate::inspect::redact::write_redacted(w, ty, cell) {
+/// redacted when the form says so and the cell has bytes.
+fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut Values<'_>) {
+    if v.form == ValueForm::Redacted && crate::inspect::redact::write_redacted(w, ty, cell, v.bytes)
+    {
         return;
     }
     match (cell, ty.and_then(ColumnType::cql)) {
@@ -42,38 +85,63 @@ fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, form: Val
             w.bool(true);
             w.end_object();
         }
-        (Cell::Value(value), Some(ty)) => write_json(w, ty, value),
-        (Cell::Bytes(bytes), _) => w.hex(bytes),
+        (Cell::Value(range), Some(ty)) => value_json(w, ty, range, v),
+        (Cell::Bytes(range), _) => v.hex(w, range),
+    }
+}
+
+/// A value's JSON from its bytes, decoded again (the message's decoding checked them): blobs and
+/// text straight from the bytes, other types through their [`crate::value::Value`], dropped
+/// after. `null` if the bytes do not decode after all.
+fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
+    match ty {
+        CqlType::Native(NativeType::Blob) => v.hex(w, range),
+        CqlType::Native(NativeType::Text) => match std::str::from_utf8(v.of(range)) {
+            Ok(text) => w.str(text),
+            Err(_) => w.null(),
+        },
+        _ => match crate::value::decode(ty, v.of(range)) {
+            Ok(value) => write_json(w, ty, &value),
+            Err(_) => w.null(),
+        },
     }
 }
 
 /// `[{"name", "type", "value"}]`: name and type absent when unknown, `"bytes"` instead of `"value"`
 /// when the type is unknown (unless redacted).
-fn values_json(w: &mut JsonWriter, values: &[BoundValue], form: ValueForm) {
+fn values_json(w: &mut JsonWriter, values: &[BoundValue], v: &mut Values<'_>) {
     w.begin_array();
-    for v in values {
+    for value in values {
         w.begin_object();
-        if let Some(name) = &v.name {
+        if let Some(name) = &value.name {
             w.key("name");
             w.str(name);
         }
-        if let Some(ty) = &v.ty {
+        if let Some(ty) = &value.ty {
             w.key("type");
-            w.display(ty);
+            type_json(w, ty);
         }
-        match &v.value {
-            Cell::Bytes(bytes) if form == ValueForm::Plain => {
+        match &value.value {
+            Cell::Bytes(range) if v.form == ValueForm::Plain => {
                 w.key("bytes");
-                w.hex(bytes);
+                v.hex(w, range);
             }
             cell => {
                 w.key("value");
-                cell_json(w, v.ty.as_ref(), cell, form);
+                cell_json(w, value.ty.as_ref(), cell, v);
             }
         }
         w.end_object();
     }
     w.end_array();
+}
+
+/// A type as its CQL text (a native type's name without going through `Display`).
+fn type_json(w: &mut JsonWriter, ty: &ColumnType) {
+    match ty {
+        ColumnType::Cql(CqlType::Native(native)) => w.str(native.cql_name()),
+        other => w.display(other),
+    }
 }
 
 /// `[{"name", "type", "keyspace", "table"}]`.
@@ -84,7 +152,7 @@ fn columns_json(w: &mut JsonWriter, columns: &[Column]) {
         w.key("name");
         w.str(&c.name);
         w.key("type");
-        w.display(&c.ty);
+        type_json(w, &c.ty);
         w.key("keyspace");
         w.str(&c.keyspace);
         w.key("table");
@@ -100,14 +168,14 @@ fn consistency(w: &mut JsonWriter, level: u16) {
 }
 
 /// Query parameters' fields.
-fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<ValueForm>) {
+fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<&mut Values<'_>>) {
     w.key("consistency");
     consistency(w, p.consistency);
     w.key("flags");
-    w.strs(&p.flag_names());
-    if let Some(form) = values {
+    names_json(w, p.flags, &QUERY_FLAG_NAMES);
+    if let Some(v) = values {
         w.key("values");
-        values_json(w, &p.values, form);
+        values_json(w, &p.values, v);
     }
     if let Some(size) = p.page_size {
         w.key("page_size");
@@ -138,7 +206,7 @@ fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<Value
 /// Rows metadata fields.
 fn metadata_json(w: &mut JsonWriter, m: &RowsMetadata) {
     w.key("metadata_flags");
-    w.strs(&m.flag_names());
+    names_json(w, m.flags, &METADATA_FLAG_NAMES);
     w.key("column_count");
     w.u64(m.column_count as u64);
     if m.has_more_pages() {
@@ -302,14 +370,14 @@ fn error_json(w: &mut JsonWriter, e: &ErrorBody) {
 }
 
 /// A RESULT body's fields.
-fn result_json(w: &mut JsonWriter, result: &ResultBody, form: ValueForm) {
+fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
     w.key("kind");
     w.str(result.kind());
     match result {
         ResultBody::Void => {}
         ResultBody::Rows(rows) => {
             metadata_json(w, &rows.metadata);
-            let columns = rows.columns.as_deref();
+            let columns = rows.columns();
             w.key("columns");
             match columns {
                 Some(columns) => columns_json(w, columns),
@@ -320,12 +388,15 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, form: ValueForm) {
             let ty = |j: usize| columns.and_then(|c| c.get(j)).map(|c| &c.ty);
             w.key("rows");
             w.begin_array();
-            for row in &rows.rows {
+            let width = rows.metadata.column_count;
+            let mut cells = rows.cells(v.bytes);
+            for _ in 0..rows.count {
                 w.begin_array();
-                for (j, cell) in row.iter().enumerate() {
-                    cell_json(w, ty(j), cell, form);
+                for (j, cell) in (0..width).zip(&mut cells) {
+                    cell_json(w, ty(j), &cell, v);
                 }
                 w.end_array();
+                (v.spill)(w);
             }
             w.end_array();
         }
@@ -341,7 +412,7 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, form: ValueForm) {
                 w.hex(id);
             }
             w.key("flags");
-            w.strs(&p.flag_names());
+            names_json(w, p.flags, &METADATA_FLAG_NAMES);
             w.key("pk_indices");
             w.begin_array();
             for &index in &p.pk_indices {
@@ -359,7 +430,7 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, form: ValueForm) {
 }
 
 /// The `"body"` object of a message.
-fn body_json(w: &mut JsonWriter, body: &Body, form: ValueForm) {
+fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
     w.begin_object();
     match body {
         Body::Error(e) => error_json(w, e),
@@ -379,9 +450,9 @@ fn body_json(w: &mut JsonWriter, body: &Body, form: ValueForm) {
         Body::Query(q) => {
             w.key("query");
             w.str(&q.query);
-            parameters_json(w, &q.parameters, Some(form));
+            parameters_json(w, &q.parameters, Some(v));
         }
-        Body::Result(result) => result_json(w, result, form),
+        Body::Result(result) => result_json(w, result, v),
         Body::Prepare(p) => {
             w.key("query");
             w.str(&p.query);
@@ -405,7 +476,7 @@ fn body_json(w: &mut JsonWriter, body: &Body, form: ValueForm) {
                 w.key("query");
                 w.str(query);
             }
-            parameters_json(w, &e.parameters, Some(form));
+            parameters_json(w, &e.parameters, Some(v));
         }
         Body::Register(events) => {
             w.key("events");
@@ -441,7 +512,7 @@ fn body_json(w: &mut JsonWriter, body: &Body, form: ValueForm) {
                     w.str(query);
                 }
                 w.key("values");
-                values_json(w, &s.values, form);
+                values_json(w, &s.values, v);
                 w.end_object();
             }
             w.end_array();
@@ -505,10 +576,25 @@ impl Message {
     /// Writes the fields of [`Message::to_json`] after `version` (`opcode` to `body`) into the
     /// object `w` is in, values in `form`.
     pub fn write_json_fields(&self, w: &mut JsonWriter, form: ValueForm) {
+        self.write_json_fields_spilling(w, form, &mut |_| {});
+    }
+
+    /// Writes like [`Message::write_json_fields`], calling `spill` after each row of a Rows
+    /// result and each 64 KiB of a blob's hex with what was written so far: it may write out and
+    /// empty `w.buf` (the writer's place in the document is kept), so a message of many rows or a
+    /// long blob needs a bounded buffer.
+    pub fn write_json_fields_spilling(
+        &self,
+        w: &mut JsonWriter,
+        form: ValueForm,
+        spill: &mut dyn FnMut(&mut JsonWriter),
+    ) {
         w.key("opcode");
         w.str(self.opcode_name());
         w.key("flags");
-        w.strs(&flag_names(self.flags));
+        w.begin_array();
+        each_flag_name(self.flags, |name| w.str(name));
+        w.end_array();
         if let Some(id) = self.tracing_id {
             w.key("tracing_id");
             w.str(
@@ -525,7 +611,12 @@ impl Message {
             w.object(payload, |w, _, v| hex_or_null(w, v.as_deref()));
         }
         w.key("body");
-        body_json(w, &self.body, form);
+        let mut values = Values {
+            bytes: &self.bytes,
+            form,
+            spill,
+        };
+        body_json(w, &self.body, &mut values);
     }
 
     /// One line saying what the message is about: the query text, the row count, the error, …
@@ -553,7 +644,7 @@ impl Message {
                 ResultBody::Rows(rows) => {
                     let mut gist = format!(
                         "Rows: {} × {}",
-                        count(rows.rows.len(), "row"),
+                        count(rows.count, "row"),
                         count(rows.metadata.column_count, "column")
                     );
                     if rows.metadata.has_more_pages() {

@@ -4,6 +4,7 @@ use super::reader::{Reader, Step};
 use super::types::{BoundValue, Column};
 use super::{bit_names, Registry};
 use crate::cursor::DecodeError;
+use std::borrow::Cow;
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
@@ -64,11 +65,6 @@ pub struct QueryParameters {
 }
 
 impl QueryParameters {
-    /// The names of the flags set.
-    pub fn flag_names(&self) -> Vec<String> {
-        bit_names(self.flags, &QUERY_FLAG_NAMES)
-    }
-
     /// Whether the result should come without metadata.
     pub fn skip_metadata(&self) -> bool {
         self.flags & SKIP_METADATA != 0
@@ -174,9 +170,9 @@ fn values(
             let variable = variables.and_then(|v| v.get(i));
             let ty = variable.map(|v| v.ty.clone());
             let what = match (&given, variable) {
-                (Some(name), _) => name.clone(),
-                (None, Some(v)) => v.name.clone(),
-                (None, None) => format!("value {i}"),
+                (Some(name), _) => Cow::Borrowed(name.as_str()),
+                (None, Some(v)) => Cow::Borrowed(v.name.as_str()),
+                (None, None) => Cow::Owned(format!("value {i}")),
             };
             let value = r.cell(ty.as_ref(), &what)?;
             Ok(BoundValue {

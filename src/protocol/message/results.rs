@@ -6,6 +6,8 @@ use super::reader::{Reader, Step};
 use super::types::{Cell, Column};
 use super::{bit_names, Body, Message, Registry};
 use crate::cursor::DecodeError;
+use std::borrow::Cow;
+use std::ops::Range;
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
@@ -46,11 +48,6 @@ pub struct RowsMetadata {
 }
 
 impl RowsMetadata {
-    /// The names of the flags set.
-    pub fn flag_names(&self) -> Vec<String> {
-        bit_names(self.flags, &METADATA_FLAG_NAMES)
-    }
-
     /// Whether more pages follow.
     pub fn has_more_pages(&self) -> bool {
         self.flags & HAS_MORE_PAGES != 0
@@ -67,11 +64,60 @@ impl RowsMetadata {
 pub struct Rows {
     /// The metadata as sent.
     pub metadata: RowsMetadata,
+    /// With NO_METADATA: the result columns of the executed statement's PREPARED result, when it
+    /// was seen and has the column count of the metadata.
+    pub executed_columns: Option<Vec<Column>>,
+    /// The number of rows.
+    pub count: usize,
+    /// Where the rows' `[value]`s are in the message's body ([`Message::bytes`]), checked when the
+    /// message was decoded: [`Rows::cells`] reads them again, so a message holds no more than its
+    /// body however many rows and cells it has.
+    pub values: Range<usize>,
+}
+
+impl Rows {
     /// The columns the values were decoded with: the metadata's, or with NO_METADATA those of the
     /// executed statement's PREPARED result; `None` when unknown (values are then raw bytes).
-    pub columns: Option<Vec<Column>>,
-    /// The rows, each with one cell per column.
-    pub rows: Vec<Vec<Cell>>,
+    pub fn columns(&self) -> Option<&[Column]> {
+        if self.metadata.no_metadata() {
+            self.executed_columns.as_deref()
+        } else {
+            Some(&self.metadata.columns)
+        }
+    }
+
+    /// The cells of the rows, row after row (`column_count` cells each), read from `body`, the
+    /// body of the message ([`Message::bytes`]): a value of a column of known type is a
+    /// [`Cell::Value`], else [`Cell::Bytes`].
+    pub fn cells<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = Cell> + 'a {
+        let columns = self.columns();
+        let width = self.metadata.column_count.max(1);
+        let mut pos = self.values.start;
+        (0..self.count.saturating_mul(width)).map_while(move |i| {
+            let length = body.get(pos..pos + 4)?;
+            let length = i32::from_be_bytes(length.try_into().ok()?);
+            pos += 4;
+            let Ok(length) = usize::try_from(length) else {
+                return Some(if length == -2 {
+                    Cell::Unset
+                } else {
+                    Cell::Null
+                });
+            };
+            let range = pos..pos
+                .checked_add(length)
+                .filter(|&end| end <= self.values.end)?;
+            pos = range.end;
+            let known = columns
+                .and_then(|c| c.get(i % width))
+                .is_some_and(|c| c.ty.cql().is_some());
+            Some(if known {
+                Cell::Value(range)
+            } else {
+                Cell::Bytes(range)
+            })
+        })
+    }
 }
 
 /// A Prepared result.
@@ -89,13 +135,6 @@ pub struct Prepared {
     pub variables: Vec<Column>,
     /// The metadata of the rows an EXECUTE will return.
     pub result: RowsMetadata,
-}
-
-impl Prepared {
-    /// The names of the bound variables' metadata flags.
-    pub fn flag_names(&self) -> Vec<String> {
-        bit_names(self.flags, &METADATA_FLAG_NAMES)
-    }
 }
 
 /// A schema change (a Schema_change result or a SCHEMA_CHANGE event).
@@ -219,16 +258,18 @@ fn executed_columns(registry: &Registry, request: Option<&Message>) -> Option<Ve
         .map(|statement| statement.columns.clone())
 }
 
-/// The most rows reserved ahead of decoding them.
-const RESERVED_ROWS: usize = 1024;
-
 /// A Rows result.
 fn rows(r: &mut Reader<'_>, registry: &Registry, request: Option<&Message>) -> Result<Rows> {
     let metadata = r.within(Step::Part("metadata"), rows_metadata)?;
-    let columns = if metadata.no_metadata() {
+    let executed = if metadata.no_metadata() {
         executed_columns(registry, request).filter(|c| c.len() == metadata.column_count)
     } else {
-        Some(metadata.columns.clone())
+        None
+    };
+    let columns = if metadata.no_metadata() {
+        executed.as_deref()
+    } else {
+        Some(&metadata.columns[..])
     };
     let width = metadata.column_count;
     let start = r.cursor.pos();
@@ -236,26 +277,29 @@ fn rows(r: &mut Reader<'_>, registry: &Registry, request: Option<&Message>) -> R
     if width == 0 && count > 0 {
         return Err(r.error(start, format!("row count {count} with no columns")));
     }
-    // A row of nulls is 4 bytes per column on the wire but a row and its cells take more in memory:
-    // reserve no more than a bounded step ahead and let the vector grow with what is really there.
-    let mut rows = Vec::with_capacity(count.min(RESERVED_ROWS));
+    // Each value is checked (and explained), not kept: the rows are read again from the body.
+    let first = r.cursor.pos();
     for i in 0..count {
-        rows.push(r.within(Step::Item("row", i), |r| {
-            let mut row = Vec::with_capacity(width);
+        r.within(Step::Item("row", i), |r| {
             for j in 0..width {
-                let column = columns.as_ref().and_then(|c| c.get(j));
-                let what = column.map_or_else(|| format!("column {j}"), |c| c.name.clone());
-                row.push(r.within(Step::Item("column", j), |r| {
+                let column = columns.and_then(|c| c.get(j));
+                let what = match column {
+                    Some(c) => Cow::Borrowed(c.name.as_str()),
+                    None => Cow::Owned(format!("column {j}")),
+                };
+                r.within(Step::Item("column", j), |r| {
                     r.cell(column.map(|c| &c.ty), &what)
-                })?);
+                })?;
             }
-            Ok(row)
-        })?);
+            Ok(())
+        })?;
     }
+    let values = first..r.cursor.pos();
     Ok(Rows {
         metadata,
-        columns,
-        rows,
+        executed_columns: executed,
+        count,
+        values,
     })
 }
 

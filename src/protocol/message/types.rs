@@ -2,8 +2,8 @@
 //! does not, and a value that is null, unset, decoded, or raw bytes when its type is unknown.
 
 use crate::types::CqlType;
-use crate::value::Value;
 use std::fmt;
+use std::ops::Range;
 
 /// The type of a column or bound variable, from a type `[option]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,17 +55,20 @@ pub struct Column {
     pub ty: ColumnType,
 }
 
-/// One `[value]` of a row or of bound values.
-#[derive(Debug, Clone, PartialEq)]
+/// One `[value]` of a row or of bound values. A value is kept as where its bytes are in the
+/// message's body ([`super::Message::bytes`]), not decoded: a message holds about what it took on
+/// the wire whatever its values, and each value is decoded again when it is written
+/// ([`super::Message::cell_value`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cell {
     /// A length of -1.
     Null,
     /// A length of -2: the column is left unchanged.
     Unset,
-    /// A value decoded with its known type.
-    Value(Value),
+    /// A value of its known type, checked to decode when the message was decoded: its bytes.
+    Value(Range<usize>),
     /// The bytes of a value whose type is unknown.
-    Bytes(Vec<u8>),
+    Bytes(Range<usize>),
 }
 
 /// A bound value of a QUERY, EXECUTE or BATCH statement, with its name and type when known (given
