@@ -31,11 +31,10 @@ use std::sync::Arc;
 /// ScyllaDB's shard-aware CQL port, watched by default beside 9042.
 pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
 
-/// The largest frame or envelope body decoded by default: 16 MiB, Cassandra's default
-/// `native_transport_max_frame_size`. The protocol allows 256 MiB; a frame is held whole (its bytes
-/// as they arrive, then its body) while it is decoded, so memory peaks at about three times the
-/// largest frame accepted.
-pub const DEFAULT_MAX_FRAME: usize = 16 << 20;
+/// The largest frame or envelope body decoded by default: the protocol's 256 MiB, so every frame a
+/// server may send decodes. A frame is held whole (its bytes as they arrive, then its body) while it
+/// is decoded, but not its values, so memory peaks at about twice the largest frame plus 8 MiB.
+pub const DEFAULT_MAX_FRAME: usize = crate::protocol::stream::DEFAULT_MAX_FRAME;
 
 /// What an [`Inspector`] looks for and keeps.
 #[derive(Debug, Clone)]

@@ -759,7 +759,7 @@ fn rows_frame(option: &[u8], count: usize, values: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_frame_near_the_default_limit_decodes_in_bounded_memory() {
-    // 15 MiB frames (the default --max-frame is 16 MiB) of one blob, of 1.9 M int cells and of
+    // 15 MiB frames (Cassandra's default native_transport_max_frame_size is 16 MiB) of one blob, of 1.9 M int cells and of
     // 5,000 vector<float, 768> rows: a decoder that keeps a value per cell, or writes a message's
     // JSON whole before writing it out, needs well over the 96 MiB of address space these runs get
     // (the body itself is held twice, as it arrives and decoded).
