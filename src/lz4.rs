@@ -414,7 +414,7 @@ fn decompress_at(
         payload.resize(declared, 0);
     }
     payload.truncate(declared);
-    match decode_block(block, payload) {
+    match lz4_flex::block::decompress_into(block, payload) {
         Ok(written) if written == declared => Ok(()),
         Ok(written) => {
             payload.clear();
@@ -438,13 +438,6 @@ fn decompress_at(
             }))
         }
     }
-}
-
-/// lz4_flex's block decoder, compiled on its own: inlined into [`decompress_at`] it shares the
-/// registers with the checks around it and runs measurably slower (up to 20 % on small bodies).
-#[inline(never)]
-fn decode_block(block: &[u8], out: &mut [u8]) -> Result<usize, lz4_flex::block::DecompressError> {
-    lz4_flex::block::decompress_into(block, out)
 }
 
 /// Walks the sequences of an LZ4 block that starts at offset `base` without producing output and
