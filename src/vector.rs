@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use std::fmt;
 
 mod variable;
+use variable::Source;
 
 /// Elements converted per check-then-convert block (fits in L1 with its output).
 const BLOCK_ELEMENTS: usize = 4096;
@@ -280,14 +281,14 @@ impl<'a> Rows<'a> {
     /// The element at `index` as a number, for error messages and variable-size encoding.
     fn number(&self, index: usize) -> Option<Number> {
         Some(match self {
-            Rows::F16(v) => Number::Single(f32::from(*v.get(index)?)),
-            Rows::F32(v) => Number::Single(*v.get(index)?),
-            Rows::F64(v) => Number::Float(*v.get(index)?),
-            Rows::I8(v) => Number::Int(i64::from(*v.get(index)?)),
-            Rows::U8(v) => Number::Int(i64::from(*v.get(index)?)),
-            Rows::I16(v) => Number::Int(i64::from(*v.get(index)?)),
-            Rows::I32(v) => Number::Int(i64::from(*v.get(index)?)),
-            Rows::I64(v) => Number::Int(*v.get(index)?),
+            Rows::F16(v) => v.get(index)?.number(),
+            Rows::F32(v) => v.get(index)?.number(),
+            Rows::F64(v) => v.get(index)?.number(),
+            Rows::I8(v) => v.get(index)?.number(),
+            Rows::U8(v) => v.get(index)?.number(),
+            Rows::I16(v) => v.get(index)?.number(),
+            Rows::I32(v) => v.get(index)?.number(),
+            Rows::I64(v) => v.get(index)?.number(),
         })
     }
 }

@@ -49,8 +49,8 @@ impl Float for f64 {
     const POSITIONAL_END: f64 = 1e15;
 }
 
-/// An input element type: how an element widens to a [`Number`].
-trait Source: Copy {
+/// An input element type: how an element widens to a [`Number`] (also what [`Rows`] reads).
+pub(super) trait Source: Copy {
     /// The element, widened without loss.
     fn number(self) -> Number;
 }
