@@ -681,6 +681,44 @@ impl VectorEncoder {
             })
     }
 
+    /// Encodes row `i` of `rows` into `values[i]` (each exactly the value size: one destination per
+    /// row, e.g. the buffers of separate objects), splitting the rows across the current rayon pool
+    /// when [`VectorEncoder::worth_splitting`] says so. `first_row` is the absolute index of the
+    /// first row, for error messages; when several rows fail, which one is reported is unspecified.
+    pub fn encode_fixed_values(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        values: &mut [&mut [u8]],
+    ) -> Result<(), VectorError> {
+        let dimension = self.dimension;
+        if values.len().checked_mul(dimension) != Some(rows.len()) {
+            return Err(VectorError::Shape {
+                first_row,
+                elements: rows.len(),
+                rows: values.len(),
+                dimension,
+            });
+        }
+        let value_size = self.value_size().unwrap_or(1).max(1);
+        let encode = |start: usize, part: &mut [&mut [u8]]| {
+            part.iter_mut().enumerate().try_for_each(|(offset, dst)| {
+                let row = start + offset;
+                let elements = rows.slice(row * dimension, (row + 1) * dimension);
+                self.encode_fixed_into(elements, first_row.saturating_add(row as u64), dst)
+            })
+        };
+        if !self.worth_splitting(values.len()) {
+            return encode(0, values);
+        }
+        // About 256 KiB of output per task, at least one row.
+        let task_rows = ((256 << 10) / value_size).max(1);
+        values
+            .par_chunks_mut(task_rows)
+            .enumerate()
+            .try_for_each(|(task, part)| encode(task * task_rows, part))
+    }
+
     /// Fixed-size encoding of `rows` into `dst` (exactly `rows.len() × size` bytes).
     fn encode_fixed(
         &self,
@@ -1366,6 +1404,41 @@ mod tests {
             .unwrap_err();
         let place = format!("at row {} (element 97)", 1000 + rows - 1);
         assert!(error.to_string().ends_with(&place), "{error}");
+    }
+
+    #[test]
+    fn per_row_destinations_get_the_rows_values_small_and_split() {
+        let dimension = 100;
+        let encoder = encoder("vector<int, 100>");
+        // Below and above the size worth splitting across the pool.
+        for rows in [3, PARALLEL_FIXED_BYTES / (4 * dimension) + 7] {
+            let ints: Vec<i32> = (0..(rows * dimension) as i32).collect();
+            let expected: Vec<u8> = ints.iter().flat_map(|x| x.to_be_bytes()).collect();
+            let mut out = vec![0xaa; expected.len()];
+            let mut values: Vec<&mut [u8]> = out.chunks_exact_mut(4 * dimension).collect();
+            encoder
+                .encode_fixed_values(Rows::I32(&ints), 0, &mut values)
+                .unwrap();
+            assert!(out == expected, "{rows} rows: output differs");
+            // A cast error in the last row names its absolute row.
+            let mut longs: Vec<i64> = ints.iter().map(|&x| i64::from(x)).collect();
+            longs[rows * dimension - 3] = i64::MAX;
+            let mut values: Vec<&mut [u8]> = out.chunks_exact_mut(4 * dimension).collect();
+            let error = encoder
+                .encode_fixed_values(Rows::I64(&longs), 1000, &mut values)
+                .unwrap_err();
+            let place = format!("at row {} (element 97)", 1000 + rows - 1);
+            assert!(error.to_string().ends_with(&place), "{error}");
+        }
+        // One destination too few, or destinations of the wrong size: a shape error.
+        let ints = [1i32; 200];
+        let mut out = vec![0u8; 800];
+        let mut values: Vec<&mut [u8]> = out.chunks_exact_mut(400).take(1).collect();
+        let error = encoder.encode_fixed_values(Rows::I32(&ints), 0, &mut values);
+        assert!(matches!(error, Err(VectorError::Shape { .. })), "{error:?}");
+        let mut values: Vec<&mut [u8]> = out.chunks_exact_mut(399).take(2).collect();
+        let error = encoder.encode_fixed_values(Rows::I32(&ints), 0, &mut values);
+        assert!(matches!(error, Err(VectorError::Shape { .. })), "{error:?}");
     }
 
     #[test]

@@ -215,7 +215,8 @@ unsafe fn destination<'a>(address: usize, len: usize) -> &'a mut [u8] {
 }
 
 /// Converts every row of a borrowed array of fixed-size values straight into new `bytes` objects
-/// (the GIL released while converting).
+/// (the GIL released while converting, the rows split across the library's thread pool when the
+/// array is large: see `VectorEncoder::encode_fixed_values`).
 fn fixed_output<'py>(
     py: Python<'py>,
     encoder: &VectorEncoder,
@@ -225,57 +226,44 @@ fn fixed_output<'py>(
     format: Format,
 ) -> PyResult<Bound<'py, PyAny>> {
     let detach = rows * dimension >= DETACH_ELEMENTS;
-    let row = |i: usize| elements.slice(i * dimension, (i + 1) * dimension);
+    let encode = |values: &mut [&mut [u8]]| {
+        maybe_detach(py, detach, || {
+            encoder.encode_fixed_values(elements, 0, values)
+        })
+        .map_err(value_error)
+    };
     match format {
         Format::List => {
             let mut objects = Vec::with_capacity(rows);
-            let mut addresses = Vec::with_capacity(rows);
+            let mut values = Vec::with_capacity(rows);
             for _ in 0..rows {
                 let (object, address) = uninit_bytes(py, value_size)?;
                 objects.push(object);
-                addresses.push(address);
+                // SAFETY: a fresh bytes object of `value_size` bytes, kept alive by `objects`
+                // and seen by no one else until the list is returned.
+                values.push(unsafe { destination(address, value_size) });
             }
-            maybe_detach(py, detach, || {
-                addresses.iter().enumerate().try_for_each(|(i, &address)| {
-                    // SAFETY: each address is a fresh bytes object of `value_size` bytes, kept
-                    // alive by `objects` and seen by no one else yet.
-                    let dst = unsafe { destination(address, value_size) };
-                    encoder.encode_fixed_into(row(i), i as u64, dst)
-                })
-            })
-            .map_err(value_error)?;
+            encode(&mut values)?;
             Ok(PyList::new(py, objects)?.into_any())
         }
-        Format::Raw => {
-            let total = rows * value_size;
-            let (object, address) = uninit_bytes(py, total)?;
-            maybe_detach(py, detach, || {
-                // SAFETY: a fresh bytes object of `total` bytes, kept alive by `object`.
-                let dst = unsafe { destination(address, total) };
-                encoder.encode_fixed_into(elements, 0, dst)
-            })
-            .map_err(value_error)?;
-            Ok(object.into_any())
-        }
-        Format::Framed => {
-            let record = value_size + 4;
+        Format::Raw | Format::Framed => {
+            let record = value_size + if format == Format::Framed { 4 } else { 0 };
             let total = rows * record;
             let (object, address) = uninit_bytes(py, total)?;
             let prefix = i32::try_from(value_size)
                 .map_err(|_| value_error("a value is over the 2 GiB a [bytes] can hold"))?
                 .to_be_bytes();
-            maybe_detach(py, detach, || {
-                // SAFETY: a fresh bytes object of `total` bytes, kept alive by `object`.
-                let dst = unsafe { destination(address, total) };
-                dst.chunks_exact_mut(record)
-                    .enumerate()
-                    .try_for_each(|(i, out)| {
-                        let (length, value) = out.split_at_mut(4);
-                        length.copy_from_slice(&prefix);
-                        encoder.encode_fixed_into(row(i), i as u64, value)
-                    })
-            })
-            .map_err(value_error)?;
+            // SAFETY: a fresh bytes object of `total` bytes, kept alive by `object`.
+            let dst = unsafe { destination(address, total) };
+            let mut values: Vec<&mut [u8]> = dst
+                .chunks_exact_mut(record.max(1))
+                .map(|out| {
+                    let (length, value) = out.split_at_mut(record - value_size);
+                    length.copy_from_slice(&prefix[..length.len()]);
+                    value
+                })
+                .collect();
+            encode(&mut values)?;
             Ok(object.into_any())
         }
     }

@@ -40,6 +40,21 @@ def test_numpy_default_types_match_numpy_big_endian_rows(dtype, order, layout):
     assert cqlwire.serialize_vectors(source, name) == expected
 
 
+def test_arrays_large_enough_to_split_across_threads_keep_row_order():
+    # 5,600 rows of 768 float32: 17.2 MB of output, above the 16 MiB the library splits across its
+    # thread pool, in all three formats.
+    a = sample("f4", rows=5600, dimension=768, seed=3)
+    rows = [r.tobytes() for r in a.astype(">f4")]
+    assert cqlwire.serialize_vectors(a) == rows
+    assert cqlwire.serialize_vectors(a, format="raw") == b"".join(rows)
+    assert cqlwire.serialize_vectors(a, format="framed") == framed(rows)
+    # A cast error in a late task names its absolute row.
+    wide = a.astype("f8")
+    wide[5598, 700] = 1e300
+    with pytest.raises(ValueError, match=r"at row 5598 \(element 700\)$"):
+        cqlwire.serialize_vectors(wide, "vector<float, 768>")
+
+
 @pytest.mark.parametrize("case", cases("vector"), ids=lambda c: c["name"])
 @pytest.mark.parametrize("order", ["<", ">"])
 def test_driver_vector_corpus(case, order):
