@@ -5,16 +5,21 @@
 //! makes cqlwire's exact bytes ("C lz4, driver's call"; see `src/lz4.rs`).
 //!
 //! Run: `cargo bench --bench lz4`.
+//!
+//! `cargo bench --bench lz4 -- --interleaved [ROUNDS]` instead times the cqlwire and C calls of each
+//! body in turn, round after round (default 300 rounds), and prints tab-separated lines
+//! `op kind size side median_ns ratio` where ratio is the median over rounds of that side's time /
+//! cqlwire's time in the same round: on a shared, noisy machine a slow moment then hits every side
+//! of a round alike, where criterion's groups run one side after the other
+//! (`benches/compare/run.py` reports these ratios).
 
 use cqlwire::lz4::{compress_body, compress_body_into, decompress_body_into};
 use cqlwire::protocol::frame::{Direction, Flags, FrameHeader, FrameReader, Frames, Opcode};
 use criterion::measurement::WallTime;
-use criterion::{
-    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
-};
+use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const SIZES: [usize; 3] = [1024, 8192, 65536];
 const KINDS: [&str; 2] = ["text", "random"];
@@ -29,6 +34,31 @@ fn payload(kind: &str, size: usize) -> Vec<u8> {
 
 fn c_block(payload: &[u8]) -> Vec<u8> {
     lz4::block::compress(payload, None, false).unwrap()
+}
+
+/// `LZ4_compress_default` of `input` into `buffer` (at least its compress bound).
+fn c_compress(input: &[u8], buffer: &mut [u8]) -> usize {
+    lz4::block::compress_to_buffer(input, None, false, buffer).unwrap()
+}
+
+/// lz4_flex's block decoder called as a function (as cqlwire and the C library are), not inlined
+/// into the timing loop.
+#[inline(never)]
+fn lz4_flex_call(block: &[u8], out: &mut [u8]) -> Result<usize, lz4_flex::block::DecompressError> {
+    lz4_flex::block::decompress_into(block, out)
+}
+
+/// `LZ4_decompress_safe` of `block` into all of `payload`.
+fn c_decompress(block: &[u8], payload: &mut [u8]) -> usize {
+    lz4::block::decompress_to_buffer(block, Some(payload.len() as i32), payload).unwrap()
+}
+
+/// A body of the C library's block of `input`: the work every decompression side does, from the
+/// same bytes (see [`decompress`]).
+fn c_body(input: &[u8]) -> Vec<u8> {
+    let mut body = (input.len() as u32).to_be_bytes().to_vec();
+    body.extend_from_slice(&c_block(input));
+    body
 }
 
 extern "C" {
@@ -106,10 +136,7 @@ fn compress(c: &mut Criterion) {
             // than the driver's (and cqlwire's), so it is not quite the same work.
             let mut buffer = vec![0u8; lz4::block::compress_bound(size).unwrap()];
             group.bench_with_input(BenchmarkId::new("C lz4", &label), &input, |b, input| {
-                b.iter(|| {
-                    lz4::block::compress_to_buffer(black_box(input), None, false, &mut buffer)
-                        .unwrap()
-                })
+                b.iter(|| c_compress(black_box(input), &mut buffer))
             });
             // The driver's call, cqlwire's exact bytes: a reset stream (its 16 KiB table
             // cleared) and LZ4_compress_fast_continue; the stream is allocated once.
@@ -137,9 +164,8 @@ fn decompress(c: &mut Criterion) {
             // memcpy, which C lz4 calls for long literal runs, is much slower on this CPU for the
             // misaligned source of a block inside a body, so C also runs on its own copy of the
             // block ("C lz4, own buffer").
-            let block = c_block(&input);
-            let mut body = (size as u32).to_be_bytes().to_vec();
-            body.extend_from_slice(&block);
+            let body = c_body(&input);
+            let block = body[4..].to_vec();
             group.throughput(Throughput::Bytes(size as u64));
             let mut payload = vec![0u8; size];
             group.bench_with_input(BenchmarkId::new("cqlwire", &label), &body, |b, body| {
@@ -157,26 +183,10 @@ fn decompress(c: &mut Criterion) {
             group.bench_with_input(
                 BenchmarkId::new("C lz4, own buffer", &label),
                 &block,
-                |b, block| {
-                    b.iter(|| {
-                        lz4::block::decompress_to_buffer(
-                            black_box(block),
-                            Some(size as i32),
-                            &mut payload,
-                        )
-                        .unwrap()
-                    })
-                },
+                |b, block| b.iter(|| c_decompress(black_box(block), &mut payload)),
             );
             group.bench_with_input(BenchmarkId::new("C lz4", &label), &body[4..], |b, block| {
-                b.iter(|| {
-                    lz4::block::decompress_to_buffer(
-                        black_box(block),
-                        Some(size as i32),
-                        &mut payload,
-                    )
-                    .unwrap()
-                })
+                b.iter(|| c_decompress(black_box(block), &mut payload))
             });
         }
     }
@@ -236,5 +246,117 @@ fn frames(c: &mut Criterion) {
     group.finish();
 }
 
+/// One side of [`interleave`]: a name, and the call to make a given number of times, with the
+/// output buffer all sides share (so that its placement is the same for each).
+type Side<'a> = (&'a str, &'a mut dyn FnMut(usize, &mut Vec<u8>));
+
+/// Times `sides` (cqlwire first) in turn for `rounds` rounds of about 50 µs of work each, each
+/// writing into `out`, and prints one line per side (see the module comment).
+fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: &mut [Side<'_>]) {
+    let calls = (256 << 10) / size.max(1) + 4;
+    let mut times = vec![Vec::with_capacity(rounds); sides.len()];
+    for round in 0..=rounds {
+        for (side, (_, run)) in sides.iter_mut().enumerate() {
+            let start = Instant::now();
+            run(calls, out);
+            let ns = start.elapsed().as_secs_f64() * 1e9 / calls as f64;
+            if round > 0 {
+                times[side].push(ns); // round 0 warms up
+            }
+        }
+    }
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    for (side, (name, _)) in sides.iter().enumerate() {
+        let ratios = times[side]
+            .iter()
+            .zip(&times[0])
+            .map(|(t, ours)| t / ours)
+            .collect();
+        println!(
+            "{what}\t{size}\t{name}\t{:.1}\t{:.3}",
+            median(times[side].clone()),
+            median(ratios)
+        );
+    }
+}
+
+/// `--interleaved`: compression and decompression of every payload, cqlwire and C side by side.
+fn interleaved(rounds: usize) {
+    for kind in KINDS {
+        for size in SIZES {
+            let input = payload(kind, size);
+            let mut body = Vec::new();
+            let mut buffer = vec![0u8; lz4::block::compress_bound(size).unwrap()];
+            let stream = DriverStream::new();
+            interleave(
+                &format!("compress\t{kind}"),
+                size,
+                rounds,
+                &mut buffer,
+                &mut [
+                    ("cqlwire", &mut |n, _| {
+                        (0..n)
+                            .for_each(|_| compress_body_into(black_box(&input), &mut body).unwrap())
+                    }),
+                    ("C lz4", &mut |n, out| {
+                        (0..n).for_each(|_| {
+                            c_compress(black_box(&input), out);
+                        })
+                    }),
+                    ("C lz4, driver's call", &mut |n, out| {
+                        (0..n).for_each(|_| {
+                            stream.compress(black_box(&input), out);
+                        })
+                    }),
+                ],
+            );
+            let body = c_body(&input);
+            let block = body[4..].to_vec();
+            let mut payload = vec![0u8; size];
+            interleave(
+                &format!("decompress\t{kind}"),
+                size,
+                rounds,
+                &mut payload,
+                &mut [
+                    ("cqlwire", &mut |n, out| {
+                        (0..n).for_each(|_| {
+                            decompress_body_into(black_box(&body), size, out).unwrap()
+                        })
+                    }),
+                    ("C lz4", &mut |n, out| {
+                        (0..n).for_each(|_| {
+                            c_decompress(black_box(&body[4..]), out);
+                        })
+                    }),
+                    ("C lz4, own buffer", &mut |n, out| {
+                        (0..n).for_each(|_| {
+                            c_decompress(black_box(&block), out);
+                        })
+                    }),
+                    ("lz4_flex raw", &mut |n, out| {
+                        (0..n).for_each(|_| {
+                            lz4_flex_call(black_box(&body[4..]), out).unwrap();
+                        })
+                    }),
+                ],
+            );
+        }
+    }
+}
+
 criterion_group!(benches, compress, decompress, frames);
-criterion_main!(benches);
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|arg| arg == "--interleaved") {
+        let rounds = args.get(at + 1).and_then(|r| r.parse().ok()).unwrap_or(300);
+        interleaved(rounds);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
