@@ -8,7 +8,7 @@
 //!
 //! `cargo bench --bench lz4 -- --interleaved [ROUNDS]` instead times the cqlwire and C calls of each
 //! body in turn, round after round (default 300 rounds), and prints tab-separated lines
-//! `op kind size side median_ns ratio` where ratio is the median over rounds of that side's time /
+//! `op kind size side median_ns min_ns ratio` where ratio is the median over rounds of that side's time /
 //! cqlwire's time in the same round: on a shared, noisy machine a slow moment then hits every side
 //! of a round alike, where criterion's groups run one side after the other
 //! (`benches/compare/run.py` reports these ratios).
@@ -275,8 +275,9 @@ fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: 
             .zip(&times[0])
             .map(|(t, ours)| t / ours)
             .collect();
+        let low = times[side].iter().copied().fold(f64::INFINITY, f64::min);
         println!(
-            "{what}\t{size}\t{name}\t{:.1}\t{:.3}",
+            "{what}\t{size}\t{name}\t{:.1}\t{low:.1}\t{:.3}",
             median(times[side].clone()),
             median(ratios)
         );

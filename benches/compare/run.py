@@ -6,8 +6,8 @@
 
 The peers (pinned in requirements.txt, installed into benches/compare/.venv by this script):
 the Python driver's VectorType.serialize per row, NumPy's bulk byte swap, pyarrow read_table + NumPy on
-a Parquet file, the driver's LZ4 wrappers, the C lz4 library (through criterion, `cargo bench --bench
-lz4`), and `cat INPUT > OUTPUT` as the I/O limit for the .npy conversion. The vint-prefixed and
+a Parquet file, the driver's LZ4 wrappers, the C lz4 library (`cargo bench --bench lz4 -- --interleaved`,
+which times both round by round and reports the median of per-round ratios), and `cat INPUT > OUTPUT` as the I/O limit for the .npy conversion. The vint-prefixed and
 variable-size element types are compared with cqlwire's own int and float paths on the same input
 (output MB/s, whole process), with the driver's VectorType.serialize, and with an older cqlwire
 binary when `--baseline BINARY` is given.
@@ -151,6 +151,21 @@ def criterion(full_id: str, skipped: bool):
             return summary(per_iter)
     hint = "run without --skip-criterion" if skipped else "did `cargo bench` write it?"
     raise SystemExit(f"criterion result {full_id!r} not found in {CRITERION}: {hint}")
+
+
+def lz4_interleaved(rounds: int = 300):
+    """{(op, kind, size, side): ((median, min) seconds per call, ratio)} from `cargo bench --bench lz4
+    -- --interleaved`, which times cqlwire and the C library's calls in turn, round by round; ratio is
+    the median over rounds of the side's time / cqlwire's time in the same round."""
+    out = subprocess.run(["cargo", "bench", "--quiet", "--bench", "lz4", "--", "--interleaved", str(rounds)],
+                         cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    result = {}
+    for line in out.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 7:
+            op, kind, size, side, median, low, ratio = fields
+            result[(op, kind, int(size), side)] = ((float(median) / 1e9, float(low) / 1e9), float(ratio))
+    return result
 
 
 def ensure_gnu_time() -> None:
@@ -402,11 +417,17 @@ def main() -> None:
             py = time_python(work, 20, inner)
             label = f"LZ4 {op} {size // 1024} KiB text"
             rows.append((label, "driver lz4 wrapper (python-lz4)", py, ours, f"{py[0] / ours[0]:.2f}×", "—"))
-            for kind in ("text", "random"):
-                ours = criterion(f"lz4 {op}/cqlwire/{kind}/{size}", args.skip_criterion)
-                c_lib = criterion(f"lz4 {op}/C lz4/{kind}/{size}", args.skip_criterion)
-                rows.append((f"LZ4 {op} {size // 1024} KiB {kind}", "C lz4 block API", c_lib, ours,
-                             f"{c_lib[0] / ours[0]:.2f}×", "≥ 1.0×"))
+
+    # LZ4 against the C library, side by side round by round (per-round ratios; see lz4_interleaved).
+    interleaved = lz4_interleaved()
+    for op, other in (("compress", "C lz4, driver's call"), ("decompress", "C lz4, own buffer")):
+        for kind in ("text", "random"):
+            for size in LZ4_SIZES:
+                ours = interleaved[(op, kind, size, "cqlwire")][0]
+                c_lib, c_ratio = interleaved[(op, kind, size, "C lz4")]
+                other_ratio = interleaved[(op, kind, size, other)][1]
+                rows.append((f"LZ4 {op} {size // 1024} KiB {kind}", "C lz4 block API (interleaved)", c_lib, ours,
+                             f"{c_ratio:.2f}×; {other}: {other_ratio:.2f}×", "≥ 1.0×"))
 
     # Whole process, alternating.
     out = DATA / "out.bin"
