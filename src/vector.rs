@@ -1162,6 +1162,10 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
         (Rows::I64(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i64| [x as u8]),
         // vint-prefixed integers: a constant length byte, then the value's bytes.
         (rows, T::TinyInt) => prefixed(rows, dst, i8::MIN.into(), i8::MAX.into(), |v| [1, v as u8]),
+        (Rows::I16(s), T::SmallInt) => {
+            smallint_records(s, dst);
+            Ok(())
+        }
         (rows, T::SmallInt) => prefixed(rows, dst, i16::MIN.into(), i16::MAX.into(), |v| {
             let [hi, lo] = (v as i16).to_be_bytes();
             [2, hi, lo]
@@ -1175,6 +1179,109 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
             [8, a, b, c, d, e, f, g, h]
         }),
     }
+}
+
+/// `smallint` records of `src` into `dst` (exactly 3 bytes per value): `02`, then the value
+/// big-endian. With SSSE3 (checked at run time) 16 values become 48 bytes in three byte shuffles;
+/// the rest, and every value without SSSE3, one record at a time.
+fn smallint_records(src: &[i16], dst: &mut [u8]) {
+    #[allow(unused_mut)]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            // SAFETY: the processor supports SSSE3, checked just above.
+            done = unsafe { smallint_records_ssse3(src, dst) };
+        }
+    }
+    let (src, dst) = (
+        src.get(done..).unwrap_or_default(),
+        dst.get_mut(done * 3..).unwrap_or_default(),
+    );
+    for (out, &x) in dst.chunks_exact_mut(3).zip(src) {
+        let [hi, lo] = x.to_be_bytes();
+        out.copy_from_slice(&[2, hi, lo]);
+    }
+}
+
+/// The byte shuffle making output bytes `16 × chunk ..` of 16 `smallint` records from 16 input
+/// bytes loaded at byte `load` of the values (little-endian): record `k`'s bytes 1 and 2 are value
+/// `k`'s high and low bytes; its byte 0 (the length `02`) is zeroed here (-128) and set by
+/// [`smallint_lengths`].
+const fn smallint_shuffle(chunk: usize, load: usize) -> [i8; 16] {
+    let mut mask = [0i8; 16];
+    let mut j = 0;
+    while j < 16 {
+        let (record, byte) = ((16 * chunk + j) / 3, (16 * chunk + j) % 3);
+        mask[j] = match byte {
+            0 => -128,
+            1 => (2 * record + 1 - load) as i8,
+            _ => (2 * record - load) as i8,
+        };
+        j += 1;
+    }
+    mask
+}
+
+/// The length bytes (`02`) of output bytes `16 × chunk ..` of 16 `smallint` records.
+const fn smallint_lengths(chunk: usize) -> [i8; 16] {
+    let mut bytes = [0i8; 16];
+    let mut j = 0;
+    while j < 16 {
+        if (16 * chunk + j).is_multiple_of(3) {
+            bytes[j] = 2;
+        }
+        j += 1;
+    }
+    bytes
+}
+
+/// The SSSE3 part of [`smallint_records`]: whole groups of 16 values; returns how many values it
+/// wrote. Each group reads its 32 input bytes (three loads at bytes 0, 8 and 16) and writes its 48
+/// output bytes, nothing outside them.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+fn smallint_records_ssse3(src: &[i16], dst: &mut [u8]) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_loadu_si128, _mm_or_si128, _mm_shuffle_epi8, _mm_storeu_si128,
+    };
+    const LOADS: [usize; 3] = [0, 8, 16];
+    const SHUFFLES: [[i8; 16]; 3] = [
+        smallint_shuffle(0, LOADS[0]),
+        smallint_shuffle(1, LOADS[1]),
+        smallint_shuffle(2, LOADS[2]),
+    ];
+    const LENGTHS: [[i8; 16]; 3] = [
+        smallint_lengths(0),
+        smallint_lengths(1),
+        smallint_lengths(2),
+    ];
+    let groups = src.len().min(dst.len() / 3) / 16;
+    for (values, out) in src
+        .chunks_exact(16)
+        .zip(dst.chunks_exact_mut(48))
+        .take(groups)
+    {
+        for chunk in 0..3 {
+            // SAFETY: `values` is 32 bytes, and each load reads 16 of them from byte 0, 8 or 16;
+            // `out` is 48 bytes and each store writes bytes 16 × chunk .. 16 × chunk + 16; the
+            // masks are 16-byte arrays (unaligned loads).
+            unsafe {
+                let input = _mm_loadu_si128(
+                    values
+                        .as_ptr()
+                        .cast::<u8>()
+                        .add(LOADS[chunk])
+                        .cast::<__m128i>(),
+                );
+                let shuffle = _mm_loadu_si128(SHUFFLES[chunk].as_ptr().cast::<__m128i>());
+                let lengths = _mm_loadu_si128(LENGTHS[chunk].as_ptr().cast::<__m128i>());
+                let records = _mm_or_si128(_mm_shuffle_epi8(input, shuffle), lengths);
+                _mm_storeu_si128(out.as_mut_ptr().add(16 * chunk).cast::<__m128i>(), records);
+            }
+        }
+    }
+    groups * 16
 }
 
 /// Nanoseconds in a day: a `time` is below this.
@@ -1439,6 +1546,34 @@ mod tests {
         let mut values: Vec<&mut [u8]> = out.chunks_exact_mut(399).take(2).collect();
         let error = encoder.encode_fixed_values(Rows::I32(&ints), 0, &mut values);
         assert!(matches!(error, Err(VectorError::Shape { .. })), "{error:?}");
+    }
+
+    #[test]
+    fn smallint_records_match_one_record_at_a_time_at_every_length() {
+        let mut random = Random(11);
+        let values: Vec<i16> = (0..300)
+            .map(|i| match i % 5 {
+                0 => i16::MIN,
+                1 => i16::MAX,
+                2 => -1,
+                _ => random.next() as i16,
+            })
+            .collect();
+        for length in 0..values.len() {
+            let src = &values[..length];
+            let expected: Vec<u8> = src
+                .iter()
+                .flat_map(|x| {
+                    let [hi, lo] = x.to_be_bytes();
+                    [2, hi, lo]
+                })
+                .collect();
+            let mut out = vec![0xaa; 3 * length];
+            smallint_records(src, &mut out);
+            assert_eq!(out, expected, "length {length}");
+            let encoded = encode("vector<smallint, 1>", Rows::I16(src), 0).unwrap();
+            assert_eq!(encoded, expected, "length {length}, through the encoder");
+        }
     }
 
     #[test]
