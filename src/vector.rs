@@ -28,6 +28,12 @@ use std::fmt;
 mod variable;
 use variable::Source;
 
+/// Rows per parallel task of fixed-size values of `value_size` bytes: about 256 KiB of output, at
+/// least one row.
+fn task_rows(value_size: usize) -> usize {
+    ((256 << 10) / value_size.max(1)).max(1)
+}
+
 /// Elements converted per check-then-convert block (fits in L1 with its output).
 const BLOCK_ELEMENTS: usize = 4096;
 
@@ -558,7 +564,8 @@ impl VectorEncoder {
         self.check_shape(rows, batch.rows, batch.first_row)?;
         let layout = match self.value_size() {
             Some(size) => {
-                self.encode_fixed_parallel(rows, batch.first_row, size, &mut buffer)?;
+                buffer.resize(batch.rows.saturating_mul(size), 0);
+                self.encode_fixed_into(rows, batch.first_row, &mut buffer)?;
                 Layout::Fixed(size)
             }
             None => Layout::Variable({
@@ -608,7 +615,10 @@ impl VectorEncoder {
     }
 
     /// Encodes `rows` of an element type of one encoded size (see [`VectorEncoder::element_size`])
-    /// on the calling thread into `dst`, which must be exactly `rows.len()` × the element size (the values concatenated, with no allocation).
+    /// into `dst`, which must be exactly `rows.len()` × the element size (the values concatenated,
+    /// with no allocation), split across the current rayon pool when
+    /// [`VectorEncoder::worth_splitting`] says so (when several rows fail, which one is reported is
+    /// then unspecified).
     pub fn encode_fixed_into(
         &self,
         rows: Rows<'_>,
@@ -632,7 +642,22 @@ impl VectorEncoder {
                 dimension: self.dimension,
             });
         }
-        self.encode_fixed(rows, first_row, fixed, dst)
+        let value_size = fixed.size() * self.dimension;
+        let row_count = rows.len() / self.dimension;
+        if !self.worth_splitting(row_count) {
+            return self.encode_fixed(rows, first_row, fixed, dst);
+        }
+        let task_rows = task_rows(value_size);
+        dst.par_chunks_mut(task_rows * value_size)
+            .enumerate()
+            .try_for_each(|(task, dst)| {
+                let start_row = task * task_rows;
+                let part = rows.slice(
+                    start_row * self.dimension,
+                    (start_row + task_rows) * self.dimension,
+                );
+                self.encode_fixed(part, first_row.saturating_add(start_row as u64), fixed, dst)
+            })
     }
 
     /// Checks that `rows` holds `count × dimension` elements.
@@ -646,39 +671,6 @@ impl VectorEncoder {
             });
         }
         Ok(())
-    }
-
-    /// Fixed-size encoding of `rows` into `out` (resized to fit), split across the thread pool when
-    /// the batch is large.
-    fn encode_fixed_parallel(
-        &self,
-        rows: Rows<'_>,
-        first_row: u64,
-        value_size: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), VectorError> {
-        let Target::Fixed(fixed) = self.target else {
-            return Ok(());
-        };
-        let row_count = rows.len() / self.dimension.max(1);
-        out.resize(row_count.saturating_mul(value_size), 0);
-        if !self.worth_splitting(row_count) {
-            return self.encode_fixed(rows, first_row, fixed, out);
-        }
-        // About 256 KiB of output per task, at least one row.
-        let task_rows = ((256 << 10) / value_size.max(1)).max(1);
-        out.par_chunks_mut(task_rows.saturating_mul(value_size))
-            .enumerate()
-            .try_for_each(|(task, dst)| {
-                let start_row = task.saturating_mul(task_rows);
-                let part = rows.slice(
-                    start_row.saturating_mul(self.dimension),
-                    start_row
-                        .saturating_add(task_rows)
-                        .saturating_mul(self.dimension),
-                );
-                self.encode_fixed(part, first_row.saturating_add(start_row as u64), fixed, dst)
-            })
     }
 
     /// Encodes row `i` of `rows` into `values[i]` (each exactly the value size: one destination per
@@ -700,7 +692,6 @@ impl VectorEncoder {
                 dimension,
             });
         }
-        let value_size = self.value_size().unwrap_or(1).max(1);
         let encode = |start: usize, part: &mut [&mut [u8]]| {
             part.iter_mut().enumerate().try_for_each(|(offset, dst)| {
                 let row = start + offset;
@@ -711,8 +702,7 @@ impl VectorEncoder {
         if !self.worth_splitting(values.len()) {
             return encode(0, values);
         }
-        // About 256 KiB of output per task, at least one row.
-        let task_rows = ((256 << 10) / value_size).max(1);
+        let task_rows = task_rows(self.value_size().unwrap_or(1));
         values
             .par_chunks_mut(task_rows)
             .enumerate()

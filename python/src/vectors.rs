@@ -216,7 +216,7 @@ unsafe fn destination<'a>(address: usize, len: usize) -> &'a mut [u8] {
 
 /// Converts every row of a borrowed array of fixed-size values straight into new `bytes` objects
 /// (the GIL released while converting, the rows split across the library's thread pool when the
-/// array is large: see `VectorEncoder::encode_fixed_values`).
+/// array is large: see `VectorEncoder::encode_fixed_into` and `encode_fixed_values`).
 fn fixed_output<'py>(
     py: Python<'py>,
     encoder: &VectorEncoder,
@@ -246,8 +246,19 @@ fn fixed_output<'py>(
             encode(&mut values)?;
             Ok(PyList::new(py, objects)?.into_any())
         }
-        Format::Raw | Format::Framed => {
-            let record = value_size + if format == Format::Framed { 4 } else { 0 };
+        Format::Raw => {
+            let total = rows * value_size;
+            let (object, address) = uninit_bytes(py, total)?;
+            maybe_detach(py, detach, || {
+                // SAFETY: a fresh bytes object of `total` bytes, kept alive by `object`.
+                let dst = unsafe { destination(address, total) };
+                encoder.encode_fixed_into(elements, 0, dst)
+            })
+            .map_err(value_error)?;
+            Ok(object.into_any())
+        }
+        Format::Framed => {
+            let record = value_size + 4;
             let total = rows * record;
             let (object, address) = uninit_bytes(py, total)?;
             let prefix = i32::try_from(value_size)
@@ -256,10 +267,10 @@ fn fixed_output<'py>(
             // SAFETY: a fresh bytes object of `total` bytes, kept alive by `object`.
             let dst = unsafe { destination(address, total) };
             let mut values: Vec<&mut [u8]> = dst
-                .chunks_exact_mut(record.max(1))
+                .chunks_exact_mut(record)
                 .map(|out| {
-                    let (length, value) = out.split_at_mut(record - value_size);
-                    length.copy_from_slice(&prefix[..length.len()]);
+                    let (length, value) = out.split_at_mut(4);
+                    length.copy_from_slice(&prefix);
                     value
                 })
                 .collect();
