@@ -11,7 +11,10 @@
 //!
 //! These are the fixed-size types (float, double, int, bigint, timestamp, boolean) and the
 //! vint-prefixed types of fixed payload width (tinyint, smallint, date, time), whose vint length is
-//! one constant byte, so each element is that byte then the value's big-endian bytes.
+//! one constant byte, so each element is that byte then the value's big-endian bytes. Records of 3, 5
+//! and 9 bytes (smallint, date, time) from 1- and 2-byte integers (and 4-byte ones to date and time)
+//! are built 16 at a time by SSSE3 byte shuffles whose masks are computed at compile time
+//! ([`record_layout`]).
 //!
 //! The genuinely variable elements (varint, decimal, text, ascii) are formatted straight into the
 //! output: an unsigned vint length then the value's bytes, no allocation per element for values
@@ -1152,10 +1155,6 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
         (Rows::I64(s), T::Boolean) => checked(s, dst, |x| x == 0 || x == 1, |x: i64| [x as u8]),
         // vint-prefixed integers: a constant length byte, then the value's bytes.
         (rows, T::TinyInt) => prefixed(rows, dst, i8::MIN.into(), i8::MAX.into(), |v| [1, v as u8]),
-        (Rows::I16(s), T::SmallInt) => {
-            smallint_records(s, dst);
-            Ok(())
-        }
         (rows, T::SmallInt) => prefixed(rows, dst, i16::MIN.into(), i16::MAX.into(), |v| {
             let [hi, lo] = (v as i16).to_be_bytes();
             [2, hi, lo]
@@ -1171,101 +1170,153 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<
     }
 }
 
-/// `smallint` records of `src` into `dst` (exactly 3 bytes per value): `02`, then the value
-/// big-endian. With SSSE3 (checked at run time) 16 values become 48 bytes in three byte shuffles;
-/// the rest, and every value without SSSE3, one record at a time.
-fn smallint_records(src: &[i16], dst: &mut [u8]) {
+/// Writes `N`-byte vint-prefixed records of `src` into `dst` (exactly `N` bytes per value): the
+/// length `N - 1`, then the value's low `N - 1` bytes big-endian, as `encode` does one at a time.
+/// Records of 3, 5 and 9 bytes straddle vector lanes, which the compiler does not vectorise: with
+/// SSSE3 (checked at run time), and when [`record_layout`] fits, 16 values become `16 × N` bytes in
+/// `N` byte shuffles. The rest, and 2-byte records (`tinyint`, which [`swap`]'s AVX2 loop already
+/// builds a lane at a time), go through [`swap`].
+///
+/// The shuffles fill the bytes above a value's own with zeros, so `zero_fill` says whether that is
+/// exact for every value here: true for unsigned values, for values already checked to be
+/// non-negative, and whenever `N - 1` is at most the value's size (no byte above it is written).
+#[inline(always)]
+fn records<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    zero_fill: bool,
+    encode: impl Fn(S) -> [u8; N] + Copy,
+) {
     #[allow(unused_mut)]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("ssse3") {
+        let exact = zero_fill || N - 1 <= std::mem::size_of::<S>();
+        let straddles = !N.is_power_of_two();
+        if straddles
+            && exact
+            && RecordsOf::<S, N>::RECORDS.fits
+            && std::arch::is_x86_feature_detected!("ssse3")
+        {
             // SAFETY: the processor supports SSSE3, checked just above.
-            done = unsafe { smallint_records_ssse3(src, dst) };
+            done = unsafe { records_ssse3::<S, N>(src, dst) };
         }
     }
-    let (src, dst) = (
+    let _ = swap(
         src.get(done..).unwrap_or_default(),
-        dst.get_mut(done * 3..).unwrap_or_default(),
+        dst.get_mut(done * N..).unwrap_or_default(),
+        encode,
     );
-    for (out, &x) in dst.chunks_exact_mut(3).zip(src) {
-        let [hi, lo] = x.to_be_bytes();
-        out.copy_from_slice(&[2, hi, lo]);
-    }
 }
 
-/// The byte shuffle making output bytes `16 × chunk ..` of 16 `smallint` records from 16 input
-/// bytes loaded at byte `load` of the values (little-endian): record `k`'s bytes 1 and 2 are value
-/// `k`'s high and low bytes; its byte 0 (the length `02`) is zeroed here (-128) and set by
-/// [`smallint_lengths`].
-const fn smallint_shuffle(chunk: usize, load: usize) -> [i8; 16] {
-    let mut mask = [0i8; 16];
-    let mut j = 0;
-    while j < 16 {
-        let (record, byte) = ((16 * chunk + j) / 3, (16 * chunk + j) % 3);
-        mask[j] = match byte {
-            0 => -128,
-            1 => (2 * record + 1 - load) as i8,
-            _ => (2 * record - load) as i8,
-        };
-        j += 1;
-    }
-    mask
+/// How the SSSE3 record kernel builds 16 records of `n` bytes from 16 values of `size` bytes
+/// (little-endian): output chunk `c` (bytes `16 c .. 16 c + 16` of the `16 n`) is a byte shuffle
+/// of the 16 input bytes at `loads[c]`, ORed with the length bytes `lengths[c]`.
+struct RecordLayout {
+    /// Whether every chunk's bytes lie within one 16-byte load inside the 16 values (if not, the
+    /// kernel is not used for this pair of sizes).
+    fits: bool,
+    /// Where each chunk's 16 input bytes start, at most `16 size - 16`.
+    loads: [usize; 9],
+    /// Each chunk's shuffle: the input byte of each output byte, or -128 for a zero.
+    shuffles: [[i8; 16]; 9],
+    /// Each chunk's length bytes (`n - 1`), zero elsewhere.
+    lengths: [[i8; 16]; 9],
 }
 
-/// The length bytes (`02`) of output bytes `16 × chunk ..` of 16 `smallint` records.
-const fn smallint_lengths(chunk: usize) -> [i8; 16] {
-    let mut bytes = [0i8; 16];
-    let mut j = 0;
-    while j < 16 {
-        if (16 * chunk + j).is_multiple_of(3) {
-            bytes[j] = 2;
+/// The [`RecordLayout`] of `n`-byte records (2 to 9) from `size`-byte values (1 to 8).
+const fn record_layout(size: usize, n: usize) -> RecordLayout {
+    let mut layout = RecordLayout {
+        fits: n >= 2 && n <= 9 && size >= 1 && size <= 8,
+        loads: [0; 9],
+        shuffles: [[-128; 16]; 9],
+        lengths: [[0; 16]; 9],
+    };
+    if !layout.fits {
+        return layout;
+    }
+    let mut chunk = 0;
+    while chunk < n {
+        // The first and last input byte the chunk needs.
+        let (mut first, mut last) = (usize::MAX, 0);
+        let mut j = 0;
+        while j < 16 {
+            let (record, byte) = ((16 * chunk + j) / n, (16 * chunk + j) % n);
+            // Byte `byte` of the record is value byte `n - 1 - byte` (little-endian) after the length.
+            if byte > 0 && n - 1 - byte < size {
+                let at = size * record + n - 1 - byte;
+                if at < first {
+                    first = at;
+                }
+                if at > last {
+                    last = at;
+                }
+            }
+            j += 1;
         }
-        j += 1;
+        let load = if first == usize::MAX || first + 16 > 16 * size {
+            16 * size - 16
+        } else {
+            first
+        };
+        if first != usize::MAX && (first < load || last >= load + 16) {
+            layout.fits = false;
+            return layout;
+        }
+        layout.loads[chunk] = load;
+        let mut j = 0;
+        while j < 16 {
+            let (record, byte) = ((16 * chunk + j) / n, (16 * chunk + j) % n);
+            if byte == 0 {
+                layout.lengths[chunk][j] = (n - 1) as i8;
+            } else if n - 1 - byte < size {
+                layout.shuffles[chunk][j] = (size * record + n - 1 - byte - load) as i8;
+            }
+            j += 1;
+        }
+        chunk += 1;
     }
-    bytes
+    layout
 }
 
-/// The SSSE3 part of [`smallint_records`]: whole groups of 16 values; returns how many values it
-/// wrote. Each group reads its 32 input bytes (three loads at bytes 0, 8 and 16) and writes its 48
-/// output bytes, nothing outside them.
+/// The [`RecordLayout`] of `N`-byte records from values of type `S`, computed at compile time.
+struct RecordsOf<S, const N: usize>(std::marker::PhantomData<S>);
+
+impl<S, const N: usize> RecordsOf<S, N> {
+    const RECORDS: RecordLayout = record_layout(std::mem::size_of::<S>(), N);
+}
+
+/// The SSSE3 part of [`records`]: whole groups of 16 values; returns how many values it wrote. Each
+/// group reads only its own `16 × size` input bytes and writes only its own `16 × N` output bytes.
+/// Only called when the layout fits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
-fn smallint_records_ssse3(src: &[i16], dst: &mut [u8]) -> usize {
+fn records_ssse3<S: Copy, const N: usize>(src: &[S], dst: &mut [u8]) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_loadu_si128, _mm_or_si128, _mm_shuffle_epi8, _mm_storeu_si128,
     };
-    const LOADS: [usize; 3] = [0, 8, 16];
-    const SHUFFLES: [[i8; 16]; 3] = [
-        smallint_shuffle(0, LOADS[0]),
-        smallint_shuffle(1, LOADS[1]),
-        smallint_shuffle(2, LOADS[2]),
-    ];
-    const LENGTHS: [[i8; 16]; 3] = [
-        smallint_lengths(0),
-        smallint_lengths(1),
-        smallint_lengths(2),
-    ];
-    let groups = src.len().min(dst.len() / 3) / 16;
+    let layout = &RecordsOf::<S, N>::RECORDS;
+    let groups = src.len().min(dst.len() / N) / 16;
     for (values, out) in src
         .chunks_exact(16)
-        .zip(dst.chunks_exact_mut(48))
+        .zip(dst.chunks_exact_mut(16 * N))
         .take(groups)
     {
-        for chunk in 0..3 {
-            // SAFETY: `values` is 32 bytes, and each load reads 16 of them from byte 0, 8 or 16;
-            // `out` is 48 bytes and each store writes bytes 16 × chunk .. 16 × chunk + 16; the
-            // masks are 16-byte arrays (unaligned loads).
+        for chunk in 0..N {
+            // SAFETY: `values` is 16 × size bytes and each load reads 16 of them from
+            // `loads[chunk]` ≤ 16 × size - 16 (record_layout); `out` is 16 × N bytes and each store
+            // writes bytes 16 × chunk .. 16 × chunk + 16; the masks are 16-byte arrays (unaligned
+            // loads).
             unsafe {
                 let input = _mm_loadu_si128(
                     values
                         .as_ptr()
                         .cast::<u8>()
-                        .add(LOADS[chunk])
+                        .add(layout.loads[chunk])
                         .cast::<__m128i>(),
                 );
-                let shuffle = _mm_loadu_si128(SHUFFLES[chunk].as_ptr().cast::<__m128i>());
-                let lengths = _mm_loadu_si128(LENGTHS[chunk].as_ptr().cast::<__m128i>());
+                let shuffle = _mm_loadu_si128(layout.shuffles[chunk].as_ptr().cast::<__m128i>());
+                let lengths = _mm_loadu_si128(layout.lengths[chunk].as_ptr().cast::<__m128i>());
                 let records = _mm_or_si128(_mm_shuffle_epi8(input, shuffle), lengths);
                 _mm_storeu_si128(out.as_mut_ptr().add(16 * chunk).cast::<__m128i>(), records);
             }
@@ -1290,12 +1341,36 @@ fn prefixed<const N: usize>(
     let fits = move |x: i64| min <= x && x <= max;
     let (low, high) = (min as f64, max as f64);
     let fits_float = move |x: f64| x.fract() == 0.0 && low <= x && x <= high;
+    // Integers go through the record kernel, whose zero fill is exact for non-negative values.
+    let zero_fill = min >= 0;
     match rows {
-        Rows::I8(s) => checked(s, dst, |x| fits(x.into()), |x: i8| encode(x.into())),
-        Rows::U8(s) => checked(s, dst, |x| fits(x.into()), |x: u8| encode(x.into())),
-        Rows::I16(s) => checked(s, dst, |x| fits(x.into()), |x: i16| encode(x.into())),
-        Rows::I32(s) => checked(s, dst, |x| fits(x.into()), |x: i32| encode(x.into())),
-        Rows::I64(s) => checked(s, dst, fits, encode),
+        Rows::I8(s) => checked_blocks::<_, N>(
+            s,
+            dst,
+            |x| fits(x.into()),
+            |s, d| records(s, d, zero_fill, |x: i8| encode(x.into())),
+        ),
+        Rows::U8(s) => checked_blocks::<_, N>(
+            s,
+            dst,
+            |x| fits(x.into()),
+            |s, d| records(s, d, true, |x: u8| encode(x.into())),
+        ),
+        Rows::I16(s) => checked_blocks::<_, N>(
+            s,
+            dst,
+            |x| fits(x.into()),
+            |s, d| records(s, d, zero_fill, |x: i16| encode(x.into())),
+        ),
+        Rows::I32(s) => checked_blocks::<_, N>(
+            s,
+            dst,
+            |x| fits(x.into()),
+            |s, d| records(s, d, zero_fill, |x: i32| encode(x.into())),
+        ),
+        Rows::I64(s) => {
+            checked_blocks::<_, N>(s, dst, fits, |s, d| records(s, d, zero_fill, encode))
+        }
         Rows::F16(s) => checked(
             s,
             dst,
@@ -1316,6 +1391,20 @@ fn checked<S: Copy, const N: usize>(
     fits: impl Fn(S) -> bool + Copy,
     convert: impl Fn(S) -> [u8; N] + Copy,
 ) -> Result<(), usize> {
+    checked_blocks::<S, N>(src, dst, fits, |s, d| {
+        let _ = swap(s, d, convert);
+    })
+}
+
+/// [`checked`] with a block converter: checks each block of `src` with `fits`, then writes its
+/// `N`-byte records with `convert_block`; returns the index of the first element that fails.
+#[inline(always)]
+fn checked_blocks<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    fits: impl Fn(S) -> bool + Copy,
+    convert_block: impl Fn(&[S], &mut [u8]),
+) -> Result<(), usize> {
     for (block, (src, dst)) in src
         .chunks(BLOCK_ELEMENTS)
         .zip(dst.chunks_mut(BLOCK_ELEMENTS * N))
@@ -1326,7 +1415,7 @@ fn checked<S: Copy, const N: usize>(
             let position = src.iter().position(|&x| !fits(x)).unwrap_or(0);
             return Err(block * BLOCK_ELEMENTS + position);
         }
-        swap(src, dst, convert)?;
+        convert_block(src, dst);
     }
     Ok(())
 }
@@ -1539,30 +1628,95 @@ mod tests {
     }
 
     #[test]
-    fn smallint_records_match_one_record_at_a_time_at_every_length() {
+    fn record_layouts_fit_for_the_kernel_pairs() {
+        // The pairs the SSSE3 record kernel serves: 1- and 2-byte integers to smallint, date and
+        // time, and 4-byte integers to date and time.
+        for (size, n) in [
+            (1, 3),
+            (1, 5),
+            (1, 9),
+            (2, 3),
+            (2, 5),
+            (2, 9),
+            (4, 5),
+            (4, 9),
+        ] {
+            assert!(
+                record_layout(size, n).fits,
+                "{n}-byte records of {size}-byte values"
+            );
+        }
+        // Too far apart for one 16-byte load: one record at a time.
+        for (size, n) in [(4, 2), (4, 3), (8, 9)] {
+            assert!(
+                !record_layout(size, n).fits,
+                "{n}-byte records of {size}-byte values"
+            );
+        }
+    }
+
+    #[test]
+    fn record_kernels_match_the_value_codec_at_every_length() {
         let mut random = Random(11);
-        let values: Vec<i16> = (0..300)
-            .map(|i| match i % 5 {
-                0 => i16::MIN,
-                1 => i16::MAX,
-                2 => -1,
-                _ => random.next() as i16,
-            })
-            .collect();
-        for length in 0..values.len() {
-            let src = &values[..length];
-            let expected: Vec<u8> = src
-                .iter()
-                .flat_map(|x| {
-                    let [hi, lo] = x.to_be_bytes();
-                    [2, hi, lo]
+        let natives = [
+            NativeType::TinyInt,
+            NativeType::SmallInt,
+            NativeType::Date,
+            NativeType::Time,
+        ];
+        for native in natives {
+            let name = native.cql_name();
+            let element = CqlType::Native(native);
+            // Valid values of every integer source type: the limits, then random ones in range.
+            let (min, max): (i64, i64) = match native {
+                NativeType::TinyInt => (-128, 127),
+                NativeType::SmallInt => (-32768, 32767),
+                NativeType::Date => (0, u32::MAX.into()),
+                _ => (0, 86_399_999_999_999),
+            };
+            let longs: Vec<i64> = (0..300)
+                .map(|i| match i % 7 {
+                    0 => min,
+                    1 => max,
+                    _ => min + (random.next() % (max - min + 1) as u64) as i64,
                 })
                 .collect();
-            let mut out = vec![0xaa; 3 * length];
-            smallint_records(src, &mut out);
-            assert_eq!(out, expected, "length {length}");
-            let encoded = encode("vector<smallint, 1>", Rows::I16(src), 0).unwrap();
-            assert_eq!(encoded, expected, "length {length}, through the encoder");
+            let clamp = |lo: i64, hi: i64| -> Vec<i64> {
+                longs
+                    .iter()
+                    .map(|&x| x.clamp(lo.max(min), hi.min(max)))
+                    .collect()
+            };
+            let bytes: Vec<i8> = clamp(-128, 127).iter().map(|&x| x as i8).collect();
+            let unsigned: Vec<u8> = clamp(0, 255).iter().map(|&x| x as u8).collect();
+            let shorts: Vec<i16> = clamp(-32768, 32767).iter().map(|&x| x as i16).collect();
+            let ints: Vec<i32> = clamp(i32::MIN.into(), i32::MAX.into())
+                .iter()
+                .map(|&x| x as i32)
+                .collect();
+            for rows in [
+                Rows::I8(&bytes),
+                Rows::U8(&unsigned),
+                Rows::I16(&shorts),
+                Rows::I32(&ints),
+                Rows::I64(&longs),
+            ] {
+                let references: Vec<Vec<u8>> = (0..rows.len())
+                    .map(|index| {
+                        let value = reference_value(rows.number(index).unwrap(), native).unwrap();
+                        let mut reference = Vec::new();
+                        crate::value::encode_vector_element(&element, &value, &mut reference)
+                            .unwrap();
+                        reference
+                    })
+                    .collect();
+                for length in 1..=rows.len() {
+                    let expected = references[..length].concat();
+                    let ty = format!("vector<{name}, {length}>");
+                    let got = encode(&ty, rows.slice(0, length), 0).unwrap();
+                    assert_eq!(got, expected, "{name} from {rows:?}, length {length}");
+                }
+            }
         }
     }
 
