@@ -249,6 +249,9 @@ type Side<'a> = (&'a str, &'a mut dyn FnMut(usize, &mut Vec<u8>));
 /// Times `sides` (cqlwire first) in turn for `rounds` rounds of about 50 µs of work each, each
 /// writing into `out`, and prints one line per side (see the module comment).
 fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: &mut [Side<'_>]) {
+    if !format!("{} {size}", what.replace('\t', " ")).contains(&only()) {
+        return;
+    }
     let calls = (256 << 10) / size.max(1) + 4;
     let mut times = vec![Vec::with_capacity(rounds); sides.len()];
     for round in 0..=rounds {
@@ -280,7 +283,18 @@ fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: 
     }
 }
 
-/// `--interleaved`: compression and decompression of every payload, cqlwire and C side by side.
+/// The rows `--interleaved` runs: those whose `op kind size` (e.g. `decompress random 1024`)
+/// contains the argument after the rounds, if any.
+fn only() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|arg| arg == "--interleaved");
+    at.and_then(|at| args.get(at + 2))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `--interleaved [ROUNDS [FILTER]]`: compression and decompression of every payload (or those
+/// matching FILTER), cqlwire and C side by side.
 fn interleaved(rounds: usize) {
     for kind in KINDS {
         for size in SIZES {

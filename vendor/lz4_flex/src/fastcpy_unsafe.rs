@@ -67,6 +67,15 @@ pub fn slice_copy(src: *const u8, dst: *mut u8, num_bytes: usize) {
     // slow on some CPUs for the misaligned source and destination a literal run typically has.
     // With AVX2 (detected at run time, so the crate needs no target flags) a step is two 32-byte
     // moves instead of four 16-byte ones: twice the bytes per store.
+    // Up to 2 KiB, memcpy: its straight-line vector moves beat the loop below (a 1 KiB literal run,
+    // e.g. a small incompressible body, took 20 ns in the loop and 15 ns in glibc's memcpy with
+    // AVX-512), and glibc only turns to `rep movsb` above 2 KiB (its smallest default threshold).
+    if num_bytes <= 2048 {
+        // SAFETY: the caller guarantees that `num_bytes` bytes can be read from `src` and written
+        // to `dst`, and that the ranges do not overlap.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, num_bytes) };
+        return;
+    }
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     {
         if std::is_x86_feature_detected!("avx2") {
