@@ -1344,33 +1344,11 @@ fn prefixed<const N: usize>(
     // Integers go through the record kernel, whose zero fill is exact for non-negative values.
     let zero_fill = min >= 0;
     match rows {
-        Rows::I8(s) => checked_blocks::<_, N>(
-            s,
-            dst,
-            |x| fits(x.into()),
-            |s, d| records(s, d, zero_fill, |x: i8| encode(x.into())),
-        ),
-        Rows::U8(s) => checked_blocks::<_, N>(
-            s,
-            dst,
-            |x| fits(x.into()),
-            |s, d| records(s, d, true, |x: u8| encode(x.into())),
-        ),
-        Rows::I16(s) => checked_blocks::<_, N>(
-            s,
-            dst,
-            |x| fits(x.into()),
-            |s, d| records(s, d, zero_fill, |x: i16| encode(x.into())),
-        ),
-        Rows::I32(s) => checked_blocks::<_, N>(
-            s,
-            dst,
-            |x| fits(x.into()),
-            |s, d| records(s, d, zero_fill, |x: i32| encode(x.into())),
-        ),
-        Rows::I64(s) => {
-            checked_blocks::<_, N>(s, dst, fits, |s, d| records(s, d, zero_fill, encode))
-        }
+        Rows::I8(s) => integers(s, dst, fits, zero_fill, encode),
+        Rows::U8(s) => integers(s, dst, fits, true, encode),
+        Rows::I16(s) => integers(s, dst, fits, zero_fill, encode),
+        Rows::I32(s) => integers(s, dst, fits, zero_fill, encode),
+        Rows::I64(s) => integers(s, dst, fits, zero_fill, encode),
         Rows::F16(s) => checked(
             s,
             dst,
@@ -1380,6 +1358,25 @@ fn prefixed<const N: usize>(
         Rows::F32(s) => checked(s, dst, |x| fits_float(x.into()), |x: f32| encode(x as i64)),
         Rows::F64(s) => checked(s, dst, fits_float, |x: f64| encode(x as i64)),
     }
+}
+
+/// The integers of `src`, each checked with `fits` and written as an `N`-byte record by `encode`
+/// through [`records`] (whose shuffles' zero fill `zero_fill` allows); returns the index of the
+/// first element that fails.
+#[inline(always)]
+fn integers<S: Copy + Into<i64>, const N: usize>(
+    src: &[S],
+    dst: &mut [u8],
+    fits: impl Fn(i64) -> bool + Copy,
+    zero_fill: bool,
+    encode: impl Fn(i64) -> [u8; N] + Copy,
+) -> Result<(), usize> {
+    checked_blocks::<S, N>(
+        src,
+        dst,
+        |x| fits(x.into()),
+        |s, d| records(s, d, zero_fill, |x: S| encode(x.into())),
+    )
 }
 
 /// Checks every element of `src` with `fits` (block by block, so each block is still in cache when
@@ -1627,6 +1624,14 @@ mod tests {
         assert!(matches!(error, Err(VectorError::Shape { .. })), "{error:?}");
     }
 
+    /// The vint-prefixed element types of fixed payload width.
+    const PREFIXED: [NativeType; 4] = [
+        NativeType::TinyInt,
+        NativeType::SmallInt,
+        NativeType::Date,
+        NativeType::Time,
+    ];
+
     #[test]
     fn record_layouts_fit_for_the_kernel_pairs() {
         // The pairs the SSSE3 record kernel serves: 1- and 2-byte integers to smallint, date and
@@ -1658,13 +1663,7 @@ mod tests {
     #[test]
     fn record_kernels_match_the_value_codec_at_every_length() {
         let mut random = Random(11);
-        let natives = [
-            NativeType::TinyInt,
-            NativeType::SmallInt,
-            NativeType::Date,
-            NativeType::Time,
-        ];
-        for native in natives {
+        for native in PREFIXED {
             let name = native.cql_name();
             let element = CqlType::Native(native);
             // Valid values of every integer source type: the limits, then random ones in range.
@@ -1995,17 +1994,13 @@ mod tests {
             Rows::I32(&ints),
             Rows::I64(&longs),
         ];
-        let natives = [
-            NativeType::TinyInt,
-            NativeType::SmallInt,
-            NativeType::Date,
-            NativeType::Time,
+        let variable = [
             NativeType::Varint,
             NativeType::Decimal,
             NativeType::Text,
             NativeType::Ascii,
         ];
-        for native in natives {
+        for native in PREFIXED.into_iter().chain(variable) {
             let name = native.cql_name();
             let element = CqlType::Native(native);
             for rows in inputs {
