@@ -288,7 +288,9 @@ fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: 
 fn only() -> String {
     let args: Vec<String> = std::env::args().collect();
     let at = args.iter().position(|arg| arg == "--interleaved");
+    // cargo adds `--bench` after the arguments it passes on: a flag is not a filter.
     at.and_then(|at| args.get(at + 2))
+        .filter(|arg| !arg.starts_with("--"))
         .cloned()
         .unwrap_or_default()
 }
