@@ -247,9 +247,15 @@ fn frames(c: &mut Criterion) {
 type Side<'a> = (&'a str, &'a mut dyn FnMut(usize, &mut Vec<u8>));
 
 /// Times `sides` (cqlwire first) in turn for `rounds` rounds of about 50 µs of work each, each
-/// writing into `out`, and prints one line per side (see the module comment).
-fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: &mut [Side<'_>]) {
-    if !format!("{} {size}", what.replace('\t', " ")).contains(&only()) {
+/// writing into `out`, and prints one line per side (see the module comment); nothing when the
+/// row's `op kind size` (e.g. `decompress random 1024`) does not contain `filter`.
+fn interleave(
+    (what, size, filter): (&str, usize, &str),
+    rounds: usize,
+    out: &mut Vec<u8>,
+    sides: &mut [Side<'_>],
+) {
+    if !format!("{} {size}", what.replace('\t', " ")).contains(filter) {
         return;
     }
     let calls = (256 << 10) / size.max(1) + 4;
@@ -283,21 +289,9 @@ fn interleave(what: &str, size: usize, rounds: usize, out: &mut Vec<u8>, sides: 
     }
 }
 
-/// The rows `--interleaved` runs: those whose `op kind size` (e.g. `decompress random 1024`)
-/// contains the argument after the rounds, if any.
-fn only() -> String {
-    let args: Vec<String> = std::env::args().collect();
-    let at = args.iter().position(|arg| arg == "--interleaved");
-    // cargo adds `--bench` after the arguments it passes on: a flag is not a filter.
-    at.and_then(|at| args.get(at + 2))
-        .filter(|arg| !arg.starts_with("--"))
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// `--interleaved [ROUNDS [FILTER]]`: compression and decompression of every payload (or those
+/// `--interleaved [ROUNDS [FILTER]]`: compression and decompression of every payload (or the rows
 /// matching FILTER), cqlwire and C side by side.
-fn interleaved(rounds: usize) {
+fn interleaved(rounds: usize, filter: &str) {
     for kind in KINDS {
         for size in SIZES {
             let input = payload(kind, size);
@@ -305,8 +299,7 @@ fn interleaved(rounds: usize) {
             let mut buffer = vec![0u8; lz4::block::compress_bound(size).unwrap()];
             let stream = DriverStream::new();
             interleave(
-                &format!("compress\t{kind}"),
-                size,
+                (&format!("compress\t{kind}"), size, filter),
                 rounds,
                 &mut buffer,
                 &mut [
@@ -330,8 +323,7 @@ fn interleaved(rounds: usize) {
             let block = body[4..].to_vec();
             let mut payload = vec![0u8; size];
             interleave(
-                &format!("decompress\t{kind}"),
-                size,
+                (&format!("decompress\t{kind}"), size, filter),
                 rounds,
                 &mut payload,
                 &mut [
@@ -367,7 +359,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|arg| arg == "--interleaved") {
         let rounds = args.get(at + 1).and_then(|r| r.parse().ok()).unwrap_or(300);
-        interleaved(rounds);
+        // cargo adds `--bench` after the arguments it passes on: a flag is not a filter.
+        let filter = args.get(at + 2).filter(|arg| !arg.starts_with("--"));
+        interleaved(rounds, filter.map_or("", String::as_str));
         return;
     }
     benches();

@@ -62,11 +62,6 @@ pub fn slice_copy(src: *const u8, dst: *mut u8, num_bytes: usize) {
 
     //unsafe { core::ptr::copy_nonoverlapping(src, dst, num_bytes) }
     //
-    // Longer copies (whole incompressible blocks are one literal run) move 64 bytes a step: a
-    // quarter of the loop iterations of 16-byte steps, and unlike memcpy no `rep movsb`, which is
-    // slow on some CPUs for the misaligned source and destination a literal run typically has.
-    // With AVX2 (detected at run time, so the crate needs no target flags) a step is two 32-byte
-    // moves instead of four 16-byte ones: twice the bytes per store.
     // Up to 2 KiB, memcpy: its straight-line vector moves beat the loop below (a 1 KiB literal run,
     // e.g. a small incompressible body, took 20 ns in the loop and 15 ns in glibc's memcpy with
     // AVX-512), and glibc only turns to `rep movsb` above 2 KiB (its smallest default threshold).
@@ -76,6 +71,12 @@ pub fn slice_copy(src: *const u8, dst: *mut u8, num_bytes: usize) {
         unsafe { core::ptr::copy_nonoverlapping(src, dst, num_bytes) };
         return;
     }
+
+    // Longer copies (whole incompressible blocks are one literal run) move 64 bytes a step: a
+    // quarter of the loop iterations of 16-byte steps, and unlike memcpy no `rep movsb`, which is
+    // slow on some CPUs for the misaligned source and destination a literal run typically has.
+    // With AVX2 (detected at run time, so the crate needs no target flags) a step is two 32-byte
+    // moves instead of four 16-byte ones: twice the bytes per store.
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     {
         if std::is_x86_feature_detected!("avx2") {
