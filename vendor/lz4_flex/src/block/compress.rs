@@ -389,6 +389,36 @@ pub(crate) fn compress_internal<T: HashTable, const USE_DICT: bool, S: Sink>(
     ext_dict: &[u8],
     input_stream_offset: usize,
 ) -> Result<usize, CompressError> {
+    compress_parse::<T, USE_DICT, S>(input, input_pos, output, dict, ext_dict, input_stream_offset)
+}
+
+/// [`compress_internal`] for an independent block: no prefix, no dictionary, positions from 0.
+///
+/// The same parse, compiled with those three constants: the stream offset then needs no
+/// register and no arithmetic in the match search, which leaves the table and the search limit
+/// in registers (in `compress_internal` they were reloaded from the stack at every position).
+///
+/// The table is taken by value (a view, or a `&mut` of a table): its fields are then locals of
+/// the search, which the stores into the table cannot change.
+#[inline(never)]
+fn compress_independent<T: HashTable, S: Sink>(
+    input: &[u8],
+    output: &mut S,
+    mut dict: T,
+) -> Result<usize, CompressError> {
+    compress_parse::<T, false, S>(input, 0, output, &mut dict, b"", 0)
+}
+
+/// The body of [`compress_internal`] and [`compress_independent`].
+#[inline(always)]
+fn compress_parse<T: HashTable, const USE_DICT: bool, S: Sink>(
+    input: &[u8],
+    input_pos: usize,
+    output: &mut S,
+    dict: &mut T,
+    ext_dict: &[u8],
+    input_stream_offset: usize,
+) -> Result<usize, CompressError> {
     assert!(input_pos <= input.len());
     if USE_DICT {
         assert!(ext_dict.len() <= super::WINDOW_SIZE);
@@ -836,19 +866,18 @@ pub fn compress_into_with_table(
     match table {
         CompressTable::Small(dict) => {
             dict.clear();
-            compress_internal::<_, false, _>(input, 0, &mut SliceSink::new(output, 0), dict, b"", 0)
+            compress_independent(input, &mut SliceSink::new(output, 0), dict)
         }
         // For a small input, clearing the 16 KiB table costs as much as compressing: a view that
         // reads as cleared replaces it. (It costs a little on every lookup, so a large input
         // clears the table as before.)
         CompressTable::Large(dict) if input.len() <= REBASE_UP_TO => {
-            let mut view = dict.rebased_for(input.len());
-            let sink = &mut SliceSink::new(output, 0);
-            compress_internal::<_, false, _>(input, 0, sink, &mut view, b"", 0)
+            let view = dict.rebased_for(input.len());
+            compress_independent(input, &mut SliceSink::new(output, 0), view)
         }
         CompressTable::Large(dict) => {
             dict.clear_for(input.len());
-            compress_internal::<_, false, _>(input, 0, &mut SliceSink::new(output, 0), dict, b"", 0)
+            compress_independent(input, &mut SliceSink::new(output, 0), dict)
         }
     }
 }

@@ -50,6 +50,26 @@ pub trait HashTable {
     }
 }
 
+/// A table lent to the compressor (see `compress_independent`).
+impl<T: HashTable> HashTable for &mut T {
+    #[inline]
+    fn get_at(&self, pos: usize) -> usize {
+        (**self).get_at(pos)
+    }
+    #[inline]
+    fn put_at(&mut self, pos: usize, val: usize) {
+        (**self).put_at(pos, val)
+    }
+    #[inline]
+    fn clear(&mut self) {
+        (**self).clear()
+    }
+    #[inline]
+    fn get_hash_at(input: &[u8], pos: usize) -> usize {
+        T::get_hash_at(input, pos)
+    }
+}
+
 const HASHTABLE_SIZE_4K: usize = 4 * 1024;
 const HASHTABLE_BIT_SHIFT_4K: usize = 4;
 
