@@ -380,13 +380,49 @@ fn check_prefix(
 ///
 /// The declared length is checked before any allocation: it must not exceed `max_size`, must be
 /// reachable by the block (255 × the block size), and 0 only with the empty block `00`. The block
-/// must then decompress to exactly the declared length. Errors carry the offset in `body`.
+/// must then decompress to exactly the declared length. Errors carry the offset in `body`, and
+/// leave `payload` empty.
+#[inline]
 pub fn decompress_body_into(
     body: &[u8],
     max_size: usize,
     payload: &mut Vec<u8>,
 ) -> Result<(), Lz4Error> {
-    let declared = declared_length(body, max_size)?;
+    if let Some((prefix, block)) = body.split_first_chunk::<LENGTH_PREFIX>() {
+        let declared = u32::from_be_bytes(*prefix) as usize;
+        if decoded_in_place(block, declared, max_size, payload) {
+            return Ok(());
+        }
+    }
+    decompress_body_checked(body, max_size, payload)
+}
+
+/// The common case of a body or block: `payload` already holds at least the `declared` bytes,
+/// which are within `max_size` and not 0, and the block decodes to exactly them. Decodes straight
+/// into `payload` and returns true; false leaves the work, and the exact error if there is one, to
+/// the checked path, which starts over. (Allocation is the only thing the checks before decoding
+/// guard against; a block that cannot yield `declared` bytes fails to decode.)
+#[inline(always)]
+fn decoded_in_place(block: &[u8], declared: usize, max_size: usize, payload: &mut Vec<u8>) -> bool {
+    if declared == 0 || declared > max_size || declared > payload.len() {
+        return false;
+    }
+    let done = matches!(decode_block(block, &mut payload[..declared]), Ok(n) if n == declared);
+    if done {
+        payload.truncate(declared);
+    }
+    done
+}
+
+/// [`decompress_body_into`] with every check made before decoding, and the exact error.
+#[cold]
+#[inline(never)]
+fn decompress_body_checked(
+    body: &[u8],
+    max_size: usize,
+    payload: &mut Vec<u8>,
+) -> Result<(), Lz4Error> {
+    let declared = declared_length(body, max_size).inspect_err(|_| payload.clear())?;
     let block = body.get(LENGTH_PREFIX..).unwrap_or_default();
     decompress_at(block, declared, payload, LENGTH_PREFIX)
 }
@@ -429,7 +465,10 @@ fn decode_block(block: &[u8], out: &mut [u8]) -> Result<usize, lz4_flex::block::
 fn grow(payload: &mut Vec<u8>, declared: usize) -> Result<(), Lz4Error> {
     payload
         .try_reserve_exact(declared - payload.len())
-        .map_err(|_| Lz4Error::new(0, Lz4ErrorKind::OutOfMemory { declared }))?;
+        .map_err(|_| {
+            payload.clear();
+            Lz4Error::new(0, Lz4ErrorKind::OutOfMemory { declared })
+        })?;
     payload.resize(declared, 0);
     Ok(())
 }
@@ -579,15 +618,19 @@ pub fn compress_block_into(payload: &[u8], block: &mut Vec<u8>) -> Result<(), Lz
 /// Decompresses a raw LZ4 block (no length prefix) that must yield exactly `len` bytes into `out`
 /// (replacing its content), with the checks of [`decompress_body_into`]: `len` at most `max_size`
 /// and reachable by the block, the block decompressing to exactly `len`. Errors carry the offset
-/// in `block` (0 for a `len` over the limits).
+/// in `block` (0 for a `len` over the limits), and leave `out` empty.
 pub fn decompress_block_into(
     block: &[u8],
     len: usize,
     max_size: usize,
     out: &mut Vec<u8>,
 ) -> Result<(), Lz4Error> {
+    let max_size = max_size.min(u32::MAX as usize);
+    if decoded_in_place(block, len, max_size, out) {
+        return Ok(());
+    }
     let prefix = u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes();
-    let declared = checked_length(prefix, block, max_size.min(u32::MAX as usize), 0)?;
+    let declared = checked_length(prefix, block, max_size, 0).inspect_err(|_| out.clear())?;
     decompress_at(block, declared, out, 0)
 }
 
@@ -972,6 +1015,44 @@ mod tests {
                 // The diagnostic walk finds every fault the decoder finds.
                 Err(error) => prop_assert!(!matches!(error.kind, Lz4ErrorKind::Corrupt { .. }), "{}", error),
             }
+        }
+    }
+
+    proptest! {
+        /// The in-place path (a buffer already large enough) gives what the checked path gives a
+        /// fresh buffer: the same payload, or the same error at the same offset, for bodies and
+        /// blocks, valid, mutated or with any declared length, under any limit.
+        #[test]
+        fn reused_buffers_give_the_results_of_fresh_ones(
+            payload in proptest::collection::vec(0u8..8, 0..3000),
+            mutation in proptest::option::of((any::<prop::sample::Index>(), any::<u8>())),
+            declared in proptest::option::of(0u32..4000),
+            max_size in prop_oneof![Just(1usize << 20), 0usize..4000],
+        ) {
+            let mut body = compress_body(&payload).unwrap();
+            if let Some((at, byte)) = mutation {
+                let i = at.index(body.len());
+                body[i] = byte;
+            }
+            if let Some(declared) = declared {
+                body[..LENGTH_PREFIX].copy_from_slice(&declared.to_be_bytes());
+            }
+            let fresh = |call: &dyn Fn(&mut Vec<u8>) -> Result<(), Lz4Error>| {
+                let mut out = Vec::new();
+                let result = call(&mut out);
+                (result, out)
+            };
+            let reused = |call: &dyn Fn(&mut Vec<u8>) -> Result<(), Lz4Error>| {
+                let mut out = vec![0xAA; 8000];
+                let result = call(&mut out);
+                (result, out)
+            };
+            let body_call = |out: &mut Vec<u8>| decompress_body_into(&body, max_size, out);
+            prop_assert_eq!(reused(&body_call), fresh(&body_call));
+            let len = u32::from_be_bytes(body[..LENGTH_PREFIX].try_into().unwrap()) as usize;
+            let block_call =
+                |out: &mut Vec<u8>| decompress_block_into(&body[LENGTH_PREFIX..], len, max_size, out);
+            prop_assert_eq!(reused(&block_call), fresh(&block_call));
         }
     }
 
