@@ -14,7 +14,7 @@ use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_
 use cqlwire::value::{self, Value};
 use cqlwire::value::{cql, json, print};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::{Cursor, Seek, Write};
 use std::sync::OnceLock;
 
@@ -475,12 +475,36 @@ fn check_value_forms(ty: &CqlType, value: &Value) -> Vec<u8> {
 /// 4 MiB where bodies are walked before the output is allocated.
 const LZ4_MAX_SIZE: usize = 8 << 20;
 
+thread_local! {
+    /// The output buffer of [`lz4_body`]'s second decompression, kept from input to input as a
+    /// caller that reuses its buffer keeps it: grown to the largest declared length seen, and
+    /// holding whatever the inputs before left in it.
+    static REUSED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Decompresses the input as a CQL v4 LZ4 body. The C lz4 library must agree on every body whose
 /// declared length passes the checks, and an accepted payload must compress and decompress back.
 /// The input itself and every accepted payload must compress to the C library's bytes.
+/// Decompressing into a reused buffer that already holds the declared length (the in-place path)
+/// must give what a fresh buffer gives: the same payload, or the same error and an empty buffer.
 pub fn lz4_body(data: &[u8]) {
     compresses_like_c(data);
     let ours = lz4::decompress_body(data, LZ4_MAX_SIZE);
+    REUSED.with_borrow_mut(|out| {
+        if let Ok(declared) = lz4::declared_length(data, LZ4_MAX_SIZE) {
+            if out.len() < declared {
+                out.resize(declared, 0xAA);
+            }
+        }
+        match (lz4::decompress_body_into(data, LZ4_MAX_SIZE, out), &ours) {
+            (Ok(()), Ok(payload)) => assert!(out == payload, "a reused buffer decodes differently"),
+            (Err(e), Err(expected)) => {
+                assert_eq!(&e, expected, "a reused buffer fails differently");
+                assert!(out.is_empty(), "an error leaves the reused buffer filled");
+            }
+            (result, expected) => panic!("reused buffer: {result:?}, fresh: {expected:?}"),
+        }
+    });
     if let Ok(declared) = lz4::declared_length(data, LZ4_MAX_SIZE) {
         let block = data.get(lz4::LENGTH_PREFIX..).unwrap_or_default();
         if declared > 0 {
