@@ -197,6 +197,28 @@ mod tests {
     }
 
     #[test]
+    fn long_copies_write_exactly_their_range_at_every_alignment() {
+        // Lengths around the thresholds and the 64-byte steps, at every destination and source
+        // offset within a cache line: the bytes copied, and nothing around them touched.
+        let lengths = (60..200).chain(2000..2200).chain([4095, 4096, 4097, 8192, 65536]);
+        for len in lengths {
+            let left = (0..len + 64).map(|i| (i * 7 + 3) as u8).collect::<Vec<_>>();
+            for offset in 0..64 {
+                let src_offset = (offset * 5) % 64;
+                let mut right = vec![0xEEu8; len + 128];
+                slice_copy(
+                    left[src_offset..].as_ptr(),
+                    right[offset..].as_mut_ptr(),
+                    len,
+                );
+                assert_eq!(&right[offset..offset + len], &left[src_offset..src_offset + len]);
+                assert!(right[..offset].iter().all(|&b| b == 0xEE), "{len} {offset}");
+                assert!(right[offset + len..].iter().all(|&b| b == 0xEE), "{len} {offset}");
+            }
+        }
+    }
+
+    #[test]
     fn test_fail2() {
         let left = vec![
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
