@@ -27,6 +27,8 @@ use crate::types::{CqlType, NativeType};
 use half::f16;
 use rayon::prelude::*;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 mod variable;
 use variable::Source;
@@ -35,6 +37,60 @@ use variable::Source;
 /// least one row.
 fn task_rows(value_size: usize) -> usize {
     ((256 << 10) / value_size.max(1)).max(1)
+}
+
+/// Rows whose destinations [`VectorEncoder::encode_fixed_values_produced`] publishes at once, and
+/// that one claim of an encoding thread takes.
+const PRODUCED_ROWS: usize = 64;
+
+/// The state shared by the producing thread and the encoding threads of
+/// [`VectorEncoder::encode_fixed_values_produced`].
+struct Produced {
+    /// Address and length of each row's destination, valid for rows below `made`.
+    destinations: Vec<AtomicUsize>,
+    lengths: Vec<AtomicUsize>,
+    /// Rows whose destinations exist (published with release ordering).
+    made: AtomicUsize,
+    /// Rows handed to an encoding thread so far (may run past the count).
+    claimed: AtomicUsize,
+    /// Set by the first failure: production and encoding stop.
+    stop: AtomicBool,
+    error: Mutex<Option<VectorError>>,
+}
+
+impl Produced {
+    /// Claims `PRODUCED_ROWS` rows at a time, waits until their destinations exist, and encodes
+    /// them with `encode(row, destination)`, until every row is claimed or something failed.
+    fn encode(&self, encode: impl Fn(usize, &mut [u8]) -> Result<(), VectorError>) {
+        let count = self.destinations.len();
+        loop {
+            let start = self.claimed.fetch_add(PRODUCED_ROWS, Ordering::Relaxed);
+            if start >= count {
+                return;
+            }
+            let end = (start + PRODUCED_ROWS).min(count);
+            while self.made.load(Ordering::Acquire) < end {
+                if self.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            for row in start..end {
+                let address = self.destinations[row].load(Ordering::Relaxed) as *mut u8;
+                let len = self.lengths[row].load(Ordering::Relaxed);
+                // SAFETY: row `row` is below `made`, so its destination was stored before `made`
+                // was released; the producer lent it to this function for as long as it runs, and
+                // this thread alone claimed the row.
+                let dst = unsafe { std::slice::from_raw_parts_mut(address, len) };
+                if let Err(error) = encode(row, dst) {
+                    self.stop.store(true, Ordering::Relaxed);
+                    let mut first = self.error.lock().unwrap_or_else(|e| e.into_inner());
+                    first.get_or_insert(error);
+                    return;
+                }
+            }
+        }
+    }
 }
 
 /// Elements converted per check-then-convert block (fits in L1 with its output).
@@ -710,6 +766,84 @@ impl VectorEncoder {
             .par_chunks_mut(task_rows)
             .enumerate()
             .try_for_each(|(task, part)| encode(task * task_rows, part))
+    }
+
+    /// [`VectorEncoder::encode_fixed_values`] for `count` rows whose destinations do not exist yet:
+    /// `produce(i)` makes row `i`'s (called on this thread, in row order, e.g. allocating an object
+    /// that must be allocated here), and the rows are encoded on the rayon pool as soon as their
+    /// destinations exist, so that producing them and encoding overlap. When every destination is
+    /// made, `finish` is given the encoding left to do, to run on this thread however the caller
+    /// wants (e.g. after giving up a lock other threads wait for). The first error of `produce` stops
+    /// it and is returned as `Err(Ok(e))`; an encoding error (which row's is unspecified, as with
+    /// several threads) stops the production and is returned as `Err(Err(e))`.
+    pub fn encode_fixed_values_produced<'d, E>(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        count: usize,
+        mut produce: impl FnMut(usize) -> Result<&'d mut [u8], E>,
+        finish: impl FnOnce(&(dyn Fn() + Sync)),
+    ) -> Result<(), Result<E, VectorError>> {
+        let dimension = self.dimension;
+        if count.checked_mul(dimension) != Some(rows.len()) {
+            return Err(Err(VectorError::Shape {
+                first_row,
+                elements: rows.len(),
+                rows: count,
+                dimension,
+            }));
+        }
+        let shared = Produced {
+            destinations: (0..count).map(|_| AtomicUsize::new(0)).collect(),
+            lengths: (0..count).map(|_| AtomicUsize::new(0)).collect(),
+            made: AtomicUsize::new(0),
+            claimed: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            error: Mutex::new(None),
+        };
+        let encode = || {
+            shared.encode(|row, dst| {
+                let elements = rows.slice(row * dimension, (row + 1) * dimension);
+                self.encode_fixed_into(elements, first_row.saturating_add(row as u64), dst)
+            })
+        };
+        let mut failed = None;
+        rayon::in_place_scope(|scope| {
+            // This thread produces; the pool's other threads encode meanwhile.
+            for _ in 1..rayon::current_num_threads() {
+                scope.spawn(|_| encode());
+            }
+            for row in 0..count {
+                if shared.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                match produce(row) {
+                    Ok(dst) => {
+                        shared.destinations[row]
+                            .store(dst.as_mut_ptr() as usize, Ordering::Relaxed);
+                        shared.lengths[row].store(dst.len(), Ordering::Relaxed);
+                        if (row + 1) % PRODUCED_ROWS == 0 || row + 1 == count {
+                            shared.made.store(row + 1, Ordering::Release);
+                        }
+                    }
+                    Err(error) => {
+                        failed = Some(error);
+                        shared.stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+            if failed.is_none() {
+                finish(&encode);
+            }
+        });
+        if let Some(error) = failed {
+            return Err(Ok(error));
+        }
+        match shared.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(error) => Err(Err(error)),
+            None => Ok(()),
+        }
     }
 
     /// Fixed-size encoding of `rows` into `dst` (exactly `rows.len() × size` bytes).
@@ -1622,6 +1756,68 @@ mod tests {
         let mut values: Vec<&mut [u8]> = out.chunks_exact_mut(399).take(2).collect();
         let error = encoder.encode_fixed_values(Rows::I32(&ints), 0, &mut values);
         assert!(matches!(error, Err(VectorError::Shape { .. })), "{error:?}");
+    }
+
+    #[test]
+    fn produced_destinations_get_the_rows_values() {
+        let dimension = 100;
+        let encoder = encoder("vector<int, 100>");
+        // No row, fewer rows than one claim, one claim exactly, one row past it, many claims.
+        for rows in [0, 1, PRODUCED_ROWS, PRODUCED_ROWS + 1, 1000] {
+            let ints: Vec<i32> = (0..(rows * dimension) as i32).collect();
+            let expected: Vec<u8> = ints.iter().flat_map(|x| x.to_be_bytes()).collect();
+            let mut out = vec![0xaa; expected.len()];
+            let mut chunks = out.chunks_exact_mut(4 * dimension);
+            let produce = |_| Ok::<_, ()>(chunks.next().expect("one destination per row"));
+            encoder
+                .encode_fixed_values_produced(Rows::I32(&ints), 0, rows, produce, |rest| rest())
+                .unwrap();
+            assert!(out == expected, "{rows} rows: output differs");
+            if rows == 0 {
+                continue;
+            }
+            // A cast error in the last row names its absolute row.
+            let mut longs: Vec<i64> = ints.iter().map(|&x| i64::from(x)).collect();
+            longs[rows * dimension - 3] = i64::MAX;
+            let mut chunks = out.chunks_exact_mut(4 * dimension);
+            let produce = |_| Ok::<_, ()>(chunks.next().expect("one destination per row"));
+            let error = encoder
+                .encode_fixed_values_produced(Rows::I64(&longs), 1000, rows, produce, |rest| rest())
+                .unwrap_err()
+                .unwrap_err();
+            let place = format!("at row {} (element 97)", 1000 + rows - 1);
+            assert!(error.to_string().ends_with(&place), "{error}");
+        }
+        // The producer's first error stops it and is returned; nothing is asked of it after that.
+        let ints = vec![1i32; 1000 * dimension];
+        let mut out = vec![0u8; 4 * ints.len()];
+        let mut chunks = out.chunks_exact_mut(4 * dimension);
+        let mut asked = 0;
+        let produce = |row: usize| {
+            asked += 1;
+            match row {
+                70 => Err("no memory"),
+                _ => Ok(chunks.next().unwrap()),
+            }
+        };
+        let error =
+            encoder.encode_fixed_values_produced(Rows::I32(&ints), 0, 1000, produce, |_| {
+                panic!("nothing is finished after a failed production")
+            });
+        assert_eq!(error, Err(Ok("no memory")));
+        assert_eq!(asked, 71);
+        // A row count that does not match the elements: a shape error, nothing produced.
+        let error = encoder.encode_fixed_values_produced(
+            Rows::I32(&ints),
+            0,
+            999,
+            |_| -> Result<&mut [u8], ()> { panic!("nothing is produced for a wrong shape") },
+            |rest| rest(),
+        );
+        assert!(
+            matches!(error, Err(Err(VectorError::Shape { .. }))),
+            "{error:?}"
+        );
     }
 
     /// The vint-prefixed element types of fixed payload width.
