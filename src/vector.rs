@@ -770,10 +770,11 @@ impl VectorEncoder {
 
     /// [`VectorEncoder::encode_fixed_values`] for `count` rows whose destinations do not exist yet:
     /// `produce(i)` makes row `i`'s (called on this thread, in row order, e.g. allocating an object
-    /// that must be allocated here), and the rows are encoded on the rayon pool as soon as their
-    /// destinations exist, so that producing them and encoding overlap. When every destination is
-    /// made, `finish` is given the encoding left to do, to run on this thread however the caller
-    /// wants (e.g. after giving up a lock other threads wait for). The first error of `produce` stops
+    /// that must be allocated here), and, when [`VectorEncoder::worth_splitting`] says so, the rows
+    /// are encoded on the rayon pool as soon as their destinations exist, so that producing them and
+    /// encoding overlap. When every destination is made, `finish` is given the encoding left to do
+    /// (all of it for a small `count`), to run on this thread however the caller wants (e.g. after
+    /// giving up a lock other threads wait for). The first error of `produce` stops
     /// it and is returned as `Err(Ok(e))`; an encoding error (which row's is unspecified, as with
     /// several threads) stops the production and is returned as `Err(Err(e))`.
     pub fn encode_fixed_values_produced<'d, E>(
@@ -810,8 +811,10 @@ impl VectorEncoder {
         let mut failed = None;
         rayon::in_place_scope(|scope| {
             // This thread produces; the pool's other threads encode meanwhile.
-            for _ in 1..rayon::current_num_threads() {
-                scope.spawn(|_| encode());
+            if self.worth_splitting(count) {
+                for _ in 1..rayon::current_num_threads() {
+                    scope.spawn(|_| encode());
+                }
             }
             for row in 0..count {
                 if shared.stop.load(Ordering::Relaxed) {
@@ -1762,8 +1765,10 @@ mod tests {
     fn produced_destinations_get_the_rows_values() {
         let dimension = 100;
         let encoder = encoder("vector<int, 100>");
-        // No row, fewer rows than one claim, one claim exactly, one row past it, many claims.
-        for rows in [0, 1, PRODUCED_ROWS, PRODUCED_ROWS + 1, 1000] {
+        // No row, fewer rows than one claim, one claim exactly, one row past it, many claims, and
+        // enough to be encoded on the pool while they are produced.
+        let split = PARALLEL_FIXED_BYTES / (4 * dimension) + 7;
+        for rows in [0, 1, PRODUCED_ROWS, PRODUCED_ROWS + 1, 1000, split] {
             let ints: Vec<i32> = (0..(rows * dimension) as i32).collect();
             let expected: Vec<u8> = ints.iter().flat_map(|x| x.to_be_bytes()).collect();
             let mut out = vec![0xaa; expected.len()];

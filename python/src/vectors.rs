@@ -233,9 +233,10 @@ fn fixed_output<'py>(
         .map_err(value_error)
     };
     match format {
-        Format::List if detach => {
-            // The objects are allocated here (the GIL held) while the pool converts the rows
-            // whose objects exist; the rest is converted with the GIL released.
+        Format::List => {
+            // The objects are allocated here (the GIL held) while, for a large array, the pool
+            // converts the rows whose objects exist; the rest is converted after, with the GIL
+            // released for a large array.
             let mut objects = Vec::with_capacity(rows);
             let produce = |_| {
                 let (object, address) = uninit_bytes(py, value_size)?;
@@ -244,25 +245,12 @@ fn fixed_output<'py>(
                 // and seen by no one else until the list is returned.
                 Ok(unsafe { destination(address, value_size) })
             };
-            let finish = |rest: &(dyn Fn() + Sync)| py.detach(rest);
+            let finish = |rest: &(dyn Fn() + Sync)| maybe_detach(py, detach, rest);
             match encoder.encode_fixed_values_produced(elements, 0, rows, produce, finish) {
                 Ok(()) => Ok(PyList::new(py, objects)?.into_any()),
                 Err(Ok(error)) => Err(error),
                 Err(Err(error)) => Err(value_error(error)),
             }
-        }
-        Format::List => {
-            let mut objects = Vec::with_capacity(rows);
-            let mut values = Vec::with_capacity(rows);
-            for _ in 0..rows {
-                let (object, address) = uninit_bytes(py, value_size)?;
-                objects.push(object);
-                // SAFETY: a fresh bytes object of `value_size` bytes, kept alive by `objects`
-                // and seen by no one else until the list is returned.
-                values.push(unsafe { destination(address, value_size) });
-            }
-            encode(&mut values)?;
-            Ok(PyList::new(py, objects)?.into_any())
         }
         Format::Raw => {
             let total = rows * value_size;
