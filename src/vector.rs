@@ -58,6 +58,20 @@ struct Produced {
     error: Mutex<Option<VectorError>>,
 }
 
+/// Sets its flag when dropped by a panic: the producer of
+/// [`VectorEncoder::encode_fixed_values_produced`] holds one, so that no encoding thread waits for
+/// rows a panicking producer will never make (the scope waits for those threads before it lets the
+/// panic go on).
+struct StopOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for StopOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Produced {
     /// Claims `PRODUCED_ROWS` rows at a time, waits until their destinations exist, and encodes
     /// them with `encode(row, destination)`, until every row is claimed or something failed.
@@ -69,11 +83,18 @@ impl Produced {
                 return;
             }
             let end = (start + PRODUCED_ROWS).min(count);
+            let mut spins = 0u32;
             while self.made.load(Ordering::Acquire) < end {
                 if self.stop.load(Ordering::Relaxed) {
                     return;
                 }
-                std::hint::spin_loop();
+                // A short wait spins; a long one (a slow producer) gives the core away.
+                spins += 1;
+                if spins < 128 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
             }
             for row in start..end {
                 let address = self.destinations[row].load(Ordering::Relaxed) as *mut u8;
@@ -774,9 +795,10 @@ impl VectorEncoder {
     /// are encoded on the rayon pool as soon as their destinations exist, so that producing them and
     /// encoding overlap. When every destination is made, `finish` is given the encoding left to do
     /// (all of it for a small `count`), to run on this thread however the caller wants (e.g. after
-    /// giving up a lock other threads wait for). The first error of `produce` stops
-    /// it and is returned as `Err(Ok(e))`; an encoding error (which row's is unspecified, as with
-    /// several threads) stops the production and is returned as `Err(Err(e))`.
+    /// giving up a lock other threads wait for). The first error of `produce` stops it and is
+    /// returned as `Err(Ok(e))`; an encoding error (which row's is unspecified, as with several
+    /// threads) stops the production and is returned as `Err(Err(e))`; a panic of `produce` stops
+    /// the encoding threads and goes on once they have.
     pub fn encode_fixed_values_produced<'d, E>(
         &self,
         rows: Rows<'_>,
@@ -811,6 +833,7 @@ impl VectorEncoder {
         let mut failed = None;
         rayon::in_place_scope(|scope| {
             // This thread produces; the pool's other threads encode meanwhile.
+            let _stop_on_unwind = StopOnUnwind(&shared.stop);
             if self.worth_splitting(count) {
                 for _ in 1..rayon::current_num_threads() {
                     scope.spawn(|_| encode());
@@ -1811,6 +1834,19 @@ mod tests {
             });
         assert_eq!(error, Err(Ok("no memory")));
         assert_eq!(asked, 71);
+        // A producer that panics while the pool waits for its rows: the panic comes through
+        // (the waiting threads stop instead of waiting for ever).
+        let many = vec![1i32; split * dimension];
+        let mut out = vec![0u8; 4 * many.len()];
+        let mut chunks = out.chunks_exact_mut(4 * dimension);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let produce = |row: usize| {
+                assert!(row < PRODUCED_ROWS * 3, "the producer fails");
+                Ok::<_, ()>(chunks.next().unwrap())
+            };
+            encoder.encode_fixed_values_produced(Rows::I32(&many), 0, split, produce, |r| r())
+        }));
+        assert!(panicked.is_err());
         // A row count that does not match the elements: a shape error, nothing produced.
         let error = encoder.encode_fixed_values_produced(
             Rows::I32(&ints),
