@@ -206,8 +206,8 @@ def ensure_gnu_time() -> None:
     """Installs GNU time (apt-get) when missing: it measures a child's peak RSS without counting
     this (large) Python process, whose memory a forked child would otherwise inherit in ru_maxrss."""
     if not pathlib.Path(TIME).exists():
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "time"], check=True)
+        subprocess.run(["apt-get", "update", "-qq"], check=True, stdout=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "time"], check=True, stdout=sys.stderr)
 
 
 def remove(output: pathlib.Path) -> None:
@@ -278,9 +278,10 @@ def replayed(fixture: str, megabytes: int) -> pathlib.Path:
 
 
 def ensure_tshark() -> None:
-    """Installs tshark (apt-get) when missing."""
+    """Installs tshark (apt-get) when missing; apt's log goes to standard error, as every progress
+    line of this script does, so that standard output is the table alone."""
     if not pathlib.Path("/usr/bin/tshark").exists():
-        subprocess.run(["apt-get", "install", "-y", "-qq", "tshark"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "tshark"], check=True, stdout=sys.stderr)
 
 
 def inspect_pair(capture: pathlib.Path, binary: pathlib.Path, rounds: int, out: pathlib.Path):
