@@ -422,14 +422,16 @@ fn decompress_body_checked(
     max_size: usize,
     payload: &mut Vec<u8>,
 ) -> Result<(), Lz4Error> {
-    let declared = declared_length(body, max_size).inspect_err(|_| payload.clear())?;
     let block = body.get(LENGTH_PREFIX..).unwrap_or_default();
-    decompress_at(block, declared, payload, LENGTH_PREFIX)
+    declared_length(body, max_size)
+        .and_then(|declared| decompress_at(block, declared, payload, LENGTH_PREFIX))
+        .inspect_err(|_| payload.clear())
 }
 
 /// Decompresses `block`, which starts at offset `base` of what the caller was given and must yield
 /// exactly `declared` bytes (already checked against the limits), into `payload` (replacing its
-/// content, reusing its allocation). Errors carry offsets from `base`.
+/// content, reusing its allocation). Errors carry offsets from `base`; the callers empty `payload`
+/// on any error.
 fn decompress_at(
     block: &[u8],
     declared: usize,
@@ -447,7 +449,7 @@ fn decompress_at(
     payload.truncate(declared);
     match decode_block(block, payload) {
         Ok(written) if written == declared => Ok(()),
-        result => Err(decode_failure(block, declared, payload, base, result)),
+        result => Err(decode_failure(block, declared, base, result)),
     }
 }
 
@@ -465,25 +467,20 @@ fn decode_block(block: &[u8], out: &mut [u8]) -> Result<usize, lz4_flex::block::
 fn grow(payload: &mut Vec<u8>, declared: usize) -> Result<(), Lz4Error> {
     payload
         .try_reserve_exact(declared - payload.len())
-        .map_err(|_| {
-            payload.clear();
-            Lz4Error::new(0, Lz4ErrorKind::OutOfMemory { declared })
-        })?;
+        .map_err(|_| Lz4Error::new(0, Lz4ErrorKind::OutOfMemory { declared }))?;
     payload.resize(declared, 0);
     Ok(())
 }
 
-/// The error of a block that did not decode to `declared` bytes into `payload` (the decoder's
-/// `result`; `payload` is left empty), located by [`locate_fault`] where it can be.
+/// The error of a block that did not decode to `declared` bytes (the decoder's `result`), located
+/// by [`locate_fault`] where it can be.
 #[cold]
 fn decode_failure(
     block: &[u8],
     declared: usize,
-    payload: &mut Vec<u8>,
     base: usize,
     result: Result<usize, lz4_flex::block::DecompressError>,
 ) -> Lz4Error {
-    payload.clear();
     match result {
         Ok(written) => Lz4Error::new(
             base + block.len(),
@@ -630,8 +627,9 @@ pub fn decompress_block_into(
         return Ok(());
     }
     let prefix = u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes();
-    let declared = checked_length(prefix, block, max_size, 0).inspect_err(|_| out.clear())?;
-    decompress_at(block, declared, out, 0)
+    checked_length(prefix, block, max_size, 0)
+        .and_then(|declared| decompress_at(block, declared, out, 0))
+        .inspect_err(|_| out.clear())
 }
 
 #[cfg(test)]

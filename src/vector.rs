@@ -753,6 +753,36 @@ impl VectorEncoder {
         Ok(())
     }
 
+    /// A shape error unless `rows` holds exactly `count` rows of this encoder's dimension.
+    fn check_row_count(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        count: usize,
+    ) -> Result<(), VectorError> {
+        if count.checked_mul(self.dimension) == Some(rows.len()) {
+            return Ok(());
+        }
+        Err(VectorError::Shape {
+            first_row,
+            elements: rows.len(),
+            rows: count,
+            dimension: self.dimension,
+        })
+    }
+
+    /// Encodes row `row` of `rows` (whose first row is number `first_row`) into `dst`.
+    fn encode_fixed_row(
+        &self,
+        rows: Rows<'_>,
+        first_row: u64,
+        row: usize,
+        dst: &mut [u8],
+    ) -> Result<(), VectorError> {
+        let elements = rows.slice(row * self.dimension, (row + 1) * self.dimension);
+        self.encode_fixed_into(elements, first_row.saturating_add(row as u64), dst)
+    }
+
     /// Encodes row `i` of `rows` into `values[i]` (each exactly the value size: one destination per
     /// row, e.g. the buffers of separate objects), splitting the rows across the current rayon pool
     /// when [`VectorEncoder::worth_splitting`] says so. `first_row` is the absolute index of the
@@ -763,20 +793,10 @@ impl VectorEncoder {
         first_row: u64,
         values: &mut [&mut [u8]],
     ) -> Result<(), VectorError> {
-        let dimension = self.dimension;
-        if values.len().checked_mul(dimension) != Some(rows.len()) {
-            return Err(VectorError::Shape {
-                first_row,
-                elements: rows.len(),
-                rows: values.len(),
-                dimension,
-            });
-        }
+        self.check_row_count(rows, first_row, values.len())?;
         let encode = |start: usize, part: &mut [&mut [u8]]| {
             part.iter_mut().enumerate().try_for_each(|(offset, dst)| {
-                let row = start + offset;
-                let elements = rows.slice(row * dimension, (row + 1) * dimension);
-                self.encode_fixed_into(elements, first_row.saturating_add(row as u64), dst)
+                self.encode_fixed_row(rows, first_row, start + offset, dst)
             })
         };
         if !self.worth_splitting(values.len()) {
@@ -807,15 +827,7 @@ impl VectorEncoder {
         mut produce: impl FnMut(usize) -> Result<&'d mut [u8], E>,
         finish: impl FnOnce(&(dyn Fn() + Sync)),
     ) -> Result<(), Result<E, VectorError>> {
-        let dimension = self.dimension;
-        if count.checked_mul(dimension) != Some(rows.len()) {
-            return Err(Err(VectorError::Shape {
-                first_row,
-                elements: rows.len(),
-                rows: count,
-                dimension,
-            }));
-        }
+        self.check_row_count(rows, first_row, count).map_err(Err)?;
         let shared = Produced {
             destinations: (0..count).map(|_| AtomicUsize::new(0)).collect(),
             lengths: (0..count).map(|_| AtomicUsize::new(0)).collect(),
@@ -824,12 +836,7 @@ impl VectorEncoder {
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
         };
-        let encode = || {
-            shared.encode(|row, dst| {
-                let elements = rows.slice(row * dimension, (row + 1) * dimension);
-                self.encode_fixed_into(elements, first_row.saturating_add(row as u64), dst)
-            })
-        };
+        let encode = || shared.encode(|row, dst| self.encode_fixed_row(rows, first_row, row, dst));
         let mut failed = None;
         rayon::in_place_scope(|scope| {
             // This thread produces; the pool's other threads encode meanwhile.

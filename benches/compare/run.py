@@ -154,13 +154,17 @@ def criterion(full_id: str, skipped: bool):
     raise SystemExit(f"criterion result {full_id!r} not found in {CRITERION}: {hint}")
 
 
-def lz4_interleaved(processes: int = 5, rounds: int = 200):
+# Processes of the interleaved LZ4 bench whose results lz4_interleaved combines.
+LZ4_PROCESSES = 5
+
+
+def lz4_interleaved(processes: int = LZ4_PROCESSES, rounds: int = 200):
     """{(op, kind, size, side): ((median, min) seconds per call, (ratio, lowest, highest))} from
     `cargo bench --bench lz4 -- --interleaved`, which times cqlwire and the C library's calls in turn,
     round by round; a process's ratio is the median over rounds of the side's time / cqlwire's time in
     the same round. It runs in `processes` processes: each is placed in memory anew (its stack at
     another address), and for bodies of 1 KiB the placement alone moved one and the same call from 9
-    to 13 ns, on every side alike; so the result is the median over the processes of their medians
+    to 13 ns; so the result is the median over the processes of their medians
     and ratios, with the lowest and highest ratio of a process beside it, and the minimum time."""
     runs = {}
     for _ in range(processes):
@@ -187,7 +191,8 @@ def lz4_rows():
                 ours = interleaved[(op, kind, size, "cqlwire")][0]
                 c_lib, (c_ratio, c_low, c_high) = interleaved[(op, kind, size, "C lz4")]
                 other_ratio = interleaved[(op, kind, size, other)][1][0]
-                rows.append((f"LZ4 {op} {size // 1024} KiB {kind}", "C lz4 block API (interleaved, 5 processes)",
+                rows.append((f"LZ4 {op} {size // 1024} KiB {kind}",
+                             f"C lz4 block API (interleaved, {LZ4_PROCESSES} processes)",
                              c_lib, ours, f"{c_ratio:.2f}× ({c_low:.2f}–{c_high:.2f}); {other}: {other_ratio:.2f}×",
                              "≥ 1.0×"))
     return rows

@@ -490,8 +490,9 @@ thread_local! {
 pub fn lz4_body(data: &[u8]) {
     compresses_like_c(data);
     let ours = lz4::decompress_body(data, LZ4_MAX_SIZE);
+    let declared = lz4::declared_length(data, LZ4_MAX_SIZE);
     REUSED.with_borrow_mut(|out| {
-        if let Ok(declared) = lz4::declared_length(data, LZ4_MAX_SIZE) {
+        if let Ok(declared) = declared {
             if out.len() < declared {
                 out.resize(declared, 0xAA);
             }
@@ -505,7 +506,7 @@ pub fn lz4_body(data: &[u8]) {
             (result, expected) => panic!("reused buffer: {result:?}, fresh: {expected:?}"),
         }
     });
-    if let Ok(declared) = lz4::declared_length(data, LZ4_MAX_SIZE) {
+    if let Ok(declared) = declared {
         let block = data.get(lz4::LENGTH_PREFIX..).unwrap_or_default();
         if declared > 0 {
             let size = i32::try_from(declared).expect("the limit fits in an i32");

@@ -215,8 +215,9 @@ unsafe fn destination<'a>(address: usize, len: usize) -> &'a mut [u8] {
 }
 
 /// Converts every row of a borrowed array of fixed-size values straight into new `bytes` objects
-/// (the GIL released while converting, the rows split across the library's thread pool when the
-/// array is large: see `VectorEncoder::encode_fixed_into` and `encode_fixed_values`).
+/// (when the array is large, the rows split across the library's thread pool and the GIL released
+/// while converting, except, for a list, while its objects are still being allocated: see
+/// `VectorEncoder::encode_fixed_into`, `encode_fixed_values` and `encode_fixed_values_produced`).
 fn fixed_output<'py>(
     py: Python<'py>,
     encoder: &VectorEncoder,
