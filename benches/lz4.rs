@@ -11,7 +11,11 @@
 //! `op kind size side median_ns min_ns ratio` where ratio is the median over rounds of that side's time /
 //! cqlwire's time in the same round: on a shared, noisy machine a slow moment then hits every side
 //! of a round alike, where criterion's groups run one side after the other
-//! (`benches/compare/run.py` reports these ratios).
+//! (`benches/compare/run.py` reports these ratios). With `LZ4_BENCH_SHIFT=N` in the environment,
+//! N bytes are allocated before the buffers and N more between each body and its output buffer,
+//! which all sides share: the placement of the buffers (their alignment, and how far apart source
+//! and destination are modulo 4 KiB) moves a 1-8 KiB call by up to 2 × on its own, so
+//! `run.py` runs its processes with different shifts and reports the median.
 
 use cqlwire::lz4::{compress_body, compress_body_into, decompress_body_into};
 use cqlwire::protocol::frame::{Direction, Flags, FrameHeader, FrameReader, Frames, Opcode};
@@ -312,6 +316,11 @@ fn interleave(
 /// `--interleaved [ROUNDS [FILTER]]`: compression and decompression of every payload (or the rows
 /// matching FILTER), cqlwire and C side by side.
 fn interleaved(rounds: usize, filter: &str) {
+    let shift = std::env::var("LZ4_BENCH_SHIFT")
+        .ok()
+        .and_then(|shift| shift.parse().ok())
+        .unwrap_or(0);
+    let _heap_start = black_box(vec![0u8; shift]);
     for kind in KINDS {
         for size in SIZES {
             let input = payload(kind, size);
@@ -341,6 +350,7 @@ fn interleaved(rounds: usize, filter: &str) {
             );
             let body = c_body(&input);
             let block = body[4..].to_vec();
+            let _gap = black_box(vec![0u8; shift]);
             let mut payload = vec![0u8; size];
             interleave(
                 (&format!("decompress\t{kind}"), size, filter),
