@@ -42,6 +42,31 @@ unsafe fn duplicate(
     }
 }
 
+/// Copies a match of at most 18 bytes that starts `offset` (at least 1) bytes back, with room for
+/// 18 bytes at `output_ptr`, which it moves past the match.
+#[inline(always)]
+unsafe fn copy_short_match(output_ptr: &mut *mut u8, offset: usize, match_length: usize) {
+    debug_assert!(match_length <= 18);
+    let start_ptr = output_ptr.sub(offset);
+    if offset >= match_length {
+        // The source ends before the destination starts, so all 18 bytes can be read before any
+        // is written. _copy_, not copy_non_overlapping, as the 18 bytes may overlap; compiles to
+        // the same assembly on x86_64.
+        core::ptr::copy(start_ptr, *output_ptr, 18);
+        *output_ptr = output_ptr.add(match_length);
+    } else if offset >= 8 {
+        // An overlapping match: copy 18 bytes as 8 + 8 + 2, in this order. With an offset of at
+        // least 8, each copy reads only bytes before the ones it writes, which are final (some
+        // written by the copy before).
+        core::ptr::copy_nonoverlapping(start_ptr, *output_ptr, 8);
+        core::ptr::copy_nonoverlapping(start_ptr.add(8), output_ptr.add(8), 8);
+        core::ptr::copy_nonoverlapping(start_ptr.add(16), output_ptr.add(16), 2);
+        *output_ptr = output_ptr.add(match_length);
+    } else {
+        duplicate_overlapping(output_ptr, start_ptr, match_length);
+    }
+}
+
 /// Copies `num_items` bytes from `source` to `dst_ptr` in steps of `SIZE` bytes, in order, so the
 /// last step may write up to `SIZE - 1` bytes past `dst_ptr + num_items`. Each step's source must
 /// not overlap its destination: with `source` at least `SIZE` bytes before `dst_ptr`, it doesn't.
@@ -311,30 +336,7 @@ pub(crate) fn decompress_internal<const USE_DICT: bool, S: Sink>(
                     unsafe { output_end.offset_from(start_ptr) as usize } >= match_length
                 );
 
-                if offset >= match_length {
-                    // The source ends before the destination starts, so all 18 bytes can be read
-                    // before any is written. _copy_, not copy_non_overlapping, as the 18 bytes
-                    // may overlap; compiles to the same assembly on x86_64.
-                    unsafe {
-                        core::ptr::copy(start_ptr, output_ptr, 18);
-                        output_ptr = output_ptr.add(match_length);
-                    }
-                } else if offset >= 8 {
-                    // An overlapping match: copy 18 bytes as 8 + 8 + 2, in this order. With an
-                    // offset of at least 8, each copy reads only bytes before the ones it writes,
-                    // which are final (some written by the copy before).
-                    unsafe {
-                        core::ptr::copy_nonoverlapping(start_ptr, output_ptr, 8);
-                        core::ptr::copy_nonoverlapping(start_ptr.add(8), output_ptr.add(8), 8);
-                        core::ptr::copy_nonoverlapping(start_ptr.add(16), output_ptr.add(16), 2);
-                        output_ptr = output_ptr.add(match_length);
-                    }
-                } else {
-                    unsafe {
-                        duplicate_overlapping(&mut output_ptr, start_ptr, match_length);
-                    }
-                }
-
+                unsafe { copy_short_match(&mut output_ptr, offset, match_length) };
                 continue;
             }
             (offset, match_length, output_len)
@@ -388,6 +390,17 @@ pub(crate) fn decompress_internal<const USE_DICT: bool, S: Sink>(
             let offset = read_match_offset(&mut input_ptr)? as usize;
             let match_length = MINMATCH + (token & 0xF) as usize;
             let output_len = unsafe { output_ptr.offset_from(output_base) as usize };
+            if !USE_DICT
+                && match_length != MINMATCH + 15
+                && input_ptr < input_ptr_end
+                && unsafe { output_end.offset_from(output_ptr) as usize } >= 18
+                && offset <= output_len
+            {
+                // A short match after a long literal run, far enough from both ends: copied as
+                // in the hot loop.
+                unsafe { copy_short_match(&mut output_ptr, offset, match_length) };
+                continue;
+            }
             (offset, match_length, output_len)
         };
         if match_length == MINMATCH + 15 {
@@ -600,6 +613,40 @@ mod test {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_offsets_after_long_literal_runs() {
+        // A short match after a run of 15 or more literals takes the hot loop's copy when far
+        // from both ends of the buffers (and the general path near them): both reject an offset
+        // of 0 and one reaching before the start of the output.
+        for lead in [15, 20, 100] {
+            for len in [MINMATCH, 18, 19, 40] {
+                for tail in [0, 40] {
+                    // `decompress_into` (no dictionary) and `decompress` (the dictionary
+                    // variant of the decoder, with an empty one).
+                    let mut out = vec![0u8; 1000];
+                    let block = block_with_match(lead, lead + 1, len, tail);
+                    assert!(matches!(
+                        decompress_into(&block, &mut out),
+                        Err(DecompressError::OffsetOutOfBounds)
+                    ));
+                    assert!(matches!(
+                        decompress(&block, 1000),
+                        Err(DecompressError::OffsetOutOfBounds)
+                    ));
+                    let block = block_with_match(lead, 0, len, tail);
+                    assert!(matches!(
+                        decompress_into(&block, &mut out),
+                        Err(DecompressError::OffsetZero)
+                    ));
+                    assert!(matches!(
+                        decompress(&block, 1000),
+                        Err(DecompressError::OffsetZero)
+                    ));
                 }
             }
         }
