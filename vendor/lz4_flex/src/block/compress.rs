@@ -463,37 +463,30 @@ fn compress_parse<T: HashTable, const USE_DICT: bool, S: Sink>(
         let mut step_size = 1;
         let mut search_count = 1 << SKIP_TRIGGER;
         let mut next_cur = cur;
+        // One position of the search: move on by the step, end with the last literals when the
+        // position after the step could not start a match, else look the position up.
+        macro_rules! search_position {
+            () => {
+                cur = next_cur;
+                next_cur += step_size;
+                step_size = search_count >> SKIP_TRIGGER;
+                search_count += 1;
+
+                if next_cur > end_pos_check + 1 {
+                    handle_last_literals(output, input, literal_start);
+                    return Ok(output.pos() - output_start_pos);
+                }
+                if let Some(found) =
+                    find_match_at::<T, USE_DICT>(input, cur, dict, ext_dict, input_stream_offset)
+                {
+                    break found;
+                }
+            };
+        }
         let (mut candidate, mut candidate_source, mut offset) = loop {
             // Two positions per iteration, in order: the same parse with half the backward jumps.
-            cur = next_cur;
-            next_cur += step_size;
-            step_size = search_count >> SKIP_TRIGGER;
-            search_count += 1;
-
-            if next_cur > end_pos_check + 1 {
-                handle_last_literals(output, input, literal_start);
-                return Ok(output.pos() - output_start_pos);
-            }
-            if let Some(found) =
-                find_match_at::<T, USE_DICT>(input, cur, dict, ext_dict, input_stream_offset)
-            {
-                break found;
-            }
-
-            cur = next_cur;
-            next_cur += step_size;
-            step_size = search_count >> SKIP_TRIGGER;
-            search_count += 1;
-
-            if next_cur > end_pos_check + 1 {
-                handle_last_literals(output, input, literal_start);
-                return Ok(output.pos() - output_start_pos);
-            }
-            if let Some(found) =
-                find_match_at::<T, USE_DICT>(input, cur, dict, ext_dict, input_stream_offset)
-            {
-                break found;
-            }
+            search_position!();
+            search_position!();
         };
 
         // Extend the match backwards if we can
