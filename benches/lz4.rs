@@ -316,10 +316,11 @@ fn interleave(
 /// `--interleaved [ROUNDS [FILTER]]`: compression and decompression of every payload (or the rows
 /// matching FILTER), cqlwire and C side by side.
 fn interleaved(rounds: usize, filter: &str) {
-    let shift = std::env::var("LZ4_BENCH_SHIFT")
-        .ok()
-        .and_then(|shift| shift.parse().ok())
-        .unwrap_or(0);
+    let shift = std::env::var("LZ4_BENCH_SHIFT").map_or(0, |shift| {
+        shift
+            .parse()
+            .unwrap_or_else(|_| panic!("LZ4_BENCH_SHIFT={shift:?}: not a byte count"))
+    });
     let _heap_start = black_box(vec![0u8; shift]);
     for kind in KINDS {
         for size in SIZES {
