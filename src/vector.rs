@@ -74,9 +74,10 @@ impl Drop for StopOnUnwind<'_> {
 
 impl Produced {
     /// Claims `PRODUCED_ROWS` rows at a time, waits until their destinations exist, and encodes
-    /// them with `encode(row, destination)`, until every row is claimed or something failed.
-    fn encode(&self, encode: impl Fn(usize, &mut [u8]) -> Result<(), VectorError>) {
+    /// them with `encode(first row, destinations)`, until every row is claimed or something failed.
+    fn encode(&self, encode: impl Fn(usize, &mut [&mut [u8]]) -> Result<(), VectorError>) {
         let count = self.destinations.len();
+        let mut values = Vec::with_capacity(PRODUCED_ROWS);
         loop {
             let start = self.claimed.fetch_add(PRODUCED_ROWS, Ordering::Relaxed);
             if start >= count {
@@ -96,19 +97,20 @@ impl Produced {
                     std::thread::yield_now();
                 }
             }
-            for row in start..end {
+            values.clear();
+            values.extend((start..end).map(|row| {
                 let address = self.destinations[row].load(Ordering::Relaxed) as *mut u8;
                 let len = self.lengths[row].load(Ordering::Relaxed);
                 // SAFETY: row `row` is below `made`, so its destination was stored before `made`
                 // was released; the producer lent it to this function for as long as it runs, and
                 // this thread alone claimed the row.
-                let dst = unsafe { std::slice::from_raw_parts_mut(address, len) };
-                if let Err(error) = encode(row, dst) {
-                    self.stop.store(true, Ordering::Relaxed);
-                    let mut first = self.error.lock().unwrap_or_else(|e| e.into_inner());
-                    first.get_or_insert(error);
-                    return;
-                }
+                unsafe { std::slice::from_raw_parts_mut(address, len) }
+            }));
+            if let Err(error) = encode(start, &mut values) {
+                self.stop.store(true, Ordering::Relaxed);
+                let mut first = self.error.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert(error);
+                return;
             }
         }
     }
@@ -685,7 +687,7 @@ impl VectorEncoder {
                 let bytes = rows.len().saturating_mul(fixed.size());
                 out.resize(start.saturating_add(bytes), 0);
                 let dst = out.get_mut(start..).unwrap_or(&mut []);
-                self.encode_fixed(rows, first_row, fixed, dst)
+                self.encode_fixed(rows, first_row, fixed, &mut [dst])
             }
             Target::Variable(native) => {
                 let mut ends = Vec::new();
@@ -725,7 +727,7 @@ impl VectorEncoder {
         let value_size = fixed.size() * self.dimension;
         let row_count = rows.len() / self.dimension;
         if !self.worth_splitting(row_count) {
-            return self.encode_fixed(rows, first_row, fixed, dst);
+            return self.encode_fixed(rows, first_row, fixed, &mut [dst]);
         }
         let task_rows = task_rows(value_size);
         dst.par_chunks_mut(task_rows * value_size)
@@ -736,7 +738,12 @@ impl VectorEncoder {
                     start_row * self.dimension,
                     (start_row + task_rows) * self.dimension,
                 );
-                self.encode_fixed(part, first_row.saturating_add(start_row as u64), fixed, dst)
+                self.encode_fixed(
+                    part,
+                    first_row.saturating_add(start_row as u64),
+                    fixed,
+                    &mut [dst],
+                )
             })
     }
 
@@ -771,16 +778,36 @@ impl VectorEncoder {
         })
     }
 
-    /// Encodes row `row` of `rows` (whose first row is number `first_row`) into `dst`.
-    fn encode_fixed_row(
+    /// Encodes rows `start..start + values.len()` of `rows` (whose first row is number
+    /// `first_row`) into `values`, one row each, all on this thread.
+    fn encode_fixed_rows(
         &self,
         rows: Rows<'_>,
         first_row: u64,
-        row: usize,
-        dst: &mut [u8],
+        start: usize,
+        values: &mut [&mut [u8]],
     ) -> Result<(), VectorError> {
-        let elements = rows.slice(row * self.dimension, (row + 1) * self.dimension);
-        self.encode_fixed_into(elements, first_row.saturating_add(row as u64), dst)
+        let first_row = first_row.saturating_add(start as u64);
+        let Target::Fixed(fixed) = self.target else {
+            return Err(VectorError::Unsupported(format!(
+                "{} elements do not all have one size",
+                self.element
+            )));
+        };
+        let value_size = fixed.size() * self.dimension;
+        if let Some(wrong) = values.iter().position(|value| value.len() != value_size) {
+            return Err(VectorError::Shape {
+                first_row: first_row.saturating_add(wrong as u64),
+                elements: self.dimension,
+                rows: values[wrong].len() / value_size.max(1),
+                dimension: self.dimension,
+            });
+        }
+        let elements = rows.slice(
+            start * self.dimension,
+            (start + values.len()) * self.dimension,
+        );
+        self.encode_fixed(elements, first_row, fixed, values)
     }
 
     /// Encodes row `i` of `rows` into `values[i]` (each exactly the value size: one destination per
@@ -795,9 +822,7 @@ impl VectorEncoder {
     ) -> Result<(), VectorError> {
         self.check_row_count(rows, first_row, values.len())?;
         let encode = |start: usize, part: &mut [&mut [u8]]| {
-            part.iter_mut().enumerate().try_for_each(|(offset, dst)| {
-                self.encode_fixed_row(rows, first_row, start + offset, dst)
-            })
+            self.encode_fixed_rows(rows, first_row, start, part)
         };
         if !self.worth_splitting(values.len()) {
             return encode(0, values);
@@ -836,7 +861,9 @@ impl VectorEncoder {
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
         };
-        let encode = || shared.encode(|row, dst| self.encode_fixed_row(rows, first_row, row, dst));
+        let encode = || {
+            shared.encode(|start, values| self.encode_fixed_rows(rows, first_row, start, values))
+        };
         let mut failed = None;
         rayon::in_place_scope(|scope| {
             // This thread produces; the pool's other threads encode meanwhile.
@@ -879,13 +906,14 @@ impl VectorEncoder {
         }
     }
 
-    /// Fixed-size encoding of `rows` into `dst` (exactly `rows.len() × size` bytes).
+    /// Fixed-size encoding of `rows` into the destinations `dst`, filled in order (together exactly
+    /// `rows.len() × size` bytes).
     fn encode_fixed(
         &self,
         rows: Rows<'_>,
         first_row: u64,
         fixed: FixedTarget,
-        dst: &mut [u8],
+        dst: &mut [&mut [u8]],
     ) -> Result<(), VectorError> {
         convert_fixed(rows, fixed, dst).map_err(|index| self.cast_error(rows, first_row, index))
     }
@@ -1207,9 +1235,11 @@ fn decimal_of(
     Ok((Err(big), scale))
 }
 
-/// Converts `rows` to the fixed-size `target` in `dst`; on a value that does not convert exactly,
-/// returns its index (nothing else is promised about `dst` then).
-fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [u8]) -> Result<(), usize> {
+/// Converts `rows` to the fixed-size `target` in the destinations `dst`, filled in order with the
+/// records of consecutive elements (one slice for them all, or e.g. one per row: the conversion is
+/// chosen once, not per destination); on a value that does not convert exactly, returns its index
+/// (nothing else is promised about `dst` then).
+fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [&mut [u8]]) -> Result<(), usize> {
     // Exact float bounds of the integer types: -2^31, 2^31 - 1, -2^63 and 2^63 (exclusive).
     const INT_MIN: f64 = -2_147_483_648.0;
     const INT_MAX: f64 = 2_147_483_647.0;
@@ -1371,7 +1401,7 @@ fn records<S: Copy, const N: usize>(
     }
     let _ = swap(
         src.get(done..).unwrap_or_default(),
-        dst.get_mut(done * N..).unwrap_or_default(),
+        &mut [dst.get_mut(done * N..).unwrap_or_default()],
         encode,
     );
 }
@@ -1500,7 +1530,7 @@ const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 #[inline(always)]
 fn prefixed<const N: usize>(
     rows: Rows<'_>,
-    dst: &mut [u8],
+    dst: &mut [&mut [u8]],
     min: i64,
     max: i64,
     encode: impl Fn(i64) -> [u8; N] + Copy,
@@ -1533,7 +1563,7 @@ fn prefixed<const N: usize>(
 #[inline(always)]
 fn integers<S: Copy + Into<i64>, const N: usize>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [&mut [u8]],
     fits: impl Fn(i64) -> bool + Copy,
     zero_fill: bool,
     encode: impl Fn(i64) -> [u8; N] + Copy,
@@ -1551,57 +1581,89 @@ fn integers<S: Copy + Into<i64>, const N: usize>(
 #[inline(always)]
 fn checked<S: Copy, const N: usize>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [&mut [u8]],
     fits: impl Fn(S) -> bool + Copy,
     convert: impl Fn(S) -> [u8; N] + Copy,
 ) -> Result<(), usize> {
     checked_blocks::<S, N>(src, dst, fits, |s, d| {
-        let _ = swap(s, d, convert);
+        let _ = swap(s, &mut [d], convert);
     })
 }
 
-/// [`checked`] with a block converter: checks each block of `src` with `fits`, then writes its
-/// `N`-byte records with `convert_block`; returns the index of the first element that fails.
+/// [`checked`] with a block converter: checks each block of `src` (at most [`BLOCK_ELEMENTS`], and
+/// never across two destinations) with `fits`, then writes its `N`-byte records with
+/// `convert_block`; returns the index of the first element that fails.
 #[inline(always)]
 fn checked_blocks<S: Copy, const N: usize>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [&mut [u8]],
     fits: impl Fn(S) -> bool + Copy,
     convert_block: impl Fn(&[S], &mut [u8]),
 ) -> Result<(), usize> {
-    for (block, (src, dst)) in src
-        .chunks(BLOCK_ELEMENTS)
-        .zip(dst.chunks_mut(BLOCK_ELEMENTS * N))
-        .enumerate()
-    {
-        // A branch-free fold vectorises; the slow search only runs on failure.
-        if !src.iter().fold(true, |ok, &x| ok & fits(x)) {
-            let position = src.iter().position(|&x| !fits(x)).unwrap_or(0);
-            return Err(block * BLOCK_ELEMENTS + position);
+    for (first, src, dst) in runs::<S, N>(src, dst) {
+        for (block, (src, dst)) in src
+            .chunks(BLOCK_ELEMENTS)
+            .zip(dst.chunks_mut(BLOCK_ELEMENTS * N))
+            .enumerate()
+        {
+            // A branch-free fold vectorises; the slow search only runs on failure.
+            if !src.iter().fold(true, |ok, &x| ok & fits(x)) {
+                let position = src.iter().position(|&x| !fits(x)).unwrap_or(0);
+                return Err(first + block * BLOCK_ELEMENTS + position);
+            }
+            convert_block(src, dst);
         }
-        convert_block(src, dst);
     }
     Ok(())
 }
 
-/// Converts every element of `src` with `convert` into consecutive `N`-byte records of `dst`, with the
-/// AVX2 build of the loop when the processor has it. Never fails (the `Result` is for `?` in callers).
+/// Each destination of `dst` with the run of `src` whose `N`-byte records fill it, and the index
+/// of the run's first element (a destination past the end of `src` gets a shorter run).
+#[inline(always)]
+fn runs<'s, 'd, 'v: 'd, S, const N: usize>(
+    src: &'s [S],
+    dst: &'d mut [&'v mut [u8]],
+) -> impl Iterator<Item = (usize, &'s [S], &'d mut [u8])> + use<'s, 'd, 'v, S, N> {
+    let (mut rest, mut first) = (src, 0);
+    dst.iter_mut().map(move |dst| {
+        let (run, after) = rest.split_at((dst.len() / N).min(rest.len()));
+        let start = first;
+        (rest, first) = (after, first + run.len());
+        (start, run, &mut **dst)
+    })
+}
+
+/// Converts every element of `src` with `convert` into consecutive `N`-byte records of the
+/// destinations `dst` (see [`runs`]), with the AVX2 build of the loop when the processor has it,
+/// chosen once for all destinations. Never fails (the `Result` is for `?` in callers).
 #[inline(always)]
 fn swap<S: Copy, const N: usize>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [&mut [u8]],
     convert: impl Fn(S) -> [u8; N] + Copy,
 ) -> Result<(), usize> {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor supports AVX2, checked just above.
-            unsafe { convert_loop_avx2(src, dst, convert) };
+            unsafe { convert_runs_avx2(src, dst, convert) };
             return Ok(());
         }
     }
-    convert_loop(src, dst, convert);
+    convert_runs(src, dst, convert);
     Ok(())
+}
+
+/// [`convert_loop`] over each destination of `dst` and its run of `src` (see [`runs`]).
+#[inline(always)]
+fn convert_runs<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [&mut [u8]],
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) {
+    for (_, src, dst) in runs::<S, N>(src, dst) {
+        convert_loop(src, dst, convert);
+    }
 }
 
 /// The conversion loop: each element to its `N` bytes, written into a preallocated slice so the
@@ -1617,15 +1679,15 @@ fn convert_loop<S: Copy, const N: usize>(
     }
 }
 
-/// [`convert_loop`] compiled with AVX2, so byte swaps become `vpshufb` over 32-byte registers.
+/// [`convert_runs`] compiled with AVX2, so byte swaps become `vpshufb` over 32-byte registers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn convert_loop_avx2<S: Copy, const N: usize>(
+fn convert_runs_avx2<S: Copy, const N: usize>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [&mut [u8]],
     convert: impl Fn(S) -> [u8; N] + Copy,
 ) {
-    convert_loop(src, dst, convert)
+    convert_runs(src, dst, convert)
 }
 
 #[cfg(test)]
@@ -1662,15 +1724,20 @@ mod tests {
         let mut portable = vec![0xaa; src.len() * N];
         convert_loop(src, &mut portable, convert);
         assert_eq!(portable, reference);
-        let mut dispatched = vec![0xaa; src.len() * N];
-        swap(src, &mut dispatched, convert).unwrap();
-        assert_eq!(dispatched, reference);
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            let mut avx2 = vec![0xaa; src.len() * N];
-            // SAFETY: AVX2 is available, checked just above.
-            unsafe { convert_loop_avx2(src, &mut avx2, convert) };
-            assert_eq!(avx2, reference);
+        // One destination, and destinations of 37 records each (the last one shorter).
+        for records in [src.len().max(1), 37] {
+            let mut dispatched = vec![0xaa; src.len() * N];
+            let mut parts: Vec<&mut [u8]> = dispatched.chunks_mut(records * N).collect();
+            swap(src, &mut parts, convert).unwrap();
+            assert_eq!(dispatched, reference);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let mut avx2 = vec![0xaa; src.len() * N];
+                let mut parts: Vec<&mut [u8]> = avx2.chunks_mut(records * N).collect();
+                // SAFETY: AVX2 is available, checked just above.
+                unsafe { convert_runs_avx2(src, &mut parts, convert) };
+                assert_eq!(avx2, reference);
+            }
         }
     }
 
