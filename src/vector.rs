@@ -128,6 +128,33 @@ const TWO_POW_63: f64 = 9_223_372_036_854_775_808u64 as f64;
 /// end to end: futex and sched_yield calls of idle workers competing with the reader and writer).
 const PARALLEL_FIXED_BYTES: usize = 16 << 20;
 
+/// Outputs of at least this many bytes are written with non-temporal stores where the conversion
+/// is a plain byte swap ([`Stores::Streaming`]): half the 32 MiB last-level cache of this project's
+/// machine, so that the output and the input it is read from do not stay cached for whoever reads
+/// them next anyway, and storing through the cache only adds a read of every destination line
+/// (measured on 10,000 × 768 floats into separate rows: 12–14 % less time, 1 and 2 threads).
+const STREAMING_BYTES: usize = 16 << 20;
+
+/// How a conversion writes its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stores {
+    /// Through the cache, for output read again soon (e.g. a batch about to be written out).
+    Cached,
+    /// Byte swaps of same-width values bypass the cache (see [`STREAMING_BYTES`]).
+    Streaming,
+}
+
+impl Stores {
+    /// The stores for an output of `bytes` bytes in all.
+    fn for_output(bytes: usize) -> Stores {
+        if bytes >= STREAMING_BYTES {
+            Stores::Streaming
+        } else {
+            Stores::Cached
+        }
+    }
+}
+
 /// Elements encoded per parallel task for variable-size element types (about a millisecond of work).
 const VARIABLE_TASK_ELEMENTS: usize = 16 << 10;
 
@@ -687,7 +714,7 @@ impl VectorEncoder {
                 let bytes = rows.len().saturating_mul(fixed.size());
                 out.resize(start.saturating_add(bytes), 0);
                 let dst = out.get_mut(start..).unwrap_or(&mut []);
-                self.encode_fixed(rows, first_row, fixed, &mut [dst])
+                self.encode_fixed(rows, first_row, fixed, &mut [dst], Stores::Cached)
             }
             Target::Variable(native) => {
                 let mut ends = Vec::new();
@@ -707,12 +734,7 @@ impl VectorEncoder {
         first_row: u64,
         dst: &mut [u8],
     ) -> Result<(), VectorError> {
-        let Target::Fixed(fixed) = self.target else {
-            return Err(VectorError::Unsupported(format!(
-                "{} elements do not all have one size",
-                self.element
-            )));
-        };
+        let fixed = self.fixed_target()?;
         if self.dimension == 0
             || !rows.len().is_multiple_of(self.dimension)
             || rows.len().checked_mul(fixed.size()) != Some(dst.len())
@@ -726,8 +748,9 @@ impl VectorEncoder {
         }
         let value_size = fixed.size() * self.dimension;
         let row_count = rows.len() / self.dimension;
+        let stores = Stores::for_output(dst.len());
         if !self.worth_splitting(row_count) {
-            return self.encode_fixed(rows, first_row, fixed, &mut [dst]);
+            return self.encode_fixed(rows, first_row, fixed, &mut [dst], stores);
         }
         let task_rows = task_rows(value_size);
         dst.par_chunks_mut(task_rows * value_size)
@@ -743,6 +766,7 @@ impl VectorEncoder {
                     first_row.saturating_add(start_row as u64),
                     fixed,
                     &mut [dst],
+                    stores,
                 )
             })
     }
@@ -778,22 +802,28 @@ impl VectorEncoder {
         })
     }
 
+    /// The fixed-size target, or the error for an element type whose values vary in size.
+    fn fixed_target(&self) -> Result<FixedTarget, VectorError> {
+        match self.target {
+            Target::Fixed(fixed) => Ok(fixed),
+            Target::Variable(_) => Err(VectorError::Unsupported(format!(
+                "{} elements do not all have one size",
+                self.element
+            ))),
+        }
+    }
+
     /// Encodes rows `start..start + values.len()` of `rows` (whose first row is number
-    /// `first_row`) into `values`, one row each, all on this thread.
+    /// `first_row`) into `values`, one row each, all on this thread, with `stores`.
     fn encode_fixed_rows(
         &self,
         rows: Rows<'_>,
         first_row: u64,
-        start: usize,
-        values: &mut [&mut [u8]],
+        (start, values): (usize, &mut [&mut [u8]]),
+        stores: Stores,
     ) -> Result<(), VectorError> {
         let first_row = first_row.saturating_add(start as u64);
-        let Target::Fixed(fixed) = self.target else {
-            return Err(VectorError::Unsupported(format!(
-                "{} elements do not all have one size",
-                self.element
-            )));
-        };
+        let fixed = self.fixed_target()?;
         let value_size = fixed.size() * self.dimension;
         if let Some(wrong) = values.iter().position(|value| value.len() != value_size) {
             return Err(VectorError::Shape {
@@ -807,7 +837,7 @@ impl VectorEncoder {
             start * self.dimension,
             (start + values.len()) * self.dimension,
         );
-        self.encode_fixed(elements, first_row, fixed, values)
+        self.encode_fixed(elements, first_row, fixed, values, stores)
     }
 
     /// Encodes row `i` of `rows` into `values[i]` (each exactly the value size: one destination per
@@ -821,8 +851,9 @@ impl VectorEncoder {
         values: &mut [&mut [u8]],
     ) -> Result<(), VectorError> {
         self.check_row_count(rows, first_row, values.len())?;
+        let stores = Stores::for_output(values.iter().map(|value| value.len()).sum());
         let encode = |start: usize, part: &mut [&mut [u8]]| {
-            self.encode_fixed_rows(rows, first_row, start, part)
+            self.encode_fixed_rows(rows, first_row, (start, part), stores)
         };
         if !self.worth_splitting(values.len()) {
             return encode(0, values);
@@ -853,6 +884,7 @@ impl VectorEncoder {
         finish: impl FnOnce(&(dyn Fn() + Sync)),
     ) -> Result<(), Result<E, VectorError>> {
         self.check_row_count(rows, first_row, count).map_err(Err)?;
+        let stores = Stores::for_output(count.saturating_mul(self.value_size().unwrap_or(0)));
         let shared = Produced {
             destinations: (0..count).map(|_| AtomicUsize::new(0)).collect(),
             lengths: (0..count).map(|_| AtomicUsize::new(0)).collect(),
@@ -862,7 +894,9 @@ impl VectorEncoder {
             error: Mutex::new(None),
         };
         let encode = || {
-            shared.encode(|start, values| self.encode_fixed_rows(rows, first_row, start, values))
+            shared.encode(|start, values| {
+                self.encode_fixed_rows(rows, first_row, (start, values), stores)
+            })
         };
         let mut failed = None;
         rayon::in_place_scope(|scope| {
@@ -907,15 +941,17 @@ impl VectorEncoder {
     }
 
     /// Fixed-size encoding of `rows` into the destinations `dst`, filled in order (together exactly
-    /// `rows.len() × size` bytes).
+    /// `rows.len() × size` bytes), with `stores`.
     fn encode_fixed(
         &self,
         rows: Rows<'_>,
         first_row: u64,
         fixed: FixedTarget,
         dst: &mut [&mut [u8]],
+        stores: Stores,
     ) -> Result<(), VectorError> {
-        convert_fixed(rows, fixed, dst).map_err(|index| self.cast_error(rows, first_row, index))
+        convert_fixed(rows, fixed, dst, stores)
+            .map_err(|index| self.cast_error(rows, first_row, index))
     }
 
     /// Variable-size encoding of `rows` into `out`, split across the thread pool; returns the row ends.
@@ -1239,7 +1275,12 @@ fn decimal_of(
 /// records of consecutive elements (one slice for them all, or e.g. one per row: the conversion is
 /// chosen once, not per destination); on a value that does not convert exactly, returns its index
 /// (nothing else is promised about `dst` then).
-fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [&mut [u8]]) -> Result<(), usize> {
+fn convert_fixed(
+    rows: Rows<'_>,
+    target: FixedTarget,
+    dst: &mut [&mut [u8]],
+    stores: Stores,
+) -> Result<(), usize> {
     // Exact float bounds of the integer types: -2^31, 2^31 - 1, -2^63 and 2^63 (exclusive).
     const INT_MIN: f64 = -2_147_483_648.0;
     const INT_MAX: f64 = 2_147_483_647.0;
@@ -1263,10 +1304,10 @@ fn convert_fixed(rows: Rows<'_>, target: FixedTarget, dst: &mut [&mut [u8]]) -> 
     use FixedTarget as T;
     match (rows, target) {
         // The hot paths: same width, a pure byte-order conversion.
-        (Rows::F32(s), T::Float) => swap(s, dst, |x: f32| x.to_bits().to_be_bytes()),
-        (Rows::F64(s), T::Double) => swap(s, dst, |x: f64| x.to_bits().to_be_bytes()),
-        (Rows::I32(s), T::Int) => swap(s, dst, |x: i32| x.to_be_bytes()),
-        (Rows::I64(s), T::BigInt) => swap(s, dst, |x: i64| x.to_be_bytes()),
+        (Rows::F32(s), T::Float) => reverse(s, dst, stores, |x: f32| x.to_bits().to_be_bytes()),
+        (Rows::F64(s), T::Double) => reverse(s, dst, stores, |x: f64| x.to_bits().to_be_bytes()),
+        (Rows::I32(s), T::Int) => reverse(s, dst, stores, |x: i32| x.to_be_bytes()),
+        (Rows::I64(s), T::BigInt) => reverse(s, dst, stores, |x: i64| x.to_be_bytes()),
         // Widening casts, always exact.
         (Rows::F16(s), T::Float) => swap(s, dst, |x: f16| f32::from(x).to_be_bytes()),
         (Rows::F16(s), T::Double) => swap(s, dst, |x: f16| f64::from(x).to_be_bytes()),
@@ -1654,6 +1695,81 @@ fn swap<S: Copy, const N: usize>(
     Ok(())
 }
 
+/// [`swap`] for values that `convert` writes as their own `N` bytes in reverse order (a float, int,
+/// double or bigint made big-endian): with [`Stores::Streaming`] and AVX2, the bytes bypass the
+/// cache ([`reverse_streaming_avx2`]).
+#[inline(always)]
+fn reverse<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [&mut [u8]],
+    stores: Stores,
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) -> Result<(), usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if stores == Stores::Streaming && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor supports AVX2, checked just above.
+            unsafe { reverse_streaming_avx2(src, dst, convert) };
+            return Ok(());
+        }
+    }
+    swap(src, dst, convert)
+}
+
+/// [`convert_runs`] for [`reverse`] with non-temporal stores: each destination's 64-byte-aligned
+/// middle is written with `vpshufb` and `vmovntdq` (whole cache lines, so no line is read first),
+/// its unaligned ends by [`convert_loop`]; a destination whose aligned middle does not start on a
+/// value boundary goes through [`convert_loop`] whole. Ends with a store fence, so the bytes are
+/// in memory before anything published after this call.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn reverse_streaming_avx2<S: Copy, const N: usize>(
+    src: &[S],
+    dst: &mut [&mut [u8]],
+    convert: impl Fn(S) -> [u8; N] + Copy,
+) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_loadu_si256, _mm256_shuffle_epi8, _mm256_stream_si256, _mm_sfence,
+    };
+    const { assert!(std::mem::size_of::<S>() == N && (N == 4 || N == 8)) };
+    // Byte i of each 16-byte lane comes from byte (i / N) × N + N - 1 - i % N.
+    let order: [u8; 32] = std::array::from_fn(|i| {
+        let i = i % 16;
+        ((i / N) * N + N - 1 - i % N) as u8
+    });
+    // SAFETY: `order` is 32 bytes (an unaligned load).
+    let order = unsafe { _mm256_loadu_si256(order.as_ptr().cast::<__m256i>()) };
+    for (_, src, dst) in runs::<S, N>(src, dst) {
+        let dst = &mut dst[..src.len() * N];
+        let head = dst.as_ptr().align_offset(64).min(dst.len());
+        if head % N != 0 {
+            convert_loop(src, dst, convert);
+            continue;
+        }
+        let middle = (dst.len() - head) / 64 * 64;
+        let (head_dst, rest) = dst.split_at_mut(head);
+        let (middle_dst, tail_dst) = rest.split_at_mut(middle);
+        let (head_src, rest) = src.split_at(head / N);
+        let (middle_src, tail_src) = rest.split_at(middle / N);
+        convert_loop(head_src, head_dst, convert);
+        let (from, to) = (middle_src.as_ptr().cast::<u8>(), middle_dst.as_mut_ptr());
+        for offset in (0..middle).step_by(64) {
+            // SAFETY: `middle_src` and `middle_dst` are both `middle` bytes (`middle / N` values
+            // of N bytes), so bytes `offset .. offset + 64` are inside each; `to + offset` is
+            // 64-byte aligned (`head` aligned `dst`), as the streaming store needs 32.
+            unsafe {
+                let low = _mm256_loadu_si256(from.add(offset).cast::<__m256i>());
+                let high = _mm256_loadu_si256(from.add(offset + 32).cast::<__m256i>());
+                let out = to.add(offset).cast::<__m256i>();
+                _mm256_stream_si256(out, _mm256_shuffle_epi8(low, order));
+                _mm256_stream_si256(out.add(1), _mm256_shuffle_epi8(high, order));
+            }
+        }
+        convert_loop(tail_src, tail_dst, convert);
+    }
+    _mm_sfence();
+}
+
 /// [`convert_loop`] over each destination of `dst` and its run of `src` (see [`runs`]).
 #[inline(always)]
 fn convert_runs<S: Copy, const N: usize>(
@@ -1737,6 +1853,53 @@ mod tests {
                 // SAFETY: AVX2 is available, checked just above.
                 unsafe { convert_runs_avx2(src, &mut parts, convert) };
                 assert_eq!(avx2, reference);
+            }
+        }
+    }
+
+    /// [`reverse`] with streaming stores into three rows of `values` each, placed `shift` bytes
+    /// into a buffer with 48-byte gaps between them (as between Python objects): each row gets its
+    /// values' bytes, and no byte outside the rows changes.
+    fn check_streaming<S: Copy, const N: usize>(
+        src: &[S],
+        shift: usize,
+        convert: impl Fn(S) -> [u8; N] + Copy,
+    ) {
+        let row = src.len() / 3 * N;
+        let stride = row + 48;
+        let mut buffer = vec![0x5au8; shift + 3 * stride];
+        let mut parts: Vec<&mut [u8]> = buffer[shift..]
+            .chunks_mut(stride)
+            .map(|chunk| &mut chunk[..row])
+            .collect();
+        reverse(src, &mut parts, Stores::Streaming, convert).unwrap();
+        let reference: Vec<u8> = src.iter().flat_map(|&x| convert(x)).collect();
+        for (at, byte) in buffer.iter().enumerate() {
+            let place = at.checked_sub(shift).map(|at| (at / stride, at % stride));
+            match place {
+                Some((r, offset)) if offset < row => {
+                    assert_eq!(
+                        *byte,
+                        reference[r * row + offset],
+                        "shift {shift}, byte {at}"
+                    )
+                }
+                _ => assert_eq!(*byte, 0x5a, "shift {shift}, byte {at} outside the rows"),
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_reversal_writes_exactly_each_destination_at_every_alignment() {
+        let mut random = Random(11);
+        for values in [0, 1, 5, 16, 17, 100, 768] {
+            let longs: Vec<i64> = (0..3 * values).map(|_| random.next() as i64).collect();
+            let ints: Vec<i32> = longs.iter().map(|&x| x as i32).collect();
+            let floats: Vec<f32> = ints.iter().map(|&x| f32::from_bits(x as u32)).collect();
+            for shift in 0..64 {
+                check_streaming(&ints, shift, |x: i32| x.to_be_bytes());
+                check_streaming(&floats, shift, |x: f32| x.to_bits().to_be_bytes());
+                check_streaming(&longs, shift, |x: i64| x.to_be_bytes());
             }
         }
     }
