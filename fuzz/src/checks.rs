@@ -1114,7 +1114,8 @@ fn kernel_element_matches(input: KernelInput, decoded: &Value) -> bool {
 /// when they fail, the error names the first element that fails alone, with its message; an accepted
 /// row decodes as the vector type to elements equal to the input numbers (integers exactly, floats
 /// as the cast rounds them, text and decimal parsing back to the same number, text as the shortest
-/// positional digits) and re-encodes to the same bytes.
+/// positional digits) and re-encodes to the same bytes. Fixed-size rows encoded into one
+/// destination each (`encode_fixed_values`, as into Python objects) give the same bytes or error.
 pub fn vector_kernel(data: &[u8]) {
     use cqlwire::vector::{Rows, VectorEncoder, VectorError};
     use half::f16;
@@ -1187,6 +1188,19 @@ pub fn vector_kernel(data: &[u8]) {
     let single = VectorEncoder::new(&CqlType::Vector(Box::new(element), 1)).expect("dimension 1");
     let mut together = Vec::new();
     let result = encoder.encode_rows(rows, 7, &mut together);
+    // Fixed-size rows into one destination each (as into Python objects): the same bytes, or the
+    // same error.
+    if let Some(size) = encoder.value_size() {
+        let mut separate = vec![0u8; size * (whole_len / dimension)];
+        let mut values: Vec<&mut [u8]> = separate.chunks_exact_mut(size).collect();
+        match (&result, encoder.encode_fixed_values(rows, 7, &mut values)) {
+            (Ok(()), Ok(())) => assert_eq!(separate, together, "rows into separate values differ"),
+            (Err(error), Err(per_row)) => {
+                assert_eq!(*error, per_row, "separate values fail differently")
+            }
+            (together, per_row) => panic!("together {together:?}, separate values {per_row:?}"),
+        }
+    }
     // Each element alone, until the first that fails.
     let mut alone = Vec::new();
     let mut first_failure = None;
