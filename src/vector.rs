@@ -819,7 +819,8 @@ impl VectorEncoder {
         &self,
         rows: Rows<'_>,
         first_row: u64,
-        (start, values): (usize, &mut [&mut [u8]]),
+        start: usize,
+        values: &mut [&mut [u8]],
         stores: Stores,
     ) -> Result<(), VectorError> {
         let first_row = first_row.saturating_add(start as u64);
@@ -853,7 +854,7 @@ impl VectorEncoder {
         self.check_row_count(rows, first_row, values.len())?;
         let stores = Stores::for_output(values.iter().map(|value| value.len()).sum());
         let encode = |start: usize, part: &mut [&mut [u8]]| {
-            self.encode_fixed_rows(rows, first_row, (start, part), stores)
+            self.encode_fixed_rows(rows, first_row, start, part, stores)
         };
         if !self.worth_splitting(values.len()) {
             return encode(0, values);
@@ -895,7 +896,7 @@ impl VectorEncoder {
         };
         let encode = || {
             shared.encode(|start, values| {
-                self.encode_fixed_rows(rows, first_row, (start, values), stores)
+                self.encode_fixed_rows(rows, first_row, start, values, stores)
             })
         };
         let mut failed = None;
