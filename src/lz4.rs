@@ -407,7 +407,9 @@ fn decoded_in_place(block: &[u8], declared: usize, max_size: usize, payload: &mu
     if declared == 0 || declared > max_size || declared > payload.len() {
         return false;
     }
-    let done = matches!(decode_block(block, &mut payload[..declared]), Ok(n) if n == declared);
+    let out = &mut payload[..declared];
+    let done = copied_literal_run(block, out)
+        || matches!(decode_block(block, out), Ok(n) if n == declared);
     if done {
         payload.truncate(declared);
     }
@@ -451,6 +453,35 @@ fn decompress_at(
         Ok(written) if written == declared => Ok(()),
         result => Err(decode_failure(block, declared, base, result)),
     }
+}
+
+/// The longest block [`copied_literal_run`] takes: above it the copy is most of the work, and the
+/// decoder's own copy loops beat memcpy there.
+const LITERAL_RUN_MAX: usize = 2048;
+
+/// A block that is one run of literals, all of `out` (what LZ4 makes of incompressible input,
+/// 15 to [`LITERAL_RUN_MAX`] bytes), is copied into `out` without the decoder: the token's
+/// literal length 15, its extension bytes (255s, then the rest), then exactly `out.len()` bytes.
+/// The decoder would yield the same bytes; anything else returns false and is left to it.
+#[inline(always)]
+fn copied_literal_run(block: &[u8], out: &mut [u8]) -> bool {
+    let len = out.len();
+    if !(NIBBLE_CONTINUES..=LITERAL_RUN_MAX).contains(&len) {
+        return false;
+    }
+    let extra = len - NIBBLE_CONTINUES;
+    let full = extra / 255;
+    let Some((head, literals)) = block.split_at_checked(full + 2) else {
+        return false;
+    };
+    let run = head[0] >> 4 == 15
+        && usize::from(head[full + 1]) == extra % 255
+        && head[1..=full].iter().all(|&byte| byte == 255)
+        && literals.len() == len;
+    if run {
+        out.copy_from_slice(literals);
+    }
+    run
 }
 
 /// lz4_flex's block decoder as a function of its own: inlined into [`decompress_at`] it ran 3–7 %
@@ -772,6 +803,39 @@ mod tests {
         }
     }
 
+    /// Bytes no LZ4 compressor finds a match in (a xorshift stream).
+    fn incompressible(len: usize) -> Vec<u8> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ len as u64;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 32) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn literal_runs_are_copied_without_the_decoder() {
+        for len in 0..=LITERAL_RUN_MAX + 300 {
+            let payload = incompressible(len);
+            let body = reference_body(&payload);
+            let block = &body[LENGTH_PREFIX..];
+            let mut out = vec![0xAA; len];
+            let taken = copied_literal_run(block, &mut out);
+            assert_eq!(taken, (15..=LITERAL_RUN_MAX).contains(&len), "length {len}");
+            if taken {
+                assert!(out == payload, "length {len}: the copy is not the payload");
+            }
+            // In place (a buffer already large enough) and fresh, through the public call.
+            let mut reused = vec![0xAA; len + 7];
+            decompress_body_into(&body, DEFAULT_MAX_SIZE, &mut reused).unwrap();
+            assert!(reused == payload, "length {len}: reused buffer");
+            assert!(decompress_body(&body, DEFAULT_MAX_SIZE).unwrap() == payload);
+        }
+    }
+
     #[test]
     fn into_variants_reuse_buffers_across_sizes() {
         let mut body = Vec::new();
@@ -1045,6 +1109,36 @@ mod tests {
             let block_call =
                 |out: &mut Vec<u8>| decompress_block_into(&body[LENGTH_PREFIX..], len, max_size, out);
             prop_assert_eq!(run(vec![0xAA; 8000], &block_call), run(Vec::new(), &block_call));
+        }
+    }
+
+    proptest! {
+        /// A literal run whose token, length bytes, length prefix or block length are changed
+        /// gives in place (where whole runs are copied without the decoder) what the decoder
+        /// gives a fresh buffer: the same payload, or the same error at the same offset.
+        #[test]
+        fn altered_literal_runs_give_the_decoders_results(
+            len in 0usize..LITERAL_RUN_MAX + 100,
+            // A byte from the last of the length prefix to past the run's length bytes, and what
+            // is added to it: ±1 (a length byte), ±16 (the token's literal nibble), or anything.
+            mutation in proptest::option::of((
+                LENGTH_PREFIX - 1..LENGTH_PREFIX + 12,
+                prop_oneof![Just(1u8), Just(0xFF), Just(0x10), Just(0xF0), any::<u8>()],
+            )),
+            resize in -2isize..=2,
+        ) {
+            let mut body = reference_body(&incompressible(len));
+            if let Some((at, delta)) = mutation {
+                let i = at.min(body.len() - 1);
+                body[i] = body[i].wrapping_add(delta);
+            }
+            let new_len = (body.len() as isize + resize).max(0) as usize;
+            body.resize(new_len, 0x5A);
+            let mut reused = vec![0xAA; LITERAL_RUN_MAX + 200];
+            let in_place = decompress_body_into(&body, DEFAULT_MAX_SIZE, &mut reused);
+            let mut fresh = Vec::new();
+            let checked = decompress_body_into(&body, DEFAULT_MAX_SIZE, &mut fresh);
+            prop_assert_eq!((in_place, reused), (checked, fresh));
         }
     }
 

@@ -484,11 +484,13 @@ thread_local! {
 
 /// Decompresses the input as a CQL v4 LZ4 body. The C lz4 library must agree on every body whose
 /// declared length passes the checks, and an accepted payload must compress and decompress back.
-/// The input itself and every accepted payload must compress to the C library's bytes.
+/// The input itself and every accepted payload must compress to the C library's bytes, and the
+/// input compressed must decompress back in place.
 /// Decompressing into a reused buffer that already holds the declared length (the in-place path)
 /// must give what a fresh buffer gives: the same payload, or the same error and an empty buffer.
 pub fn lz4_body(data: &[u8]) {
     compresses_like_c(data);
+    round_trips_in_place(data);
     let ours = lz4::decompress_body(data, LZ4_MAX_SIZE);
     let declared = lz4::declared_length(data, LZ4_MAX_SIZE);
     REUSED.with_borrow_mut(|out| {
@@ -569,6 +571,22 @@ fn compresses_like_c(payload: &[u8]) {
         lz4_flex::block::compress(payload) == default_block,
         "lz4_flex's block is not LZ4_compress_default's"
     );
+}
+
+/// `payload` compressed comes back decompressed into a buffer already large enough (the in-place
+/// path, which copies a block that is one literal run without the decoder).
+fn round_trips_in_place(payload: &[u8]) {
+    let body = lz4::compress_body(payload).expect("the fuzzer's inputs are small");
+    REUSED.with_borrow_mut(|out| {
+        if out.len() < payload.len() {
+            out.resize(payload.len(), 0xAA);
+        }
+        lz4::decompress_body_into(&body, LZ4_MAX_SIZE, out).expect("our own body decompresses");
+        assert!(
+            out == payload,
+            "a body decompressed in place is not its payload"
+        );
+    });
 }
 
 /// Whether a well-formed LZ4 block breaks the format's end-of-block rules: the last 5 bytes of output
