@@ -148,6 +148,31 @@ unsafe fn copy_from_dict(
     dict_match_length
 }
 
+/// `ptr`, which the compiler can no longer fold into the arithmetic around it: an empty `asm!`
+/// that takes and returns it in a register (no instruction, no memory access). The hot loop adds
+/// the literal length to a pointer made this way, so that the addition of the constant happens
+/// off the loop's critical path (see there).
+#[cfg(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64"))]
+#[inline(always)]
+fn opaque(mut ptr: *const u8) -> *const u8 {
+    // SAFETY: the template is empty: nothing is executed, read or written.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(reg) ptr,
+            options(pure, nomem, nostack, preserves_flags)
+        )
+    };
+    ptr
+}
+
+/// `ptr` (elsewhere than on x86 and AArch64, no `asm!` register class is assumed).
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")))]
+#[inline(always)]
+fn opaque(ptr: *const u8) -> *const u8 {
+    ptr
+}
+
 /// Read an integer.
 ///
 /// In LZ4, we encode small integers in a way that we can have an arbitrary number of bytes. In
@@ -283,6 +308,12 @@ pub(crate) fn decompress_internal<const USE_DICT: bool, S: Sink>(
             // output_ptr < safe_output_ptr should guarantee we have enough space in output
             debug_assert!(unsafe { output_ptr.add(16 + 18) } <= output_end);
 
+            // Where the next token is, once the literal length is added: taken apart from the
+            // literal run and the offset (see `opaque`), so that the loop's critical path, token
+            // to next token, is a load, a shift and one add (the compiler would otherwise add the
+            // literal length first and the 2 bytes of the offset after it).
+            let past_offset = opaque(unsafe { input_ptr.add(2) });
+
             // Copy the literal
             // The literal is at max 14 bytes, and the is_safe_distance check assures
             // that we are far away enough from the end so we can safely copy 16 bytes
@@ -294,6 +325,8 @@ pub(crate) fn decompress_internal<const USE_DICT: bool, S: Sink>(
             // input_ptr <= input_ptr_safe should guarantee we have enough space in input
             debug_assert!(input_ptr_end as usize - input_ptr as usize >= 2 + 1);
             let offset = read_match_offset(&mut input_ptr)? as usize;
+            debug_assert_eq!(input_ptr, unsafe { past_offset.add(literal_length) });
+            input_ptr = unsafe { past_offset.add(literal_length) };
             // Obtain the initial match length. The match length is the length of the duplicate segment
             // which will later be copied from data previously decompressed into the output buffer. The
             // initial length is derived from the second part of the token (the lower nibble), we read
