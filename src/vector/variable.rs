@@ -3,8 +3,8 @@
 //!
 //! The common elements — integers, and floats whose shortest digits are positional (magnitudes from
 //! 10^-4 to 10^7 for f32, to 10^15 for f64, and zero) — are formatted here: the digits of a float by zmij (the same digits as
-//! [`super::push_number`]), of an integer by itoa; a varint's shortest two's-complement bytes, and a
-//! decimal's scale and unscaled value, from those digits without parsing into a big number. Every
+//! [`super::push_number`]), of an integer by itoa; a varint's shortest two's-complement bytes; a
+//! decimal's scale and unscaled value from zmij's shortest digits as numbers, without text. Every
 //! other element (tiny and huge magnitudes, non-finite values, errors) goes through the general
 //! [`super::write_variable`], so both paths give the same bytes and messages.
 
@@ -241,25 +241,15 @@ impl<'a> Sink<'a> {
         if !x.positional() {
             return self.general(number, NativeType::Decimal);
         }
-        let mut buffer = zmij::Buffer::new();
-        let text = trim(buffer.format_finite(x).as_bytes());
-        let (negative, digits) = match text.split_first() {
-            Some((b'-', rest)) => (true, rest),
-            _ => (false, text),
+        // The digits of zmij's text as a number: a positional magnitude (below 10^7 for f32,
+        // 10^15 for f64) times a power of ten, so the unscaled value fits an i64.
+        let (significand, exponent) = zmij::shortest_decimal(x);
+        let (unscaled, scale) = match u32::try_from(exponent) {
+            Ok(zeros) => (significand * POW10[zeros as usize], 0),
+            Err(_) => (significand, exponent.unsigned_abs()),
         };
-        // At most 17 significant digits (after at most 3 zeros): no overflow.
-        let mut unscaled = 0u64;
-        let mut scale = 0;
-        let mut fraction = false;
-        for &c in digits {
-            if c == b'.' {
-                fraction = true;
-            } else {
-                unscaled = unscaled * 10 + u64::from(c.wrapping_sub(b'0'));
-                scale += u32::from(fraction);
-            }
-        }
         let unscaled = unscaled as i64;
+        let negative = x.into().is_sign_negative();
         self.decimal(if negative { -unscaled } else { unscaled }, scale);
         Ok(())
     }
@@ -269,6 +259,17 @@ impl<'a> Sink<'a> {
         self.out.truncate(self.len);
     }
 }
+
+/// 10^0 to 10^15: the trailing zeros of a positional integer's shortest digits.
+const POW10: [u64; 16] = {
+    let mut table = [1u64; 16];
+    let mut i = 1;
+    while i < 16 {
+        table[i] = table[i - 1] * 10;
+        i += 1;
+    }
+    table
+};
 
 /// zmij's positional text without the `.0` it writes after an integer.
 #[inline(always)]

@@ -1628,9 +1628,17 @@ where
                 // Fixed-size moves instead of `ptr::copy` / `ptr::write_bytes` of a variable
                 // length, which are calls to memmove / memset (length <= 17, dec_exp <= 15, and
                 // the buffer has room for 32 bytes after either).
-                let digits = buffer.add(1).cast::<[MaybeUninit<u8>; 32]>().read_unaligned();
-                buffer.cast::<[MaybeUninit<u8>; 32]>().write_unaligned(digits);
-                buffer.add(length).cast::<[u8; 32]>().write_unaligned([b'0'; 32]);
+                let digits = buffer
+                    .add(1)
+                    .cast::<[MaybeUninit<u8>; 32]>()
+                    .read_unaligned();
+                buffer
+                    .cast::<[MaybeUninit<u8>; 32]>()
+                    .write_unaligned(digits);
+                buffer
+                    .add(length)
+                    .cast::<[u8; 32]>()
+                    .write_unaligned([b'0'; 32]);
                 *buffer.add(dec_exp as usize + 1) = b'.';
                 buffer.add(dec_exp as usize + 3)
             };
@@ -1639,11 +1647,18 @@ where
             return unsafe {
                 // The integer digits move left by one, the fraction stays (fixed-size moves, as
                 // above: dec_exp + 1 <= 16, and the fraction is at most 17 digits).
-                let integer = buffer.add(1).cast::<[MaybeUninit<u8>; 16]>().read_unaligned();
+                let integer = buffer
+                    .add(1)
+                    .cast::<[MaybeUninit<u8>; 16]>()
+                    .read_unaligned();
                 let fraction = buffer.add(dec_exp as usize + 2);
                 let fraction_digits = fraction.cast::<[MaybeUninit<u8>; 32]>().read_unaligned();
-                buffer.cast::<[MaybeUninit<u8>; 16]>().write_unaligned(integer);
-                fraction.cast::<[MaybeUninit<u8>; 32]>().write_unaligned(fraction_digits);
+                buffer
+                    .cast::<[MaybeUninit<u8>; 16]>()
+                    .write_unaligned(integer);
+                fraction
+                    .cast::<[MaybeUninit<u8>; 32]>()
+                    .write_unaligned(fraction_digits);
                 *buffer.add(dec_exp as usize + 1) = b'.';
                 buffer.add(length + 1)
             };
@@ -1652,7 +1667,10 @@ where
             return unsafe {
                 // Fixed-size moves, as above (1 - dec_exp <= 7, length <= 17): the zeros first,
                 // then the digits over the zeros past 1 - dec_exp.
-                let digits = buffer.add(1).cast::<[MaybeUninit<u8>; 32]>().read_unaligned();
+                let digits = buffer
+                    .add(1)
+                    .cast::<[MaybeUninit<u8>; 32]>()
+                    .read_unaligned();
                 buffer.cast::<[u8; 8]>().write_unaligned([b'0'; 8]);
                 buffer
                     .add((1 - dec_exp) as usize)
@@ -1718,6 +1736,75 @@ where
         sign_ptr.cast::<u16>().write_unaligned(e_sign.to_le());
         buffer.add(2)
     }
+}
+
+/// The shortest decimal of a finite `value` as numbers: `(significand, exponent)` with
+/// `|value| = significand × 10^exponent` and no trailing zero in `significand`.
+#[cfg_attr(feature = "no-panic", no_panic)]
+#[inline]
+fn shortest<Float>(value: Float) -> (u64, i32)
+where
+    Float: FloatTraits,
+{
+    let bits = value.to_bits();
+    let bin_exp = Float::get_exp(bits);
+    let bin_sig = Float::get_sig(bits);
+    #[allow(unused_mut)]
+    let mut d = ptr::addr_of!(STATIC_DATA);
+    let d = unsafe {
+        // Load constants from memory.
+        #[cfg(all(any(target_arch = "aarch64", target_arch = "x86_64"), not(miri)))]
+        asm!("/*{0}*/", inout(reg) d);
+        &*d
+    };
+    let dec = if bin_exp == 0 {
+        if bin_sig == Float::SigType::from(0) {
+            return (0, 0);
+        }
+        to_decimal::<Float, Float::SigType>(bin_sig, 1, true, d)
+    } else {
+        to_decimal::<Float, Float::SigType>(
+            bin_sig | Float::IMPLICIT_BIT,
+            bin_exp,
+            bin_sig != Float::SigType::from(0),
+            d,
+        )
+    };
+    // `write`'s digits before it lays them out: `sig` and the last digit at 10^exp, or `sig`
+    // alone at 10^(exp + 1).
+    let (mut sig, mut exp) = if dec.has_last_digit {
+        (dec.sig as u64 * 10 + u64::from(dec.last_digit), dec.exp)
+    } else {
+        (dec.sig as u64, dec.exp + 1)
+    };
+    // Most shortest significands end in a non-zero digit: one test, rarely a loop.
+    while sig % 10 == 0 {
+        sig /= 10;
+        exp += 1;
+    }
+    (sig, exp)
+}
+
+/// The shortest decimal that round-trips to the finite `value`, the digits
+/// [`Buffer::format_finite`] writes, as numbers instead of text:
+/// `(significand, exponent)` with `|value| = significand × 10^exponent`, the
+/// significand without trailing zeros (`(0, 0)` for zero). The sign is not
+/// part of the result.
+///
+/// For a non-finite input the result is unspecified, as the text of
+/// `format_finite` is.
+///
+/// ## Example
+///
+/// ```
+/// assert_eq!(zmij::shortest_decimal(-12.34f64), (1234, -2));
+/// assert_eq!(zmij::shortest_decimal(1200.0f32), (12, 2));
+/// assert_eq!(zmij::shortest_decimal(0.001234f32), (1234, -6));
+/// ```
+#[cfg_attr(feature = "no-panic", no_panic)]
+#[inline]
+pub fn shortest_decimal<F: Float>(value: F) -> (u64, i32) {
+    value.shortest_decimal()
 }
 
 /// Safe API for formatting floating point numbers to text.
@@ -1805,6 +1892,7 @@ mod private {
         fn is_nonfinite(self) -> bool;
         fn format_nonfinite(self) -> &'static str;
         unsafe fn write_to_zmij_buffer(self, buffer: *mut u8) -> *mut u8;
+        fn shortest_decimal(self) -> (u64, i32);
     }
 
     impl Sealed for f32 {
@@ -1834,6 +1922,11 @@ mod private {
         unsafe fn write_to_zmij_buffer(self, buffer: *mut u8) -> *mut u8 {
             unsafe { crate::write(self, buffer) }
         }
+
+        #[cfg_attr(feature = "no-panic", inline)]
+        fn shortest_decimal(self) -> (u64, i32) {
+            crate::shortest(self)
+        }
     }
 
     impl Sealed for f64 {
@@ -1862,6 +1955,11 @@ mod private {
         #[cfg_attr(feature = "no-panic", inline)]
         unsafe fn write_to_zmij_buffer(self, buffer: *mut u8) -> *mut u8 {
             unsafe { crate::write(self, buffer) }
+        }
+
+        #[cfg_attr(feature = "no-panic", inline)]
+        fn shortest_decimal(self) -> (u64, i32) {
+            crate::shortest(self)
         }
     }
 }
