@@ -1771,12 +1771,12 @@ where
         )
     };
     // `write`'s digits before it lays them out: `sig` and the last digit at 10^exp, or `sig`
-    // alone at 10^(exp + 1).
-    let (mut sig, mut exp) = if dec.has_last_digit {
-        (dec.sig as u64 * 10 + u64::from(dec.last_digit), dec.exp)
-    } else {
-        (dec.sig as u64, dec.exp + 1)
-    };
+    // alone at 10^(exp + 1). Which one depends on the value's bits, so it is chosen with a mask,
+    // not a branch that would be mispredicted about half of the time.
+    let with_last = 0u64.wrapping_sub(u64::from(dec.has_last_digit));
+    let longer = dec.sig as u64 * 10 + u64::from(dec.last_digit);
+    let mut sig = (longer & with_last) | (dec.sig as u64 & !with_last);
+    let mut exp = dec.exp + 1 - i32::from(dec.has_last_digit);
     // Most shortest significands end in a non-zero digit: one test, rarely a loop.
     while sig % 10 == 0 {
         sig /= 10;
