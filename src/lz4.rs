@@ -474,7 +474,7 @@ fn copied_literal_run(block: &[u8], out: &mut [u8]) -> bool {
     let Some((head, literals)) = block.split_at_checked(full + 2) else {
         return false;
     };
-    let run = head[0] >> 4 == 15
+    let run = usize::from(head[0] >> 4) == NIBBLE_CONTINUES
         && usize::from(head[full + 1]) == extra % 255
         && head[1..=full].iter().all(|&byte| byte == 255)
         && literals.len() == len;
