@@ -2568,10 +2568,22 @@ mod tests {
             })
             .collect();
         let ints: Vec<i32> = longs.iter().map(|&x| x as i32).collect();
+        // Mostly tinyint-sized (runs of them take the varint kernel's 16-at-once path), with a
+        // larger value now and then; and the same as i8.
+        let shorts: Vec<i16> = (0..20_000)
+            .map(|_| match random.next() % 40 {
+                0 => random.next() as i16,
+                1 => [127, -128, 128, -129][random.next() as usize % 4],
+                _ => (random.next() % 256) as i16 - 128,
+            })
+            .collect();
+        let bytes: Vec<i8> = shorts.iter().map(|&x| x as i8).collect();
         let inputs = [
             Rows::F16(&halves),
             Rows::F32(&floats),
             Rows::F64(&doubles),
+            Rows::I8(&bytes),
+            Rows::I16(&shorts),
             Rows::I32(&ints),
             Rows::I64(&longs),
         ];

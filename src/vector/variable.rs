@@ -51,6 +51,9 @@ impl Float for f64 {
 
 /// An input element type: how an element widens to a [`Number`] (also what [`Rows`] reads).
 pub(super) trait Source: Copy {
+    /// Whether every element is an integer ([`Number::Int`]).
+    const INTEGER: bool = false;
+
     /// The element, widened without loss.
     fn number(self) -> Number;
 }
@@ -80,6 +83,8 @@ impl Source for f64 {
 macro_rules! integer_source {
     ($($t:ty),*) => {$(
         impl Source for $t {
+            const INTEGER: bool = true;
+
             #[inline(always)]
             fn number(self) -> Number {
                 Number::Int(i64::from(self))
@@ -192,6 +197,35 @@ impl<'a> Sink<'a> {
         room[0] = n as u8;
         store(room, 1, shortest_bytes(value, n));
         self.len += 1 + n;
+    }
+
+    /// Writes the [`SMALL_RUN`] integer elements of `chunk` as varint elements if all are within
+    /// -128..=127 (each then `01` and its one byte, as [`Sink::varint`] writes it) and returns
+    /// true; else writes nothing and returns false.
+    #[inline(always)]
+    fn small_varints<S: Source>(&mut self, chunk: &[S; SMALL_RUN]) -> bool {
+        let mut bytes = [0u8; SMALL_RUN];
+        let mut small = true;
+        for (byte, &element) in bytes.iter_mut().zip(chunk) {
+            let value = match element.number() {
+                Number::Int(value) => value,
+                _ => return false,
+            };
+            small &= (-128..=127).contains(&value);
+            *byte = value as u8;
+        }
+        if !small {
+            return false;
+        }
+        let Some(room) = self.room() else {
+            return false;
+        };
+        for (pair, &byte) in room.chunks_exact_mut(2).zip(&bytes) {
+            pair[0] = 1;
+            pair[1] = byte;
+        }
+        self.len += 2 * SMALL_RUN;
+        true
     }
 
     /// Writes a decimal element of `unscaled` × 10^-`scale`.
@@ -321,6 +355,9 @@ fn copy_short(room: &mut [u8; ROOM], at: usize, src: &[u8]) {
     }
 }
 
+/// Integer elements that [`Sink::small_varints`] writes at once (2 bytes each, within [`ROOM`]).
+const SMALL_RUN: usize = 16;
+
 /// Target kinds of [`encode`]: text and ascii (the same bytes for the ASCII digits of numbers).
 const TEXT: u8 = 0;
 /// See [`TEXT`].
@@ -340,9 +377,20 @@ fn encode<S: Source, const KIND: u8>(
     let mut sink = Sink::new(out, src.len());
     let mut result = Ok(());
     'rows: for (row, elements) in src.chunks_exact(dimension.max(1)).enumerate() {
-        for (column, &element) in elements.iter().enumerate() {
+        let mut rest = elements;
+        if KIND == VARINT && S::INTEGER {
+            // Runs of small integers (tinyint-sized: one value byte each) 16 at a time.
+            while let Some((chunk, after)) = rest.split_first_chunk::<SMALL_RUN>() {
+                if !sink.small_varints(chunk) {
+                    break;
+                }
+                rest = after;
+            }
+        }
+        let first = elements.len() - rest.len();
+        for (column, &element) in rest.iter().enumerate() {
             if sink.element::<KIND>(element.number()).is_err() {
-                result = Err(row * dimension + column);
+                result = Err(row * dimension + first + column);
                 break 'rows;
             }
         }
