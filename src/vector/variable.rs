@@ -279,7 +279,11 @@ impl<'a> Sink<'a> {
         // 10^15 for f64) times a power of ten, so the unscaled value fits an i64.
         let (significand, exponent) = zmij::shortest_decimal(x);
         let (unscaled, scale) = match u32::try_from(exponent) {
-            Ok(zeros) => (significand * POW10[zeros as usize], 0),
+            // Always in the table for a positional value; the general path otherwise, no panic.
+            Ok(zeros) => match POW10.get(zeros as usize) {
+                Some(&power) => (significand * power, 0),
+                None => return self.general(number, NativeType::Decimal),
+            },
             Err(_) => (significand, exponent.unsigned_abs()),
         };
         let unscaled = unscaled as i64;
