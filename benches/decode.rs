@@ -3,8 +3,8 @@
 //!
 //! Run: `cargo bench --bench decode`.
 
-use cqlwire::types::{parse_type, CqlType, UdtRegistry};
-use cqlwire::value::{decode, encode, explain, Value};
+use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire_codec::value::{decode, encode, explain, Value};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;

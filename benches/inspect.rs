@@ -8,10 +8,10 @@
 //!
 //! Run: `cargo bench --bench inspect`.
 
-use cqlwire::capture::Capture;
-use cqlwire::inspect::{Inspector, Options, Record};
-use cqlwire::protocol::message::ValueForm;
-use cqlwire::value::json::JsonWriter;
+use cqlwire_codec::value::json::JsonWriter;
+use cqlwire_protocol::capture::Capture;
+use cqlwire_protocol::inspect::{Inspector, Options, Record};
+use cqlwire_protocol::message::ValueForm;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::Path;

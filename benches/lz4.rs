@@ -17,8 +17,8 @@
 //! and destination are modulo 4 KiB) moves a 1-8 KiB call by up to 2 × on its own, so
 //! `run.py` runs its processes with different shifts and reports the median.
 
-use cqlwire::lz4::{compress_body, compress_body_into, decompress_body_into};
-use cqlwire::protocol::frame::{Direction, Flags, FrameHeader, FrameReader, Frames, Opcode};
+use cqlwire_protocol::frame::{Direction, Flags, FrameHeader, FrameReader, Frames, Opcode};
+use cqlwire_protocol::lz4::{compress_body, compress_body_into, decompress_body_into};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;

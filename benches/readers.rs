@@ -8,7 +8,7 @@
 use arrow_array::{ArrayRef, Float32Array, ListArray, RecordBatch};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Schema};
-use cqlwire::input::{self, InputOptions, RowSelection};
+use cqlwire_vector::input::{self, InputOptions, RowSelection};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;

@@ -6,9 +6,9 @@
 //!
 //! Run with `cargo bench --bench vector`.
 
-use cqlwire::input::Elements;
-use cqlwire::types::{parse_type, UdtRegistry};
-use cqlwire::vector::{Rows, VectorEncoder};
+use cqlwire_codec::types::{parse_type, UdtRegistry};
+use cqlwire_vector::input::Elements;
+use cqlwire_vector::kernel::{Rows, VectorEncoder};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;

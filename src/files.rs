@@ -6,6 +6,9 @@ use std::fs::{self, File, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+pub use cqlwire_vector::input::{named, open_file};
+use cqlwire_vector::output::Destination;
+
 #[cfg(unix)]
 mod interrupt;
 
@@ -72,11 +75,6 @@ pub enum OutputError {
     },
 }
 
-/// Returns `None` for standard input/output (`-` or no path), else the path.
-pub fn named(path: Option<&Path>) -> Option<&Path> {
-    path.filter(|p| p.as_os_str() != "-")
-}
-
 /// Opens an input: standard input for `-` or no path, else the file. Read errors name the input
 /// (`standard input: Is a directory (os error 21)`).
 pub fn open_input(path: Option<&Path>) -> io::Result<Box<dyn Read>> {
@@ -104,19 +102,6 @@ impl<R: Read> Read for NamedReader<R> {
             .read(buf)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.name)))
     }
-}
-
-/// Opens a named input file for reading. A directory is refused (reading one fails only later, with a
-/// less clear message). Errors do not name the path: callers add it in their own way.
-pub fn open_file(path: &Path) -> io::Result<File> {
-    let file = File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "is a directory, not a file",
-        ));
-    }
-    Ok(file)
 }
 
 /// Refuses to run when the output is the input file itself: `-o` naming the input (or a link to
@@ -513,6 +498,16 @@ impl Write for Output {
             Target::InPlace { writer, .. } => writer.flush(),
         };
         result.map_err(|e| self.write_error(e))
+    }
+}
+
+impl Destination for Output {
+    fn can_rewrite(&self) -> bool {
+        Output::can_rewrite(self)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        Output::write_at(self, offset, bytes)
     }
 }
 

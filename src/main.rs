@@ -1,6 +1,8 @@
 //! The `cqlwire` binary: parses the command line and maps errors to exit codes.
 
 mod cli;
+mod display;
+mod files;
 
 use clap::error::ErrorKind;
 use clap::Parser;
@@ -39,8 +41,8 @@ fn fail(error: &cli::CliError) -> ExitCode {
         // Long messages (a path 128 levels deep, a long quoted input) are cut in the middle.
         let message = error.to_string();
         // Control characters of quoted input are shown visibly, never sent to the terminal.
-        let message = cqlwire::display::visible(&message);
-        let message = cqlwire::display::elide(&message, MAX_ERROR_CHARS);
+        let message = crate::display::visible(&message);
+        let message = crate::display::elide(&message, MAX_ERROR_CHARS);
         let _ = writeln!(io::stderr(), "cqlwire: error: {message}");
     }
     ExitCode::from(error.exit_code() as u8)

@@ -7,12 +7,14 @@
 //! allocation above [`ALLOCATION_LIMIT`] into an abort, so "garbage that claims a huge size" is a
 //! finding too.
 
-use cqlwire::input::{self, BatchReader, InputError, InputFormat, InputOptions, RowSelection};
-use cqlwire::lz4;
-use cqlwire::protocol::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
-use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
-use cqlwire::value::{self, Value};
-use cqlwire::value::{cql, json, print};
+use cqlwire_codec::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
+use cqlwire_codec::value::{self, Value};
+use cqlwire_codec::value::{cql, json, print};
+use cqlwire_protocol::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
+use cqlwire_protocol::lz4;
+use cqlwire_vector::input::{
+    self, BatchReader, InputError, InputFormat, InputOptions, RowSelection,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::io::{Cursor, Seek, Write};
@@ -877,7 +879,7 @@ fn prepared_body(version: u8) -> Vec<u8> {
 /// unknown opcodes too); the rest is the body. Invariants: `explain` agrees with `decode`, its lines
 /// stay inside the body in byte order, and a decoded message renders as JSON, gist and explain text.
 pub fn message_body(data: &[u8]) {
-    use cqlwire::protocol::message::{Message, Registry};
+    use cqlwire_protocol::message::{Message, Registry};
     let [selector, flags, opcode, body @ ..] = data else {
         return;
     };
@@ -933,9 +935,9 @@ pub fn message_body(data: &[u8]) {
 /// 4-7 the chunk size. Fed in chunks or whole, the decoder must yield the same events; with every
 /// eighth chunk replaced by a gap it must not panic either.
 pub fn protocol_stream(data: &[u8]) {
-    use cqlwire::protocol::frame::Direction;
-    use cqlwire::protocol::segment::{encode_segment, SegmentFormat, MAX_PAYLOAD_LEN};
-    use cqlwire::protocol::stream::StreamDecoder;
+    use cqlwire_protocol::frame::Direction;
+    use cqlwire_protocol::segment::{encode_segment, SegmentFormat, MAX_PAYLOAD_LEN};
+    use cqlwire_protocol::stream::StreamDecoder;
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
@@ -990,10 +992,10 @@ pub fn protocol_stream(data: &[u8]) {
 /// two bytes. Every record is also counted by the statistics and redacted; decoding with explain
 /// lines must give the same records as decoding without.
 pub fn inspect(data: &[u8]) {
-    use cqlwire::capture::Capture;
-    use cqlwire::inspect::{stats::Stats, Inspector, Options, Record};
-    use cqlwire::protocol::message::ValueForm;
-    use cqlwire::value::json::JsonWriter;
+    use cqlwire_codec::value::json::JsonWriter;
+    use cqlwire_protocol::capture::Capture;
+    use cqlwire_protocol::inspect::{stats::Stats, Inspector, Options, Record};
+    use cqlwire_protocol::message::ValueForm;
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
@@ -1135,12 +1137,12 @@ fn kernel_element_matches(input: KernelInput, decoded: &Value) -> bool {
 /// positional digits) and re-encodes to the same bytes. Fixed-size rows encoded into one
 /// destination each (`encode_fixed_values`, as into Python objects) give the same bytes or error.
 pub fn vector_kernel(data: &[u8]) {
-    use cqlwire::vector::{Rows, VectorEncoder, VectorError};
+    use cqlwire_vector::kernel::{Rows, VectorEncoder, VectorError};
     use half::f16;
     let [control, dimension, rest @ ..] = data else {
         return;
     };
-    let targets = cqlwire::vector::NUMBER_ELEMENTS;
+    let targets = cqlwire_vector::kernel::NUMBER_ELEMENTS;
     let native = targets[usize::from(control >> 3) % targets.len()];
     let dimension = 1 + usize::from(*dimension) % 40;
     fn elements<const N: usize, T>(bytes: &[u8], read: fn([u8; N]) -> T) -> Vec<T> {

@@ -1,8 +1,8 @@
 //! `cqlwire._cqlwire`: the Python face of the cqlwire library (PyO3, abi3 for CPython ≥ 3.9).
 //!
-//! Thin wrappers only: vector conversion goes through [`cqlwire::vector::VectorEncoder`] and the
-//! Arrow readers of [`cqlwire::input`], values through [`cqlwire::value`], LZ4 bodies through
-//! [`cqlwire::lz4`]. Errors become `ValueError` (bad data) or `TypeError` (a type or an object
+//! Thin wrappers only: vector conversion goes through [`cqlwire_vector::kernel::VectorEncoder`] and the
+//! Arrow readers of [`cqlwire_vector::input`], values through [`cqlwire_codec::value`], LZ4 bodies through
+//! [`cqlwire_protocol::lz4`]. Errors become `ValueError` (bad data) or `TypeError` (a type or an object
 //! that cannot be used), with the library's one-line message.
 
 mod arrow;
@@ -81,7 +81,7 @@ fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
     }
     with_scratch(|out| {
         maybe_detach(py, body.len() >= DETACH_BYTES, || {
-            cqlwire::lz4::compress_body_into(&body, out)
+            cqlwire_protocol::lz4::compress_body_into(&body, out)
         })
         .map_err(value_error)?;
         Ok(PyBytes::new(py, out).unbind())
@@ -96,11 +96,11 @@ fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
 /// >>> cqlwire.lz4_decompress(cqlwire.lz4_compress(b"abc"))
 /// b'abc'
 #[pyfunction]
-#[pyo3(signature = (body, *, max_size = cqlwire::lz4::DEFAULT_MAX_SIZE))]
+#[pyo3(signature = (body, *, max_size = cqlwire_protocol::lz4::DEFAULT_MAX_SIZE))]
 fn lz4_decompress(py: Python<'_>, body: Cow<'_, [u8]>, max_size: usize) -> PyResult<Py<PyBytes>> {
     with_scratch(|out| {
         maybe_detach(py, body.len() >= DETACH_BYTES, || {
-            cqlwire::lz4::decompress_body_into(&body, max_size, out)
+            cqlwire_protocol::lz4::decompress_body_into(&body, max_size, out)
         })
         .map_err(value_error)?;
         Ok(PyBytes::new(py, out).unbind())
@@ -119,7 +119,7 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vectors::deserialize_vectors, m)?)?;
     m.add_class::<vectors::VectorCodec>()?;
     m.add_class::<vectors::DriverSerializer>()?;
-    m.add("DEFAULT_MAX_SIZE", cqlwire::lz4::DEFAULT_MAX_SIZE)?;
+    m.add("DEFAULT_MAX_SIZE", cqlwire_protocol::lz4::DEFAULT_MAX_SIZE)?;
     // Which of (list, tuple, float) VectorCodec reads in place (python/README.md, "Speed").
     m.add("_object_layout", layout::probe(m.py())?)?;
     Ok(())

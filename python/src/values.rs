@@ -2,8 +2,8 @@
 //! `cqlwire decode --format json`) and its wire bytes.
 
 use crate::{type_error, value_error};
-use cqlwire::types::{parse_type, CqlType, UdtRegistry};
-use cqlwire::value::{self, json};
+use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire_codec::value::{self, json};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -112,7 +112,7 @@ fn to_json(object: &Bound<'_, PyAny>, depth: usize) -> PyResult<Json> {
     if let Ok(b) = object.cast::<PyBytes>() {
         return Ok(Json::String(format!(
             "0x{}",
-            cqlwire::hex::encode(b.as_bytes())
+            cqlwire_codec::hex::encode(b.as_bytes())
         )));
     }
     if let Ok(d) = object.cast::<PyDict>() {

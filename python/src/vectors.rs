@@ -3,11 +3,11 @@
 //! kernel ([`VectorEncoder`]), and fixed-size vector bytes back to NumPy arrays.
 
 use crate::{arrow, layout, maybe_detach, type_error, value_error, values};
-use cqlwire::convert::{self, ConvertError, ConvertOptions};
-use cqlwire::input::{self, ElementType, InputError};
-use cqlwire::output::{NullPolicy, OutputFormat};
-use cqlwire::types::{CqlType, NativeType};
-use cqlwire::vector::{self, Rows, VectorEncoder, VectorError};
+use cqlwire_codec::types::{CqlType, NativeType};
+use cqlwire_vector::convert::{self, ConvertError, ConvertOptions};
+use cqlwire_vector::input::{self, ElementType, InputError};
+use cqlwire_vector::kernel::{self, Rows, VectorEncoder, VectorError};
+use cqlwire_vector::output::{NullPolicy, OutputFormat};
 use numpy::{PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -180,7 +180,7 @@ fn encoder_for(
         }
         None if dimension == 0 => return Err(convert_error(ConvertError::Empty)),
         None => CqlType::Vector(
-            Box::new(CqlType::Native(vector::default_element(element))),
+            Box::new(CqlType::Native(kernel::default_element(element))),
             dimension,
         ),
     };
@@ -328,7 +328,7 @@ fn serialize_rows<'py>(
             let row = elements.slice(i * dimension, (i + 1) * dimension);
             encoder.encode_rows(row, i as u64, &mut bytes)?;
             ends.push(bytes.len());
-            Ok::<(), vector::VectorError>(())
+            Ok::<(), kernel::VectorError>(())
         })
     })
     .map_err(value_error)?;
@@ -605,15 +605,15 @@ fn deserialize_variable<'py>(
     let mut offset = 0;
     while offset < bytes.len() {
         let rest = bytes.get(offset..).unwrap_or_default();
-        let (value, used) = cqlwire::value::decode_prefix(ty, rest)
+        let (value, used) = cqlwire_codec::value::decode_prefix(ty, rest)
             .map_err(|e| value_error(format!("{e} (value starting at byte {offset})")))?;
-        let cqlwire::value::Value::List(elements) = value else {
+        let cqlwire_codec::value::Value::List(elements) = value else {
             return Err(value_error(format!("not a {ty} value at byte {offset}")));
         };
         for element in elements {
             numbers.push(match element {
-                cqlwire::value::Value::TinyInt(x) => i64::from(x),
-                cqlwire::value::Value::SmallInt(x) => i64::from(x),
+                cqlwire_codec::value::Value::TinyInt(x) => i64::from(x),
+                cqlwire_codec::value::Value::SmallInt(x) => i64::from(x),
                 _ => return Err(value_error(format!("not a {ty} value at byte {offset}"))),
             });
         }

@@ -1,16 +1,16 @@
 //! `cqlwire convert`: embeddings (NPY, Parquet, TEXMEX, big-ann-benchmarks, Arrow) to CQL vector values.
 //!
-//! A thin face over [`cqlwire::convert`]: the arguments become library options, and this file adds the
+//! A thin face over [`cqlwire_vector::convert`]: the arguments become library options, and this file adds the
 //! progress bar, the summary line and the flag names in errors.
 
 use super::progress;
 use super::CliError;
-use cqlwire::convert::{self, ConvertError, ConvertOptions, Totals};
-use cqlwire::files::{self, Output};
-use cqlwire::input::{InputError, InputFormat, InputOptions, RowSelection};
-use cqlwire::output::{NullPolicy, OutputFormat, WriteError};
-use cqlwire::types::{self, UdtRegistry};
-use cqlwire::vector::{VectorEncoder, VectorError};
+use crate::files::{self, Output};
+use cqlwire_codec::types::{self, UdtRegistry};
+use cqlwire_vector::convert::{self, ConvertError, ConvertOptions, Totals};
+use cqlwire_vector::input::{InputError, InputFormat, InputOptions, RowSelection};
+use cqlwire_vector::kernel::{VectorEncoder, VectorError};
+use cqlwire_vector::output::{NullPolicy, OutputFormat, WriteError};
 use indicatif::ProgressBar;
 use std::io::Write;
 use std::ops::Range;

@@ -2,10 +2,10 @@
 
 use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
-use cqlwire::types::CqlType;
-use cqlwire::value::print::{self, PrintError, TextForm};
-use cqlwire::value::{self, explain};
-use cqlwire::{display, files};
+use crate::{display, files};
+use cqlwire_codec::types::CqlType;
+use cqlwire_codec::value::print::{self, PrintError, TextForm};
+use cqlwire_codec::value::{self, explain};
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

@@ -3,8 +3,8 @@
 
 use super::lz4_stream::{self, StreamArgs};
 use super::CliError;
-use cqlwire::lz4;
-use cqlwire::protocol::recompress::Recompress;
+use cqlwire_protocol::lz4;
+use cqlwire_protocol::recompress::Recompress;
 
 /// Decompress a CQL v4 LZ4 body, or the compressed frames of a v3/v4 stream.
 #[derive(Debug, clap::Args)]

@@ -2,8 +2,9 @@
 
 use super::util::{cli_type, text_argument};
 use super::CliError;
-use cqlwire::value::{self, cql, json};
-use cqlwire::{files, hex};
+use crate::files;
+use cqlwire_codec::hex;
+use cqlwire_codec::value::{self, cql, json};
 use std::io::Write;
 
 /// How `encode` writes the bytes.

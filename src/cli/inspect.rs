@@ -3,17 +3,17 @@
 
 use super::progress::{self, Unit};
 use super::CliError;
-use cqlwire::capture::{Capture, Timestamp};
-use cqlwire::display::Visible;
-use cqlwire::files;
-use cqlwire::hex::HexReader;
-use cqlwire::inspect::stats::{side_name, Stats};
-use cqlwire::inspect::{
+use crate::display::Visible;
+use crate::files;
+use cqlwire_codec::hex::HexReader;
+use cqlwire_codec::value::json::JsonWriter;
+use cqlwire_protocol::capture::{Capture, Timestamp};
+use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::inspect::stats::{side_name, Stats};
+use cqlwire_protocol::inspect::{
     Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
 };
-use cqlwire::protocol::frame::Opcode;
-use cqlwire::protocol::message::ValueForm;
-use cqlwire::value::json::JsonWriter;
+use cqlwire_protocol::message::ValueForm;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -430,7 +430,7 @@ impl<W: Write> Printer<W> {
 
     fn explain(&mut self, m: &MessageRecord) -> io::Result<()> {
         let h = &m.header;
-        let hex = cqlwire::hex::encode(&h.to_bytes());
+        let hex = cqlwire_codec::hex::encode(&h.to_bytes());
         let (place, start) = match m.in_segment {
             Some(at) => (
                 format!(

@@ -4,11 +4,11 @@
 
 use super::progress;
 use super::CliError;
+use crate::files::{self, Output};
 use clap::Args;
-use cqlwire::files::{self, Output};
-use cqlwire::hex::{self, HexError, HexReader};
-use cqlwire::lz4::Lz4Error;
-use cqlwire::protocol::recompress::{recompress_frames, Recompress, RecompressError, RecordSink};
+use cqlwire_codec::hex::{self, HexError, HexReader};
+use cqlwire_protocol::lz4::Lz4Error;
+use cqlwire_protocol::recompress::{recompress_frames, Recompress, RecompressError, RecordSink};
 use std::io::{self, BufReader, Read, Write};
 use std::path::PathBuf;
 

@@ -137,11 +137,11 @@ impl From<io::Error> for CliError {
     }
 }
 
-impl From<cqlwire::files::OutputError> for CliError {
+impl From<crate::files::OutputError> for CliError {
     /// The library's message, with the flags that fix it where it has none.
-    fn from(error: cqlwire::files::OutputError) -> Self {
+    fn from(error: crate::files::OutputError) -> Self {
         match error {
-            cqlwire::files::OutputError::BinaryToTerminal => CliError::data(
+            crate::files::OutputError::BinaryToTerminal => CliError::data(
                 "refusing to write binary output to a terminal (use -o FILE or a text format such \
                  as hex)",
             ),
@@ -150,8 +150,8 @@ impl From<cqlwire::files::OutputError> for CliError {
     }
 }
 
-impl From<cqlwire::hex::HexError> for CliError {
-    fn from(error: cqlwire::hex::HexError) -> Self {
+impl From<cqlwire_codec::hex::HexError> for CliError {
+    fn from(error: cqlwire_codec::hex::HexError) -> Self {
         CliError::Data(format!("invalid hex input: {error}"))
     }
 }

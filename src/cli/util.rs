@@ -2,10 +2,11 @@
 //! standard input.
 
 use super::CliError;
-use cqlwire::display::elide;
-use cqlwire::hex::{HexError, HexReader};
-use cqlwire::types::{parse_type, CqlType, UdtRegistry};
-use cqlwire::{files, hex};
+use crate::display::elide;
+use crate::files;
+use cqlwire_codec::hex;
+use cqlwire_codec::hex::{HexError, HexReader};
+use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
 use std::io::Read;
 
 /// Largest value read: the largest frame Cassandra accepts, which every value travels in.

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use cqlwire::capture::{
+use cqlwire_protocol::capture::{
     Capture, CloseReason, Direction, Event, Limits, Reassembler, Segment, Stats, Timestamp,
 };
 use proptest::prelude::*;

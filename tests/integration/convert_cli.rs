@@ -6,7 +6,7 @@ use crate::common;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
-use cqlwire::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -124,7 +124,7 @@ fn split_rows(raw: &[u8], ty: &str) -> Vec<Vec<u8>> {
             None => {
                 let mut at = 0;
                 for _ in 0..*dimension {
-                    let (len, used) = cqlwire::vint::decode_unsigned(&rest[at..]).unwrap();
+                    let (len, used) = cqlwire_codec::vint::decode_unsigned(&rest[at..]).unwrap();
                     at += used + len as usize;
                 }
                 at
@@ -156,7 +156,7 @@ fn framed(rows: &[Option<Vec<u8>>]) -> Vec<u8> {
 fn hex_lines(rows: &[Option<Vec<u8>>]) -> String {
     rows.iter()
         .map(|row| match row {
-            Some(value) => format!("0x{}\n", cqlwire::hex::encode(value)),
+            Some(value) => format!("0x{}\n", cqlwire_codec::hex::encode(value)),
             None => "null\n".to_string(),
         })
         .collect()
@@ -415,7 +415,7 @@ fn hex_with_an_id_column_is_csv() {
         ids.extend(column.values().iter().copied());
     }
     for ((line, row), id) in lines.iter().zip(&rows).zip(&ids) {
-        assert_eq!(*line, format!("{id},0x{}", cqlwire::hex::encode(row)));
+        assert_eq!(*line, format!("{id},0x{}", cqlwire_codec::hex::encode(row)));
     }
     // Inputs without other columns have no id column.
     let run = convert(

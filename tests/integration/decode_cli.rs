@@ -189,7 +189,7 @@ fn binary_file_input_decodes_like_hex() {
     let dir = tempfile::tempdir().expect("temp dir");
     for case in sample().into_iter().take(20) {
         let path = dir.path().join("payload.bin");
-        std::fs::write(&path, cqlwire::hex::parse(&case.hex).expect("hex")).expect("write");
+        std::fs::write(&path, cqlwire_codec::hex::parse(&case.hex).expect("hex")).expect("write");
         let path = path.to_str().expect("utf-8 path");
         let got = success(cqlwire(
             "decode",
@@ -228,7 +228,7 @@ fn encode_writes_the_driver_bytes_from_cql_and_json() {
         assert_eq!(success(from_stdin), expected);
         let mut raw = cqlwire("encode", &case, &["--format", "raw", &case.cql]);
         let bytes = raw.output().expect("runs").stdout;
-        assert_eq!(cqlwire::hex::encode(&bytes), case.hex);
+        assert_eq!(cqlwire_codec::hex::encode(&bytes), case.hex);
     }
 }
 

@@ -4,9 +4,9 @@
 
 use crate::common;
 
-use cqlwire::hex;
-use cqlwire::types::{parse_type, CqlType, UdtRegistry};
-use cqlwire::value::{self, cql, json};
+use cqlwire_codec::hex;
+use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire_codec::value::{self, cql, json};
 
 /// One fixture line, with its type parsed.
 struct Case {

@@ -2,7 +2,7 @@
 //! pyarrow and the Python driver): every valid input yields the values the driver serialized, every
 //! bad input is an error naming what the manifest says, and shards concatenate to the whole input.
 
-use cqlwire::input::{
+use cqlwire_vector::input::{
     self, Batch, BatchReader, ElementType, Elements, InputError, InputFormat, InputOptions,
     RowSelection,
 };

@@ -653,7 +653,7 @@ fn frames_that_lie_about_their_length_are_reported_and_skipped() {
 
 /// The two directions of the session connection of a capture, as the capture layer reassembles them.
 fn session_streams(capture: &str) -> (Vec<u8>, Vec<u8>, String) {
-    use cqlwire::capture::{Capture, Direction, Event};
+    use cqlwire_protocol::capture::{Capture, Direction, Event};
     let file = std::fs::File::open(fixture(&format!("{capture}.pcap"))).unwrap();
     let mut streams: HashMap<u64, (Vec<u8>, Vec<u8>, String)> = HashMap::new();
     Capture::new(std::io::BufReader::new(file))
@@ -820,7 +820,7 @@ fn a_frame_near_the_default_limit_decodes_in_bounded_memory() {
         assert_eq!(rows.len(), count, "{name}");
         let last = &rows[count - 1][0];
         match name {
-            "blob" => assert_eq!(last, &format!("0x{}", cqlwire::hex::encode(&blob))),
+            "blob" => assert_eq!(last, &format!("0x{}", cqlwire_codec::hex::encode(&blob))),
             "ints" => assert_eq!(last, 7),
             _ => assert_eq!(last, &serde_json::json!(vec![1.0; 768])),
         }

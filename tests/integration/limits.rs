@@ -5,9 +5,9 @@
 use crate::common;
 
 use common::{assert_error, run, with_args, write_npy, write_random_npy};
-use cqlwire::input::{self, InputOptions, RowSelection};
-use cqlwire::types::{parse_type, CqlType, NativeType, UdtRegistry};
-use cqlwire::value::{cql, json};
+use cqlwire_codec::types::{parse_type, CqlType, NativeType, UdtRegistry};
+use cqlwire_codec::value::{cql, json};
+use cqlwire_vector::input::{self, InputOptions, RowSelection};
 use std::fs;
 use std::io::Write;
 

@@ -1,4 +1,4 @@
-//! `cqlwire compress` and `cqlwire::lz4::compress_body` produce the Python driver's bodies byte for
+//! `cqlwire compress` and `cqlwire_protocol::lz4::compress_body` produce the Python driver's bodies byte for
 //! byte: the bodies in `fixtures/lz4ref/` were made by the driver's own `lz4_compress` (python-lz4,
 //! the C liblz4 block compressor; see `fixtures/lz4ref/generate.py`) for payloads of every size up
 //! to 20 bytes, around liblz4's 64 KiB + 11 table switch, and of 1 KiB to 1 MiB + 13.
@@ -38,7 +38,7 @@ fn fixtures() -> BTreeMap<String, Kind> {
 fn the_library_compresses_to_the_drivers_bodies() {
     for (kind, (source, bodies)) in fixtures() {
         for (size, body) in bodies {
-            let ours = cqlwire::lz4::compress_body(&source[..size]).unwrap();
+            let ours = cqlwire_protocol::lz4::compress_body(&source[..size]).unwrap();
             assert!(ours == body, "{kind}-{size}: not the driver's body");
         }
     }

@@ -3,8 +3,8 @@
 
 use crate::common;
 
-use cqlwire::types::{parse_type, UdtRegistry};
-use cqlwire::{hex, value};
+use cqlwire_codec::types::{parse_type, UdtRegistry};
+use cqlwire_codec::{hex, value};
 
 /// One fixture line.
 struct Case {

@@ -5,8 +5,8 @@
 
 use crate::common;
 
-use cqlwire::hex;
-use cqlwire::protocol::message::{Body, Message, Registry};
+use cqlwire_codec::hex;
+use cqlwire_protocol::message::{Body, Message, Registry};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 

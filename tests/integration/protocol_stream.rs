@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::fixture;
-use cqlwire::protocol::frame::Direction;
-use cqlwire::protocol::stream::{StreamDecoder, StreamEvent, DEFAULT_MAX_FRAME};
+use cqlwire_protocol::frame::Direction;
+use cqlwire_protocol::stream::{StreamDecoder, StreamEvent, DEFAULT_MAX_FRAME};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

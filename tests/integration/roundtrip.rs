@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::values::{any_type, type_and_value};
-use cqlwire::value::{decode, decode_prefix, encode, explain, explain_allowing_trailing};
+use cqlwire_codec::value::{decode, decode_prefix, encode, explain, explain_allowing_trailing};
 use proptest::prelude::*;
 
 /// Nesting depth of the random types.

@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::fixture;
-use cqlwire::protocol::frame::FrameHeader;
-use cqlwire::protocol::segment::{
+use cqlwire_protocol::frame::FrameHeader;
+use cqlwire_protocol::segment::{
     encode_segment, split_segment, AssemblyError, Envelope, EnvelopeAssembler, SegmentFormat,
 };
 use serde_json::Value;
@@ -132,8 +132,8 @@ fn corrupt_bytes_are_reported_not_fatal() {
 
 #[test]
 fn v4_streams_decompress_with_the_named_and_the_guessed_algorithm() {
-    use cqlwire::protocol::compression::{decompress_body, Compression};
-    use cqlwire::protocol::frame::Frames;
+    use cqlwire_protocol::compression::{decompress_body, Compression};
+    use cqlwire_protocol::frame::Frames;
     let manifest = manifest();
     for (name, algorithm) in [
         ("none", None),

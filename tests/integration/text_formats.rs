@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::values::{any_type, type_and_value};
-use cqlwire::value::cql::{format_cql, parse_cql};
-use cqlwire::value::json::{from_json, to_json};
+use cqlwire_codec::value::cql::{format_cql, parse_cql};
+use cqlwire_codec::value::json::{from_json, to_json};
 use proptest::prelude::*;
 
 /// Nesting depth of the random types.

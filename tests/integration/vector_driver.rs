@@ -5,9 +5,9 @@
 
 use crate::common;
 
-use cqlwire::input::{Batch, Elements};
-use cqlwire::types::{parse_type, UdtRegistry};
-use cqlwire::vector::{Rows, VectorEncoder};
+use cqlwire_codec::types::{parse_type, UdtRegistry};
+use cqlwire_vector::input::{Batch, Elements};
+use cqlwire_vector::kernel::{Rows, VectorEncoder};
 use serde_json::Value as Json;
 
 /// The input elements of a case, rebuilt exactly from their bit patterns.
@@ -52,7 +52,7 @@ fn kernel_matches_the_driver() {
         let parallel = encoder.encode_batch(&mut batch, Vec::new());
         match case.get("error") {
             None => {
-                let expected = cqlwire::hex::parse(case["hex"].as_str().unwrap()).unwrap();
+                let expected = cqlwire_codec::hex::parse(case["hex"].as_str().unwrap()).unwrap();
                 assert_eq!(row_by_row, Ok(()), "{name}");
                 assert_eq!(sequential, expected, "{name}");
                 assert_eq!(parallel.unwrap().bytes, expected, "{name}");

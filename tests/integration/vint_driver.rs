@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use cqlwire::{hex, vint};
+use cqlwire_codec::{hex, vint};
 
 /// One fixture line: the kind, the value in decimal and the driver's bytes.
 struct Case {

@@ -1,8 +1,8 @@
 //! The one generator of random CQL types and values for the property tests (roundtrip.rs on the wire
 //! bytes, text_formats.rs on the CQL and JSON forms): every value it makes is one the codec encodes.
 
-use cqlwire::types::{CqlType, NativeType, UdtType};
-use cqlwire::value::{Value, NANOS_PER_DAY};
+use cqlwire_codec::types::{CqlType, NativeType, UdtType};
+use cqlwire_codec::value::{Value, NANOS_PER_DAY};
 use num_bigint::BigInt;
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -1,7 +1,7 @@
 //! `--redact`: row and bound values replaced by a short stable hash of their bytes, with their
 //! length, so a decode can be shared without its data. Names, types, nulls and unsets stay.
 
-use crate::protocol::message::{Cell, ColumnType};
+use crate::message::{Cell, ColumnType};
 use crate::value::json::JsonWriter;
 
 /// FNV-1a (64 bits) of `bytes`: stable across runs, machines and versions.
@@ -15,7 +15,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// digits>", "len": <bytes>}`, and returns true; false (nothing written) for null and unset, which
 /// stay as they are. A value of a known type is hashed as it encodes again after decoding (its
 /// canonical bytes). Messages are written redacted with
-/// [`ValueForm::Redacted`](crate::protocol::message::ValueForm).
+/// [`ValueForm::Redacted`](crate::message::ValueForm).
 pub fn write_redacted(
     w: &mut JsonWriter,
     ty: Option<&ColumnType>,

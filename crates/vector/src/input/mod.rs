@@ -7,7 +7,7 @@
 //! at a time; an Arrow IPC record batch is held whole, as its writer made it).
 //!
 //! ```no_run
-//! use cqlwire::input::{self, InputOptions, RowSelection};
+//! use cqlwire_vector::input::{self, InputOptions, RowSelection};
 //!
 //! let options = InputOptions {
 //!     format: None,
@@ -21,7 +21,7 @@
 //!     // ... use batch.elements (rows × dimension, row-major) and batch.validity ...
 //!     reader.recycle(batch.elements); // optional: the next batch reuses the memory
 //! }
-//! # Ok::<(), cqlwire::input::InputError>(())
+//! # Ok::<(), cqlwire_vector::input::InputError>(())
 //! ```
 //!
 //! Errors: [`InputError::Options`] is about the command line (no such column, rows past the end, a
@@ -40,6 +40,7 @@ mod source;
 mod texmex;
 
 use source::Source;
+pub use source::{named, open_file};
 use std::io;
 use std::ops::Range;
 use std::path::Path;
@@ -259,7 +260,7 @@ pub fn open(
     options: &InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
     let source = Source::open(path)?;
-    let by_name = crate::files::named(path).and_then(InputFormat::from_extension);
+    let by_name = named(path).and_then(InputFormat::from_extension);
     open_source(source, options.format.or(by_name), options)
 }
 

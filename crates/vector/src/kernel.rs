@@ -2179,8 +2179,12 @@ mod tests {
                     .map(|index| {
                         let value = reference_value(rows.number(index).unwrap(), native).unwrap();
                         let mut reference = Vec::new();
-                        crate::value::encode_vector_element(&element, &value, &mut reference)
-                            .unwrap();
+                        cqlwire_codec::value::encode_vector_element(
+                            &element,
+                            &value,
+                            &mut reference,
+                        )
+                        .unwrap();
                         reference
                     })
                     .collect();
@@ -2320,8 +2324,11 @@ mod tests {
 
     /// The value of a vint-prefixed element for `number` the slow, obvious way (through `Value`
     /// and `BigInt`), as the codec did before the direct kernels: the reference they must match.
-    fn reference_value(number: Number, native: NativeType) -> Result<crate::value::Value, String> {
-        use crate::value::Value;
+    fn reference_value(
+        number: Number,
+        native: NativeType,
+    ) -> Result<cqlwire_codec::value::Value, String> {
+        use cqlwire_codec::value::Value;
         let integer = |min: i64, max: i64, name: &str| -> Result<i64, String> {
             let value = match number {
                 Number::Int(i) => i,
@@ -2488,8 +2495,12 @@ mod tests {
                     match reference_value(number, native) {
                         Ok(value) => {
                             let mut reference = Vec::new();
-                            crate::value::encode_vector_element(&element, &value, &mut reference)
-                                .unwrap();
+                            cqlwire_codec::value::encode_vector_element(
+                                &element,
+                                &value,
+                                &mut reference,
+                            )
+                            .unwrap();
                             assert_eq!(got.as_ref().ok(), Some(&reference), "{name} {number}");
                             valid.push(index);
                             expected.extend_from_slice(&reference);

@@ -2,7 +2,7 @@
 //! column `<column>_cql` holding each row's CQL value.
 
 use super::{valid_runs, Destination, OutputFormat, VectorWriter, WriteError, WriterOptions};
-use crate::vector::EncodedBatch;
+use crate::kernel::EncodedBatch;
 use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;

@@ -16,25 +16,24 @@
 //! fraction for an integer type is a [`VectorError::Cast`] naming the row and element.
 //!
 //! ```no_run
-//! use cqlwire::convert::{self, ConvertOptions};
-//! use cqlwire::input::{InputOptions, RowSelection};
-//! use cqlwire::output::OutputFormat;
+//! use cqlwire_vector::convert::{self, ConvertOptions};
+//! use cqlwire_vector::input::{InputOptions, RowSelection};
+//! use cqlwire_vector::output::OutputFormat;
 //!
 //! let input = InputOptions { format: None, column: None, selection: RowSelection::All, batch_rows: 1024 };
 //! let reader = convert::open(Some("train.parquet".as_ref()), input)?;
 //! let options = ConvertOptions::new(OutputFormat::Framed);
 //! let (bytes, totals) = convert::convert(reader, Vec::new(), &options, &|_| {})?;
 //! println!("{} rows, {} bytes", totals.rows, bytes.len());
-//! # Ok::<(), cqlwire::convert::ConvertError>(())
+//! # Ok::<(), cqlwire_vector::convert::ConvertError>(())
 //! ```
 
-use crate::files;
 use crate::input::{self, Batch, BatchReader, Elements, InputError, InputOptions};
+use crate::kernel::{self, EncodedBatch, VectorEncoder, VectorError};
 use crate::output::{
     self, Destination, NullPolicy, OutputFormat, VectorWriter, WriteError, WriterOptions,
 };
 use crate::types::CqlType;
-use crate::vector::{self, EncodedBatch, VectorEncoder, VectorError};
 use std::path::Path;
 use std::sync::mpsc;
 
@@ -139,7 +138,7 @@ pub fn open(
     mut options: InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
     let reader = input::open(path, &options)?;
-    if files::named(path).is_none() {
+    if crate::input::named(path).is_none() {
         return Ok(reader);
     }
     let row_bytes = reader
@@ -239,7 +238,7 @@ pub fn target_type(
             if dimension == 0 {
                 return Err(ConvertError::Empty);
             }
-            let element = vector::default_element(reader.element_type());
+            let element = kernel::default_element(reader.element_type());
             Ok(CqlType::Vector(
                 Box::new(CqlType::Native(element)),
                 dimension,
@@ -425,7 +424,7 @@ mod tests {
     /// A reader of `fixtures/<relative>` (standard input's batch size: `batch_rows`).
     fn fixture(relative: &str, batch_rows: usize) -> Box<dyn BatchReader> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures")
+            .join("../../fixtures")
             .join(relative);
         let options = InputOptions {
             format: None,

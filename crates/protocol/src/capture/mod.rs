@@ -8,7 +8,7 @@
 //! reader does not know, are skipped and counted in [`Stats`].
 //!
 //! ```no_run
-//! use cqlwire::capture::{Capture, Event};
+//! use cqlwire_protocol::capture::{Capture, Event};
 //! let file = std::fs::File::open("session.pcap").unwrap();
 //! let mut capture = Capture::new(std::io::BufReader::new(file)).unwrap();
 //! capture

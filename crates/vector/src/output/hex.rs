@@ -2,7 +2,7 @@
 //! line `id,0x…`. A null row (under `--on-null null`) is the word `null` in place of the value.
 
 use super::{Destination, VectorWriter, WriteError, WriterOptions};
-use crate::vector::EncodedBatch;
+use crate::kernel::EncodedBatch;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,

@@ -3,7 +3,7 @@
 //! array), `parquet` and `arrow` (the input's other columns plus a binary `<column>_cql` column).
 //!
 //! A writer writes into any [`Destination`]: a `Vec<u8>` in memory, any `Write` wrapped in [`Stream`],
-//! or a [`crate::files::Output`], whose file appears only when the caller commits the destination
+//! or a file that appears only when the caller commits the destination
 //! that [`VectorWriter::finish`] hands back. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
 //! [`NullPolicy::Null`] with a format that can hold them; [`check_nulls`] rejects the other cases.
 
@@ -11,8 +11,7 @@ mod hex;
 mod npy;
 mod table;
 
-use crate::files::Output;
-use crate::vector::{EncodedBatch, VectorEncoder};
+use crate::kernel::{EncodedBatch, VectorEncoder};
 use std::io::{self, Write};
 
 /// Where a writer's bytes go: any `Write`, plus rewriting bytes already written where the destination
@@ -53,16 +52,6 @@ impl Destination for Vec<u8> {
         };
         self[start..start + bytes.len()].copy_from_slice(bytes);
         Ok(())
-    }
-}
-
-impl Destination for Output {
-    fn can_rewrite(&self) -> bool {
-        Output::can_rewrite(self)
-    }
-
-    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        Output::write_at(self, offset, bytes)
     }
 }
 

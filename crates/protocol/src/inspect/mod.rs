@@ -3,7 +3,7 @@
 //! An [`Inspector`] takes the events of a capture in order. It keeps the connections that carry
 //! CQL (on one of [`Options::ports`], or whose first bytes are a CQL frame header), tells client
 //! from server (the SYN, the port, or the direction bit of the frames), feeds each direction to a
-//! [`StreamDecoder`] ([`crate::protocol::stream`]), decodes the bodies with the connection's prepared [`Registry`] (compression
+//! [`StreamDecoder`] ([`crate::stream`]), decodes the bodies with the connection's prepared [`Registry`] (compression
 //! learnt from the STARTUP, guessed when the capture starts mid-connection), pairs responses with
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
@@ -17,13 +17,13 @@ pub mod redact;
 pub mod stats;
 
 use crate::capture::{Connection, Direction, Event, Timestamp};
-use crate::protocol::compression::Compression;
-use crate::protocol::frame::{self, FrameHeader, Opcode};
-use crate::protocol::message::{
+use crate::compression::Compression;
+use crate::frame::{self, FrameHeader, Opcode};
+use crate::message::{
     Batch, BatchStatement, Body, Execute, Explained, Message, Query, QueryParameters, Registry,
     REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
 };
-use crate::protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
+use crate::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -34,7 +34,7 @@ pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
 /// The largest frame or envelope body decoded by default: the protocol's 256 MiB, so every frame a
 /// server may send decodes. A frame is held whole (its bytes as they arrive, then its body) while it
 /// is decoded, but not its values, so memory peaks at about twice the largest frame plus 8 MiB.
-pub const DEFAULT_MAX_FRAME: usize = crate::protocol::stream::DEFAULT_MAX_FRAME;
+pub const DEFAULT_MAX_FRAME: usize = crate::stream::DEFAULT_MAX_FRAME;
 
 /// What an [`Inspector`] looks for and keeps.
 #[derive(Debug, Clone)]

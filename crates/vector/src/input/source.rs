@@ -5,6 +5,24 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+/// Returns `None` for standard input (`-` or no path), else the path.
+pub fn named(path: Option<&Path>) -> Option<&Path> {
+    path.filter(|p| p.as_os_str() != "-")
+}
+
+/// Opens a named input file for reading. A directory is refused (reading one fails only later, with a
+/// less clear message). Errors do not name the path: callers add it in their own way.
+pub fn open_file(path: &Path) -> io::Result<File> {
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory, not a file",
+        ));
+    }
+    Ok(file)
+}
+
 /// A readable input that tracks its byte position, for error messages and for skipping.
 pub(crate) struct Source {
     /// How the input is named in messages: its path, or `standard input`.
@@ -22,7 +40,7 @@ enum Reader {
 impl Source {
     /// Opens a file, or standard input for `None` or `-`.
     pub(crate) fn open(path: Option<&Path>) -> Result<Source, InputError> {
-        match crate::files::named(path) {
+        match named(path) {
             None => Ok(match stdin_file() {
                 Some((file, len)) => Source {
                     name: STDIN.to_string(),
@@ -33,7 +51,7 @@ impl Source {
             }),
             Some(p) => {
                 let name = p.display().to_string();
-                let file = crate::files::open_file(p).map_err(io_error(&name))?;
+                let file = open_file(p).map_err(io_error(&name))?;
                 let len = file.metadata().map_err(io_error(&name))?.len();
                 Ok(Source {
                     name,

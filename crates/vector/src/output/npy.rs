@@ -2,8 +2,8 @@
 //! whose data section is byte for byte the `raw` output.
 
 use super::{valid_runs, Destination, VectorWriter, WriteError, WriterOptions};
+use crate::kernel::{EncodedBatch, VectorEncoder};
 use crate::types::{CqlType, NativeType};
-use crate::vector::{EncodedBatch, VectorEncoder};
 
 /// Magic bytes and version 1.0 of the format.
 const MAGIC: &[u8] = b"\x93NUMPY\x01\x00";

@@ -2,7 +2,7 @@
 //! latency percentiles; per direction and opcode the message counts; the problems.
 
 use super::{Record, Side};
-use crate::protocol::frame::Opcode;
+use crate::frame::Opcode;
 use std::collections::BTreeMap;
 
 /// What is known of one statement.
@@ -64,7 +64,7 @@ impl Stats {
         *self.opcodes.entry((side_name(m.side), name)).or_default() += 1;
         let error = match &m.message {
             Ok(message) => match &message.body {
-                crate::protocol::message::Body::Error(e) => Some(e.code),
+                crate::message::Body::Error(e) => Some(e.code),
                 _ => None,
             },
             Err(_) => {

@@ -5,7 +5,7 @@
 //! and types.
 //!
 //! ```
-//! use cqlwire::protocol::message::{Message, Registry};
+//! use cqlwire_protocol::message::{Message, Registry};
 //! // A v4 QUERY "SELECT 1" at consistency ONE, no flags.
 //! let body = [0, 0, 0, 8, b'S', b'E', b'L', b'E', b'C', b'T', b' ', b'1', 0, 1, 0];
 //! let message = Message::decode(4, 0, 0x07, &body, &Registry::new(), None).unwrap();
