@@ -1,0 +1,130 @@
+//! The error type of every fallible operation of the loader.
+
+use std::fmt;
+
+use crate::report::LoadReport;
+
+/// What went wrong, for callers that react differently (exit codes, hints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadErrorKind {
+    /// An option has an invalid value (host list, consistency name, table name, ...).
+    InvalidOption,
+    /// A TLS file could not be read or the TLS configuration was refused.
+    Tls,
+    /// No connection to the cluster could be made.
+    Connect,
+    /// The server refused the credentials (or wants credentials and none were given).
+    Authentication,
+    /// The keyspace or table does not exist on the server.
+    UnknownTable,
+    /// A column named by the caller does not exist in the table.
+    UnknownColumn,
+    /// The statement would leave a primary key column without a value.
+    MissingKeyColumn,
+    /// The server refused to prepare the statement, or it cannot be used for loading.
+    Statement,
+    /// A column or bind marker has a type that has no CQL syntax here.
+    UnsupportedType,
+    /// The cluster stopped answering during a load and retrying did not help: the run was drained and
+    /// [`LoadError::report`] says how far it got.
+    ServerGone,
+    /// Writing the rejects file failed; the run was drained and [`LoadError::report`] says how far it got.
+    Rejects,
+}
+
+/// An error of the loader: a kind, a one-line message and, for errors that end a started run, the
+/// report of what was confirmed before it ended (with the row to resume from).
+#[derive(Debug)]
+pub struct LoadError {
+    kind: LoadErrorKind,
+    message: String,
+    report: Option<Box<LoadReport>>,
+}
+
+impl LoadError {
+    /// An error of `kind` with a one-line `message`.
+    pub fn new(kind: LoadErrorKind, message: impl Into<String>) -> Self {
+        LoadError {
+            kind,
+            message: one_line(&message.into()),
+            report: None,
+        }
+    }
+
+    /// Attaches the report of the run this error ended.
+    pub(crate) fn with_report(mut self, report: LoadReport) -> Self {
+        self.report = Some(Box::new(report));
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> LoadErrorKind {
+        self.kind
+    }
+
+    /// The one-line message (without the kind).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// For an error that ended a started run: the rows confirmed, rejected and retried until then
+    /// and [`LoadReport::resume_from`], the first row not acknowledged.
+    pub fn report(&self) -> Option<&LoadReport> {
+        self.report.as_deref()
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(report) = &self.report {
+            write!(f, " ({} rows confirmed", report.written)?;
+            if let Some(row) = report.resume_from {
+                write!(f, ", resume from row {row}")?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// `text` on one line: line breaks and other control characters become spaces, runs of spaces one.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = if c.is_control() { ' ' } else { c };
+        if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
+            continue;
+        }
+        out.push(c);
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line_without_control_characters() {
+        assert_eq!(one_line("a\nb\r\n\tc  d \n"), "a b c d");
+        let error = LoadError::new(LoadErrorKind::Statement, "line 1\nline 2");
+        assert_eq!(error.to_string(), "line 1 line 2");
+    }
+
+    #[test]
+    fn a_run_error_names_the_confirmed_rows_and_the_resume_point() {
+        let report = LoadReport {
+            written: 7,
+            resume_from: Some(9),
+            ..LoadReport::default()
+        };
+        let error = LoadError::new(LoadErrorKind::ServerGone, "gone").with_report(report);
+        assert_eq!(error.to_string(), "gone (7 rows confirmed, resume from row 9)");
+        assert_eq!(error.report().unwrap().resume_from, Some(9));
+    }
+}

@@ -1,0 +1,68 @@
+//! Loads rows of ready CQL value bytes into a live Apache Cassandra or ScyllaDB table through the
+//! ScyllaDB Rust driver (`scylla`): token-aware single-partition EXECUTEs of one prepared statement,
+//! an adaptive in-flight window, retries with backoff, a rejects list, and a resume point when a run
+//! ends early.
+//!
+//! The values arrive serialized (section 6 of the native protocol spec): this crate never formats a
+//! value as text nor re-encodes it. Each [`Value`] carries the [`CqlType`] its bytes were made for,
+//! and binding checks it against the type the server reports for the bind marker.
+//!
+//! ```no_run
+//! use cqlwire_load::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, Value};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let hosts = Host::parse_list("127.0.0.1:9042")?;
+//! let mut options = LoadOptions::with_table_name(hosts, "ks.docs")?;
+//! options.columns = Some(vec!["id".into(), "embedding".into()]);
+//! let loader = Loader::connect(options).await?;
+//! // The markers say what to convert each input column to, e.g. `bigint` and `vector<float, 3>`.
+//! let types: Vec<_> = loader.bind_markers().iter().map(|m| m.cql_type.clone()).collect();
+//!
+//! let (sender, batches) = tokio::sync::mpsc::channel(4);
+//! tokio::spawn(async move {
+//!     let embedding: Vec<u8> = [0.5f32, -1.0, 2.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+//!     let row = Row {
+//!         number: 0,
+//!         key: "id=42".into(),
+//!         values: vec![
+//!             Value::new(types[0].clone(), 42i64.to_be_bytes().to_vec()),
+//!             Value::new(types[1].clone(), embedding),
+//!         ],
+//!     };
+//!     sender.send(vec![row]).await.ok();
+//! });
+//!
+//! let mut rejects = CsvRejects::new(std::fs::File::create("rejects.csv")?)?;
+//! let report = loader.run(batches, 0, &mut rejects, &RunControl::default()).await?;
+//! println!("{} rows written, {} rejected", report.written, report.rejected);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The parts that need no server are tested here; `tests/live.rs` runs against a real Cassandra
+//! (see `fixtures/load/live-tests.sh`).
+
+mod error;
+mod loader;
+mod options;
+mod rejects;
+mod report;
+mod run;
+mod tls;
+mod types;
+mod value;
+mod window;
+
+pub use error::{LoadError, LoadErrorKind};
+pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
+pub use options::{
+    parse_consistency, Concurrency, Credentials, Host, LoadOptions, Password, RetryOptions,
+    TlsOptions, DEFAULT_PORT,
+};
+pub use rejects::{CsvRejects, Reject, RejectSink};
+pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
+pub use types::{CqlType, UnsupportedType};
+pub use value::{BindError, Cell, Row, Value};
+
+/// The driver's consistency levels.
+pub use scylla::statement::Consistency;

@@ -1,0 +1,156 @@
+//! The rustls client configuration of [`TlsOptions`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::error::{LoadError, LoadErrorKind};
+use crate::options::TlsOptions;
+
+fn tls_error(what: impl std::fmt::Display) -> LoadError {
+    LoadError::new(LoadErrorKind::Tls, what.to_string())
+}
+
+fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, LoadError> {
+    let certificates = CertificateDer::pem_file_iter(path)
+        .and_then(|certificates| certificates.collect::<Result<Vec<_>, _>>())
+        .map_err(|error| tls_error(format_args!("{}: {error}", path.display())))?;
+    if certificates.is_empty() {
+        return Err(tls_error(format_args!(
+            "{}: no PEM certificate in the file",
+            path.display()
+        )));
+    }
+    Ok(certificates)
+}
+
+fn trusted_roots(options: &TlsOptions) -> Result<RootCertStore, LoadError> {
+    let mut roots = RootCertStore::empty();
+    match &options.ca_file {
+        Some(path) => {
+            for certificate in read_certificates(path)? {
+                roots
+                    .add(certificate)
+                    .map_err(|error| tls_error(format_args!("{}: {error}", path.display())))?;
+            }
+        }
+        None => {
+            let native = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(native.certs);
+            if roots.is_empty() {
+                return Err(tls_error(
+                    "no trusted certificate authority: the system has none; give a CA file",
+                ));
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// The client configuration: trusted roots, optional client certificate, host verification.
+/// Uses the aws-lc-rs provider, the one the driver's rustls build brings along.
+pub(crate) fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier =
+        WebPkiServerVerifier::builder_with_provider(Arc::new(trusted_roots(options)?), provider.clone())
+            .build()
+            .map_err(tls_error)?;
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(tls_error)?;
+    let builder = if options.verify_host {
+        builder.with_webpki_verifier(verifier)
+    } else {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyHostName(verifier)))
+    };
+    let config = match &options.client_cert {
+        Some((cert_path, key_path)) => {
+            let key = PrivateKeyDer::from_pem_file(key_path)
+                .map_err(|error| tls_error(format_args!("{}: {error}", key_path.display())))?;
+            builder
+                .with_client_auth_cert(read_certificates(cert_path)?, key)
+                .map_err(|error| tls_error(format_args!("client certificate: {error}")))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Ok(Arc::new(config))
+}
+
+/// Checks the server's chain against the trusted roots like the standard verifier, but accepts a
+/// certificate that names another host.
+#[derive(Debug)]
+struct AnyHostName(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyHostName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        // The chain and validity are checked before the name: a name error means all else passed.
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_or_empty_ca_file_is_a_tls_error_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("cqlwire-load-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        for path in [dir.join("absent.pem"), empty] {
+            let options = TlsOptions {
+                ca_file: Some(path.clone()),
+                ..TlsOptions::default()
+            };
+            let error = client_config(&options).unwrap_err();
+            assert_eq!(error.kind(), LoadErrorKind::Tls);
+            assert!(error.message().contains(&path.display().to_string()), "{error}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
