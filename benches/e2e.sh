@@ -4,7 +4,7 @@
 # Generates (once, into the git-ignored bench-data/) a ROWS x DIM float32 .npy (default 1,000,000 x 768,
 # about 3 GB), builds the release binary, then runs each command RUNS times with /usr/bin/time -v
 # (installed with apt-get when missing) and prints the best wall time, throughput, peak RSS and the
-# ratio to cat (the two alternate, best of RUNS each). Targets (PRODUCT §7): throughput >= 0.7 x cat, peak RSS <= 64 MiB.
+# ratio to cat (the two alternate, best of RUNS each). Targets: throughput >= 0.7 x cat, peak RSS <= 64 MiB.
 #
 # NumPy and pyarrow come from benches/compare/.venv (made here from benches/compare/requirements.txt
 # when missing, as benches/compare/run.py does); PYTHON overrides it.

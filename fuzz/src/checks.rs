@@ -321,7 +321,7 @@ fn without_keyspace(udt: &UdtType) -> UdtType {
 
 /// Decodes the input after its first byte as a value of the type that byte picks. `explain` must
 /// agree with `decode` (and `decode_prefix` must take every byte of an accepted payload); an accepted
-/// payload must re-encode to the same bytes, except where PRODUCT §2 allows other encodings (varint,
+/// payload must re-encode to the same bytes, except where the wire rules allow other encodings (varint,
 /// decimal, boolean, vints), which must re-encode no longer; the value must survive the encode,
 /// CQL-literal and JSON round trips.
 pub fn value_decoder(data: &[u8]) {
@@ -399,7 +399,7 @@ fn check_streamed_text(ty: &CqlType, payload: &[u8], decoded: &Result<Value, val
     }
 }
 
-/// Whether PRODUCT §2 lets a value of `ty` have more than one encoding: varint and decimal (any
+/// Whether the wire rules let a value of `ty` have more than one encoding: varint and decimal (any
 /// two's complement length), boolean (any non-zero byte is true), duration and vint-prefixed vector
 /// elements (non-minimal vints).
 fn has_alternative_encodings(ty: &CqlType) -> bool {

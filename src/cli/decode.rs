@@ -15,7 +15,7 @@ use std::path::PathBuf;
 pub enum DecodeFormat {
     /// A cqlsh-style CQL literal.
     Cql,
-    /// Lossless JSON (see README).
+    /// Lossless JSON (see docs/decode-encode.md).
     Json,
     /// One line per wire item: offset, bytes, meaning.
     Explain,

@@ -587,8 +587,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         max_frame: args.max_frame,
         explain: args.format == InspectFormat::Explain && !args.stats,
     };
-    // On a terminal, control characters of captured text are shown, not obeyed (issue 13, case 9);
-    // a pipe or file gets the exact text and JSON.
+    // On a terminal, control characters of captured text are shown, not obeyed (a query or value
+    // holding ESC sequences cannot drive the terminal); a pipe or file gets the exact text and JSON.
     let buffered = io::BufWriter::new(io::stdout().lock());
     let out: Box<dyn Write> = if io::stdout().is_terminal() {
         Box::new(Visible(buffered))

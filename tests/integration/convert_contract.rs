@@ -1,6 +1,6 @@
-//! `convert` contract points a hostile tester and a newcomer tripped on (issue 13): f64 → float
-//! rounding against NumPy, a dangling symbolic link as `-o`, absurd `--threads`, the summary line under
-//! `--on-null skip` and for small inputs, and a missing output folder.
+//! `convert` contract points that are easy to get wrong: f64 → float rounding against NumPy, a
+//! dangling symbolic link as `-o`, absurd `--threads`, the summary line under `--on-null skip` and
+//! for small inputs, and a missing output folder.
 
 use crate::common;
 

@@ -1,6 +1,7 @@
-//! The documentation cannot drift: every `cqlwire …` command shown in README.md and in each command's
-//! `--help` runs through the built binary, in order (a later one may read what an earlier one wrote),
-//! from a folder laid out like the repository root (the bundled `fixtures/`, HOME set to it), and
+//! The documentation cannot drift: every `cqlwire …` command shown in README.md, in each page of
+//! docs/ and in each command's `--help` runs through the built binary, in order (a later one may read
+//! what an earlier one wrote), from a folder laid out like the repository root (the bundled
+//! `fixtures/`, HOME set to it; a fresh one for each page), and
 //! - succeeds, unless what the documentation shows after it ends with a `cqlwire: error:` line, which
 //!   it must then print and exit non-zero;
 //! - prints exactly the lines shown after a `$ ` command (standard error interleaved, as a terminal
@@ -159,6 +160,28 @@ fn readme_examples_run_and_print_what_they_show() {
     assert!(found.len() >= 20, "only {} examples found", found.len());
     assert!(found.iter().filter(|e| e.shown.is_some()).count() >= 10);
     check(&found, "README.md");
+}
+
+#[cfg(unix)]
+#[test]
+fn docs_examples_run_and_print_what_they_show() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut pages: Vec<_> = std::fs::read_dir(&docs)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    let mut shown = 0;
+    for page in &pages {
+        let found = examples(&std::fs::read_to_string(page).unwrap(), true);
+        shown += found.iter().filter(|e| e.shown.is_some()).count();
+        check(
+            &found,
+            &format!("docs/{}", page.file_name().unwrap().to_string_lossy()),
+        );
+    }
+    assert!(shown >= 20, "only {shown} examples with output in docs/");
 }
 
 #[cfg(unix)]

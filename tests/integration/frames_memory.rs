@@ -1,7 +1,7 @@
 //! Inputs that lie or never end, under an address-space ceiling (`ulimit -v`): a frame header or an
 //! LZ4 length prefix claiming more than will ever arrive is refused as soon as it can be while a
-//! gigabyte of zeros waits behind it (issue 13, case 4); endless hex or binary input stops at its
-//! first bad character or at the command's limit (case 3).
+//! gigabyte of zeros waits behind it; endless hex or binary input stops at its first bad character
+//! or at the command's limit.
 
 use std::process::{Command, Output};
 
@@ -96,7 +96,7 @@ fn run_piped(kib: u32, source: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Issue 13, case 3: hex is checked while it is read, so an endless invalid input stops at its first
+/// Hex is checked while it is read, so an endless invalid input stops at its first
 /// character instead of being buffered whole.
 #[test]
 fn endless_invalid_hex_stops_at_the_first_bad_character() {
@@ -110,7 +110,7 @@ fn endless_invalid_hex_stops_at_the_first_bad_character() {
     }
 }
 
-/// Issue 13, case 3: a hex frame stream is streamed frame by frame like a binary one: the bad frame
+/// A hex frame stream is streamed frame by frame like a binary one: the bad frame
 /// after the first good one ends it, not the end of the (endless) input.
 #[test]
 fn an_endless_hex_frame_stream_ends_at_its_first_bad_frame() {
@@ -127,7 +127,7 @@ fn an_endless_hex_frame_stream_ends_at_its_first_bad_frame() {
     );
 }
 
-/// Issue 13, case 3: an endless binary body for `compress` ends at 256 MiB, the largest frame, not
+/// An endless binary body for `compress` ends at 256 MiB, the largest frame, not
 /// at the 2 GiB its length prefix could say.
 #[test]
 fn an_endless_body_to_compress_ends_at_the_largest_frame() {

@@ -1,4 +1,4 @@
-//! Every cap listed in the README's "Limits" section, hit on purpose: through the binary where that
+//! Every cap listed in the limits table of docs/limits.md, hit on purpose: through the binary where that
 //! is cheap, through the library where the input could not be given on a command line (a type longer
 //! than an argument may be) or could not be parsed at all (a type deeper than the parser allows).
 

@@ -302,7 +302,7 @@ fn a_large_blob_literal_is_encoded_in_a_small_multiple_of_its_size() {
     assert!(output.stdout.iter().all(|&b| b == 0xab));
 }
 
-/// Issue 13, case 1: hex on standard input is held to the value limit in decoded bytes while it is
+/// Hex on standard input is held to the value limit in decoded bytes while it is
 /// read: 600 MB of hex text (a 300 MB value) is refused at 256 MiB under a 768 MiB address-space
 /// ceiling (it used to decode to a 398 MB value at 4.3 GB RSS and exit 0).
 #[test]
@@ -323,7 +323,7 @@ fn hex_on_stdin_over_the_value_limit_is_refused_as_it_is_read() {
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "0");
 }
 
-/// Issue 13, case 2, at depth: a map, and a list nested in a list, print entry by entry too. Each
+/// Maps, and lists nested in lists, print entry by entry too, as top-level collections do. Each
 /// entry takes 8 (map) or 5 (nested list) wire bytes; a decoder that builds an in-memory value
 /// (tens of bytes per element) needs well over the 64 MiB address space these runs get.
 #[test]

@@ -80,9 +80,10 @@ pub enum CqlType {
 }
 
 impl NativeType {
-    /// The size in bytes of this type's values when it is a *fixed-size* vector element
-    /// (PRODUCT §2): boolean, int, float, bigint, double, timestamp, uuid, timeuuid. Every other native
-    /// type — smallint, tinyint, date and time included — is vint-prefixed inside a vector.
+    /// The size in bytes of this type's values when it is a *fixed-size* vector element (as in
+    /// Apache Cassandra's `VectorType`): boolean, int, float, bigint, double, timestamp, uuid,
+    /// timeuuid. Every other native type — smallint, tinyint, date and time included — is
+    /// vint-prefixed inside a vector.
     pub fn vector_element_size(self) -> Option<usize> {
         match self {
             NativeType::Boolean => Some(1),
@@ -95,9 +96,9 @@ impl NativeType {
 }
 
 impl CqlType {
-    /// The size in bytes of this type's values as a vector element when fixed (PRODUCT §2): the
-    /// fixed-size natives and vectors of fixed-size elements (dimension × size); `None` when every
-    /// element carries a vint length prefix.
+    /// The size in bytes of this type's values as a vector element when fixed (as in Cassandra's
+    /// `VectorType`): the fixed-size natives and vectors of fixed-size elements (dimension × size);
+    /// `None` when every element carries a vint length prefix.
     pub fn vector_element_size(&self) -> Option<usize> {
         match self {
             CqlType::Native(n) => n.vector_element_size(),

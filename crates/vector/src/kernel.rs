@@ -1073,7 +1073,7 @@ pub const NUMBER_ELEMENTS: [NativeType; 14] = [
     NativeType::Ascii,
 ];
 
-/// The default target element type for an input element type (PRODUCT §3): f16/f32 → float,
+/// The default target element type for an input element type: f16/f32 → float,
 /// f64 → double, i64 → bigint, every other integer → int.
 pub fn default_element(source: ElementType) -> NativeType {
     match source {

@@ -1,7 +1,7 @@
 //! cqlsh-style literals: [`format_cql`] prints a value as valid CQL, [`parse_cql`] reads it back (and the
 //! common forms people type into cqlsh), guided by the type.
 //!
-//! Decisions (README "decode / encode" documents them for users):
+//! Decisions (docs/decode-encode.md documents them for users):
 //! - timestamps, dates, times and inet addresses print **quoted** (`'2024-01-01 12:00:00.000Z'`,
 //!   `'2024-01-01'`, `'12:34:56.123456789'`, `'10.0.0.1'`) so the output is valid CQL; quotes are
 //!   optional when parsing;
@@ -693,7 +693,7 @@ pub fn blob_from_text(text: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Whether `<empty>` (JSON `{"$empty": true}`) is a value of `ty`: natives other than text, ascii
-/// and blob, whose zero-length value is `''` or `0x` instead (PRODUCT §2).
+/// and blob, whose zero-length value is `''` or `0x` instead (as protocol v4 reads them).
 pub(crate) fn has_empty_value(ty: &CqlType) -> bool {
     use NativeType as N;
     matches!(ty, CqlType::Native(n) if !matches!(n, N::Text | N::Ascii | N::Blob))

@@ -1,4 +1,4 @@
-//! The strict binary codec between [`Value`]s and CQL native protocol v4 value bytes (PRODUCT §2).
+//! The strict binary codec between [`Value`]s and CQL native protocol v4 value bytes.
 //!
 //! Decoding checks every length against the bytes left before allocating, never trusts a count,
 //! rejects trailing bytes, and reports the absolute byte offset and the path of the fault inside the
@@ -1400,7 +1400,7 @@ mod tests {
             "3fc00000 bf800000",
             Value::List(vec![Value::Float(1.5), Value::Float(-1.0)]),
         );
-        // PRODUCT §2: vector<smallint, 2> [1, -2] is 02 00 01 02 ff fe.
+        // As in Cassandra's VectorType: vector<smallint, 2> [1, -2] is 02 00 01 02 ff fe.
         round_trip(
             "vector<smallint, 2>",
             "020001 02fffe",

@@ -129,7 +129,7 @@ pub enum RowSelection {
     },
 }
 
-/// Input formats (PRODUCT §3).
+/// Input formats (`--input-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
     /// NumPy `.npy`.
