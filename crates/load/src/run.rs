@@ -131,7 +131,11 @@ impl Rows {
             return None;
         }
         let waiting = self.pending.front().map_or(self.next, |row| row.number);
-        Some(self.unresolved.first().map_or(waiting, |&row| row.min(waiting)))
+        Some(
+            self.unresolved
+                .first()
+                .map_or(waiting, |&row| row.min(waiting)),
+        )
     }
 }
 
@@ -196,7 +200,9 @@ impl Loader {
                         in_flight.push(self.send(bound, sent, &window, &stopping, control));
                     }
                     Err(error) => {
-                        if let Err(error) = rejects.reject(row.number, &row.key, &bind_error_text(&error)) {
+                        if let Err(error) =
+                            rejects.reject(row.number, &row.key, &bind_error_text(&error))
+                        {
                             failure = Some(rejects_failed(&error));
                             rows.unresolved.insert(row.number);
                             break;
@@ -282,7 +288,9 @@ impl Loader {
                 match self.prepared.clone().bind(&row) {
                     Ok(_) => progress.add_written(row.value_bytes() as u64),
                     Err(error) => {
-                        if let Err(error) = rejects.reject(row.number, &row.key, &bind_error_text(&error)) {
+                        if let Err(error) =
+                            rejects.reject(row.number, &row.key, &bind_error_text(&error))
+                        {
                             rows.unresolved.insert(row.number);
                             failure = Some(rejects_failed(&error));
                             break 'input;
@@ -311,7 +319,9 @@ impl Loader {
         stopping: &AtomicBool,
         control: &RunControl,
     ) -> Sent {
-        sent.outcome = self.send_until_done(&bound, sent.row, window, stopping, control).await;
+        sent.outcome = self
+            .send_until_done(&bound, sent.row, window, stopping, control)
+            .await;
         sent
     }
 
@@ -426,7 +436,8 @@ mod tests {
     fn the_resume_point_is_the_lowest_row_neither_acknowledged_nor_rejected() {
         let mut rows = Rows::new(100);
         assert_eq!(rows.resume_from(), Some(100));
-        rows.pending.extend([row(100), row(101), row(102), row(103)]);
+        rows.pending
+            .extend([row(100), row(101), row(102), row(103)]);
         for _ in 0..3 {
             let taken = rows.take().unwrap();
             rows.unresolved.insert(taken.number);
