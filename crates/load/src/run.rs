@@ -256,13 +256,7 @@ impl Loader {
             }
         }
         progress.set_in_flight(0, window_size());
-        let flushed = rejects.flush();
-        let report = progress.report(rows.resume_from());
-        if let Some(error) = failure {
-            return Err(error.with_report(report));
-        }
-        flushed.map_err(|error| rejects_failed(&error).with_report(report.clone()))?;
-        Ok(report)
+        finish(rejects, control, &rows, failure)
     }
 
     /// Everything [`run`](Loader::run) does but sending: binds every row to the prepared statement
@@ -300,13 +294,7 @@ impl Loader {
                 }
             }
         }
-        let flushed = rejects.flush();
-        let report = progress.report(rows.resume_from());
-        if let Some(error) = failure {
-            return Err(error.with_report(report));
-        }
-        flushed.map_err(|error| rejects_failed(&error).with_report(report.clone()))?;
-        Ok(report)
+        finish(rejects, control, &rows, failure)
     }
 
     /// Sends one bound row until it is acknowledged, rejected, retried too often, or the run stops;
@@ -366,6 +354,22 @@ impl Loader {
                 }
             }
         }
+    }
+}
+
+/// Flushes the rejects and reports the run, as an error when it ended with `failure`.
+fn finish(
+    rejects: &mut dyn RejectSink,
+    control: &RunControl,
+    rows: &Rows,
+    failure: Option<LoadError>,
+) -> Result<LoadReport, LoadError> {
+    let flushed = rejects.flush();
+    let report = control.progress.report(rows.resume_from());
+    match (failure, flushed) {
+        (Some(error), _) => Err(error.with_report(report)),
+        (None, Err(error)) => Err(rejects_failed(&error).with_report(report)),
+        (None, Ok(())) => Ok(report),
     }
 }
 

@@ -106,6 +106,58 @@ fn feed(rows: Vec<Row>, batch: usize, pace: Duration) -> mpsc::Receiver<Vec<Row>
     receiver
 }
 
+/// Runs rows `range` of a vector table fed 100 rows every 20 ms while `during` runs; the rejects
+/// must stay empty.
+async fn run_vectors_while(
+    loader: &Loader,
+    range: std::ops::Range<u64>,
+    control: &RunControl,
+    during: impl std::future::Future<Output = ()>,
+) -> Result<LoadReport, LoadError> {
+    let mut rejects = Vec::<Reject>::new();
+    let rows = vector_rows(loader, range);
+    let run = loader.run(
+        feed(rows, 100, Duration::from_millis(20)),
+        0,
+        &mut rejects,
+        control,
+    );
+    let (result, ()) = tokio::join!(run, during);
+    assert_eq!(rejects, []);
+    result
+}
+
+/// Runs rows `range` of a vector table from its start, fed at once; the table must then be complete.
+async fn resume_vectors(loader: &Loader, range: std::ops::Range<u64>) -> LoadReport {
+    let start = range.start;
+    let rows = vector_rows(loader, range);
+    let input = feed(rows, 100, Duration::ZERO);
+    let report = loader
+        .run(input, start, &mut Vec::new(), &RunControl::default())
+        .await
+        .unwrap();
+    assert_eq!(report.resume_from, None);
+    report
+}
+
+/// Runs (or dry-runs) `rows` fed in batches of `batch` from row 0; the report and the rejects.
+async fn load_all(
+    loader: &Loader,
+    rows: Vec<Row>,
+    batch: usize,
+    dry: bool,
+) -> (LoadReport, Vec<Reject>) {
+    let mut rejects = Vec::<Reject>::new();
+    let control = RunControl::default();
+    let input = feed(rows, batch, Duration::ZERO);
+    let report = if dry {
+        loader.dry_run(input, 0, &mut rejects, &control).await
+    } else {
+        loader.run(input, 0, &mut rejects, &control).await
+    };
+    (report.unwrap(), rejects)
+}
+
 fn float_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
     values.into_iter().flat_map(f32::to_be_bytes).collect()
 }
@@ -271,12 +323,7 @@ async fn vectors_and_side_columns_arrive_byte_for_byte() {
                 .collect(),
         })
         .collect();
-    let mut rejects = Vec::<Reject>::new();
-    let control = RunControl::default();
-    let report = loader
-        .run(feed(rows, 64, Duration::ZERO), 0, &mut rejects, &control)
-        .await
-        .unwrap();
+    let (report, rejects) = load_all(&loader, rows, 64, false).await;
     assert_eq!(rejects, []);
     assert_eq!(
         (report.written, report.rejected, report.resume_from),
@@ -391,12 +438,7 @@ async fn values_the_server_refuses_go_to_rejects_and_the_rest_loads() {
             }
         })
         .collect();
-    let mut rejects = Vec::<Reject>::new();
-    let control = RunControl::default();
-    let report = loader
-        .run(feed(rows, 8, Duration::ZERO), 0, &mut rejects, &control)
-        .await
-        .unwrap();
+    let (report, mut rejects) = load_all(&loader, rows, 8, false).await;
     assert_eq!(
         (report.written, report.rejected, report.resume_from),
         (47, 3, None)
@@ -490,12 +532,7 @@ async fn a_dry_run_binds_every_row_and_sends_none() {
     let loader = Loader::connect(options("dry")).await.unwrap();
     let mut rows = vector_rows(&loader, 0..100);
     rows[10].values.pop();
-    let mut rejects = Vec::<Reject>::new();
-    let control = RunControl::default();
-    let report = loader
-        .dry_run(feed(rows, 16, Duration::ZERO), 0, &mut rejects, &control)
-        .await
-        .unwrap();
+    let (report, rejects) = load_all(&loader, rows, 16, true).await;
     assert_eq!(
         (report.written, report.rejected, report.resume_from),
         (99, 1, None)
@@ -594,7 +631,6 @@ async fn a_paused_server_loses_no_row_and_the_retries_are_counted() {
     )
     .await;
     let loader = Loader::connect(impatient("paused", 40)).await.unwrap();
-    let rows = vector_rows(&loader, 0..4000);
     let control = RunControl::default();
     let pid = cassandra_pid();
     let pause = async {
@@ -603,14 +639,7 @@ async fn a_paused_server_loses_no_row_and_the_retries_are_counted() {
         tokio::time::sleep(Duration::from_secs(3)).await;
         signal(pid, "CONT");
     };
-    let mut rejects = Vec::<Reject>::new();
-    let run = loader.run(
-        feed(rows, 100, Duration::from_millis(20)),
-        0,
-        &mut rejects,
-        &control,
-    );
-    let (report, ()) = tokio::join!(run, pause);
+    let report = run_vectors_while(&loader, 0..4000, &control, pause).await;
     let report = report.unwrap();
     assert_eq!(
         (report.written, report.rejected, report.resume_from),
@@ -636,31 +665,13 @@ async fn the_stop_flag_drains_and_the_resume_point_completes_the_table() {
         wait_written(&control, 300).await;
         control.stop.store(true, Ordering::Relaxed);
     };
-    let rows = vector_rows(&loader, 0..3000);
-    let mut rejects = Vec::<Reject>::new();
-    let run = loader.run(
-        feed(rows, 100, Duration::from_millis(20)),
-        0,
-        &mut rejects,
-        &control,
-    );
-    let (report, ()) = tokio::join!(run, stop);
+    let report = run_vectors_while(&loader, 0..3000, &control, stop).await;
     let report = report.unwrap();
     let resume = report.resume_from.expect("stopped early");
-    assert!(resume >= 300 && resume < 3000, "{report:?}");
+    assert!((300..3000).contains(&resume), "{report:?}");
     assert_vector_rows(&session, "stopped", 0..resume, false).await;
 
-    let rows = vector_rows(&loader, resume..3000);
-    let rest = loader
-        .run(
-            feed(rows, 100, Duration::ZERO),
-            resume,
-            &mut Vec::new(),
-            &RunControl::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(rest.resume_from, None);
+    resume_vectors(&loader, resume..3000).await;
     assert_vector_rows(&session, "stopped", 0..3000, true).await;
 }
 
@@ -683,16 +694,8 @@ async fn a_killed_server_ends_the_run_with_a_true_resume_point() {
         wait_written(&control, 1000).await;
         signal(pid, "KILL");
     };
-    let rows = vector_rows(&loader, 0..total);
-    let mut rejects = Vec::<Reject>::new();
-    let run = loader.run(
-        feed(rows, 100, Duration::from_millis(20)),
-        0,
-        &mut rejects,
-        &control,
-    );
-    let (result, ()) = tokio::join!(run, kill);
-    let error: LoadError = result.err().expect("the run must fail");
+    let result = run_vectors_while(&loader, 0..total, &control, kill).await;
+    let error: LoadError = result.expect_err("the run must fail");
     assert_eq!(error.kind(), LoadErrorKind::ServerGone, "{error}");
     let report: LoadReport = error.report().unwrap().clone();
     let resume = report.resume_from.unwrap();
@@ -726,16 +729,7 @@ async fn a_killed_server_ends_the_run_with_a_true_resume_point() {
     assert_vector_rows(&session, "killed", 0..resume, false).await;
 
     let loader = Loader::connect(options("killed")).await.unwrap();
-    let rows = vector_rows(&loader, resume..total);
-    let rest = loader
-        .run(
-            feed(rows, 100, Duration::ZERO),
-            resume,
-            &mut Vec::new(),
-            &RunControl::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!((rest.written, rest.resume_from), (total - resume, None));
+    let rest = resume_vectors(&loader, resume..total).await;
+    assert_eq!(rest.written, total - resume);
     assert_vector_rows(&session, "killed", 0..total, true).await;
 }
