@@ -124,7 +124,10 @@ mod tests {
             ..LoadReport::default()
         };
         let error = LoadError::new(LoadErrorKind::ServerGone, "gone").with_report(report);
-        assert_eq!(error.to_string(), "gone (7 rows confirmed, resume from row 9)");
+        assert_eq!(
+            error.to_string(),
+            "gone (7 rows confirmed, resume from row 9)"
+        );
         assert_eq!(error.report().unwrap().resume_from, Some(9));
     }
 }

@@ -85,7 +85,9 @@ impl Loader {
             )
         })?;
         let markers = bind_markers(&prepared)?;
-        if prepared.is_confirmed_lwt() || prepared.get_current_result_set_col_specs().get().len() > 0 {
+        if prepared.is_confirmed_lwt()
+            || prepared.get_current_result_set_col_specs().get().len() > 0
+        {
             return Err(LoadError::new(
                 LoadErrorKind::Statement,
                 format!(
@@ -134,7 +136,10 @@ impl Loader {
 
 async fn open_session(options: &LoadOptions, keyspace: &str) -> Result<Session, LoadError> {
     if options.hosts.is_empty() {
-        return Err(LoadError::new(LoadErrorKind::InvalidOption, "no host given"));
+        return Err(LoadError::new(
+            LoadErrorKind::InvalidOption,
+            "no host given",
+        ));
     }
     // Retries are this crate's: the driver's policy would retry out of sight of the counters.
     let profile = ExecutionProfile::builder()
@@ -160,7 +165,10 @@ async fn open_session(options: &LoadOptions, keyspace: &str) -> Result<Session, 
             LoadErrorKind::Connect
         };
         let hosts: Vec<String> = options.hosts.iter().map(ToString::to_string).collect();
-        LoadError::new(kind, format!("cannot connect to {}: {error}", hosts.join(",")))
+        LoadError::new(
+            kind,
+            format!("cannot connect to {}: {error}", hosts.join(",")),
+        )
     })
 }
 
@@ -221,7 +229,10 @@ fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
         .iter()
         .map(|(name, column)| {
             let cql_type = CqlType::new(column.typ.clone()).map_err(|error| {
-                LoadError::new(LoadErrorKind::UnsupportedType, format!("column {name}: {error}"))
+                LoadError::new(
+                    LoadErrorKind::UnsupportedType,
+                    format!("column {name}: {error}"),
+                )
             })?;
             Ok(TableColumn {
                 name: name.clone(),
@@ -282,8 +293,10 @@ fn default_insert(
     let missing: Vec<&str> = columns
         .iter()
         .filter(|column| {
-            matches!(column.role, ColumnRole::PartitionKey(_) | ColumnRole::Clustering(_))
-                && !names.contains(&column.name.as_str())
+            matches!(
+                column.role,
+                ColumnRole::PartitionKey(_) | ColumnRole::Clustering(_)
+            ) && !names.contains(&column.name.as_str())
         })
         .map(|column| column.name.as_str())
         .collect();
@@ -363,9 +376,17 @@ mod tests {
 
     fn table() -> Vec<TableColumn> {
         vec![
-            column("id", native(NativeType::BigInt), ColumnRole::PartitionKey(0)),
+            column(
+                "id",
+                native(NativeType::BigInt),
+                ColumnRole::PartitionKey(0),
+            ),
             column("Part", native(NativeType::Int), ColumnRole::Clustering(0)),
-            column("embedding", vector(NativeType::Float, 3), ColumnRole::Regular),
+            column(
+                "embedding",
+                vector(NativeType::Float, 3),
+                ColumnRole::Regular,
+            ),
             column("title", native(NativeType::Text), ColumnRole::Regular),
         ]
     }
@@ -377,7 +398,11 @@ mod tests {
             statement,
             "INSERT INTO ks.docs (id, \"Part\", embedding, title) VALUES (?, ?, ?, ?)"
         );
-        let chosen = ["embedding".to_owned(), "ID".to_owned(), "\"Part\"".to_owned()];
+        let chosen = [
+            "embedding".to_owned(),
+            "ID".to_owned(),
+            "\"Part\"".to_owned(),
+        ];
         let statement = default_insert("ks", "My Table", &table(), Some(&chosen)).unwrap();
         assert_eq!(
             statement,
@@ -390,7 +415,10 @@ mod tests {
         let chosen = ["embedding".to_owned(), "id".to_owned()];
         let error = default_insert("ks", "docs", &table(), Some(&chosen)).unwrap_err();
         assert_eq!(error.kind(), LoadErrorKind::MissingKeyColumn);
-        assert!(error.message().contains("primary key column(s) Part"), "{error}");
+        assert!(
+            error.message().contains("primary key column(s) Part"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -407,7 +435,11 @@ mod tests {
     #[test]
     fn a_counter_table_needs_a_query() {
         let mut columns = table();
-        columns.push(column("hits", native(NativeType::Counter), ColumnRole::Regular));
+        columns.push(column(
+            "hits",
+            native(NativeType::Counter),
+            ColumnRole::Regular,
+        ));
         let error = default_insert("ks", "docs", &columns, None).unwrap_err();
         assert_eq!(error.kind(), LoadErrorKind::Statement);
     }

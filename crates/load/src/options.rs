@@ -31,14 +31,16 @@ impl Host {
             )
         };
         let (name, port) = if let Some(rest) = text.strip_prefix('[') {
-            let (name, after) = rest
-                .split_once(']')
-                .ok_or_else(|| invalid("missing ']'"))?;
+            let (name, after) = rest.split_once(']').ok_or_else(|| invalid("missing ']'"))?;
             match after {
                 "" => (name, None),
                 _ => (
                     name,
-                    Some(after.strip_prefix(':').ok_or_else(|| invalid("expected ':PORT' after ']'"))?),
+                    Some(
+                        after
+                            .strip_prefix(':')
+                            .ok_or_else(|| invalid("expected ':PORT' after ']'"))?,
+                    ),
                 ),
             }
         } else if text.matches(':').count() > 1 {
@@ -73,7 +75,10 @@ impl Host {
             .map(Host::parse)
             .collect::<Result<Vec<_>, _>>()?;
         if hosts.is_empty() {
-            return Err(LoadError::new(LoadErrorKind::InvalidOption, "no host given"));
+            return Err(LoadError::new(
+                LoadErrorKind::InvalidOption,
+                "no host given",
+            ));
         }
         Ok(hosts)
     }
@@ -93,26 +98,28 @@ impl fmt::Display for Host {
 /// Parses a consistency level name for writes, case-insensitive (`LOCAL_QUORUM`, `one`, `each_quorum`, ...).
 /// `SERIAL` and `LOCAL_SERIAL` are refused: they are not consistency levels of a write.
 pub fn parse_consistency(name: &str) -> Result<Consistency, LoadError> {
-    Ok(match name.trim().to_ascii_uppercase().replace('-', "_").as_str() {
-        "ANY" => Consistency::Any,
-        "ONE" => Consistency::One,
-        "TWO" => Consistency::Two,
-        "THREE" => Consistency::Three,
-        "QUORUM" => Consistency::Quorum,
-        "ALL" => Consistency::All,
-        "LOCAL_QUORUM" => Consistency::LocalQuorum,
-        "EACH_QUORUM" => Consistency::EachQuorum,
-        "LOCAL_ONE" => Consistency::LocalOne,
-        _ => {
-            return Err(LoadError::new(
-                LoadErrorKind::InvalidOption,
-                format!(
+    Ok(
+        match name.trim().to_ascii_uppercase().replace('-', "_").as_str() {
+            "ANY" => Consistency::Any,
+            "ONE" => Consistency::One,
+            "TWO" => Consistency::Two,
+            "THREE" => Consistency::Three,
+            "QUORUM" => Consistency::Quorum,
+            "ALL" => Consistency::All,
+            "LOCAL_QUORUM" => Consistency::LocalQuorum,
+            "EACH_QUORUM" => Consistency::EachQuorum,
+            "LOCAL_ONE" => Consistency::LocalOne,
+            _ => {
+                return Err(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!(
                     "unknown consistency {name:?}: expected ANY, ONE, TWO, THREE, QUORUM, ALL, \
                      LOCAL_QUORUM, EACH_QUORUM or LOCAL_ONE"
                 ),
-            ))
-        }
-    })
+                ))
+            }
+        },
+    )
 }
 
 /// How many requests may be in flight at once.
@@ -343,7 +350,10 @@ mod tests {
             port,
         };
         assert_eq!(Host::parse("db1").unwrap(), host("db1", 9042));
-        assert_eq!(Host::parse("10.0.0.1:19042").unwrap(), host("10.0.0.1", 19042));
+        assert_eq!(
+            Host::parse("10.0.0.1:19042").unwrap(),
+            host("10.0.0.1", 19042)
+        );
         assert_eq!(Host::parse("[::1]:9043").unwrap(), host("::1", 9043));
         assert_eq!(Host::parse("[::1]").unwrap(), host("::1", 9042));
         assert_eq!(Host::parse("fe80::1").unwrap(), host("fe80::1", 9042));
@@ -352,7 +362,16 @@ mod tests {
             vec![host("a", 9042), host("b", 1)]
         );
         assert_eq!(Host::parse("[::1]:9043").unwrap().to_string(), "[::1]:9043");
-        for bad in ["", "a:", "a:0", "a:70000", "a:x", "[::1", "[::1]9042", ":9042"] {
+        for bad in [
+            "",
+            "a:",
+            "a:0",
+            "a:70000",
+            "a:x",
+            "[::1",
+            "[::1]9042",
+            ":9042",
+        ] {
             let error = Host::parse(bad).unwrap_err();
             assert_eq!(error.kind(), LoadErrorKind::InvalidOption, "{bad}");
         }
@@ -361,9 +380,18 @@ mod tests {
 
     #[test]
     fn consistency_names_parse_case_insensitively() {
-        assert_eq!(parse_consistency("local_quorum").unwrap(), Consistency::LocalQuorum);
-        assert_eq!(parse_consistency("LOCAL-ONE").unwrap(), Consistency::LocalOne);
-        assert_eq!(parse_consistency("Each_Quorum").unwrap(), Consistency::EachQuorum);
+        assert_eq!(
+            parse_consistency("local_quorum").unwrap(),
+            Consistency::LocalQuorum
+        );
+        assert_eq!(
+            parse_consistency("LOCAL-ONE").unwrap(),
+            Consistency::LocalOne
+        );
+        assert_eq!(
+            parse_consistency("Each_Quorum").unwrap(),
+            Consistency::EachQuorum
+        );
         assert!(parse_consistency("SERIAL").is_err());
         assert!(parse_consistency("most").is_err());
     }
@@ -388,11 +416,24 @@ mod tests {
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(1000),
         };
-        for (attempt, full) in [(0, 100), (1, 200), (2, 400), (3, 800), (4, 1000), (30, 1000)] {
+        for (attempt, full) in [
+            (0, 100),
+            (1, 200),
+            (2, 400),
+            (3, 800),
+            (4, 1000),
+            (30, 1000),
+        ] {
             for row in 0..50 {
                 let wait = retry.backoff(attempt, row);
-                assert!(wait >= Duration::from_millis(full / 2), "{attempt} {row} {wait:?}");
-                assert!(wait <= Duration::from_millis(full), "{attempt} {row} {wait:?}");
+                assert!(
+                    wait >= Duration::from_millis(full / 2),
+                    "{attempt} {row} {wait:?}"
+                );
+                assert!(
+                    wait <= Duration::from_millis(full),
+                    "{attempt} {row} {wait:?}"
+                );
             }
         }
         assert_ne!(retry.backoff(3, 1), retry.backoff(3, 2));

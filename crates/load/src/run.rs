@@ -131,7 +131,11 @@ impl Rows {
             return None;
         }
         let waiting = self.pending.front().map_or(self.next, |row| row.number);
-        Some(self.unresolved.first().map_or(waiting, |&row| row.min(waiting)))
+        Some(
+            self.unresolved
+                .first()
+                .map_or(waiting, |&row| row.min(waiting)),
+        )
     }
 }
 
@@ -196,7 +200,9 @@ impl Loader {
                         in_flight.push(self.send(bound, sent, &window, &stopping, control));
                     }
                     Err(error) => {
-                        if let Err(error) = rejects.reject(row.number, &row.key, &bind_error_text(&error)) {
+                        if let Err(error) =
+                            rejects.reject(row.number, &row.key, &bind_error_text(&error))
+                        {
                             failure = Some(rejects_failed(&error));
                             rows.unresolved.insert(row.number);
                             break;
@@ -250,13 +256,7 @@ impl Loader {
             }
         }
         progress.set_in_flight(0, window_size());
-        let flushed = rejects.flush();
-        let report = progress.report(rows.resume_from());
-        if let Some(error) = failure {
-            return Err(error.with_report(report));
-        }
-        flushed.map_err(|error| rejects_failed(&error).with_report(report.clone()))?;
-        Ok(report)
+        finish(rejects, control, &rows, failure)
     }
 
     /// Everything [`run`](Loader::run) does but sending: binds every row to the prepared statement
@@ -282,7 +282,9 @@ impl Loader {
                 match self.prepared.clone().bind(&row) {
                     Ok(_) => progress.add_written(row.value_bytes() as u64),
                     Err(error) => {
-                        if let Err(error) = rejects.reject(row.number, &row.key, &bind_error_text(&error)) {
+                        if let Err(error) =
+                            rejects.reject(row.number, &row.key, &bind_error_text(&error))
+                        {
                             rows.unresolved.insert(row.number);
                             failure = Some(rejects_failed(&error));
                             break 'input;
@@ -292,13 +294,7 @@ impl Loader {
                 }
             }
         }
-        let flushed = rejects.flush();
-        let report = progress.report(rows.resume_from());
-        if let Some(error) = failure {
-            return Err(error.with_report(report));
-        }
-        flushed.map_err(|error| rejects_failed(&error).with_report(report.clone()))?;
-        Ok(report)
+        finish(rejects, control, &rows, failure)
     }
 
     /// Sends one bound row until it is acknowledged, rejected, retried too often, or the run stops;
@@ -311,7 +307,9 @@ impl Loader {
         stopping: &AtomicBool,
         control: &RunControl,
     ) -> Sent {
-        sent.outcome = self.send_until_done(&bound, sent.row, window, stopping, control).await;
+        sent.outcome = self
+            .send_until_done(&bound, sent.row, window, stopping, control)
+            .await;
         sent
     }
 
@@ -356,6 +354,22 @@ impl Loader {
                 }
             }
         }
+    }
+}
+
+/// Flushes the rejects and reports the run, as an error when it ended with `failure`.
+fn finish(
+    rejects: &mut dyn RejectSink,
+    control: &RunControl,
+    rows: &Rows,
+    failure: Option<LoadError>,
+) -> Result<LoadReport, LoadError> {
+    let flushed = rejects.flush();
+    let report = control.progress.report(rows.resume_from());
+    match (failure, flushed) {
+        (Some(error), _) => Err(error.with_report(report)),
+        (None, Err(error)) => Err(rejects_failed(&error).with_report(report)),
+        (None, Ok(())) => Ok(report),
     }
 }
 
@@ -426,7 +440,8 @@ mod tests {
     fn the_resume_point_is_the_lowest_row_neither_acknowledged_nor_rejected() {
         let mut rows = Rows::new(100);
         assert_eq!(rows.resume_from(), Some(100));
-        rows.pending.extend([row(100), row(101), row(102), row(103)]);
+        rows.pending
+            .extend([row(100), row(101), row(102), row(103)]);
         for _ in 0..3 {
             let taken = rows.take().unwrap();
             rows.unresolved.insert(taken.number);

@@ -7,7 +7,9 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::options::TlsOptions;
@@ -56,10 +58,12 @@ fn trusted_roots(options: &TlsOptions) -> Result<RootCertStore, LoadError> {
 /// Uses the aws-lc-rs provider, the one the driver's rustls build brings along.
 pub(crate) fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let verifier =
-        WebPkiServerVerifier::builder_with_provider(Arc::new(trusted_roots(options)?), provider.clone())
-            .build()
-            .map_err(tls_error)?;
+    let verifier = WebPkiServerVerifier::builder_with_provider(
+        Arc::new(trusted_roots(options)?),
+        provider.clone(),
+    )
+    .build()
+    .map_err(tls_error)?;
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(tls_error)?;
@@ -149,7 +153,10 @@ mod tests {
             };
             let error = client_config(&options).unwrap_err();
             assert_eq!(error.kind(), LoadErrorKind::Tls);
-            assert!(error.message().contains(&path.display().to_string()), "{error}");
+            assert!(
+                error.message().contains(&path.display().to_string()),
+                "{error}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -267,7 +267,11 @@ pub(crate) mod tests {
         ColumnType::Collection { frozen, typ }
     }
 
-    fn udt(frozen: bool, name: &str, fields: Vec<(&str, ColumnType<'static>)>) -> ColumnType<'static> {
+    fn udt(
+        frozen: bool,
+        name: &str,
+        fields: Vec<(&str, ColumnType<'static>)>,
+    ) -> ColumnType<'static> {
         ColumnType::UserDefinedType {
             frozen,
             definition: Arc::new(UserDefinedType {
@@ -289,7 +293,10 @@ pub(crate) mod tests {
     fn types_print_in_cql_syntax() {
         assert_eq!(text(vector(NativeType::Float, 768)), "vector<float, 768>");
         assert_eq!(
-            text(collection(false, CollectionType::List(Box::new(native(NativeType::Text))))),
+            text(collection(
+                false,
+                CollectionType::List(Box::new(native(NativeType::Text)))
+            )),
             "list<text>"
         );
         let map = CollectionType::Map(
@@ -318,10 +325,19 @@ pub(crate) mod tests {
             vec![
                 ("corner", inner.clone()),
                 ("also", inner),
-                ("tags", collection(false, CollectionType::List(Box::new(native(NativeType::Ascii))))),
+                (
+                    "tags",
+                    collection(
+                        false,
+                        CollectionType::List(Box::new(native(NativeType::Ascii))),
+                    ),
+                ),
             ],
         );
-        let list = collection(false, CollectionType::List(Box::new(udt(true, "shape", vec![]))));
+        let list = collection(
+            false,
+            CollectionType::List(Box::new(udt(true, "shape", vec![]))),
+        );
         assert_eq!(text(list), "list<frozen<shape>>");
         let typ = CqlType::new(outer).unwrap();
         assert_eq!(typ.to_string(), "shape");
@@ -329,7 +345,8 @@ pub(crate) mod tests {
             typ.udt_declarations(),
             vec![
                 "\"Point\"(x double)".to_owned(),
-                "shape(corner frozen<\"Point\">, also frozen<\"Point\">, tags list<ascii>)".to_owned()
+                "shape(corner frozen<\"Point\">, also frozen<\"Point\">, tags list<ascii>)"
+                    .to_owned()
             ]
         );
     }
@@ -341,9 +358,15 @@ pub(crate) mod tests {
             CollectionType::List(Box::new(native(NativeType::Int))),
         ))
         .unwrap();
-        let marker = collection(false, CollectionType::List(Box::new(native(NativeType::Int))));
+        let marker = collection(
+            false,
+            CollectionType::List(Box::new(native(NativeType::Int))),
+        );
         assert!(schema.matches(&marker));
-        let set = collection(false, CollectionType::Set(Box::new(native(NativeType::Int))));
+        let set = collection(
+            false,
+            CollectionType::Set(Box::new(native(NativeType::Int))),
+        );
         assert!(!schema.matches(&set));
         let floats = CqlType::new(vector(NativeType::Float, 3)).unwrap();
         assert!(floats.matches(&vector(NativeType::Float, 3)));

@@ -201,7 +201,11 @@ mod tests {
     use scylla::frame::response::result::{ColumnSpec, TableSpec};
 
     fn spec(name: &str, typ: ColumnType<'static>) -> ColumnSpec<'static> {
-        ColumnSpec::owned(name.to_owned(), typ, TableSpec::owned("ks".into(), "t".into()))
+        ColumnSpec::owned(
+            name.to_owned(),
+            typ,
+            TableSpec::owned("ks".into(), "t".into()),
+        )
     }
 
     fn serialize(row: &Row, specs: &[ColumnSpec<'static>]) -> Result<Vec<u8>, SerializationError> {
@@ -215,7 +219,10 @@ mod tests {
     fn a_row_writes_its_bytes_null_and_unset_unchanged() {
         let floats = CqlType::new(vector(NativeType::Float, 2)).unwrap();
         let int = CqlType::new(native(NativeType::Int)).unwrap();
-        let vector_bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let vector_bytes: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
         let row = Row {
             number: 0,
             key: "k".into(),

@@ -65,10 +65,6 @@ impl Window {
         self.recent_latency = Some(recent);
         if recent <= best * LATENCY_TOLERANCE {
             self.size = (self.size + 1.0 / self.size).min(self.max);
-        } else if self.shrink_cooldown == 0 {
-            // Latency grows: the cluster queues; back off gently.
-            self.size = (self.size * 0.9).max(1.0);
-            self.shrink_cooldown = self.size();
         }
     }
 
@@ -151,6 +147,10 @@ mod tests {
         for _ in 0..2000 {
             window.on_success(10 * MS);
         }
-        assert!(window.size() < grown, "{} >= {grown}", window.size());
+        assert_eq!(window.size(), grown);
+        for _ in 0..2000 {
+            window.on_success(MS);
+        }
+        assert!(window.size() > grown);
     }
 }
