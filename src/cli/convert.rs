@@ -149,12 +149,12 @@ impl From<OnNull> for NullPolicy {
 }
 
 /// Parses `--input-format`.
-fn parse_input_format(text: &str) -> Result<InputFormat, String> {
+pub(super) fn parse_input_format(text: &str) -> Result<InputFormat, String> {
     text.parse()
 }
 
 /// Parses `--rows START..END` (either bound may be omitted).
-fn parse_rows(text: &str) -> Result<Range<u64>, String> {
+pub(super) fn parse_rows(text: &str) -> Result<Range<u64>, String> {
     let (start, end) = text
         .split_once("..")
         .ok_or_else(|| format!("expected START..END, e.g. 0..1000, not '{text}'"))?;
@@ -175,7 +175,7 @@ fn parse_rows(text: &str) -> Result<Range<u64>, String> {
 }
 
 /// Parses `--shard K/N` with 1 ≤ K ≤ N.
-fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+pub(super) fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     let parsed = text
         .split_once('/')
         .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
@@ -184,6 +184,15 @@ fn parse_shard(text: &str) -> Result<(u64, u64), String> {
         _ => Err(format!(
             "expected K/N with 1 ≤ K ≤ N, e.g. 2/8, not '{text}'"
         )),
+    }
+}
+
+/// The rows that `--rows` or `--shard` select.
+pub(super) fn selection(rows: Option<Range<u64>>, shard: Option<(u64, u64)>) -> RowSelection {
+    match (rows, shard) {
+        (Some(range), _) => RowSelection::Range(range),
+        (None, Some((k, n))) => RowSelection::Shard { k, n },
+        (None, None) => RowSelection::All,
     }
 }
 
@@ -197,11 +206,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::usage(format!("invalid --type '{text}': {e}")))?,
         ),
     };
-    let selection = match (&args.rows, args.shard) {
-        (Some(range), _) => RowSelection::Range(range.clone()),
-        (None, Some((k, n))) => RowSelection::Shard { k, n },
-        (None, None) => RowSelection::All,
-    };
+    let selection = selection(args.rows.clone(), args.shard);
     let input_options = InputOptions {
         format: args.input_format,
         column: args.column.clone(),

@@ -7,6 +7,7 @@ mod decompress;
 mod encode;
 mod generate;
 mod inspect;
+mod load;
 mod lz4_stream;
 mod progress;
 mod util;
@@ -21,7 +22,7 @@ use std::io;
     name = "cqlwire",
     version,
     about = "The bytes of the Cassandra/ScyllaDB native protocol (CQL): convert embeddings to CQL \
-             vector values, compress and decompress LZ4 bodies and frames, decode and encode values.",
+             vector values, load them into a table, compress and decompress LZ4 bodies and frames, decode and encode values.",
     after_help = "Exit codes: 0 success, 1 bad data or I/O error, 2 bad usage."
 )]
 pub struct Cli {
@@ -50,6 +51,9 @@ pub enum Command {
     /// Decode captured CQL conversations (pcap/pcapng, raw or hex streams): every message, row and
     /// bound value, with latencies, filters and statistics.
     Inspect(inspect::Args),
+    /// Load a dataset (Parquet, Arrow, NPY, ANN formats) into a live Cassandra/ScyllaDB table, each
+    /// value converted to its column's type and bound as bytes, never through text.
+    Load(load::Args),
 }
 
 /// Runs the chosen command.
@@ -62,6 +66,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Convert(args) => convert::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Load(args) => load::run(args),
     }
 }
 

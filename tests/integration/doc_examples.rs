@@ -8,8 +8,9 @@
 //!   shows it; a command shown without output is only run); a command commented `# (excerpt)` prints the shown lines in that order among others,
 //!   one with any other `# (…)` comment (e.g. output re-wrapped to fit) is only run.
 //!
-//! Usage lines (with `[OPTIONS]`-style placeholders) and commands that need a live capture (`tcpdump`)
-//! are not run.
+//! Usage lines (with `[OPTIONS]`-style placeholders), commands that need a live capture (`tcpdump`)
+//! and commands that need a live cluster (`--hosts`, checked by `fixtures/load/check_cli.py` against a
+//! real server instead) are not run.
 
 use crate::common;
 
@@ -79,8 +80,10 @@ fn examples(text: &str, fenced: bool) -> Vec<Example> {
             command.pop();
             command.push_str(lines.next().unwrap_or_default());
         }
-        let usage =
-            command.contains(" [") || command.contains("INPUT") || command.contains(" TYPE");
+        let usage = command.contains(" [")
+            || command.contains("INPUT")
+            || command.contains(" TYPE")
+            || command.contains("--hosts");
         let shown = dollar
             .then(|| {
                 let mut shown = Vec::new();

@@ -26,6 +26,11 @@ pub enum LoadErrorKind {
     Statement,
     /// A column or bind marker has a type that has no CQL syntax here.
     UnsupportedType,
+    /// The input's columns cannot fill the statement's bind markers (a marker no input column
+    /// fills, a type the input cannot give, a `--map` naming a column the input lacks).
+    Mapping,
+    /// The input could not be read (a malformed file, a ragged row); rows before it were loaded.
+    Input,
     /// The cluster stopped answering during a load and retrying did not help: the run was drained and
     /// [`LoadError::report`] says how far it got.
     ServerGone,

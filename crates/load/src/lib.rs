@@ -42,6 +42,7 @@
 //! The parts that need no server are tested here; `tests/live.rs` runs against a real Cassandra
 //! (see `fixtures/load/live-tests.sh`).
 
+mod dataset;
 mod error;
 mod loader;
 mod options;
@@ -53,6 +54,7 @@ mod types;
 mod value;
 mod window;
 
+pub use dataset::{Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind};
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{

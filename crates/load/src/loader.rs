@@ -66,6 +66,16 @@ impl Loader {
     /// Connects to the cluster, reads the table's columns and prepares the statement (the given
     /// query, or an INSERT of the chosen columns), refusing a statement that cannot load rows.
     pub async fn connect(options: LoadOptions) -> Result<Loader, LoadError> {
+        Self::connect_with(options, |_| Ok(None)).await
+    }
+
+    /// As [`connect`](Loader::connect), with the columns of the default INSERT chosen by `choose`
+    /// from the table's columns once they are read (`None` keeps [`LoadOptions::columns`]; the choice
+    /// is ignored when [`LoadOptions::query`] is given, but `choose` is called either way).
+    pub async fn connect_with<F>(mut options: LoadOptions, choose: F) -> Result<Loader, LoadError>
+    where
+        F: FnOnce(&[TableColumn]) -> Result<Option<Vec<String>>, LoadError>,
+    {
         let keyspace = schema_name(&options.keyspace);
         let table_name = schema_name(&options.table);
         let session = open_session(&options, &keyspace).await?;
@@ -74,6 +84,9 @@ impl Loader {
             let table = find_table(&state, &keyspace, &table_name)?;
             table_columns(table)?
         };
+        if let Some(chosen) = choose(&columns)? {
+            options.columns = Some(chosen);
+        }
         let statement = match &options.query {
             Some(query) => query.clone(),
             None => default_insert(&keyspace, &table_name, &columns, options.columns.as_deref())?,

@@ -18,6 +18,9 @@ pub enum Cell {
     Null,
     /// Not set: the column is left as it is (protocol v4 `unset`).
     Unset,
+    /// The input value could not be converted to the column's type, for this reason: binding the row
+    /// fails with it, so the run rejects the row.
+    Invalid(String),
 }
 
 /// One bound value: bytes already converted for a CQL type, and that type.
@@ -56,6 +59,14 @@ impl Value {
         }
     }
 
+    /// A value that could not be made for `typ`, for `reason`: its row is rejected with it.
+    pub fn invalid(typ: CqlType, reason: impl Into<String>) -> Self {
+        Value {
+            typ,
+            cell: Cell::Invalid(reason.into()),
+        }
+    }
+
     /// The type the bytes were made for.
     pub fn cql_type(&self) -> &CqlType {
         &self.typ
@@ -70,7 +81,7 @@ impl Value {
     pub fn len(&self) -> usize {
         match &self.cell {
             Cell::Bytes(bytes) => bytes.len(),
-            Cell::Null | Cell::Unset => 0,
+            Cell::Null | Cell::Unset | Cell::Invalid(_) => 0,
         }
     }
 
@@ -100,6 +111,9 @@ pub enum BindError {
         /// Bind markers of the statement.
         markers: usize,
     },
+    /// The input value could not be converted to the column's type.
+    #[error("{0}")]
+    Conversion(String),
     /// The value is longer than a CQL value can be (2 GiB - 1).
     #[error("a value of {0} bytes is longer than a CQL value can be")]
     TooLong(usize),
@@ -135,6 +149,9 @@ impl SerializeValue for Value {
                 .map_err(|_| SerializationError::new(BindError::TooLong(bytes.len()))),
             Cell::Null => Ok(writer.set_null()),
             Cell::Unset => Ok(writer.set_unset()),
+            Cell::Invalid(reason) => Err(SerializationError::new(BindError::Conversion(
+                reason.clone(),
+            ))),
         }
     }
 }
