@@ -444,3 +444,6 @@ fn key_text(binding: &Binding, cell: &Cell) -> String {
 fn empty_elements() -> cqlwire_vector::input::Elements {
     cqlwire_vector::input::Elements::F32(Vec::new())
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,222 @@
+use super::*;
+use crate::types::tests::{native, vector};
+use crate::value::Cell as BoundCell;
+use cqlwire_vector::input::RowSelection;
+use scylla::cluster::metadata::NativeType;
+use std::path::Path;
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/convert/sample")
+        .join(name)
+}
+
+fn options(path: PathBuf) -> DatasetOptions {
+    DatasetOptions {
+        path: Some(path),
+        input: InputOptions {
+            format: None,
+            column: None,
+            selection: RowSelection::All,
+            batch_rows: 300,
+        },
+        map: Vec::new(),
+        row_number_column: None,
+    }
+}
+
+fn column(
+    name: &str,
+    typ: scylla::cluster::metadata::ColumnType<'static>,
+    role: ColumnRole,
+) -> TableColumn {
+    TableColumn {
+        name: name.to_owned(),
+        cql_type: crate::types::CqlType::new(typ).unwrap(),
+        role,
+    }
+}
+
+fn markers(table: &[TableColumn], names: &[&str]) -> Vec<BindMarker> {
+    names
+        .iter()
+        .map(|name| {
+            let column = table.iter().find(|c| c.name == *name).unwrap();
+            BindMarker {
+                name: column.name.clone(),
+                cql_type: column.cql_type.clone(),
+            }
+        })
+        .collect()
+}
+
+/// All rows of a dataset.
+fn all_rows(dataset: &mut Dataset) -> Vec<Row> {
+    let mut rows = Vec::new();
+    while let Some(batch) = dataset.next_rows().unwrap() {
+        rows.extend(batch);
+    }
+    rows
+}
+
+fn bytes(value: &Value) -> &[u8] {
+    match value.cell() {
+        BoundCell::Bytes(bytes) => bytes,
+        other => panic!("not bytes: {other:?}"),
+    }
+}
+
+#[test]
+fn parquet_columns_map_by_name_and_values_are_the_reference_bytes() {
+    let table = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("emb", vector(NativeType::Float, 128), ColumnRole::Regular),
+        column("note", native(NativeType::Text), ColumnRole::Regular),
+    ];
+    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
+    assert_eq!(dataset.table_columns(&table).unwrap(), ["emb", "id"]);
+    dataset
+        .bind(&markers(&table, &["id", "emb"]), &table)
+        .unwrap();
+    let rows = all_rows(&mut dataset);
+    let expected = std::fs::read(sample("train.expected.bin")).unwrap();
+    assert_eq!(rows.len(), 1000);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.number, i as u64);
+        assert_eq!(
+            bytes(&row.values[1]),
+            &expected[i * 512..(i + 1) * 512],
+            "row {i}"
+        );
+        let id = i64::from_be_bytes(bytes(&row.values[0]).try_into().unwrap());
+        assert_eq!(row.key, format!("id={id}"));
+    }
+}
+
+#[test]
+fn rows_without_names_take_the_only_vector_column_and_their_numbers() {
+    let table = [
+        column("n", native(NativeType::Int), ColumnRole::PartitionKey(0)),
+        column("v", vector(NativeType::Float, 128), ColumnRole::Regular),
+    ];
+    let mut options = options(sample("train.npy"));
+    options.row_number_column = Some("n".into());
+    options.input.selection = RowSelection::Range(990..1000);
+    let mut dataset = Dataset::open(&options).unwrap();
+    assert_eq!(dataset.first_row(), 990);
+    assert_eq!(dataset.table_columns(&table).unwrap(), ["v", "n"]);
+    dataset.bind(&markers(&table, &["n", "v"]), &table).unwrap();
+    let rows = all_rows(&mut dataset);
+    let numbers: Vec<u64> = rows.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, (990..1000).collect::<Vec<_>>());
+    for row in &rows {
+        assert_eq!(bytes(&row.values[0]), (row.number as i32).to_be_bytes());
+    }
+}
+
+#[test]
+fn mappings_that_cannot_work_are_refused() {
+    let two_vectors = [
+        column("id", native(NativeType::Int), ColumnRole::PartitionKey(0)),
+        column("a", vector(NativeType::Float, 128), ColumnRole::Regular),
+        column("b", vector(NativeType::Float, 128), ColumnRole::Regular),
+    ];
+    let mut dataset = Dataset::open(&options(sample("train.npy"))).unwrap();
+    let error = dataset.table_columns(&two_vectors).unwrap_err();
+    assert_eq!(error.kind(), LoadErrorKind::Mapping);
+    assert!(
+        error.message().contains("several vector columns"),
+        "{}",
+        error.message()
+    );
+
+    let mut renamed = options(sample("train.parquet"));
+    renamed.map = vec![("nope".into(), "id".into())];
+    let error = Dataset::open(&renamed).unwrap_err();
+    assert!(error.message().contains("nope"), "{}", error.message());
+
+    let other_dimension = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("emb", vector(NativeType::Float, 64), ColumnRole::Regular),
+    ];
+    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
+    let error = dataset
+        .bind(&markers(&other_dimension, &["id", "emb"]), &other_dimension)
+        .unwrap_err();
+    assert!(
+        error.message().contains("128 elements"),
+        "{}",
+        error.message()
+    );
+
+    let timestamp_key = [
+        column(
+            "id",
+            native(NativeType::Timestamp),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("emb", vector(NativeType::Float, 128), ColumnRole::Regular),
+    ];
+    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
+    let error = dataset
+        .bind(&markers(&timestamp_key, &["id", "emb"]), &timestamp_key)
+        .unwrap_err();
+    assert_eq!(error.kind(), LoadErrorKind::Mapping);
+
+    let unfilled = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("emb", vector(NativeType::Float, 128), ColumnRole::Regular),
+        column("extra", native(NativeType::Text), ColumnRole::Regular),
+    ];
+    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
+    let error = dataset
+        .bind(&markers(&unfilled, &["id", "emb", "extra"]), &unfilled)
+        .unwrap_err();
+    assert!(error.message().contains("extra"), "{}", error.message());
+}
+
+#[test]
+fn a_value_out_of_range_makes_only_its_row_invalid() {
+    // Row numbers beyond tinyint: rows 0..=127 bind, the others carry the range error.
+    let table = [
+        column(
+            "n",
+            native(NativeType::TinyInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("v", vector(NativeType::Float, 128), ColumnRole::Regular),
+    ];
+    let mut options = options(sample("train.npy"));
+    options.row_number_column = Some("n".into());
+    options.input.selection = RowSelection::Range(120..140);
+    let mut dataset = Dataset::open(&options).unwrap();
+    dataset.table_columns(&table).unwrap();
+    dataset.bind(&markers(&table, &["n", "v"]), &table).unwrap();
+    for row in all_rows(&mut dataset) {
+        match row.values[0].cell() {
+            BoundCell::Bytes(bytes) => {
+                assert!(row.number <= 127);
+                assert_eq!(bytes.as_ref(), [row.number as u8]);
+            }
+            BoundCell::Invalid(reason) => {
+                assert!(row.number > 127);
+                assert!(reason.contains("out of range"), "{reason}");
+                assert_eq!(row.key, "n=?");
+            }
+            other => panic!("row {}: {other:?}", row.number),
+        }
+        assert_eq!(bytes(&row.values[1]).len(), 512);
+    }
+}
