@@ -7,6 +7,7 @@ pub mod cql;
 pub mod explain;
 pub mod json;
 pub mod print;
+mod unique;
 mod wire;
 
 pub use crate::cursor::DecodeError;

@@ -11,6 +11,7 @@ mod convert_contract;
 mod decode_cli;
 mod doc_examples;
 mod driver_golden;
+mod encode_json;
 mod frames_memory;
 mod generate_cli;
 mod hostile;
