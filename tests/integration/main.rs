@@ -8,6 +8,7 @@ mod common;
 mod compress_cli;
 mod convert_cli;
 mod convert_contract;
+mod convert_empty;
 mod decode_cli;
 mod doc_examples;
 mod driver_golden;
