@@ -13,8 +13,9 @@ use std::collections::HashMap;
 /// Longest key or element text quoted in the error (longer ones end with `…`).
 const QUOTED_CHARS: usize = 64;
 
-/// Checks every map, set and nested value of `value` for a key or element given twice.
-pub(crate) fn check_no_repeats(ty: &CqlType, value: &Value) -> Result<(), LiteralError> {
+/// Checks every map, set and nested value of `value` for a key or element given twice (what the
+/// text forms refuse; a decoded payload may hold such repeats).
+pub fn check_no_repeats(ty: &CqlType, value: &Value) -> Result<(), LiteralError> {
     let mut path = Vec::new();
     walk(ty, value, &mut path)
 }

@@ -59,9 +59,21 @@ fn table(bytes: Vec<u8>, parquet: bool) -> (SchemaRef, usize) {
     }
 }
 
-/// Checks the empty output of `format` from `input`.
-fn check_empty_output(input: &str, format: &str, bytes: Vec<u8>) {
+/// Checks that the run succeeded and wrote the empty output of `format` from `input`.
+fn check_empty_output(
+    input: &str,
+    format: &str,
+    output: &std::process::Output,
+    bytes: Option<Vec<u8>>,
+) {
     let what = format!("{input} as {format}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let bytes = bytes.expect("an output file");
     match format {
         "raw" | "framed" | "hex" => assert!(bytes.is_empty(), "{what}: {bytes:?}"),
         "npy" => {
@@ -100,13 +112,7 @@ fn zero_row_inputs_give_the_empty_output_of_every_format() {
     for (input, _) in INPUTS {
         for format in ["raw", "framed", "hex", "npy", "parquet", "arrow"] {
             let (output, bytes) = convert(input, format, Some("vector<float, 4>"));
-            assert_eq!(
-                output.status.code(),
-                Some(0),
-                "{input} as {format}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            check_empty_output(input, format, bytes.expect("an output file"));
+            check_empty_output(input, format, &output, bytes);
         }
     }
 }
@@ -122,13 +128,7 @@ fn without_a_type_only_npy_output_needs_a_declared_dimension() {
                 assert!(bytes.is_none(), "{input}: an output was left");
                 continue;
             }
-            assert_eq!(
-                output.status.code(),
-                Some(0),
-                "{input} as {format}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            check_empty_output(input, format, bytes.expect("an output file"));
+            check_empty_output(input, format, &output, bytes);
         }
     }
 }
