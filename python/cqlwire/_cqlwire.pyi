@@ -11,7 +11,7 @@ _object_layout: Tuple[bool, bool, bool]
 """Which of (list, tuple, float) ``VectorCodec`` reads through CPython's object layout, proven at
 import (python/README.md, "Speed")."""
 
-BytesLike = Union[bytes, bytearray]
+BytesLike = Union[bytes, bytearray, memoryview]
 Json = Any
 """A value in the JSON shapes of ``cqlwire decode --format json`` (None, bool, int, float, str,
 list, dict)."""
@@ -26,16 +26,20 @@ def serialize_vectors(
 
     ``data``: a 2-D NumPy array (float16/32/64, int8/16/32/64, uint8, bool; either byte order; C or
     Fortran order), a pyarrow Array / ChunkedArray / RecordBatch / Table with a list, large_list or
-    fixed_size_list column, or a sequence of sequences. ``format="list"`` returns one ``bytes`` per
-    row (None for a null Arrow row), ``"raw"`` the values concatenated, ``"framed"`` each as a
-    protocol ``[bytes]``. Raises ``ValueError`` (bad data) or ``TypeError`` (unusable type or object).
+    fixed_size_list column, or a sequence of sequences. Null rows (a null Arrow row, a ``None`` row
+    of a sequence, a fully masked row of a ``numpy.ma`` array) are None with ``format="list"``,
+    ``-1`` with ``"framed"`` and an error with ``"raw"``; a masked element of a row is an error.
+    ``format="list"`` returns one ``bytes`` per row, ``"raw"`` the values concatenated,
+    ``"framed"`` each as a protocol ``[bytes]``. Raises ``ValueError`` (bad data) or ``TypeError``
+    (unusable type or object).
     """
 
 def deserialize_vectors(data: Union[bytes, Sequence[bytes]], cql_type: str) -> numpy.ndarray:
     """Read ``vector<T, N>`` values (concatenated, or one ``bytes`` each) into a rows × N array."""
 
 def encode(cql_type: str, value: Json, *, udts: Sequence[str] = ()) -> bytes:
-    """The wire bytes of one value given in the JSON shapes of ``decode --format json``."""
+    """The wire bytes of one value given in the JSON shapes of ``decode --format json``; ``bytes``
+    only for a blob (a ``TypeError`` elsewhere, as in the driver)."""
 
 def decode(cql_type: str, data: BytesLike, *, udts: Sequence[str] = ()) -> Json:
     """One value's bytes as the JSON shapes of ``decode --format json``."""

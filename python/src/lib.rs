@@ -53,6 +53,34 @@ pub(crate) fn type_error(error: impl std::fmt::Display) -> PyErr {
     PyTypeError::new_err(error.to_string())
 }
 
+/// A bytes-like argument (`bytes`, `bytearray` or `memoryview`) as bytes; anything else, a `str`
+/// above all, is a `TypeError` naming the argument.
+pub(crate) fn bytes_argument<'a>(
+    object: &'a Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Cow<'a, [u8]>> {
+    use pyo3::types::{PyByteArray, PyMemoryView, PyString};
+    if let Ok(bytes) = object.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(bytes.as_bytes()));
+    }
+    if let Ok(array) = object.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(array.to_vec()));
+    }
+    if object.is_instance_of::<PyMemoryView>() {
+        let bytes = object.call_method0("tobytes")?;
+        return Ok(Cow::Owned(bytes.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    let hint = if object.is_instance_of::<PyString>() {
+        " (for hex text use bytes.fromhex(...))"
+    } else {
+        ""
+    };
+    Err(PyTypeError::new_err(format!(
+        "{name} must be bytes, bytearray or memoryview, not {}{hint}",
+        object.get_type().name()?
+    )))
+}
+
 /// Runs `work` with the GIL released when `detach`, else on the calling thread with it held.
 pub(crate) fn maybe_detach<T: Send>(
     py: Python<'_>,
@@ -72,7 +100,8 @@ pub(crate) fn maybe_detach<T: Send>(
 /// >>> cqlwire.lz4_compress(b"hello hello hello hello").hex()
 /// '000000176868656c6c6f2006005068656c6c6f'
 #[pyfunction]
-fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
+fn lz4_compress(py: Python<'_>, body: &Bound<'_, PyAny>) -> PyResult<Py<PyBytes>> {
+    let body = bytes_argument(body, "body")?;
     if u32::try_from(body.len()).map_or(true, |n| n > i32::MAX as u32) {
         return Err(value_error(format!(
             "a body of {} bytes is over the 2 GiB a CQL v4 length prefix can declare",
@@ -97,7 +126,12 @@ fn lz4_compress(py: Python<'_>, body: Cow<'_, [u8]>) -> PyResult<Py<PyBytes>> {
 /// b'abc'
 #[pyfunction]
 #[pyo3(signature = (body, *, max_size = cqlwire_protocol::lz4::DEFAULT_MAX_SIZE))]
-fn lz4_decompress(py: Python<'_>, body: Cow<'_, [u8]>, max_size: usize) -> PyResult<Py<PyBytes>> {
+fn lz4_decompress(
+    py: Python<'_>,
+    body: &Bound<'_, PyAny>,
+    max_size: usize,
+) -> PyResult<Py<PyBytes>> {
+    let body = bytes_argument(body, "body")?;
     with_scratch(|out| {
         maybe_detach(py, body.len() >= DETACH_BYTES, || {
             cqlwire_protocol::lz4::decompress_body_into(&body, max_size, out)

@@ -2,13 +2,14 @@
 //! `cqlwire decode --format json`) and its wire bytes.
 
 use crate::{type_error, value_error};
-use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire_codec::types::{parse_type, CqlType, NativeType, UdtRegistry};
 use cqlwire_codec::value::{self, json};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
 use serde_json::{Map, Number, Value as Json};
-use std::borrow::Cow;
 
 /// Nesting accepted when turning Python objects into JSON (deeper values are refused, not a crash).
 const MAX_DEPTH: usize = 256;
@@ -30,15 +31,15 @@ pub(crate) fn cql_type(text: &str, udts: &[String]) -> PyResult<CqlType> {
 /// >>> cqlwire.encode("map<text, int>", [["a", 1]]).hex()
 /// '0000000100000001610000000400000001'
 #[pyfunction]
-#[pyo3(signature = (cql_type, value, *, udts = Vec::new()))]
+#[pyo3(signature = (cql_type, value, *, udts = None))]
 pub(crate) fn encode(
     py: Python<'_>,
     cql_type: &str,
     value: &Bound<'_, PyAny>,
-    udts: Vec<String>,
+    udts: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyBytes>> {
-    let ty = self::cql_type(cql_type, &udts)?;
-    let document = to_json(value, 0)?;
+    let ty = self::cql_type(cql_type, &declarations(udts)?)?;
+    let document = to_json(value, Some(&ty), 0)?;
     let parsed = json::from_json(&ty, &document)
         .map_err(|e| value_error(format!("invalid {ty} value: {e}")))?;
     let bytes = value::encode(&ty, &parsed)
@@ -53,21 +54,81 @@ pub(crate) fn encode(
 /// >>> cqlwire.decode("list<int>", bytes.fromhex("0000000200000004000000010000000400000002"))
 /// [1, 2]
 #[pyfunction]
-#[pyo3(signature = (cql_type, data, *, udts = Vec::new()))]
+#[pyo3(signature = (cql_type, data, *, udts = None))]
 pub(crate) fn decode<'py>(
     py: Python<'py>,
     cql_type: &str,
-    data: Cow<'_, [u8]>,
-    udts: Vec<String>,
+    data: &Bound<'py, PyAny>,
+    udts: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let ty = self::cql_type(cql_type, &udts)?;
+    let ty = self::cql_type(cql_type, &declarations(udts)?)?;
+    let data = crate::bytes_argument(data, "data")?;
     let decoded = value::decode(&ty, &data).map_err(value_error)?;
     from_json(py, &json::to_json(&ty, &decoded))
 }
 
-/// A Python object as JSON: bool, int (beyond 64 bits as a decimal string), float (NaN and the
-/// infinities as their strings), str, bytes (as `0x…`), None, list/tuple, dict with str keys.
-fn to_json(object: &Bound<'_, PyAny>, depth: usize) -> PyResult<Json> {
+/// The `udts` argument: a list or tuple of declarations (`name(field type, ...)`); a lone string is
+/// refused rather than read as a sequence of one-character declarations.
+fn declarations(udts: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(udts) = udts else {
+        return Ok(Vec::new());
+    };
+    let refused =
+        || {
+            PyTypeError::new_err(format!(
+            "udts must be a list of declarations such as ['addr(street text, zip int)'], not a {}",
+            udts.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+        };
+    if udts.is_instance_of::<PyString>() || udts.is_instance_of::<PyBytes>() {
+        return Err(refused());
+    }
+    let items = udts.try_iter().map_err(|_| refused())?;
+    items
+        .map(|item| item?.extract::<String>().map_err(|_| refused()))
+        .collect()
+}
+
+/// The type of the items of a JSON array read as `ty`: a list, set or vector's element type, a
+/// map's `[key, value]` pair (as a tuple of the two), else none known.
+fn item_type(ty: Option<&CqlType>, index: usize) -> Option<CqlType> {
+    match ty? {
+        CqlType::List(element) | CqlType::Set(element) | CqlType::Vector(element, _) => {
+            Some(element.as_ref().clone())
+        }
+        CqlType::Map(key, value) => Some(CqlType::Tuple(vec![
+            key.as_ref().clone(),
+            value.as_ref().clone(),
+        ])),
+        CqlType::Tuple(components) => components.get(index).cloned(),
+        _ => None,
+    }
+}
+
+/// The type of the value under `key` of a JSON object read as `ty`: a UDT's field, a map's value.
+fn entry_type<'t>(ty: Option<&'t CqlType>, key: &str) -> Option<&'t CqlType> {
+    match ty? {
+        CqlType::Udt(udt) => udt.fields.iter().find(|(n, _)| n == key).map(|(_, t)| t),
+        CqlType::Map(_, value) => Some(value),
+        _ => None,
+    }
+}
+
+/// A Python int as decimal text, through its bytes (no limit on the digits, unlike `str(int)`).
+fn int_text(object: &Bound<'_, PyAny>) -> PyResult<String> {
+    let bits: usize = object.call_method0("bit_length")?.extract()?;
+    let signed = pyo3::types::PyDict::new(object.py());
+    signed.set_item("signed", true)?;
+    let bytes = object.call_method("to_bytes", (bits / 8 + 1, "big"), Some(&signed))?;
+    let bytes = bytes.cast::<PyBytes>()?;
+    Ok(num_bigint::BigInt::from_signed_bytes_be(bytes.as_bytes()).to_string())
+}
+
+/// A Python object as JSON for a value of `ty` (None where not known): bool, int (beyond 64 bits
+/// as a decimal string), float (NaN and the infinities as their strings; for a float type rounded
+/// to float first, as the driver's `struct.pack('>f')`), str, bytes or bytearray (as `0x…`, for a
+/// blob only), None, list/tuple, dict with str keys.
+fn to_json(object: &Bound<'_, PyAny>, ty: Option<&CqlType>, depth: usize) -> PyResult<Json> {
     if depth > MAX_DEPTH {
         return Err(value_error(format!(
             "the value nests deeper than {MAX_DEPTH} levels"
@@ -86,10 +147,15 @@ fn to_json(object: &Bound<'_, PyAny>, depth: usize) -> PyResult<Json> {
         if let Ok(u) = object.extract::<u64>() {
             return Ok(Json::from(u));
         }
-        return Ok(Json::String(object.str()?.to_cow()?.into_owned()));
+        return Ok(Json::String(int_text(object)?));
     }
     if let Ok(f) = object.cast::<PyFloat>() {
-        let x = f.value();
+        let mut x = f.value();
+        if ty == Some(&CqlType::Native(NativeType::Float)) && (x as f32).is_finite() {
+            // Rounded once, from the double (a float's shortest text read as float could round
+            // the other way): the float it gives is exactly a double, written in full.
+            x = f64::from(x as f32);
+        }
         return Ok(Number::from_f64(x).map_or_else(
             || {
                 Json::String(
@@ -109,10 +175,16 @@ fn to_json(object: &Bound<'_, PyAny>, depth: usize) -> PyResult<Json> {
     if let Ok(s) = object.cast::<PyString>() {
         return Ok(Json::String(s.to_cow()?.into_owned()));
     }
-    if let Ok(b) = object.cast::<PyBytes>() {
+    if object.is_instance_of::<PyBytes>() || object.is_instance_of::<PyByteArray>() {
+        if let Some(other) = ty.filter(|t| **t != CqlType::Native(NativeType::Blob)) {
+            return Err(PyTypeError::new_err(format!(
+                "bytes are a blob value, not {other} (decode them to str first for text)"
+            )));
+        }
+        let bytes: Vec<u8> = object.extract()?;
         return Ok(Json::String(format!(
             "0x{}",
-            cqlwire_codec::hex::encode(b.as_bytes())
+            cqlwire_codec::hex::encode(&bytes)
         )));
     }
     if let Ok(d) = object.cast::<PyDict>() {
@@ -121,14 +193,17 @@ fn to_json(object: &Bound<'_, PyAny>, depth: usize) -> PyResult<Json> {
             let key = key.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err("dict keys must be str (use [key, value] pairs for maps)")
             })?;
-            map.insert(key.to_cow()?.into_owned(), to_json(&item, depth + 1)?);
+            let key = key.to_cow()?.into_owned();
+            let value = to_json(&item, entry_type(ty, &key), depth + 1)?;
+            map.insert(key, value);
         }
         return Ok(Json::Object(map));
     }
     if object.is_instance_of::<PyList>() || object.is_instance_of::<PyTuple>() {
         let items = object
             .try_iter()?
-            .map(|item| to_json(&item?, depth + 1))
+            .enumerate()
+            .map(|(i, item)| to_json(&item?, item_type(ty, i).as_ref(), depth + 1))
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Json::Array(items));
     }
@@ -175,9 +250,14 @@ fn from_json<'py>(py: Python<'py>, json: &Json) -> PyResult<Bound<'py, PyAny>> {
 /// 0004  00000004                    element length 4 [element 0]
 /// 0008  0000002a                    int 42 [element 0]
 #[pyfunction]
-#[pyo3(signature = (cql_type, data, *, udts = Vec::new()))]
-pub(crate) fn explain(cql_type: &str, data: Cow<'_, [u8]>, udts: Vec<String>) -> PyResult<String> {
-    let ty = self::cql_type(cql_type, &udts)?;
+#[pyo3(signature = (cql_type, data, *, udts = None))]
+pub(crate) fn explain(
+    cql_type: &str,
+    data: &Bound<'_, PyAny>,
+    udts: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let ty = self::cql_type(cql_type, &declarations(udts)?)?;
+    let data = crate::bytes_argument(data, "data")?;
     let explanation = value::explain(&ty, &data);
     let mut text = Vec::new();
     value::explain::write_lines(&mut text, &explanation.lines, &data, 0, 0).map_err(value_error)?;

@@ -418,7 +418,10 @@ fn convert_error(error: ConvertError) -> PyErr {
 /// `cql_type` defaults to `vector<float, N>` for float16/32, `vector<double, N>` for float64,
 /// `vector<bigint, N>` for int64 and `vector<int, N>` for other integers.
 ///
-/// `format="list"` returns one `bytes` per row (None for a null Arrow row), `"raw"` one `bytes` of
+/// A null row (a null Arrow row, a `None` row of a sequence, a fully masked row of a `numpy.ma`
+/// array) is None in a list, -1 when framed and an error in raw bytes; a masked element is an error.
+///
+/// `format="list"` returns one `bytes` per row (None for a null row), `"raw"` one `bytes` of
 /// every value, `"framed"` each value as a protocol `[bytes]` (4-byte length, -1 for null).
 ///
 /// >>> import numpy as np
@@ -438,8 +441,9 @@ pub(crate) fn serialize_vectors<'py>(
     if arrow::is_arrow(data) && data.cast::<PyUntypedArray>().is_err() {
         return serialize_arrow(py, data, cql_type, format);
     }
-    let array = match data.cast::<PyUntypedArray>() {
-        Ok(array) => array.clone(),
+    let numpy = py.import("numpy")?;
+    let (array, validity) = match data.cast::<PyUntypedArray>() {
+        Ok(array) => unmasked(&numpy, array)?,
         Err(_) => {
             if data.is_instance_of::<pyo3::types::PyString>() || data.is_instance_of::<PyBytes>() {
                 return Err(type_error(
@@ -447,14 +451,149 @@ pub(crate) fn serialize_vectors<'py>(
                      numbers, not a string",
                 ));
             }
-            py.import("numpy")?
-                .call_method1("asarray", (data,))?
-                .cast_into::<PyUntypedArray>()?
+            let (rows, validity) =
+                if data.is_instance_of::<PyList>() || data.is_instance_of::<PyTuple>() {
+                    let (rows, validity) = filled_rows(data, cql_type)?;
+                    (PyList::new(py, rows)?.into_any(), validity)
+                } else {
+                    (data.clone(), None)
+                };
+            let array = numpy
+                .call_method1("asarray", (rows,))?
+                .cast_into::<PyUntypedArray>()?;
+            (array, validity)
         }
     };
     let source = Borrowed::new(&array, 2)?;
     let encoder = encoder_for(cql_type, source.element, source.shape.1)?;
-    serialize_rows(py, &encoder, source.rows(), source.shape, format)
+    let Some(validity) = validity else {
+        return serialize_rows(py, &encoder, source.rows(), source.shape, format);
+    };
+    if let Err((_, error)) = cqlwire_vector::output::check_nulls(
+        0,
+        Some(&validity),
+        NullPolicy::Null,
+        match format {
+            Format::Raw => OutputFormat::Raw,
+            Format::List | Format::Framed => OutputFormat::Framed,
+        },
+    ) {
+        return Err(value_error(error));
+    }
+    let values = serialize_rows(py, &encoder, source.rows(), source.shape, Format::List)?;
+    let values = values.cast_into::<PyList>()?;
+    let rows: Vec<Option<Bound<'py, PyBytes>>> = values
+        .iter()
+        .zip(&validity)
+        .map(|(value, &valid)| valid.then(|| value.cast_into::<PyBytes>()).transpose())
+        .collect::<Result<_, _>>()?;
+    match format {
+        Format::List => Ok(PyList::new(py, rows)?.into_any()),
+        _ => {
+            let mut out = Vec::new();
+            for row in &rows {
+                match row {
+                    Some(value) => {
+                        let length = i32::try_from(value.as_bytes().len()).map_err(|_| {
+                            value_error("a value is over the 2 GiB a [bytes] can hold")
+                        })?;
+                        out.extend_from_slice(&length.to_be_bytes());
+                        out.extend_from_slice(value.as_bytes());
+                    }
+                    None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+                }
+            }
+            Ok(PyBytes::new(py, &out).into_any())
+        }
+    }
+}
+
+/// Which rows are valid (not null), when some are not; None when every row is.
+type Validity = Option<Vec<bool>>;
+
+/// A NumPy array without its mask: a masked array's data and which rows are valid (a row whose
+/// every element is masked is a null row, as an Arrow null; a row with some masked elements is an
+/// error naming the first, as a null element of an Arrow row is); a plain array as it is.
+fn unmasked<'py>(
+    numpy: &Bound<'py, PyModule>,
+    array: &Bound<'py, PyUntypedArray>,
+) -> PyResult<(Bound<'py, PyUntypedArray>, Validity)> {
+    let masked = numpy.getattr("ma")?.getattr("MaskedArray")?;
+    if !array.is_instance(&masked)? || array.ndim() != 2 {
+        return Ok((array.clone(), None));
+    }
+    let mask = numpy
+        .getattr("ma")?
+        .call_method1("getmaskarray", (array,))?;
+    let whole: Vec<bool> = mask.call_method1("all", (1,))?.extract()?;
+    let any: Vec<bool> = mask.call_method1("any", (1,))?.extract()?;
+    if let Some(row) = (0..whole.len()).find(|&i| any[i] && !whole[i]) {
+        let element: usize = mask.get_item(row)?.call_method0("argmax")?.extract()?;
+        return Err(value_error(format!(
+            "row {row} element {element} is masked (a masked row is a null row only when all \
+             its elements are masked)"
+        )));
+    }
+    let data = numpy
+        .getattr("ma")?
+        .call_method1("getdata", (array,))?
+        .cast_into::<PyUntypedArray>()?;
+    let validity = whole.iter().map(|masked| !masked).collect::<Vec<bool>>();
+    Ok((data, validity.contains(&false).then_some(validity)))
+}
+
+/// The rows of a sequence of sequences, each checked to have the first row's length, with a
+/// `None` row (a null row) filled with zeros and marked invalid.
+fn filled_rows<'py>(
+    data: &Bound<'py, PyAny>,
+    cql_type: Option<&str>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, Validity)> {
+    let py = data.py();
+    let rows = data
+        .try_iter()?
+        .collect::<PyResult<Vec<Bound<'py, PyAny>>>>()?;
+    let mut dimension = None;
+    for (i, row) in rows.iter().enumerate() {
+        if row.is_none() {
+            continue;
+        }
+        let Ok(len) = row.len() else {
+            return Err(type_error(format!(
+                "row {i} is a {}, not a sequence of numbers",
+                row.get_type().name()?
+            )));
+        };
+        match dimension {
+            None => dimension = Some((i, len)),
+            Some((first, expected)) if expected != len => {
+                return Err(value_error(format!(
+                    "row {i} has {len} elements, but row {first} has {expected}"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    let validity: Vec<bool> = rows.iter().map(|row| !row.is_none()).collect();
+    if !validity.contains(&false) {
+        return Ok((rows, None));
+    }
+    // A null row takes the place of a copy of the first valid row (so the element type read is
+    // that of the valid rows), or of zeros when every row is null.
+    let filler = match dimension {
+        Some((first, _)) => rows[first].clone(),
+        None => match cql_type
+            .map(|text| values::cql_type(text, &[]))
+            .transpose()?
+        {
+            Some(CqlType::Vector(_, n)) => PyList::new(py, std::iter::repeat_n(0, n))?.into_any(),
+            _ => return Err(convert_error(ConvertError::Empty)),
+        },
+    };
+    let rows = rows
+        .into_iter()
+        .map(|row| if row.is_none() { filler.clone() } else { row })
+        .collect();
+    Ok((rows, Some(validity)))
 }
 
 /// The NumPy dtype that holds the elements of a vector type, for reading values back.

@@ -230,7 +230,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let type_text = args.target_type.as_deref().unwrap_or_default();
     // Type errors before the output is opened.
-    let target = convert::target_type(options.target.clone(), reader.as_ref())
+    let target = convert::target_type(options.target.clone(), reader.as_ref(), format)
         .map_err(|error| convert_error(error, type_text))?;
     VectorEncoder::new(&target).map_err(vector_error)?;
     // Like other bulk writers (cp, NumPy, pyarrow), no fsync of gigabytes before the atomic rename.
@@ -337,7 +337,8 @@ fn convert_error(error: ConvertError, type_text: &str) -> CliError {
             "--type {type_text} has dimension {declared} but the input's rows have {dimension} \
              elements"
         )),
-        ConvertError::Empty | ConvertError::Threads(_) => CliError::data(error),
+        ConvertError::Empty => CliError::data(format!("{error} (give --type)")),
+        ConvertError::Threads(_) => CliError::data(error),
     }
 }
 

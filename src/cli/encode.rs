@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let ty = cli_type(&args.type_text, &args.udts)?;
     let text = text_argument(args.value, "value")?;
     let parsed = if args.json {
-        let document: serde_json::Value = serde_json::from_str(&text)
+        let document = json::parse_document(&text)
             .map_err(|e| CliError::data(format!("invalid JSON: {e}")))?;
         json::from_json(&ty, &document)
     } else {

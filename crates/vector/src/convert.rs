@@ -81,8 +81,9 @@ pub enum ConvertError {
         /// The input's row length.
         dimension: usize,
     },
-    /// The input's rows have no elements, so there is no default target type.
-    #[error("the input's rows have no elements")]
+    /// The input's rows have no elements (or, for `npy` output, there are no rows), so there is no
+    /// default target type.
+    #[error("the input's rows have no elements, so there is no vector type to derive from them")]
     Empty,
     /// The worker threads could not be started, or one of them failed.
     #[error("{0}")]
@@ -162,7 +163,7 @@ pub fn convert<W: Destination + 'static>(
     options: &ConvertOptions,
     progress: &(dyn Fn(&Totals) + Sync),
 ) -> Result<(W, Totals), ConvertError> {
-    let target = target_type(options.target.clone(), reader.as_ref())?;
+    let target = target_type(options.target.clone(), reader.as_ref(), options.format)?;
     let encoder = VectorEncoder::new(&target)?;
     let writer_options = WriterOptions {
         format: options.format,
@@ -214,14 +215,20 @@ fn element_bytes(element: input::ElementType) -> usize {
 /// The target type: `requested` (a vector whose dimension is the input's), or the default for the
 /// input's element type and row length (vector<float, N> for f16/f32, vector<double, N> for f64,
 /// vector<bigint, N> for int64, vector<int, N> for other integers).
+///
+/// An input without rows (an empty shard) has no row length: any requested vector type fits it,
+/// and without one every format but `npy` (whose header needs the dimension) gets its empty output
+/// (then the type, a stand-in of dimension 1, writes nothing).
 pub fn target_type(
     requested: Option<CqlType>,
     reader: &dyn BatchReader,
+    format: OutputFormat,
 ) -> Result<CqlType, ConvertError> {
     let dimension = reader.dimension();
+    let no_rows = dimension == 0 && reader.rows() == Some(0);
     match requested {
         Some(CqlType::Vector(element, declared)) => {
-            if declared != dimension {
+            if declared != dimension && !no_rows {
                 return Err(ConvertError::Dimension {
                     requested: CqlType::Vector(element, declared),
                     declared,
@@ -235,13 +242,13 @@ pub fn target_type(
             dimension,
         }),
         None => {
-            if dimension == 0 {
+            if dimension == 0 && (!no_rows || format == OutputFormat::Npy) {
                 return Err(ConvertError::Empty);
             }
             let element = kernel::default_element(reader.element_type());
             Ok(CqlType::Vector(
                 Box::new(CqlType::Native(element)),
-                dimension,
+                dimension.max(1),
             ))
         }
     }

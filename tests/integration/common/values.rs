@@ -138,6 +138,16 @@ enum Place {
     VectorElement,
 }
 
+/// The first of the items whose keys (of type `ty`) have the same bytes: the text forms refuse a set
+/// element or map key given twice.
+fn first_of_each<T>(ty: &CqlType, items: Vec<T>, key: impl Fn(&T) -> &Value) -> Vec<T> {
+    let mut seen = std::collections::HashSet::new();
+    items
+        .into_iter()
+        .filter(|item| cqlwire_codec::value::encode(ty, key(item)).map_or(true, |b| seen.insert(b)))
+        .collect()
+}
+
 /// A random value of `ty` for `place`; tuples and UDTs may end early (down to no component).
 fn value_of(ty: &CqlType, place: Place) -> BoxedStrategy<Value> {
     let value = match ty {
@@ -153,17 +163,24 @@ fn value_of(ty: &CqlType, place: Place) -> BoxedStrategy<Value> {
                 plain
             }
         }
-        CqlType::List(element) | CqlType::Set(element) => {
-            proptest::collection::vec(value_of(element, Place::Item), 0..4)
-                .prop_map(Value::List)
+        CqlType::List(element) => proptest::collection::vec(value_of(element, Place::Item), 0..4)
+            .prop_map(Value::List)
+            .boxed(),
+        CqlType::Set(element) => {
+            let element = element.as_ref().clone();
+            proptest::collection::vec(value_of(&element, Place::Item), 0..4)
+                .prop_map(move |items| Value::List(first_of_each(&element, items, |v| v)))
                 .boxed()
         }
-        CqlType::Map(key, value) => proptest::collection::vec(
-            (value_of(key, Place::Item), value_of(value, Place::Item)),
-            0..4,
-        )
-        .prop_map(Value::Map)
-        .boxed(),
+        CqlType::Map(key, value) => {
+            let key = key.as_ref().clone();
+            proptest::collection::vec(
+                (value_of(&key, Place::Item), value_of(value, Place::Item)),
+                0..4,
+            )
+            .prop_map(move |entries| Value::Map(first_of_each(&key, entries, |(k, _)| k)))
+            .boxed()
+        }
         CqlType::Tuple(components) => {
             let all: Vec<_> = components
                 .iter()

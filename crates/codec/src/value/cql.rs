@@ -953,10 +953,11 @@ pub fn parse_cql(ty: &CqlType, text: &str) -> Result<Value, LiteralError> {
 
 /// `value` when the binary codec can encode it as `ty`, else its refusal (a top-level null, a
 /// duration with mixed signs, a null or empty vector element, ...): the text forms leave those rules
-/// to the one place that owns them, with the same message.
+/// to the one place that owns them, with the same message. A map key or set element given twice is
+/// refused too (the rule of both text forms, see `unique.rs`).
 pub(crate) fn encodable(ty: &CqlType, value: Value) -> Result<Value, LiteralError> {
     match super::encode(ty, &value) {
-        Ok(_) => Ok(value),
+        Ok(_) => super::unique::check_no_repeats(ty, &value).map(|()| value),
         Err(e) => Err(LiteralError {
             message: e.message,
             position: None,

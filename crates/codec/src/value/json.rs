@@ -369,6 +369,77 @@ fn write_of(w: &mut JsonWriter, ty: Option<&CqlType>, value: &Value) {
     }
 }
 
+/// Parses a JSON document for [`from_json`]: numbers keep their text, and an object that gives a
+/// key twice is an error (serde_json alone would keep the last value and drop the others).
+pub fn parse_document(text: &str) -> Result<Json, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    UniqueKeys.deserialize(&mut deserializer)?;
+    serde_json::from_str(text)
+}
+
+/// A serde visitor that walks a JSON document and fails on the first object with a repeated key.
+struct UniqueKeys;
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(UniqueKeys)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "key {} given twice in an object",
+                    to_json_string(&key)
+                )));
+            }
+            map.next_value_seed(UniqueKeys)?;
+        }
+        Ok(())
+    }
+}
+
 /// Reads a value of the type from JSON (the inverse of [`to_json`]); refuses what the binary codec
 /// cannot encode, as [`super::cql::parse_cql`] does. Errors name the path in the value.
 pub fn from_json(ty: &CqlType, json: &Json) -> Result<Value, LiteralError> {
@@ -554,25 +625,11 @@ impl Reader {
         Ok(Value::List(items))
     }
 
-    /// Reads a native value: JSON booleans and numbers directly, strings through the CQL text forms.
+    /// Reads a native value: JSON booleans directly, numbers and strings through the CQL text forms.
     fn native(&self, native: NativeType, json: &Json) -> Result<Value, LiteralError> {
         use NativeType as N;
         let text = match (native, json) {
             (N::Boolean, Json::Bool(b)) => return Ok(Value::Boolean(*b)),
-            (N::Float, Json::Number(n)) if !n.is_i64() && !n.is_u64() => {
-                let x = n.as_f64().ok_or_else(|| self.error("invalid float"))?;
-                let narrowed = x as f32;
-                if narrowed.is_infinite() {
-                    return Err(self.error(format!("{x} is out of range for float")));
-                }
-                return Ok(Value::Float(narrowed));
-            }
-            (N::Double, Json::Number(n)) if !n.is_i64() && !n.is_u64() => {
-                return n
-                    .as_f64()
-                    .map(Value::Double)
-                    .ok_or_else(|| self.error("invalid double"));
-            }
             (N::Text | N::Ascii | N::Blob, Json::String(s)) => s.clone(),
             (N::Text | N::Ascii | N::Blob, other) => {
                 return Err(self.error(format!(
@@ -580,7 +637,9 @@ impl Reader {
                     kind(other)
                 )))
             }
-            (_, Json::Number(n)) => n.to_string(),
+            // The number's own text (serde_json's `arbitrary_precision`), read as the CQL literal
+            // of the same text is: every digit and the scale kept, floats rounded once.
+            (_, Json::Number(n)) => n.as_str().to_owned(),
             (_, Json::String(s)) => s.clone(),
             (_, other) => {
                 return Err(self.error(format!("expected {native}, found {}", kind(other))));

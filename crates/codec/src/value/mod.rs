@@ -7,9 +7,11 @@ pub mod cql;
 pub mod explain;
 pub mod json;
 pub mod print;
+mod unique;
 mod wire;
 
 pub use crate::cursor::DecodeError;
+pub use unique::check_no_repeats;
 pub use wire::{
     decode, decode_pieces, decode_prefix, encode, encode_into, encode_vector_element, explain,
     explain_allowing_trailing, explain_each, time_of_day, EncodeError, ExplainLine, Explanation,

@@ -4,6 +4,7 @@
 
 use super::columnar::{choose_column, ColumnarReader, RecordBatches, Span};
 use super::guard::fenced;
+use super::ipc_claims::{check_file, CheckedStream};
 use super::source::Source;
 use super::{check_shard, BatchReader, InputError, InputOptions, RowSelection};
 use arrow_ipc::reader::{FileReader, StreamReader};
@@ -21,15 +22,17 @@ pub(crate) fn open(
 ) -> Result<Box<dyn BatchReader>, InputError> {
     let input = source.name().to_string();
     let invalid = |e| InputError::Data(format!("{input}: not a readable Arrow IPC input: {e}"));
+    let invalid_claim = |e| InputError::Data(format!("{input}: corrupt Arrow IPC input: {e}"));
     let (schema, batches): (_, RecordBatches) = if source.prefix(FILE_MAGIC.len())? == FILE_MAGIC {
-        let file = source.into_file()?;
+        let mut file = source.into_file()?;
+        check_file(&mut file).map_err(invalid_claim)?;
         let reader = fenced(&input, "the Arrow IPC schema", || {
             FileReader::try_new_buffered(file, None)
         })?
         .map_err(invalid)?;
         (reader.schema(), Box::new(reader))
     } else {
-        let stream = source.into_reader();
+        let stream = CheckedStream::new(source.into_reader());
         let reader = fenced(&input, "the Arrow IPC schema", || {
             StreamReader::try_new_buffered(stream, None)
         })?

@@ -401,7 +401,13 @@ impl ColumnarReader {
             batch_rows: batch_rows.max(1),
         };
         if reader.column.known_dimension.is_none() {
-            while let Some(batch) = reader.pull()? {
+            loop {
+                let Some(batch) = reader.pull()? else {
+                    // The whole input is read ahead: its row count is known.
+                    let read: usize = reader.pending.iter().map(RecordBatch::num_rows).sum();
+                    reader.rows = Some(read as u64);
+                    break;
+                };
                 let found = first_dimension(&batch, &reader.column);
                 reader.pending.push_back(batch);
                 if let Some(dimension) = found {

@@ -33,6 +33,7 @@ mod columnar;
 mod elements;
 mod flat;
 mod guard;
+mod ipc_claims;
 mod npy;
 mod parquet;
 mod parquet_leaf;

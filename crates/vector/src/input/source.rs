@@ -164,8 +164,11 @@ impl Source {
         match self.reader {
             Reader::File { file, .. } => Ok(file),
             Reader::Stream(mut stream) => {
-                let mut spool = tempfile::tempfile().map_err(io_error(&self.name))?;
-                io::copy(&mut stream, &mut spool).map_err(io_error(&self.name))?;
+                let mut spool = tempfile::tempfile()
+                    .map_err(|e| spool_error(&self.name, "cannot make a temporary file", e))?;
+                io::copy(&mut stream, &mut spool).map_err(|e| {
+                    spool_error(&self.name, "cannot copy it to a temporary file", e)
+                })?;
                 spool
                     .seek(SeekFrom::Start(0))
                     .map_err(io_error(&self.name))?;
@@ -201,6 +204,27 @@ fn stdin_file() -> Option<(File, u64)> {
 #[cfg(not(unix))]
 fn stdin_file() -> Option<(File, u64)> {
     None
+}
+
+/// The error of spooling a stream to a temporary file (`what` failed): names the folder, and
+/// TMPDIR when that chose it, since the input itself is fine.
+fn spool_error(name: &str, what: &str, error: io::Error) -> InputError {
+    let dir = std::env::temp_dir();
+    let folder = if std::env::var_os("TMPDIR").is_some() {
+        format!("TMPDIR={}", dir.display())
+    } else {
+        dir.display().to_string()
+    };
+    InputError::Io {
+        input: name.to_string(),
+        source: io::Error::new(
+            error.kind(),
+            format!(
+                "{what} in {folder} to read it with random access: {error} (set TMPDIR to a \
+                 writable folder, or give the input as a file)"
+            ),
+        ),
+    }
 }
 
 /// Turns an I/O error into an [`InputError`] about the input called `name`.

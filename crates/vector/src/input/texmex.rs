@@ -124,6 +124,10 @@ impl BatchReader for TexmexReader {
     }
 
     fn rows(&self) -> Option<u64> {
+        if self.dimension == 0 {
+            // Only an empty input has no dimension (a row declares at least 1).
+            return Some(0);
+        }
         self.end_row
             .filter(|_| self.source.len().is_some())
             .map(|end| end.saturating_sub(self.start_row))

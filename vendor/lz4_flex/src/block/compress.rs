@@ -389,7 +389,14 @@ pub(crate) fn compress_internal<T: HashTable, const USE_DICT: bool, S: Sink>(
     ext_dict: &[u8],
     input_stream_offset: usize,
 ) -> Result<usize, CompressError> {
-    compress_parse::<T, USE_DICT, S>(input, input_pos, output, dict, ext_dict, input_stream_offset)
+    compress_parse::<T, USE_DICT, S>(
+        input,
+        input_pos,
+        output,
+        dict,
+        ext_dict,
+        input_stream_offset,
+    )
 }
 
 /// [`compress_internal`] for an independent block: no prefix, no dictionary, positions from 0.
