@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{feed_all, fixture, Outcome};
+use common::{feed_all, fixture, reports, Outcome};
 use cqlwire_tls::{
     CipherSuite, Direction, KeyLog, SecretLabel, TlsConnection, TlsEvent, TlsProblemKind,
     TlsVersion,
@@ -247,13 +247,9 @@ fn wrong_keys_fail_authentication_on_the_first_protected_record_of_each_side() {
             KeyLog::from_reader(wrong_secrets(&capture.key_log_text).as_bytes()).expect("key log"),
         );
         let (outcome, _) = capture.run(Some(key_log), &capture.client, &capture.server, 1460);
-        let failures: Vec<_> = outcome
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                TlsEvent::Problem(p) => Some((p.direction, p.kind.clone())),
-                _ => None,
-            })
+        let failures: Vec<_> = reports(&outcome.events)
+            .into_iter()
+            .map(|p| (p.direction, p.kind.clone()))
             .collect();
         assert_eq!(failures.len(), 2, "{name}: {failures:?}");
         for direction in [Direction::ClientToServer, Direction::ServerToClient] {
@@ -269,20 +265,21 @@ fn wrong_keys_fail_authentication_on_the_first_protected_record_of_each_side() {
             outcome.client_plaintext.is_empty() && outcome.server_plaintext.is_empty(),
             "{name}"
         );
-        let printed = format!(
-            "{:?} {}",
-            outcome.events,
-            outcome
-                .events
+        // No secret, right or wrong, in any event's Debug or any problem's Display.
+        let printed: String = outcome
+            .events
+            .iter()
+            .map(|e| format!("{e:?}\n"))
+            .collect::<String>()
+            + &reports(&outcome.events)
                 .iter()
-                .map(|e| format!("{e:?}"))
-                .collect::<String>()
-        );
-        for secret in capture
-            .secrets()
-            .into_iter()
-            .chain(Capture::load(name).secrets())
-        {
+                .map(|p| format!("{p}\n"))
+                .collect::<String>();
+        let wrong = Capture {
+            key_log_text: wrong_secrets(&capture.key_log_text),
+            ..Capture::load(name)
+        };
+        for secret in capture.secrets().into_iter().chain(wrong.secrets()) {
             assert!(
                 !printed.to_lowercase().contains(&secret[..16]),
                 "{name}: a secret in {printed}"
@@ -395,17 +392,7 @@ fn a_record_header_claiming_too_much_is_malformed_and_stops_the_direction() {
     client[3] = 0xff;
     client[4] = 0xff;
     let (outcome, _) = capture.run(Some(capture.key_log()), &client, &capture.server, 1460);
-    let problems: Vec<_> = outcome
-        .events
-        .iter()
-        .filter_map(|e| {
-            if let TlsEvent::Problem(p) = e {
-                Some(p)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let problems = reports(&outcome.events);
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert_eq!(
         (problems[0].direction, problems[0].offset),
@@ -446,16 +433,7 @@ fn a_gap_stops_only_its_direction() {
     }
     connection.finish();
     events.extend(connection.take_events());
-    let problems: Vec<_> = events
-        .iter()
-        .filter_map(|e| {
-            if let TlsEvent::Problem(p) = e {
-                Some(p)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let problems = reports(&events);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert_eq!(
         (problems[0].direction, &problems[0].kind),

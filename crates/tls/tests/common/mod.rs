@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use cqlwire_tls::{Direction, TlsConnection, TlsEvent, TlsProblemKind};
+use cqlwire_tls::{Direction, TlsConnection, TlsEvent, TlsProblem, TlsProblemKind};
 
 /// A file under the repository's `fixtures/tls/`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -44,15 +44,9 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The problems reported, in order.
+    /// The kinds of the problems reported, in order.
     pub fn problems(&self) -> Vec<&TlsProblemKind> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                TlsEvent::Problem(p) => Some(&p.kind),
-                _ => None,
-            })
-            .collect()
+        reports(&self.events).into_iter().map(|p| &p.kind).collect()
     }
 }
 
@@ -76,4 +70,15 @@ pub fn feed_all(
     connection.finish();
     outcome.events.extend(connection.take_events());
     outcome
+}
+
+/// The problems among `events`, in order.
+pub fn reports(events: &[TlsEvent]) -> Vec<&TlsProblem> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TlsEvent::Problem(p) => Some(p),
+            _ => None,
+        })
+        .collect()
 }
