@@ -20,6 +20,9 @@ mod content_type {
     pub(crate) const HEARTBEAT: u8 = 24;
 }
 
+/// The level of an alert that ends the connection.
+const ALERT_FATAL: u8 = 2;
+
 /// How far the handshake has been followed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
@@ -53,7 +56,8 @@ struct Side {
     application_secret: Option<Secret>,
     /// TLS 1.3: whether the handshake keys are in use (this side's Finished not yet seen).
     in_handshake: bool,
-    /// Nothing more is read from this direction (a problem was reported).
+    /// Nothing more is read from this direction: a problem was reported, or it sent close_notify
+    /// or a fatal alert.
     stopped: bool,
 }
 
@@ -303,9 +307,9 @@ impl TlsConnection {
                 {
                     Err(TlsProblemKind::EarlyData)
                 }
-                Stage::Start => Err(TlsProblemKind::HandshakeNotSeen),
-                _ => Err(TlsProblemKind::MalformedRecord(
-                    "application data before the keys changed".into(),
+                Stage::Start | Stage::ClientHello => Err(TlsProblemKind::HandshakeNotSeen),
+                Stage::Negotiated { .. } => Err(TlsProblemKind::MalformedRecord(
+                    "application data before ChangeCipherSpec".into(),
                 )),
             },
         }
@@ -325,12 +329,20 @@ impl TlsConnection {
             )));
         }
         for pair in content.chunks_exact(2) {
-            self.events.push(TlsEvent::Alert(Alert {
+            let alert = Alert {
                 direction,
                 level: pair[0],
                 description: pair[1],
                 encrypted,
-            }));
+            };
+            self.events.push(TlsEvent::Alert(alert));
+            if alert.is_close_notify() || alert.level == ALERT_FATAL {
+                // Nothing after it counts (RFC 8446 §6): the direction is read no further.
+                let side = &mut self.sides[direction.index()];
+                side.stopped = true;
+                side.decrypter = None;
+                break;
+            }
         }
         Ok(())
     }

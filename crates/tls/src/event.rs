@@ -132,8 +132,8 @@ pub enum TlsProblemKind {
     MalformedRecord(String),
     /// A hello that does not parse.
     MalformedHandshake(String),
-    /// Encrypted records without the hellos before them (the capture started mid-connection):
-    /// there is no client random to find keys by.
+    /// Encrypted records without the hellos before them (the capture started mid-connection, or
+    /// lacks the other direction): there is no client random or suite to find keys by.
     HandshakeNotSeen,
     /// TLS 1.3 0-RTT early data, which is not decrypted; the client direction stops.
     EarlyData,

@@ -472,3 +472,31 @@ fn garbage_after_any_prefix_never_panics_and_reports_at_most_once_per_direction(
         }
     }
 }
+
+#[test]
+fn one_direction_alone_names_the_connection_and_says_the_keys_cannot_be_found() {
+    let capture = Capture::load("tls13-chacha20");
+    let mut connection = TlsConnection::new(Some(capture.key_log()));
+    let mut plaintext = Vec::new();
+    connection.feed(Direction::ClientToServer, &capture.client, &mut plaintext);
+    let events = connection.take_events();
+    let problems = reports(&events);
+    assert_eq!(events[0], TlsEvent::ClientHello);
+    assert_eq!(problems.len(), 1, "{events:?}");
+    assert_eq!(
+        (problems[0].direction, &problems[0].kind),
+        (
+            Some(Direction::ClientToServer),
+            &TlsProblemKind::HandshakeNotSeen
+        )
+    );
+    assert!(plaintext.is_empty());
+    assert_eq!(
+        connection.summary().server_name.as_deref(),
+        Some("cassandra.test")
+    );
+    assert_eq!(
+        connection.summary().to_string(),
+        r#"TLS, no ServerHello seen (offered TLS 1.3, TLS 1.2), SNI "cassandra.test""#
+    );
+}
