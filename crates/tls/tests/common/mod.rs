@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests: fixture files, hex, and feeding a connection.
+//! What the integration tests share: fixture files, hex, and feeding a connection.
 
 #![allow(dead_code)] // each test file uses a part
 
