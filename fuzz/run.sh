@@ -13,7 +13,7 @@ fi
 target=$1 seconds=$2
 shift 2
 case $target in
-  lz4_body | frame_stream | capture | protocol_stream) max_len=65540 ;;
+  lz4_body | frame_stream | capture | protocol_stream | tls) max_len=65540 ;;
   npy_header | vecs_readers) max_len=8192 ;;
   value_decoder) max_len=1024 ;;
   *) max_len=4096 ;;

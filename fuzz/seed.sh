@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Seeds every fuzz target's corpus (fuzz/corpus/<target>/, git-ignored) from the committed fixtures:
 # type strings, driver payloads and literals, malformed payloads, LZ4 bodies and frame streams, and the
-# convert inputs. Each seed file is named by the SHA-1 of its bytes, as libFuzzer names its own.
+# convert inputs, TLS captures and key logs. Each seed file is named by the SHA-1 of its bytes, as libFuzzer names its own.
 # Usage: fuzz/seed.sh   (from anywhere; needs python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,6 +111,32 @@ for name in ("cases", "v4-none", "v5-none"):
         message = json.loads(line)
         header = bytes([(message["version"] - 3) | 0x80, message["flags"], message["opcode"]])
         seed("message_body", header + bytes.fromhex(message["body"]), 4096)
+
+def tls_input(key_log, chunks):
+    """The tls target's input (fuzz/src/tls.rs): key log length and text, then chunks of at most
+    127 bytes, each behind a byte holding its direction (bit 7: server) and length."""
+    out = bytearray(b"\x00") + len(key_log).to_bytes(2, "little") + key_log
+    for side, data in chunks:
+        for i in range(0, len(data), 127):
+            piece = data[i:i + 127]
+            out += bytes([(0x80 if side == "server" else 0) | len(piece)]) + piece
+    return bytes(out)
+
+tls = root / "fixtures" / "tls"
+trace = json.loads((tls / "rfc8448.json").read_text())
+rfc_key_log = (tls / "rfc8448.keylog").read_bytes()
+seed("tls", tls_input(rfc_key_log, [(r["from"], bytes.fromhex(r["record"])) for r in trace["records"]]), 65540)
+seed("tls", b"\x01" + rfc_key_log, 65540)
+for capture in sorted((tls / "captures").iterdir()):
+    facts = json.loads((capture / "capture.json").read_text())
+    streams = {side: (capture / f"{side}.bin").read_bytes() for side in ("client", "server")}
+    offsets, chunks = {"client": 0, "server": 0}, []
+    for side, n in facts["order"]:
+        chunks.append((side, streams[side][offsets[side]:offsets[side] + n]))
+        offsets[side] += n
+    key_log = (capture / "keylog").read_bytes()
+    seed("tls", tls_input(key_log, chunks), 65540)  # cut at 64 KiB: the handshake and some data
+    seed("tls", b"\x01" + key_log, 65540)
 
 for target, count in sorted(counts.items()):
     print(f"{target}: {count} seeds")
