@@ -139,52 +139,38 @@ fn mappings_that_cannot_work_are_refused() {
     let error = Dataset::open(&renamed).unwrap_err();
     assert!(error.message().contains("nope"), "{}", error.message());
 
-    let other_dimension = [
+    // The sample Parquet file (id int64, emb list<float> of 128) against tables it cannot fill.
+    let key = |typ| column("id", native(typ), ColumnRole::PartitionKey(0));
+    let emb = |dimension| {
         column(
-            "id",
-            native(NativeType::BigInt),
-            ColumnRole::PartitionKey(0),
+            "emb",
+            vector(NativeType::Float, dimension),
+            ColumnRole::Regular,
+        )
+    };
+    let extra = column("extra", native(NativeType::Text), ColumnRole::Regular);
+    for (table, names, says) in [
+        (
+            vec![key(NativeType::BigInt), emb(64)],
+            &["id", "emb"][..],
+            "128 elements",
         ),
-        column("emb", vector(NativeType::Float, 64), ColumnRole::Regular),
-    ];
-    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
-    let error = dataset
-        .bind(&markers(&other_dimension, &["id", "emb"]), &other_dimension)
-        .unwrap_err();
-    assert!(
-        error.message().contains("128 elements"),
-        "{}",
-        error.message()
-    );
-
-    let timestamp_key = [
-        column(
-            "id",
-            native(NativeType::Timestamp),
-            ColumnRole::PartitionKey(0),
+        (
+            vec![key(NativeType::Timestamp), emb(128)],
+            &["id", "emb"],
+            "timestamp",
         ),
-        column("emb", vector(NativeType::Float, 128), ColumnRole::Regular),
-    ];
-    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
-    let error = dataset
-        .bind(&markers(&timestamp_key, &["id", "emb"]), &timestamp_key)
-        .unwrap_err();
-    assert_eq!(error.kind(), LoadErrorKind::Mapping);
-
-    let unfilled = [
-        column(
-            "id",
-            native(NativeType::BigInt),
-            ColumnRole::PartitionKey(0),
+        (
+            vec![key(NativeType::BigInt), emb(128), extra],
+            &["id", "emb", "extra"],
+            "extra",
         ),
-        column("emb", vector(NativeType::Float, 128), ColumnRole::Regular),
-        column("extra", native(NativeType::Text), ColumnRole::Regular),
-    ];
-    let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
-    let error = dataset
-        .bind(&markers(&unfilled, &["id", "emb", "extra"]), &unfilled)
-        .unwrap_err();
-    assert!(error.message().contains("extra"), "{}", error.message());
+    ] {
+        let mut dataset = Dataset::open(&options(sample("train.parquet"))).unwrap();
+        let error = dataset.bind(&markers(&table, names), &table).unwrap_err();
+        assert_eq!(error.kind(), LoadErrorKind::Mapping);
+        assert!(error.message().contains(says), "{}", error.message());
+    }
 }
 
 #[test]
