@@ -994,8 +994,10 @@ pub fn protocol_stream(data: &[u8]) {
 pub fn inspect(data: &[u8]) {
     use cqlwire_codec::value::json::JsonWriter;
     use cqlwire_protocol::capture::Capture;
+    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
     use cqlwire_protocol::inspect::{stats::Stats, Inspector, Options, Record};
     use cqlwire_protocol::message::ValueForm;
+    let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
@@ -1014,12 +1016,22 @@ pub fn inspect(data: &[u8]) {
                 Record::Message(m) => {
                     if let Ok(message) = &m.message {
                         let _ = message.to_json();
-                        let mut redacted = JsonWriter::new();
-                        redacted.begin_object();
-                        message.write_json_fields(&mut redacted, ValueForm::Redacted);
-                        redacted.end_object();
-                        serde_json::from_slice::<serde_json::Value>(&redacted.buf)
-                            .expect("redacted JSON is valid");
+                        for form in [ValueForm::Masked, ValueForm::Redacted(&key)] {
+                            let mut shown = JsonWriter::new();
+                            shown.begin_object();
+                            message.write_json_fields(&mut shown, form);
+                            shown.end_object();
+                            serde_json::from_slice::<serde_json::Value>(&shown.buf)
+                                .expect("masked and redacted JSON is valid");
+                            let _ = message.gist_in(form);
+                            if let Some(explained) = &m.explained {
+                                let _ = form.explain_lines(
+                                    explained,
+                                    &m.body,
+                                    m.header.opcode.to_byte(),
+                                );
+                            }
+                        }
                         let _ = message.gist();
                     }
                     seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));

@@ -1,0 +1,551 @@
+//! What `inspect` shows of the data a capture carries: everything ([`ValueForm::Plain`],
+//! `--show-secrets`), everything but passwords ([`ValueForm::Masked`], the default), or nothing of
+//! it ([`ValueForm::Redacted`], `--redact`).
+//!
+//! Passwords are the one in a SASL PLAIN token (an AUTH_RESPONSE of `authzid\0user\0password`,
+//! RFC 4616) and the string literal after `PASSWORD` or `HASHED PASSWORD` in a `CREATE`/`ALTER`
+//! `ROLE`/`USER` statement (`WITH PASSWORD = '…'`, `AND PASSWORD = $$…$$`, `WITH PASSWORD '…'`):
+//! masked, they read `<password: N bytes>`; redacted too, never hashed.
+//!
+//! Redacted, every other piece of captured data becomes its type, its length and a keyed hash
+//! ([`KeyedHash`]): row and bound values, auth tokens, custom payload values and paging states;
+//! every literal of a query text becomes `?<kind>:<hash>` ([`redact_query`]), comments are dropped;
+//! in server text (error messages, warnings) every quoted or bracketed span and every word with a
+//! digit or that is `true`/`false` becomes `?:<hash>` ([`redact_server_text`]).
+
+use super::cql_lexer::{tokens, Token, TokenKind};
+use super::keyed_hash::KeyedHash;
+use crate::message::{ColumnType, Explained};
+use crate::value::json::JsonWriter;
+use crate::value::ExplainLine;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// How the data of a capture is written: values, tokens, query text, server text.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum ValueForm<'k> {
+    /// Everything as captured (values as `decode --format json` prints them).
+    #[default]
+    Plain,
+    /// As captured, passwords excepted: `<password: N bytes>`.
+    Masked,
+    /// Nothing captured: values, tokens, payloads, paging states, literals and quoted server text
+    /// replaced by their type, length and a tag under this key; nulls and unsets stay.
+    Redacted(&'k KeyedHash),
+}
+
+/// The opcode of AUTH_RESPONSE, whose token may be SASL PLAIN credentials.
+const AUTH_RESPONSE: u8 = 0x0F;
+
+/// `<password: N bytes>`.
+pub fn password_text(len: usize) -> String {
+    format!("<password: {len} bytes>")
+}
+
+/// `<redacted: N bytes, TAG>`.
+fn redacted_text(hash: &KeyedHash, bytes: &[u8]) -> String {
+    format!("<redacted: {} bytes, {}>", bytes.len(), hash.tag(bytes))
+}
+
+/// Writes `{"$redacted": TAG, "len": N}`.
+pub(crate) fn write_redacted_bytes(w: &mut JsonWriter, tag: &str, len: usize) {
+    w.begin_object();
+    w.key("$redacted");
+    w.str(tag);
+    w.key("len");
+    w.u64(len as u64);
+    w.end_object();
+}
+
+/// SASL PLAIN credentials (RFC 4616): `authzid NUL authcid NUL passwd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaslPlain<'t> {
+    /// The authorization identity (often empty).
+    pub authzid: &'t [u8],
+    /// The user.
+    pub user: &'t [u8],
+    /// The password.
+    pub password: &'t [u8],
+}
+
+/// The SASL PLAIN credentials a token holds: exactly two NUL bytes and a user.
+pub fn sasl_plain(token: &[u8]) -> Option<SaslPlain<'_>> {
+    let mut parts = token.split(|&b| b == 0);
+    let (authzid, user, password) = (parts.next()?, parts.next()?, parts.next()?);
+    (parts.next().is_none() && !user.is_empty()).then_some(SaslPlain {
+        authzid,
+        user,
+        password,
+    })
+}
+
+/// Bytes as text for a line: the UTF-8 they hold, lossy.
+fn lossy(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}
+
+impl ValueForm<'_> {
+    /// The key of a redacted form.
+    pub fn key(&self) -> Option<&KeyedHash> {
+        match self {
+            ValueForm::Redacted(hash) => Some(hash),
+            _ => None,
+        }
+    }
+
+    /// A query text as shown: passwords masked (unless plain), literals replaced when redacted.
+    pub fn query<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self {
+            ValueForm::Plain => Cow::Borrowed(text),
+            ValueForm::Masked => redact_query(text, None),
+            ValueForm::Redacted(hash) => redact_query(text, Some(hash)),
+        }
+    }
+
+    /// A statement of the statistics (see [`crate::inspect::statement`]): its query text as
+    /// [`ValueForm::query`] shows it; `EXECUTE 0x<id>` and `BATCH …` as they are.
+    pub fn statement<'t>(&self, statement: &'t str) -> Cow<'t, str> {
+        if statement.starts_with("EXECUTE 0x") || statement.starts_with("BATCH ") {
+            return Cow::Borrowed(statement);
+        }
+        match statement.strip_prefix("PREPARE ") {
+            Some(query) => match self.query(query) {
+                Cow::Borrowed(_) => Cow::Borrowed(statement),
+                Cow::Owned(query) => Cow::Owned(format!("PREPARE {query}")),
+            },
+            None => self.query(statement),
+        }
+    }
+
+    /// A server's text (error message, warning) as shown: quoted spans and numbers replaced when
+    /// redacted.
+    pub fn server_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self {
+            ValueForm::Redacted(hash) => Cow::Owned(redact_server_text(text, hash)),
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// Writes opaque bytes (a paging state, a custom payload value): `"0x…"`, or redacted.
+    pub fn write_bytes(&self, w: &mut JsonWriter, bytes: Option<&[u8]>) {
+        match (bytes, self) {
+            (None, _) => w.null(),
+            (Some(bytes), ValueForm::Redacted(hash)) => {
+                write_redacted_bytes(w, &hash.tag(bytes), bytes.len());
+            }
+            (Some(bytes), _) => w.hex(bytes),
+        }
+    }
+
+    /// Writes the token of an AUTH_* message of `opcode`: `"0x…"`; masked, SASL PLAIN credentials
+    /// as `{"sasl_plain": {"authzid", "user", "password": "<password: N bytes>"}}`; redacted.
+    pub fn write_token(&self, w: &mut JsonWriter, opcode: u8, token: Option<&[u8]>) {
+        let plain = token
+            .filter(|_| opcode == AUTH_RESPONSE)
+            .and_then(sasl_plain);
+        match (self, plain) {
+            (ValueForm::Masked, Some(plain)) => {
+                w.begin_object();
+                w.key("sasl_plain");
+                w.begin_object();
+                w.key("authzid");
+                w.str(&lossy(plain.authzid));
+                w.key("user");
+                w.str(&lossy(plain.user));
+                w.key("password");
+                w.str(&password_text(plain.password.len()));
+                w.end_object();
+                w.end_object();
+            }
+            _ => self.write_bytes(w, token),
+        }
+    }
+
+    /// The gist of a token: its length, and the SASL PLAIN user and password (masked unless plain;
+    /// nothing of them redacted).
+    pub fn token_gist(&self, opcode: u8, token: Option<&[u8]>) -> String {
+        let Some(token) = token else {
+            return "null token".into();
+        };
+        let plural = if token.len() == 1 { "" } else { "s" };
+        let length = format!("{} byte{plural}", token.len());
+        let plain = Some(token)
+            .filter(|_| opcode == AUTH_RESPONSE)
+            .and_then(sasl_plain);
+        match (self, plain) {
+            (ValueForm::Redacted(hash), _) => format!("{length}, {}", redacted_text(hash, token)),
+            (ValueForm::Masked, Some(plain)) => format!(
+                "{length}, SASL PLAIN user {:?} {}",
+                lossy(plain.user),
+                password_text(plain.password.len())
+            ),
+            (ValueForm::Plain, Some(plain)) => format!(
+                "{length}, SASL PLAIN user {:?} password {:?}",
+                lossy(plain.user),
+                lossy(plain.password)
+            ),
+            _ => length,
+        }
+    }
+
+    /// The explain lines of a message of `opcode` as shown: each span of captured data the reader
+    /// marked ([`Explained::spans`]) that this form hides becomes one line (its length prefix and
+    /// what it was, redacted or masked), and the lines inside it go.
+    pub fn explain_lines<'e>(
+        &self,
+        explained: &'e Explained,
+        body: &[u8],
+        opcode: u8,
+    ) -> Cow<'e, [ExplainLine]> {
+        if matches!(self, ValueForm::Plain) || explained.spans.is_empty() {
+            return Cow::Borrowed(&explained.lines);
+        }
+        let spans = &explained.spans;
+        let mut lines = Vec::with_capacity(explained.lines.len());
+        for line in &explained.lines {
+            let at = spans.partition_point(|s| s.range.start <= line.offset);
+            // A line is in the span that starts at or before it and ends after it, unless it
+            // is a line of no bytes at the span's start (the opcode's name before an AUTH token);
+            // a span of no bytes (a prepared query) is the line of no bytes at its place.
+            let span = at.checked_sub(1).map(|i| &spans[i]).filter(|s| {
+                if s.range.is_empty() {
+                    line.len == 0 && line.offset == s.range.start
+                } else {
+                    line.offset < s.range.end && (line.offset > s.range.start || line.len > 0)
+                }
+            });
+            let Some(span) = span else {
+                lines.push(line.clone());
+                continue;
+            };
+            if line.offset != span.range.start {
+                // Inside a span: kept only when the span is shown as it is.
+                if self.hidden(span, body, opcode).is_none() {
+                    lines.push(line.clone());
+                }
+                continue;
+            }
+            match self.hidden(span, body, opcode) {
+                Some(meaning) => lines.push(ExplainLine {
+                    len: span.prefix,
+                    meaning,
+                    ..line.clone()
+                }),
+                None => lines.push(line.clone()),
+            }
+        }
+        Cow::Owned(lines)
+    }
+
+    /// What the first line of `span` says when this form hides it; `None` when it is shown as it is.
+    fn hidden(&self, span: &SecretSpan, body: &[u8], opcode: u8) -> Option<String> {
+        let content = body
+            .get(span.range.start + span.prefix..span.range.end)
+            .unwrap_or_default();
+        let what = &span.what;
+        let len = content.len();
+        let bytes = if len == 1 { "byte" } else { "bytes" };
+        let query = match &span.kind {
+            SpanKind::PreparedQuery(query) => Cow::Borrowed(query.as_str()),
+            _ => lossy(content),
+        };
+        match (self, &span.kind) {
+            (ValueForm::Plain, _) => None,
+            (ValueForm::Redacted(hash), SpanKind::Value(ty)) => {
+                let ty = ty.as_ref();
+                let canonical = super::redact::canonical_bytes(ty, content);
+                let tag = hash.tag(&canonical);
+                Some(match ty {
+                    Some(ty) => format!("{what} ({ty}), {len} {bytes}: <redacted {tag}>"),
+                    None => format!("{what}: {len} {bytes} (type unknown): <redacted {tag}>"),
+                })
+            }
+            (ValueForm::Redacted(hash), SpanKind::Bytes) => {
+                Some(format!("{what} {}", redacted_text(hash, content)))
+            }
+            (ValueForm::Redacted(hash), SpanKind::ServerText) => {
+                Some(format!("{what} {:?}", redact_server_text(&query, hash)))
+            }
+            (ValueForm::Redacted(hash), SpanKind::Query | SpanKind::PreparedQuery(_)) => {
+                Some(format!("{what} {:?}", redact_query(&query, Some(hash))))
+            }
+            (ValueForm::Masked, SpanKind::Bytes) if what == "token" && opcode == AUTH_RESPONSE => {
+                let plain = sasl_plain(content)?;
+                Some(format!(
+                    "{what} SASL PLAIN: authzid {:?}, user {:?}, {}",
+                    lossy(plain.authzid),
+                    lossy(plain.user),
+                    password_text(plain.password.len())
+                ))
+            }
+            (ValueForm::Masked, SpanKind::Query | SpanKind::PreparedQuery(_)) => {
+                match redact_query(&query, None) {
+                    Cow::Owned(masked) => Some(format!("{what} {masked:?}")),
+                    Cow::Borrowed(_) => None,
+                }
+            }
+            (ValueForm::Masked, _) => None,
+        }
+    }
+}
+
+/// What a span of a message body holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpanKind {
+    /// A row or bound value (`[value]`) of this type, when known.
+    Value(Option<ColumnType>),
+    /// `[bytes]`: an auth token, a paging state, a custom payload value.
+    Bytes,
+    /// A query text (`[long string]`).
+    Query,
+    /// The query text of the statement an EXECUTE runs, known from its PREPARE (a span of no
+    /// bytes).
+    PreparedQuery(String),
+    /// A server's text (`[string]`): an error message or a warning.
+    ServerText,
+}
+
+/// A part of a message body that holds captured data, marked by the body reader when it explains
+/// a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecretSpan {
+    /// Its bytes in the body, length prefix included.
+    pub range: Range<usize>,
+    /// The bytes of its length prefix (2 or 4).
+    pub prefix: usize,
+    /// What the reader calls it (`token`, `paging state`, a column's name, `message`).
+    pub what: String,
+    /// What it holds.
+    pub kind: SpanKind,
+}
+
+/// The name of a literal's kind in a placeholder (`?text:…`).
+fn literal_kind(kind: TokenKind) -> &'static str {
+    match kind {
+        TokenKind::Text => "text",
+        TokenKind::Integer => "integer",
+        TokenKind::Float => "float",
+        TokenKind::Boolean => "boolean",
+        TokenKind::Duration => "duration",
+        TokenKind::Uuid => "uuid",
+        TokenKind::Blob => "blob",
+        _ => "literal",
+    }
+}
+
+/// What a string literal says: `'…'` without its quotes and with `''` as `'`, `$$…$$` without
+/// its markers (an unterminated one to the end).
+fn string_content(literal: &str) -> Cow<'_, str> {
+    if let Some(body) = literal.strip_prefix("$$") {
+        return Cow::Borrowed(body.strip_suffix("$$").unwrap_or(body));
+    }
+    let body = literal.strip_prefix('\'').unwrap_or(literal);
+    if !body.contains('\'') {
+        return Cow::Borrowed(body);
+    }
+    // A quote ends the literal unless another follows it: then the two are one quote.
+    let mut content = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' && chars.next_if_eq(&'\'').is_none() {
+            break;
+        }
+        content.push(c);
+    }
+    Cow::Owned(content)
+}
+
+/// Whether the tokens `tokens[..at]` end a `CREATE`/`ALTER` `ROLE`/`USER` statement's
+/// `PASSWORD` or `PASSWORD =` (comments and spaces skipped).
+fn after_password(text: &str, significant: &[&Token]) -> bool {
+    let word = |t: &Token, w: &str| {
+        t.kind == TokenKind::Identifier && text[t.range.clone()].eq_ignore_ascii_case(w)
+    };
+    match significant {
+        [.., p, eq] if word(p, "password") && &text[eq.range.clone()] == "=" => true,
+        [.., p] => word(p, "password"),
+        [] => false,
+    }
+}
+
+/// The kinds of the tokens of a collection literal that starts at `tokens[at]` (`[` or `{`) when
+/// it holds only literals, separators and nested collections or tuples: its end (after the
+/// closing bracket) and whether it has a `:` at its top level (a map). `None` when it holds
+/// anything else (names, markers, function calls) or does not end.
+fn literal_collection(text: &str, tokens: &[Token], at: usize) -> Option<(usize, bool)> {
+    let mut depth = 0usize;
+    let mut colon = false;
+    let mut literals = 0;
+    for (i, t) in tokens.iter().enumerate().skip(at) {
+        let s = &text[t.range.clone()];
+        match t.kind {
+            TokenKind::Space | TokenKind::Comment => {}
+            kind if kind.is_literal() => literals += 1,
+            TokenKind::Symbol => match s {
+                "[" | "{" | "(" => depth += 1,
+                "]" | "}" | ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return (literals > 0).then_some((i + 1, colon));
+                    }
+                }
+                ":" => colon |= depth == 1,
+                "," => {}
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// A query text with its literals replaced by `?<kind>:<tag>` and its comments by a space when
+/// `hash` is given, and the passwords of role statements masked in any case (`<password: N
+/// bytes>`). A collection literal of literals only (`[1, 2]`, `{'a': 1}`) becomes one
+/// `?list:…`, `?set:…` or `?map:…`. A quoted name that does not end is redacted too. Borrowed
+/// when nothing changed.
+pub fn redact_query<'t>(text: &'t str, hash: Option<&KeyedHash>) -> Cow<'t, str> {
+    let all = tokens(text);
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    // The significant tokens of the current statement so far (no spaces or comments).
+    let mut significant: Vec<&Token> = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let t = &all[i];
+        let s = &text[t.range.clone()];
+        i += 1;
+        if t.kind == TokenKind::Comment || t.kind == TokenKind::Space {
+            if t.kind == TokenKind::Comment && hash.is_some() {
+                out.push(' ');
+                changed = true;
+            } else {
+                out.push_str(s);
+            }
+            continue;
+        }
+        let role_statement = matches!(
+            significant.as_slice(),
+            [verb, object, ..]
+                if ["create", "alter"].iter().any(|v| text[verb.range.clone()].eq_ignore_ascii_case(v))
+                && ["role", "user"].iter().any(|o| text[object.range.clone()].eq_ignore_ascii_case(o))
+        );
+        if t.kind == TokenKind::Text && role_statement && after_password(text, &significant) {
+            out.push_str(&password_text(string_content(s).len()));
+            changed = true;
+        } else if let Some(hash) = hash {
+            let opens = t.kind == TokenKind::Symbol && (s == "[" || s == "{");
+            // `m[…]` and `l[…]` index a column; a bracket after anything else opens a literal.
+            let indexes = s == "["
+                && significant.last().is_some_and(|p| {
+                    matches!(p.kind, TokenKind::Identifier | TokenKind::QuotedName)
+                        || [")", "]"].contains(&&text[p.range.clone()])
+                });
+            let collection = (opens && !indexes)
+                .then(|| literal_collection(text, &all, i - 1))
+                .flatten();
+            if let Some((end, map)) = collection {
+                let kind = match (s, map) {
+                    ("[", _) => "list",
+                    (_, true) => "map",
+                    _ => "set",
+                };
+                let source: String = all[i - 1..end]
+                    .iter()
+                    .filter(|t| !matches!(t.kind, TokenKind::Space | TokenKind::Comment))
+                    .map(|t| &text[t.range.clone()])
+                    .collect();
+                out.push_str(&format!("?{kind}:{}", hash.tag(source.as_bytes())));
+                changed = true;
+                significant.push(&all[end - 1]);
+                i = end;
+                continue;
+            } else if t.kind.is_literal() {
+                let content = match t.kind {
+                    TokenKind::Text => string_content(s),
+                    _ => Cow::Borrowed(s),
+                };
+                let tag = hash.tag(content.as_bytes());
+                out.push_str(&format!("?{}:{tag}", literal_kind(t.kind)));
+                changed = true;
+            } else if t.kind == TokenKind::UnterminatedName {
+                out.push_str(&format!("?name:{}", hash.tag(s.as_bytes())));
+                changed = true;
+            } else {
+                out.push_str(s);
+            }
+        } else {
+            out.push_str(s);
+        }
+        if s == ";" {
+            significant.clear();
+        } else {
+            significant.push(t);
+        }
+    }
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// The closing character of a quote or bracket that opens a span of server text.
+fn closer(open: char) -> Option<char> {
+    match open {
+        '\'' => Some('\''),
+        '"' => Some('"'),
+        '`' => Some('`'),
+        '(' => Some(')'),
+        '[' => Some(']'),
+        '{' => Some('}'),
+        '<' => Some('>'),
+        _ => None,
+    }
+}
+
+/// Whether a character continues a word of server text (`6.5KiB`, `127.0.0.1:9042`, `a-b_c`).
+fn in_word(c: char) -> bool {
+    c.is_alphanumeric() || "._-:/+@#%$&*=".contains(c)
+}
+
+/// A server's text (error message, warning) with what may quote a value replaced by `?:<tag>`:
+/// from each opening quote or bracket (`'`, `"`, `` ` ``, `(`, `[`, `{`, `<`) to the LAST matching
+/// closer of the text (or its end), so nothing quoted escapes however it nests; and each word
+/// holding a digit, or that is `true`/`false`. The words of the message itself stay (`Invalid
+/// STRING constant (?:1a2b3c4d) for "?:5e6f7a8b" of type int`).
+pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(close) = closer(c) {
+            let inner = &rest[c.len_utf8()..];
+            let (content, after, closed) = match inner.rfind(close) {
+                Some(end) => (&inner[..end], &inner[end + close.len_utf8()..], true),
+                None => (inner, "", false),
+            };
+            out.push(c);
+            out.push_str(&format!("?:{}", hash.tag(content.as_bytes())));
+            if closed {
+                out.push(close);
+            }
+            rest = after;
+        } else if in_word(c) {
+            let end = rest.find(|c: char| !in_word(c)).unwrap_or(rest.len());
+            let word = &rest[..end];
+            let value = word.chars().any(|c| c.is_ascii_digit())
+                || word.eq_ignore_ascii_case("true")
+                || word.eq_ignore_ascii_case("false");
+            if value {
+                out.push_str(&format!("?:{}", hash.tag(word.as_bytes())));
+            } else {
+                out.push_str(word);
+            }
+            rest = &rest[end..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
