@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 11] = [
+pub const TARGETS: [(&str, Check); 12] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -36,6 +36,7 @@ pub const TARGETS: [(&str, Check); 11] = [
     ("protocol_stream", protocol_stream),
     ("inspect", inspect),
     ("vector_kernel", vector_kernel),
+    ("query_redaction", query_redaction),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -984,6 +985,76 @@ pub fn protocol_stream(data: &[u8]) {
         }
     }
     decoder.finish(&mut gapped);
+}
+
+/// The end of a placeholder's kind and tag (`text:1a2b3c4d`, `:1a2b3c4d`) starting at `at`.
+fn placeholder_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut i = at;
+    while bytes.get(i).is_some_and(u8::is_ascii_lowercase) {
+        i += 1;
+    }
+    let tag = bytes.get(i + 1..i + 9)?;
+    (bytes[i] == b':' && tag.iter().all(u8::is_ascii_hexdigit)).then_some(i + 9)
+}
+
+/// `text` with its placeholders (`?kind:<tag>`) and password masks (`<password: N bytes>`)
+/// blanked with spaces, so what is left is what the redaction kept.
+fn blank_placeholders(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = match bytes[i] {
+            b'?' => placeholder_end(bytes, i + 1),
+            b'<' if text[i..].starts_with("<password: ") => {
+                text[i..].find(" bytes>").map(|e| i + e + 7)
+            }
+            _ => None,
+        };
+        match end {
+            Some(end) => {
+                out[i..end].fill(b' ');
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    String::from_utf8(out).expect("only ASCII was blanked")
+}
+
+/// `query_redaction`: the input (as lossy UTF-8) as a query text and as a server's text. Its
+/// tokens cover it in order; redacted, lexed again without its placeholders, it holds no literal
+/// and no comment; as a server's text redacted, no ASCII digit is left outside a placeholder.
+pub fn query_redaction(data: &[u8]) {
+    use cqlwire_protocol::inspect::cql_lexer::{tokens, TokenKind};
+    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
+    use cqlwire_protocol::inspect::secrets::{redact_query, redact_server_text};
+    let text = String::from_utf8_lossy(data);
+    let mut at = 0;
+    for token in tokens(&text) {
+        assert!(
+            token.range.start == at && token.range.end > at,
+            "{token:?} at {at}"
+        );
+        at = token.range.end;
+    }
+    assert_eq!(at, text.len());
+    let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
+    let redacted = redact_query(&text, Some(&key));
+    let kept = blank_placeholders(&redacted);
+    for token in tokens(&kept) {
+        assert!(
+            !token.kind.is_literal() && token.kind != TokenKind::Comment,
+            "{:?} {:?} left in {redacted:?}",
+            token.kind,
+            &kept[token.range]
+        );
+    }
+    let server = redact_server_text(&text, &key);
+    assert!(
+        !blank_placeholders(&server).contains(|c: char| c.is_ascii_digit()),
+        "a digit left in {server:?}"
+    );
 }
 
 /// The whole inspector on hostile input. The first byte steers: bit 0 reads the rest as a pcap/pcapng

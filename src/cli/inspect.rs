@@ -60,9 +60,9 @@ PASSWORD [=] '...' are shown as <password: N bytes>, in every format; --show-sec
     its type, length and tag (json {\"$redacted\": \"1a2b3c4d\", \"len\": 4}); every literal of a
     query text (strings, numbers, booleans, uuids, blobs, durations, NaN/Infinity, collection
     literals of literals) as ?<kind>:<tag> (e.g. ?text:1a2b3c4d, ?list:5e6f7a8b); comments of query
-    texts; in error messages and warnings every quoted or bracketed span ('...', \"...\", (...),
-    [...], {...}, <...>, from the first opener to the last closer) and every word with a digit or
-    true/false, as ?:<tag>; passwords as <password: N bytes> (never tagged).
+    texts; in error messages and warnings every quoted or bracketed span ('...', \"...\", `...`,
+    (...), [...], {...}, <...>, from the first opener to the last closer) and every word with a digit
+    or true/false, as ?:<tag>; passwords as <password: N bytes> (never tagged).
   kept: statement shape, keywords, keyspace/table/column/marker names, types, lengths, null and
     unset, counts, flags, consistency levels, stream ids, prepared ids, addresses, timings.
 A tag is the first 32 bits of HMAC-SHA256 of the value's bytes under a key drawn from the operating

@@ -42,9 +42,14 @@ pub fn password_text(len: usize) -> String {
     format!("<password: {len} bytes>")
 }
 
-/// `<redacted: N bytes, TAG>`.
+/// `N bytes: <redacted TAG>` (`1 byte: …`).
 fn redacted_text(hash: &KeyedHash, bytes: &[u8]) -> String {
-    format!("<redacted: {} bytes, {}>", bytes.len(), hash.tag(bytes))
+    let plural = if bytes.len() == 1 { "" } else { "s" };
+    format!(
+        "{} byte{plural}: <redacted {}>",
+        bytes.len(),
+        hash.tag(bytes)
+    )
 }
 
 /// Writes `{"$redacted": TAG, "len": N}`.
@@ -167,13 +172,15 @@ impl ValueForm<'_> {
         let Some(token) = token else {
             return "null token".into();
         };
+        if let ValueForm::Redacted(hash) = self {
+            return redacted_text(hash, token);
+        }
         let plural = if token.len() == 1 { "" } else { "s" };
         let length = format!("{} byte{plural}", token.len());
         let plain = Some(token)
             .filter(|_| opcode == AUTH_RESPONSE)
             .and_then(sasl_plain);
         match (self, plain) {
-            (ValueForm::Redacted(hash), _) => format!("{length}, {}", redacted_text(hash, token)),
             (ValueForm::Masked, Some(plain)) => format!(
                 "{length}, SASL PLAIN user {:?} {}",
                 lossy(plain.user),
@@ -548,4 +555,242 @@ pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key() -> KeyedHash {
+        KeyedHash::from_key(&[3; 32]).unwrap()
+    }
+
+    #[test]
+    fn role_passwords_are_masked_in_every_form_of_the_grammar() {
+        for (statement, masked) in [
+            (
+                "CREATE ROLE r WITH PASSWORD = 'pw1' AND LOGIN = true",
+                "CREATE ROLE r WITH PASSWORD = <password: 3 bytes> AND LOGIN = true",
+            ),
+            (
+                "alter role r with login = false and password = $$p'w$$;",
+                "alter role r with login = false and password = <password: 3 bytes>;",
+            ),
+            (
+                "CREATE USER u WITH PASSWORD 'it''s' NOSUPERUSER",
+                "CREATE USER u WITH PASSWORD <password: 4 bytes> NOSUPERUSER",
+            ),
+            (
+                "ALTER USER u WITH HASHED PASSWORD /* c */ '$2a$10$x'",
+                "ALTER USER u WITH HASHED PASSWORD /* c */ <password: 8 bytes>",
+            ),
+            (
+                "CREATE ROLE IF NOT EXISTS \"R\" WITH HASHED PASSWORD = 'h' AND SUPERUSER = false",
+                "CREATE ROLE IF NOT EXISTS \"R\" WITH HASHED PASSWORD = <password: 1 bytes> AND SUPERUSER = false",
+            ),
+        ] {
+            assert_eq!(redact_query(statement, None), masked);
+        }
+        // Not a role statement, or no literal after PASSWORD: left as it is.
+        for statement in [
+            "SELECT * FROM users WHERE password = 'x'",
+            "CREATE ROLE r WITH GENERATED PASSWORD",
+            "CREATE ROLE r WITH LOGIN = true; SELECT 'password'",
+        ] {
+            assert!(
+                matches!(redact_query(statement, None), Cow::Borrowed(_)),
+                "{statement}"
+            );
+        }
+        // Redacted: the password is masked too, never tagged.
+        let redacted = redact_query("CREATE ROLE r WITH PASSWORD = 'pw1'", Some(&key()));
+        assert_eq!(
+            redacted,
+            "CREATE ROLE r WITH PASSWORD = <password: 3 bytes>"
+        );
+    }
+
+    #[test]
+    fn literals_become_tagged_placeholders_and_equal_literals_share_a_tag() {
+        let hash = key();
+        let redacted = redact_query(
+            "SELECT * FROM t WHERE a = 'x''y' AND b IN (1, -2.5e3) AND m['k'] = $$x'y$$ \
+             AND v = [0.5, 1.5] AND s = {'a', 'b'} AND u = {f: 1} -- 'gone'",
+            Some(&hash),
+        );
+        let tag = |s: &str| hash.tag(s.as_bytes());
+        assert_eq!(
+            redacted,
+            format!(
+                "SELECT * FROM t WHERE a = ?text:{x} AND b IN (?integer:{one}, ?float:{f}) AND \
+                 m[?text:{k}] = ?text:{x} AND v = ?list:{list} AND s = ?set:{set} AND \
+                 u = {{f: ?integer:{one}}}  ",
+                x = tag("x'y"),
+                one = tag("1"),
+                f = tag("-2.5e3"),
+                k = tag("k"),
+                list = tag("[0.5,1.5]"),
+                set = tag("{'a','b'}"),
+            )
+        );
+    }
+
+    #[test]
+    fn server_text_keeps_its_words_and_loses_what_it_quotes() {
+        let hash = key();
+        let tag = |s: &str| hash.tag(s.as_bytes());
+        assert_eq!(
+            redact_server_text(
+                "Invalid STRING constant (a)b) for \"id\" of type int",
+                &hash
+            ),
+            format!(
+                "Invalid STRING constant (?:{}) for \"?:{}\" of type int",
+                tag("a)b"),
+                tag("id")
+            )
+        );
+        assert_eq!(
+            redact_server_text("Key length of 70000 is true; 'open", &hash),
+            format!(
+                "Key length of ?:{} is ?:{}; '?:{}",
+                tag("70000"),
+                tag("true"),
+                tag("open")
+            )
+        );
+    }
+
+    #[test]
+    fn sasl_plain_needs_exactly_two_nuls_and_a_user() {
+        assert_eq!(
+            sasl_plain(b"z\0u\0p"),
+            Some(SaslPlain {
+                authzid: b"z",
+                user: b"u",
+                password: b"p"
+            })
+        );
+        assert!(sasl_plain(b"\0\0p").is_none());
+        assert!(sasl_plain(b"\0u\0p\0").is_none());
+        assert!(sasl_plain(b"token").is_none());
+        let mut w = JsonWriter::new();
+        ValueForm::Masked.write_token(&mut w, AUTH_RESPONSE, Some(b"\0user\0secret"));
+        assert_eq!(
+            String::from_utf8(w.buf).unwrap(),
+            r#"{"sasl_plain":{"authzid":"","user":"user","password":"<password: 6 bytes>"}}"#
+        );
+        // Only an AUTH_RESPONSE carries credentials; other tokens stay bytes when masked.
+        let mut w = JsonWriter::new();
+        ValueForm::Masked.write_token(&mut w, 0x0E, Some(b"\0user\0secret"));
+        assert_eq!(
+            String::from_utf8(w.buf).unwrap(),
+            r#""0x007573657200736563726574""#
+        );
+    }
+
+    /// A literal of each kind, from generated parts: (its source text, what it says).
+    fn literal() -> impl Strategy<Value = String> {
+        let word = "[A-Za-z0-9 ,;()*/=?:.'\"-]{3,12}";
+        prop_oneof![
+            word.prop_map(|s| format!("'{}'", s.replace('\'', "''"))),
+            "[A-Za-z0-9 ;'()\"-]{3,12}".prop_map(|s| format!("$${s}$$")),
+            (100u64..u64::MAX).prop_map(|n| n.to_string()),
+            (1000i64..i64::MAX).prop_map(|n| format!("-{n}")),
+            (1u32..1000, 100u32..1000, 0i32..40).prop_map(|(a, b, e)| format!("{a}.{b}e-{e}")),
+            "[0-9a-f]{3,20}".prop_map(|h| format!("0x{h}")),
+            "[0-9a-f]{32}".prop_map(|h| format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )),
+            (1u32..500, 1u32..60).prop_map(|(h, m)| format!("{h}h{m}m")),
+            (1u32..500).prop_map(|d| format!("P{d}DT{d}H")),
+        ]
+    }
+
+    /// `text` without its placeholders (`?kind:` and 8 hex digits), whose tags may spell a short
+    /// literal by chance.
+    fn without_placeholders(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find('?') {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let kind = after
+                .find(|c: char| !c.is_ascii_lowercase())
+                .unwrap_or(after.len());
+            let tag = after[kind..].strip_prefix(':').and_then(|t| t.get(..8));
+            match tag.filter(|t| t.bytes().all(|b| b.is_ascii_hexdigit())) {
+                Some(_) => rest = &after[kind + 9..],
+                None => {
+                    out.push('?');
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Where a literal goes in a statement (`{}`), with comments that hold literals too.
+    const SHAPES: [&str; 8] = [
+        "SELECT * FROM ks.t WHERE k = {}",
+        "INSERT INTO t (a, b) VALUES ({}, {})",
+        "UPDATE t SET l = [{}, {}] WHERE k = {}",
+        "UPDATE t SET m = m + {{{}: {}}} WHERE k IN ({}, {})",
+        "DELETE FROM t WHERE k = {} -- was {}\n",
+        "SELECT {} /* {} */ FROM t // {}",
+        "INSERT INTO t (k, u) VALUES ({}, {{f: {}, g: ({}, {})}})",
+        "UPDATE t SET s = s - {{{}}} WHERE k = {} IF v = {}",
+    ];
+
+    proptest! {
+        /// No literal of a generated statement (in its source form or what it says) is left in
+        /// the statement redacted, nor in a comment.
+        #[test]
+        fn no_literal_of_a_generated_statement_survives_redaction(
+            shape in 0..SHAPES.len(),
+            literals in proptest::collection::vec(literal(), 5),
+            key in proptest::array::uniform32(any::<u8>()),
+        ) {
+            let mut statement = String::new();
+            let mut parts = SHAPES[shape].split("{}");
+            let mut used = Vec::new();
+            let mut literals = literals.into_iter();
+            statement.push_str(parts.next().unwrap());
+            for part in parts {
+                let literal = literals.next().unwrap();
+                statement.push_str(&literal);
+                used.push(literal);
+                statement.push_str(&part.replace("{{", "{").replace("}}", "}"));
+            }
+            let hash = KeyedHash::from_key(&key).unwrap();
+            let redacted = redact_query(&statement, Some(&hash));
+            let shown = without_placeholders(&redacted);
+            for literal in &used {
+                let content = string_content(literal);
+                for text in [literal.as_str(), content.as_ref()] {
+                    prop_assert!(
+                        text.len() < 3 || !shown.contains(text),
+                        "{literal:?} in {redacted:?} (from {statement:?})"
+                    );
+                }
+            }
+        }
+
+        /// Any text: the tokens cover it, and neither redaction nor server text redaction panics.
+        #[test]
+        fn any_text_lexes_and_redacts(text in "\\PC{0,60}") {
+            let all = tokens(&text);
+            prop_assert_eq!(all.last().map_or(0, |t| t.range.end), text.len());
+            let hash = key();
+            let _ = redact_query(&text, Some(&hash));
+            let _ = redact_server_text(&text, &hash);
+        }
+    }
 }
