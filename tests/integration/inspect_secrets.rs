@@ -4,7 +4,7 @@
 //! text, hex (either case) or base64 — on the synthesized capture of fixtures/secrets (see its
 //! generate.py) and on the real Cassandra captures of fixtures/inspect.
 
-use crate::common::{cqlwire, fixture};
+use crate::common::{cqlwire, cqlwire_cmd, fixture};
 use serde_json::Value as Json;
 use std::collections::HashSet;
 use std::path::Path;
@@ -22,18 +22,13 @@ const REDACTED_RUNS: [&[&str]; 5] = [
 
 /// Runs `cqlwire inspect` on a fixture; its standard output (the run must succeed).
 fn inspect(capture: &str, args: &[&str]) -> String {
-    let output = cqlwire()
+    let run = cqlwire_cmd()
         .arg("inspect")
         .arg(fixture(capture))
         .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+        .assert()
+        .success();
+    String::from_utf8(run.get_output().stdout.clone()).unwrap()
 }
 
 /// The standard base64 of `bytes` (RFC 4648), to look for a secret a writer may have encoded.

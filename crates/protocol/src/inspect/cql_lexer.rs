@@ -61,33 +61,39 @@ pub struct Token {
     pub range: Range<usize>,
 }
 
-/// Splits `text` into tokens, in order, covering every byte.
-pub fn tokens(text: &str) -> Vec<Token> {
-    let mut out: Vec<Token> = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let (kind, end) = next_token(text, at);
-        // `-NaN` and `-Infinity` are a minus sign and a keyword in the grammar: one literal here.
-        if kind == TokenKind::Float
-            && text.as_bytes()[at].is_ascii_alphabetic()
-            && out
-                .last()
-                .is_some_and(|t| t.kind == TokenKind::Symbol && &text[t.range.clone()] == "-")
-        {
-            let minus = out.pop().expect("just seen");
-            out.push(Token {
-                kind,
-                range: minus.range.start..end,
-            });
-        } else {
-            out.push(Token {
-                kind,
-                range: at..end,
-            });
+/// The tokens of `text`, in order, covering every byte: an iterator that keeps nothing but its
+/// place, so any text is lexed in constant memory.
+pub fn tokens(text: &str) -> Tokens<'_> {
+    Tokens { text, at: 0 }
+}
+
+/// The iterator of [`tokens`].
+#[derive(Debug, Clone)]
+pub struct Tokens<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl Iterator for Tokens<'_> {
+    type Item = Token;
+
+    fn next(&mut self) -> Option<Token> {
+        if self.at >= self.text.len() {
+            return None;
         }
-        at = end;
+        let (kind, end) = next_token(self.text, self.at);
+        let token = Token {
+            kind,
+            range: self.at..end,
+        };
+        self.at = end;
+        Some(token)
     }
-    out
+}
+
+/// Whether `word` is `NaN` or `Infinity`, in any case.
+fn is_special_float(word: &str) -> bool {
+    word.eq_ignore_ascii_case("nan") || word.eq_ignore_ascii_case("infinity")
 }
 
 /// The token starting at byte `at` (a char boundary): its kind and end.
@@ -106,13 +112,15 @@ fn next_token(text: &str, at: usize) -> (TokenKind, usize) {
         let len = rest.find(['\n', '\r']).unwrap_or(rest.len());
         return (TokenKind::Comment, at + len);
     }
-    if rest.starts_with("/*") {
-        let len = rest[2..].find("*/").map_or(rest.len(), |end| end + 4);
-        return (TokenKind::Comment, at + len);
-    }
-    if rest.starts_with("$$") {
-        let len = rest[2..].find("$$").map_or(rest.len(), |end| end + 4);
-        return (TokenKind::Text, at + len);
+    // `/* … */` and `$$ … $$`: to their end marker, or to the end of the text.
+    for (open, close, kind) in [
+        ("/*", "*/", TokenKind::Comment),
+        ("$$", "$$", TokenKind::Text),
+    ] {
+        if let Some(body) = rest.strip_prefix(open) {
+            let len = body.find(close).map_or(rest.len(), |end| end + 4);
+            return (kind, at + len);
+        }
     }
     match b {
         b'\'' => {
@@ -143,6 +151,13 @@ fn next_token(text: &str, at: usize) -> (TokenKind, usize) {
         }
         return (TokenKind::Blob, end);
     }
+    // `-NaN` and `-Infinity` are a minus sign and a keyword in the grammar: one literal here.
+    if b == b'-' && peek(1).is_ascii_alphabetic() {
+        let end = word_end(bytes, at + 1);
+        if is_special_float(&text[at + 1..end]) {
+            return (TokenKind::Float, end);
+        }
+    }
     let signed = usize::from(b == b'-');
     if let Some(end) = iso_duration_end(bytes, at + signed) {
         return (TokenKind::Duration, end);
@@ -155,7 +170,7 @@ fn next_token(text: &str, at: usize) -> (TokenKind, usize) {
         let word = &text[at..end];
         let kind = if word.eq_ignore_ascii_case("true") || word.eq_ignore_ascii_case("false") {
             TokenKind::Boolean
-        } else if word.eq_ignore_ascii_case("nan") || word.eq_ignore_ascii_case("infinity") {
+        } else if is_special_float(word) {
             TokenKind::Float
         } else {
             TokenKind::Identifier
@@ -296,7 +311,6 @@ mod tests {
     /// `(kind, text)` of each token that is not a space.
     fn lexed(text: &str) -> Vec<(TokenKind, &str)> {
         tokens(text)
-            .into_iter()
             .filter(|t| t.kind != TokenKind::Space)
             .map(|t| (t.kind, &text[t.range]))
             .collect()
@@ -398,7 +412,7 @@ mod tests {
             "$",
             "µ1µs",
         ] {
-            let all = tokens(text);
+            let all: Vec<Token> = tokens(text).collect();
             assert_eq!(all.first().map_or(0, |t| t.range.start), 0, "{text:?}");
             assert_eq!(
                 all.last().map_or(0, |t| t.range.end),

@@ -13,7 +13,7 @@
 //! in server text (error messages, warnings) every quoted or bracketed span and every word with a
 //! digit or that is `true`/`false` becomes `?:<hash>` ([`redact_server_text`]).
 
-use super::cql_lexer::{tokens, Token, TokenKind};
+use super::cql_lexer::{tokens, TokenKind};
 use super::keyed_hash::KeyedHash;
 use crate::message::{ColumnType, Explained};
 use crate::value::json::JsonWriter;
@@ -362,133 +362,180 @@ fn string_content(literal: &str) -> Cow<'_, str> {
     Cow::Owned(content)
 }
 
-/// Whether the tokens `tokens[..at]` end a `CREATE`/`ALTER` `ROLE`/`USER` statement's
-/// `PASSWORD` or `PASSWORD =` (comments and spaces skipped).
-fn after_password(text: &str, significant: &[&Token]) -> bool {
-    let word = |t: &Token, w: &str| {
-        t.kind == TokenKind::Identifier && text[t.range.clone()].eq_ignore_ascii_case(w)
-    };
-    match significant {
-        [.., p, eq] if word(p, "password") && &text[eq.range.clone()] == "=" => true,
-        [.., p] => word(p, "password"),
-        [] => false,
-    }
+/// Most nested collection literals [`redact_query`] tracks to replace each whole; a collection
+/// deeper than that has its literals replaced one by one (the work stays linear in the text).
+const COLLECTION_DEPTH: usize = 8;
+
+/// An open bracket of a possible collection literal: `[`, `{`, or a tuple's `(` inside one.
+#[derive(Debug)]
+struct Collection {
+    /// The bracket.
+    open: u8,
+    /// Where it starts in the text and in the output.
+    text_start: usize,
+    out_start: usize,
+    /// Whether a `:` stands at its top level (a map).
+    colon: bool,
+    /// Literals (and whole collections of literals) inside it.
+    literals: usize,
 }
 
-/// The kinds of the tokens of a collection literal that starts at `tokens[at]` (`[` or `{`) when
-/// it holds only literals, separators and nested collections or tuples: its end (after the
-/// closing bracket) and whether it has a `:` at its top level (a map). `None` when it holds
-/// anything else (names, markers, function calls) or does not end.
-fn literal_collection(text: &str, tokens: &[Token], at: usize) -> Option<(usize, bool)> {
-    let mut depth = 0usize;
-    let mut colon = false;
-    let mut literals = 0;
-    for (i, t) in tokens.iter().enumerate().skip(at) {
-        let s = &text[t.range.clone()];
-        match t.kind {
-            TokenKind::Space | TokenKind::Comment => {}
-            kind if kind.is_literal() => literals += 1,
-            TokenKind::Symbol => match s {
-                "[" | "{" | "(" => depth += 1,
-                "]" | "}" | ")" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return (literals > 0).then_some((i + 1, colon));
-                    }
-                }
-                ":" => colon |= depth == 1,
-                "," => {}
-                _ => return None,
-            },
-            _ => return None,
+/// What [`redact_query`] knows of the statement it is in.
+#[derive(Debug, Default)]
+struct Statement {
+    /// Its first two significant tokens (not spaces or comments).
+    first: [Option<Range<usize>>; 2],
+    /// Its last two significant tokens, the latest last.
+    last: [Option<Range<usize>>; 2],
+}
+
+impl Statement {
+    /// Records a significant token; `;` starts a new statement.
+    fn push(&mut self, text: &str, range: Range<usize>) {
+        if &text[range.clone()] == ";" {
+            *self = Statement::default();
+            return;
         }
+        if self.first[0].is_none() {
+            self.first[0] = Some(range.clone());
+        } else if self.first[1].is_none() {
+            self.first[1] = Some(range.clone());
+        }
+        self.last = [self.last[1].take(), Some(range)];
     }
-    None
+
+    /// Whether a string literal now is a password: the statement is `CREATE`/`ALTER` `ROLE`/`USER`
+    /// and the literal follows `PASSWORD` or `PASSWORD =`.
+    fn expects_password(&self, text: &str) -> bool {
+        let is = |range: &Option<Range<usize>>, words: &[&str]| {
+            range.as_ref().is_some_and(|r| {
+                words
+                    .iter()
+                    .any(|w| text[r.clone()].eq_ignore_ascii_case(w))
+            })
+        };
+        is(&self.first[0], &["create", "alter"])
+            && is(&self.first[1], &["role", "user"])
+            && (is(&self.last[1], &["password"])
+                || (is(&self.last[1], &["="]) && is(&self.last[0], &["password"])))
+    }
+
+    /// Whether a `[` now indexes a column (`m[…]`, `l[…]`) rather than opens a list literal.
+    fn indexes(&self, text: &str) -> bool {
+        self.last[1].as_ref().is_some_and(|r| {
+            let last = &text[r.clone()];
+            last.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '"' || c == '_')
+                || last == ")"
+                || last == "]"
+        })
+    }
 }
 
 /// A query text with its literals replaced by `?<kind>:<tag>` and its comments by a space when
 /// `hash` is given, and the passwords of role statements masked in any case (`<password: N
-/// bytes>`). A collection literal of literals only (`[1, 2]`, `{'a': 1}`) becomes one
-/// `?list:…`, `?set:…` or `?map:…`. A quoted name that does not end is redacted too. Borrowed
-/// when nothing changed.
+/// bytes>`). A collection literal of literals only (`[1, 2]`, `{'a': 1}`, `{(1, 'x')}`) becomes one
+/// `?list:…`, `?set:…` or `?map:…` (tagged by its text). A quoted name that does not end is
+/// replaced too. Borrowed when nothing changed. One pass over the tokens, in memory linear in the
+/// text.
 pub fn redact_query<'t>(text: &'t str, hash: Option<&KeyedHash>) -> Cow<'t, str> {
-    let all = tokens(text);
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::new();
     let mut changed = false;
-    // The significant tokens of the current statement so far (no spaces or comments).
-    let mut significant: Vec<&Token> = Vec::new();
-    let mut i = 0;
-    while i < all.len() {
-        let t = &all[i];
-        let s = &text[t.range.clone()];
-        i += 1;
-        if t.kind == TokenKind::Comment || t.kind == TokenKind::Space {
-            if t.kind == TokenKind::Comment && hash.is_some() {
-                out.push(' ');
-                changed = true;
-            } else {
+    let mut statement = Statement::default();
+    // The open brackets of possible collection literals; those below `failed` hold something else.
+    let mut open: Vec<Collection> = Vec::new();
+    let mut failed = 0;
+    // Brackets opened deeper than COLLECTION_DEPTH, not tracked.
+    let mut deeper = 0usize;
+    for token in tokens(text) {
+        let s = &text[token.range.clone()];
+        match token.kind {
+            TokenKind::Space => {
                 out.push_str(s);
-            }
-            continue;
-        }
-        let role_statement = matches!(
-            significant.as_slice(),
-            [verb, object, ..]
-                if ["create", "alter"].iter().any(|v| text[verb.range.clone()].eq_ignore_ascii_case(v))
-                && ["role", "user"].iter().any(|o| text[object.range.clone()].eq_ignore_ascii_case(o))
-        );
-        if t.kind == TokenKind::Text && role_statement && after_password(text, &significant) {
-            out.push_str(&password_text(string_content(s).len()));
-            changed = true;
-        } else if let Some(hash) = hash {
-            let opens = t.kind == TokenKind::Symbol && (s == "[" || s == "{");
-            // `m[…]` and `l[…]` index a column; a bracket after anything else opens a literal.
-            let indexes = s == "["
-                && significant.last().is_some_and(|p| {
-                    matches!(p.kind, TokenKind::Identifier | TokenKind::QuotedName)
-                        || [")", "]"].contains(&&text[p.range.clone()])
-                });
-            let collection = (opens && !indexes)
-                .then(|| literal_collection(text, &all, i - 1))
-                .flatten();
-            if let Some((end, map)) = collection {
-                let kind = match (s, map) {
-                    ("[", _) => "list",
-                    (_, true) => "map",
-                    _ => "set",
-                };
-                let source: String = all[i - 1..end]
-                    .iter()
-                    .filter(|t| !matches!(t.kind, TokenKind::Space | TokenKind::Comment))
-                    .map(|t| &text[t.range.clone()])
-                    .collect();
-                out.push_str(&format!("?{kind}:{}", hash.tag(source.as_bytes())));
-                changed = true;
-                significant.push(&all[end - 1]);
-                i = end;
                 continue;
-            } else if t.kind.is_literal() {
-                let content = match t.kind {
+            }
+            TokenKind::Comment => {
+                if hash.is_some() {
+                    out.push(' ');
+                    changed = true;
+                } else {
+                    out.push_str(s);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut shown = Cow::Borrowed(s);
+        if token.kind == TokenKind::Text && statement.expects_password(text) {
+            shown = Cow::Owned(password_text(string_content(s).len()));
+            if let Some(top) = open.last_mut() {
+                top.literals += 1;
+            }
+        } else if let Some(hash) = hash {
+            let kind = token.kind;
+            if kind.is_literal() {
+                let content = match kind {
                     TokenKind::Text => string_content(s),
                     _ => Cow::Borrowed(s),
                 };
                 let tag = hash.tag(content.as_bytes());
-                out.push_str(&format!("?{}:{tag}", literal_kind(t.kind)));
-                changed = true;
-            } else if t.kind == TokenKind::UnterminatedName {
-                out.push_str(&format!("?name:{}", hash.tag(s.as_bytes())));
-                changed = true;
-            } else {
-                out.push_str(s);
+                shown = Cow::Owned(format!("?{}:{tag}", literal_kind(kind)));
+                if let Some(top) = open.last_mut() {
+                    top.literals += 1;
+                }
+            } else if kind == TokenKind::UnterminatedName {
+                shown = Cow::Owned(format!("?name:{}", hash.tag(s.as_bytes())));
             }
-        } else {
-            out.push_str(s);
+            let opens = (s == "[" && !statement.indexes(text))
+                || s == "{"
+                || (s == "(" && !open.is_empty());
+            let closes = matches!(s, "]" | "}" | ")") && (deeper > 0 || !open.is_empty());
+            let separates = !open.is_empty() && (s == "," || s == ":");
+            if opens && deeper == 0 && open.len() < COLLECTION_DEPTH {
+                open.push(Collection {
+                    open: s.as_bytes()[0],
+                    text_start: token.range.start,
+                    out_start: out.len(),
+                    colon: false,
+                    literals: 0,
+                });
+            } else if opens {
+                deeper += 1;
+                failed = open.len();
+            } else if closes && deeper > 0 {
+                deeper -= 1;
+            } else if closes {
+                let bracket = open.pop().expect("a bracket is open");
+                // Its index is now `open.len()`: it holds literals only unless below `failed`.
+                let matches = matches!((bracket.open, s), (b'[', "]") | (b'{', "}") | (b'(', ")"));
+                let whole = open.len() >= failed && matches && bracket.literals > 0;
+                if whole && bracket.open != b'(' {
+                    let kind = match (bracket.open, bracket.colon) {
+                        (b'[', _) => "list",
+                        (_, true) => "map",
+                        _ => "set",
+                    };
+                    let source = &text[bracket.text_start..token.range.end];
+                    out.truncate(bracket.out_start);
+                    shown = Cow::Owned(format!("?{kind}:{}", hash.tag(source.as_bytes())));
+                }
+                failed = failed.min(open.len());
+                if !matches {
+                    failed = open.len();
+                }
+                if let Some(parent) = open.last_mut() {
+                    parent.literals += usize::from(whole);
+                }
+            } else if separates {
+                if let Some(top) = open.last_mut() {
+                    top.colon |= s == ":" && top.open == b'{';
+                }
+            } else if !kind.is_literal() {
+                failed = open.len();
+            }
         }
-        if s == ";" {
-            significant.clear();
-        } else {
-            significant.push(t);
-        }
+        changed |= matches!(shown, Cow::Owned(_));
+        out.push_str(&shown);
+        statement.push(text, token.range);
     }
     if changed {
         Cow::Owned(out)
@@ -630,10 +677,42 @@ mod tests {
                 one = tag("1"),
                 f = tag("-2.5e3"),
                 k = tag("k"),
-                list = tag("[0.5,1.5]"),
-                set = tag("{'a','b'}"),
+                list = tag("[0.5, 1.5]"),
+                set = tag("{'a', 'b'}"),
             )
         );
+    }
+
+    #[test]
+    fn collections_of_literals_become_one_placeholder_at_any_nesting() {
+        let hash = key();
+        let tag = |s: &str| hash.tag(s.as_bytes());
+        let redacted = |text: &str| redact_query(text, Some(&hash)).into_owned();
+        assert_eq!(
+            redacted("SET s = {(1, 'x')}, l = [[1], []]"),
+            format!(
+                "SET s = ?set:{}, l = ?list:{}",
+                tag("{(1, 'x')}"),
+                tag("[[1], []]")
+            )
+        );
+        // A collection holding a name or a call keeps its shape, its literals replaced one by one.
+        assert_eq!(
+            redacted("SET l = [1, now()], u = {a: [2]}"),
+            format!(
+                "SET l = [?integer:{one}, now()], u = {{a: ?list:{two}}}",
+                one = tag("1"),
+                two = tag("[2]")
+            )
+        );
+        // Deeper than COLLECTION_DEPTH: literal by literal, nothing left.
+        let deep = format!("{}'deepSecret'{}", "[".repeat(12), "]".repeat(12));
+        let shown = redacted(&deep);
+        assert_eq!(shown.matches('[').count(), 12, "{shown}");
+        assert!(!shown.contains("deepSecret"), "{shown}");
+        // Hostile text is one linear pass: a few MiB of brackets and literals.
+        let hostile = "[{('x', ".repeat(1 << 19);
+        assert!(!redacted(&hostile).contains("'x'"));
     }
 
     #[test]
@@ -786,8 +865,7 @@ mod tests {
         /// Any text: the tokens cover it, and neither redaction nor server text redaction panics.
         #[test]
         fn any_text_lexes_and_redacts(text in "\\PC{0,60}") {
-            let all = tokens(&text);
-            prop_assert_eq!(all.last().map_or(0, |t| t.range.end), text.len());
+            prop_assert_eq!(tokens(&text).last().map_or(0, |t| t.range.end), text.len());
             let hash = key();
             let _ = redact_query(&text, Some(&hash));
             let _ = redact_server_text(&text, &hash);
