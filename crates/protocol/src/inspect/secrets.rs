@@ -62,6 +62,13 @@ pub(crate) fn write_redacted_bytes(w: &mut JsonWriter, tag: &str, len: usize) {
     w.end_object();
 }
 
+/// Whether `text` holds the word `password` in any case (ASCII).
+fn mentions_password(text: &str) -> bool {
+    text.as_bytes()
+        .windows(8)
+        .any(|w| w.eq_ignore_ascii_case(b"password"))
+}
+
 /// SASL PLAIN credentials (RFC 4616): `authzid NUL authcid NUL passwd`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SaslPlain<'t> {
@@ -102,6 +109,8 @@ impl ValueForm<'_> {
     pub fn query<'t>(&self, text: &'t str) -> Cow<'t, str> {
         match self {
             ValueForm::Plain => Cow::Borrowed(text),
+            // Only a role statement has a password to mask: most texts are passed at a glance.
+            ValueForm::Masked if !mentions_password(text) => Cow::Borrowed(text),
             ValueForm::Masked => redact_query(text, None),
             ValueForm::Redacted(hash) => redact_query(text, Some(hash)),
         }
@@ -286,7 +295,7 @@ impl ValueForm<'_> {
                 ))
             }
             (ValueForm::Masked, SpanKind::Query | SpanKind::PreparedQuery(_)) => {
-                match redact_query(&query, None) {
+                match self.query(&query) {
                     Cow::Owned(masked) => Some(format!("{what} {masked:?}")),
                     Cow::Borrowed(_) => None,
                 }
