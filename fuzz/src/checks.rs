@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 11] = [
+pub const TARGETS: [(&str, Check); 12] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -36,6 +36,7 @@ pub const TARGETS: [(&str, Check); 11] = [
     ("protocol_stream", protocol_stream),
     ("inspect", inspect),
     ("vector_kernel", vector_kernel),
+    ("query_redaction", query_redaction),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -1000,6 +1001,80 @@ pub fn protocol_stream(data: &[u8]) {
     decoder.finish(&mut gapped);
 }
 
+/// `a` (a text redacted under one key) with its placeholders (`?kind:<tag>`, `?:<tag>`) and
+/// password masks (`<password: N bytes>`) blanked with spaces, so what is left is what the
+/// redaction kept. The same text redacted under another key, `b`, tells the tags (where they
+/// differ) from kept text that only looks like one (a bind marker `:abcdef12`).
+fn blank_placeholders(a: &str, b: &str) -> String {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    assert_eq!(x.len(), y.len(), "two keys, two shapes: {a:?} {b:?}");
+    let mut out = x.to_vec();
+    let mut i = 0;
+    while i < x.len() {
+        if x[i] != y[i] {
+            // A tag: its `:` is at most 8 bytes before, its kind and `?` before that.
+            let colon = (i.saturating_sub(8)..i).rev().find(|&j| x[j] == b':');
+            let colon = colon.expect("a tag follows a colon");
+            let mut start = colon;
+            while start > 0 && x[start - 1].is_ascii_lowercase() {
+                start -= 1;
+            }
+            assert_eq!(
+                x[start.saturating_sub(1)],
+                b'?',
+                "a placeholder starts with ?: {a:?}"
+            );
+            let end = colon + 9;
+            out[start - 1..end].fill(b' ');
+            i = end;
+        } else if x[i..].starts_with(b"<password: ") {
+            let end = a[i..].find(" bytes>").map_or(i + 1, |e| i + e + 7);
+            out[i..end].fill(b' ');
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `query_redaction`: the input (as lossy UTF-8) as a query text and as a server's text. Its
+/// tokens cover it in order; redacted, lexed again without its placeholders, it holds no literal
+/// and no comment; as a server's text redacted, no ASCII digit is left outside a placeholder.
+pub fn query_redaction(data: &[u8]) {
+    use cqlwire_protocol::inspect::cql_lexer::{tokens, TokenKind};
+    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
+    use cqlwire_protocol::inspect::secrets::{redact_query, redact_server_text};
+    let text = String::from_utf8_lossy(data);
+    let mut at = 0;
+    for token in tokens(&text) {
+        assert!(
+            token.range.start == at && token.range.end > at,
+            "{token:?} at {at}"
+        );
+        at = token.range.end;
+    }
+    assert_eq!(at, text.len());
+    let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
+    let other = KeyedHash::from_key(&[8; 32]).expect("32 bytes are a key");
+    let redacted = redact_query(&text, Some(&key));
+    let kept = blank_placeholders(&redacted, &redact_query(&text, Some(&other)));
+    for token in tokens(&kept) {
+        assert!(
+            !token.kind.is_literal() && token.kind != TokenKind::Comment,
+            "{:?} {:?} left in {redacted:?}",
+            token.kind,
+            &kept[token.range]
+        );
+    }
+    let server = redact_server_text(&text, &key);
+    let kept = blank_placeholders(&server, &redact_server_text(&text, &other));
+    assert!(
+        !kept.contains(|c: char| c.is_ascii_digit()),
+        "a digit left in {server:?}"
+    );
+}
+
 /// The whole inspector on hostile input. The first byte steers: bit 0 reads the rest as a pcap/pcapng
 /// capture (CQL on any port: the port list is empty, so connections are recognised by their first
 /// frame), else as the two raw directions of one connection split at the position given by the next
@@ -1008,8 +1083,10 @@ pub fn protocol_stream(data: &[u8]) {
 pub fn inspect(data: &[u8]) {
     use cqlwire_codec::value::json::JsonWriter;
     use cqlwire_protocol::capture::Capture;
+    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
     use cqlwire_protocol::inspect::{stats::Stats, Inspector, Options, Record};
     use cqlwire_protocol::message::ValueForm;
+    let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
@@ -1028,12 +1105,22 @@ pub fn inspect(data: &[u8]) {
                 Record::Message(m) => {
                     if let Ok(message) = &m.message {
                         let _ = message.to_json();
-                        let mut redacted = JsonWriter::new();
-                        redacted.begin_object();
-                        message.write_json_fields(&mut redacted, ValueForm::Redacted);
-                        redacted.end_object();
-                        serde_json::from_slice::<serde_json::Value>(&redacted.buf)
-                            .expect("redacted JSON is valid");
+                        for form in [ValueForm::Masked, ValueForm::Redacted(&key)] {
+                            let mut shown = JsonWriter::new();
+                            shown.begin_object();
+                            message.write_json_fields(&mut shown, form);
+                            shown.end_object();
+                            serde_json::from_slice::<serde_json::Value>(&shown.buf)
+                                .expect("masked and redacted JSON is valid");
+                            let _ = message.gist_in(form);
+                            if let Some(explained) = &m.explained {
+                                let _ = form.explain_lines(
+                                    explained,
+                                    &m.body,
+                                    m.header.opcode.to_byte(),
+                                );
+                            }
+                        }
                         let _ = message.gist();
                     }
                     seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));

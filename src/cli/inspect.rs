@@ -9,13 +9,14 @@ use cqlwire_codec::hex::HexReader;
 use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
-use cqlwire_protocol::inspect::stats::{side_name, Stats};
+use cqlwire_protocol::inspect::keyed_hash::{KeyedHash, MAX_KEY_BYTES};
+use cqlwire_protocol::inspect::stats::{side_name, Statement, Stats};
 use cqlwire_protocol::inspect::{
     Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
 };
 use cqlwire_protocol::message::ValueForm;
 use serde_json::{json, Map, Value as Json};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -48,8 +49,26 @@ Examples (on the captures committed in fixtures/inspect):
 Inputs: pcap or pcapng (by magic; standard input with `-`), CQL found on --port (default 9042 and
 19042) or by a frame header at the start of a connection. `>` is a request, `<` a response. Malformed
 traffic is reported (a `!` line, or a JSON object with \"problem\") with its offset and the run goes on.
---opcode also keeps the responses to requests of that opcode. --redact replaces row and bound values by
-{\"$redacted\": <hash of their bytes>, \"len\": <bytes>} (json; text shows no values).")]
+--opcode also keeps the responses to requests of that opcode.
+
+Secrets: by default the password of a SASL PLAIN token (PasswordAuthenticator's AUTH_RESPONSE,
+`authzid NUL user NUL password`) and the password literal of CREATE/ALTER ROLE|USER ... [HASHED]
+PASSWORD [=] '...' are shown as <password: N bytes>, in every format; --show-secrets shows them.
+
+--redact (every format, and --stats) keeps the shape of the conversation and removes its data:
+  removed: row and bound values, auth tokens, custom payload values and paging states, each shown as
+    its type, length and tag (json {\"$redacted\": \"1a2b3c4d\", \"len\": 4}); every literal of a
+    query text (strings, numbers, booleans, uuids, blobs, durations, NaN/Infinity, collection
+    literals of literals) as ?<kind>:<tag> (e.g. ?text:1a2b3c4d, ?list:5e6f7a8b); comments of query
+    texts; in error messages and warnings every quoted or bracketed span ('...', \"...\", `...`,
+    (...), [...], {...}, <...>, from the first opener to the last closer) and every word with a digit
+    or true/false, as ?:<tag>; passwords as <password: N bytes> (never tagged).
+  kept: statement shape, keywords, keyspace/table/column/marker names, types, lengths, null and
+    unset, counts, flags, consistency levels, stream ids, prepared ids, addresses, timings.
+A tag is the first 32 bits of HMAC-SHA256 of the value's bytes under a key drawn from the operating
+system for each run: equal values share a tag within one output, and nothing can be learnt from a
+tag without the key. --redact-key FILE uses the file's bytes as they are (32 to 4096 bytes, e.g.
+`head -c 32 /dev/urandom > FILE`) as the key instead, so tags compare across runs that share it.")]
 pub struct Args {
     /// Capture files (pcap/pcapng; `-` for standard input), or raw/hex streams with --raw/--hex.
     #[arg(value_name = "INPUT")]
@@ -80,9 +99,17 @@ pub struct Args {
     /// this, up to the protocol's 256 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
-    /// Replace row and bound values by a short stable hash of their bytes (type and length kept).
+    /// Replace every value, token, payload, paging state, query literal and quoted server text by
+    /// its type, length and a keyed hash (see below).
     #[arg(long)]
     pub redact: bool,
+    /// With --redact (implied): the key of the hash, a file of 32 to 4096 bytes, so hashes compare
+    /// across runs.
+    #[arg(long, value_name = "FILE")]
+    pub redact_key: Option<PathBuf>,
+    /// Show passwords (SASL PLAIN tokens, role statements), masked by default.
+    #[arg(long, conflicts_with_all = ["redact", "redact_key"])]
+    pub show_secrets: bool,
     /// No progress bar and no summary on standard error.
     #[arg(long)]
     pub quiet: bool,
@@ -254,11 +281,11 @@ fn latency_text(ns: u64) -> String {
 }
 
 /// Writes what is printed for one record.
-struct Printer<W: Write> {
+struct Printer<'k, W: Write> {
     out: W,
     format: InspectFormat,
-    /// How row and bound values are written (`--redact`).
-    values: ValueForm,
+    /// How values, tokens, query and server text are written (`--redact`, `--show-secrets`).
+    values: ValueForm<'k>,
     /// The JSON lines not written out yet (the buffer is reused).
     json: JsonWriter,
     problems: u64,
@@ -266,7 +293,7 @@ struct Printer<W: Write> {
 }
 
 /// A run that stops on an input error still writes the lines gathered before it.
-impl<W: Write> Drop for Printer<W> {
+impl<W: Write> Drop for Printer<'_, W> {
     fn drop(&mut self) {
         let _ = self.flush_json();
     }
@@ -279,7 +306,7 @@ const JSON_CHUNK: usize = 64 << 10;
 /// a long blob): large enough that common messages go out whole, at line ends.
 const JSON_SPILL: usize = 1 << 20;
 
-impl<W: Write> Printer<W> {
+impl<W: Write> Printer<'_, W> {
     /// Ends a JSON line; writes the lines gathered once there are enough.
     fn end_json_line(&mut self) -> io::Result<()> {
         self.json.end_line();
@@ -403,7 +430,7 @@ impl<W: Write> Printer<W> {
             InspectFormat::Text | InspectFormat::Explain => {
                 let arrow = if m.side == Side::Client { ">" } else { "<" };
                 let gist = match &m.message {
-                    Ok(message) => message.gist(),
+                    Ok(message) => message.gist_in(self.values),
                     Err(e) => format!("undecodable body: {e}"),
                 };
                 let latency = m
@@ -467,7 +494,10 @@ impl<W: Write> Printer<W> {
         )?;
         if let Some(explained) = &m.explained {
             let base = if decompressed { 0 } else { start + 9 };
-            explained.write(&mut self.out, &m.body, base, 1)?;
+            let lines = self
+                .values
+                .explain_lines(explained, &m.body, h.opcode.to_byte());
+            cqlwire_codec::value::explain::write_lines(&mut self.out, &lines, &m.body, base, 1)?;
             if let Err(e) = &explained.result {
                 writeln!(self.out, "  error: {e}")?;
             }
@@ -476,12 +506,32 @@ impl<W: Write> Printer<W> {
     }
 }
 
-/// Prints the statistics.
-fn print_stats<W: Write>(out: &mut W, stats: &Stats, json: bool) -> io::Result<()> {
+/// The statements of the statistics as `form` shows them; those it shows alike are merged.
+fn shown_statements(stats: &Stats, form: ValueForm<'_>) -> BTreeMap<String, Statement> {
+    let mut shown: BTreeMap<String, Statement> = BTreeMap::new();
+    for (text, s) in &stats.statements {
+        let merged = shown.entry(form.statement(text).into_owned()).or_default();
+        merged.count += s.count;
+        merged.errors += s.errors;
+        merged.latencies.extend_from_slice(&s.latencies);
+    }
+    for s in shown.values_mut() {
+        s.latencies.sort_unstable();
+    }
+    shown
+}
+
+/// Prints the statistics, statements in `form`.
+fn print_stats<W: Write>(
+    out: &mut W,
+    stats: &Stats,
+    form: ValueForm<'_>,
+    json: bool,
+) -> io::Result<()> {
+    let statements = shown_statements(stats, form);
     let ms = |ns: Option<u64>| ns.map(|n| n as f64 / 1e6);
     if json {
-        let statements: Vec<Json> = stats
-            .statements
+        let statements: Vec<Json> = statements
             .iter()
             .map(|(text, s)| {
                 json!({"statement": text, "count": s.count, "errors": s.errors,
@@ -512,7 +562,7 @@ fn print_stats<W: Write>(out: &mut W, stats: &Stats, json: bool) -> io::Result<(
         "count", "errors", "p50 ms", "p99 ms", "max ms"
     )?;
     let cell = |ns: Option<u64>| ms(ns).map_or("-".into(), |v| format!("{v:.3}"));
-    for (text, s) in &stats.statements {
+    for (text, s) in &statements {
         let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         writeln!(
             out,
@@ -564,13 +614,29 @@ fn open(path: &Path, hex: bool) -> Result<Box<dyn Read>, CliError> {
     })
 }
 
+/// The key of `--redact`: read from `--redact-key FILE`, else drawn at random; `None` without
+/// redaction.
+fn redact_key(args: &Args) -> Result<Option<KeyedHash>, CliError> {
+    let Some(path) = &args.redact_key else {
+        return match args.redact {
+            true => KeyedHash::random()
+                .map(Some)
+                .map_err(|e| CliError::data(e.to_string())),
+            false => Ok(None),
+        };
+    };
+    let mut key = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_KEY_BYTES as u64 + 1).read_to_end(&mut key))
+        .map_err(|e| CliError::data(format!("--redact-key {}: {e}", path.display())))?;
+    KeyedHash::from_key(&key)
+        .map(Some)
+        .map_err(|e| CliError::usage(format!("--redact-key {}: {e}", path.display())))
+}
+
 /// Runs `cqlwire inspect`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    if args.redact && args.format == InspectFormat::Explain {
-        return Err(CliError::usage(
-            "--redact does not apply to --format explain (it shows the bytes); use json or text",
-        ));
-    }
+    let key = redact_key(&args)?;
     let raw_pair = args.client.is_some() || args.server.is_some();
     if raw_pair && !args.inputs.is_empty() {
         return Err(CliError::usage(
@@ -598,10 +664,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut printer = Printer {
         out,
         format: args.format,
-        values: if args.redact {
-            ValueForm::Redacted
-        } else {
-            ValueForm::Plain
+        values: match (&key, args.show_secrets) {
+            (Some(key), _) => ValueForm::Redacted(key),
+            (None, true) => ValueForm::Plain,
+            (None, false) => ValueForm::Masked,
         },
         json: JsonWriter::new(),
         problems: 0,
@@ -695,7 +761,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if args.stats {
         stats.finish();
-        print_stats(&mut printer.out, &stats, args.format == InspectFormat::Json)?;
+        let json = args.format == InspectFormat::Json;
+        print_stats(&mut printer.out, &stats, printer.values, json)?;
     }
     printer.flush_json()?;
     printer.out.flush()?;

@@ -13,7 +13,10 @@
 //!
 //! Raw byte streams without a capture around them go through [`Inspector::raw`].
 
+pub mod cql_lexer;
+pub mod keyed_hash;
 pub mod redact;
+pub mod secrets;
 pub mod stats;
 
 use crate::capture::{Connection, Direction, Event, Timestamp};

@@ -1,59 +1,69 @@
-//! `--redact`: row and bound values replaced by a short stable hash of their bytes, with their
-//! length, so a decode can be shared without its data. Names, types, nulls and unsets stay.
+//! `--redact` for row and bound values: each replaced by the keyed hash of its bytes and their
+//! length ([`super::secrets`] does the rest of a message), so a decode can be shared without its
+//! data. Names, types, nulls and unsets stay.
 
+use super::keyed_hash::KeyedHash;
+use super::secrets::write_redacted_bytes;
 use crate::message::{Cell, ColumnType};
 use crate::value::json::JsonWriter;
+use std::borrow::Cow;
 
-/// FNV-1a (64 bits) of `bytes`: stable across runs, machines and versions.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// The bytes a value is hashed as: for a known type, as it encodes again after decoding (its
+/// canonical bytes, so `varint` 1 as `01` and as `0001` are one value); else as they are.
+pub(crate) fn canonical_bytes<'b>(ty: Option<&ColumnType>, bytes: &'b [u8]) -> Cow<'b, [u8]> {
+    match ty.and_then(ColumnType::cql) {
+        Some(ty) => crate::value::decode(ty, bytes)
+            .ok()
+            .and_then(|value| crate::value::encode(ty, &value).ok())
+            .map_or(Cow::Borrowed(bytes), Cow::Owned),
+        None => Cow::Borrowed(bytes),
+    }
 }
 
 /// Writes the redacted form of a cell of a message whose body is `body`, `{"$redacted": "<8 hex
 /// digits>", "len": <bytes>}`, and returns true; false (nothing written) for null and unset, which
-/// stay as they are. A value of a known type is hashed as it encodes again after decoding (its
-/// canonical bytes). Messages are written redacted with
+/// stay as they are. Messages are written redacted with
 /// [`ValueForm::Redacted`](crate::message::ValueForm).
 pub fn write_redacted(
     w: &mut JsonWriter,
     ty: Option<&ColumnType>,
     cell: &Cell,
     body: &[u8],
+    hash: &KeyedHash,
 ) -> bool {
-    let encoded;
-    let bytes: &[u8] = match (cell, ty.and_then(ColumnType::cql)) {
-        (Cell::Null | Cell::Unset, _) => return false,
-        (Cell::Bytes(range), _) => body.get(range.clone()).unwrap_or_default(),
-        (Cell::Value(range), Some(ty)) => {
-            encoded = body
-                .get(range.clone())
-                .and_then(|bytes| crate::value::decode(ty, bytes).ok())
-                .and_then(|value| crate::value::encode(ty, &value).ok())
-                .unwrap_or_default();
-            &encoded
-        }
-        (Cell::Value(_), None) => &[],
+    let (Cell::Value(range) | Cell::Bytes(range)) = cell else {
+        return false;
     };
-    w.begin_object();
-    w.key("$redacted");
-    w.str(&format!("{:08x}", fnv1a(bytes) >> 32));
-    w.key("len");
-    w.u64(bytes.len() as u64);
-    w.end_object();
+    let bytes = body.get(range.clone()).unwrap_or_default();
+    let bytes = canonical_bytes(ty, bytes);
+    write_redacted_bytes(w, &hash.tag(&bytes), bytes.len());
     true
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{CqlType, NativeType};
 
     #[test]
-    fn fnv1a_matches_its_reference_vectors() {
-        // The published FNV-1a 64-bit test vectors.
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+    fn a_value_is_hashed_as_its_canonical_bytes() {
+        let varint = ColumnType::Cql(CqlType::Native(NativeType::Varint));
+        assert_eq!(canonical_bytes(Some(&varint), &[0, 0, 1]).as_ref(), [1]);
+        assert_eq!(canonical_bytes(None, &[0, 0, 1]).as_ref(), [0, 0, 1]);
+        let hash = KeyedHash::from_key(&[1; 32]).unwrap();
+        let written = |bytes: &[u8]| {
+            let mut w = JsonWriter::new();
+            let cell = Cell::Value(0..bytes.len());
+            assert!(write_redacted(&mut w, Some(&varint), &cell, bytes, &hash));
+            String::from_utf8(w.buf).unwrap()
+        };
+        assert_eq!(written(&[0, 0, 1]), written(&[1]));
+        assert_eq!(
+            written(&[1]),
+            format!("{{\"$redacted\":\"{}\",\"len\":1}}", hash.tag(&[1]))
+        );
+        let mut w = JsonWriter::new();
+        assert!(!write_redacted(&mut w, None, &Cell::Null, &[], &hash));
+        assert!(w.buf.is_empty());
     }
 }

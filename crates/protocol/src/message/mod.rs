@@ -288,6 +288,9 @@ impl Registry {
 pub struct Explained {
     /// One line per wire item, offsets into the body.
     pub lines: Vec<ExplainLine>,
+    /// The parts of the body that hold captured data (values, tokens, query texts, …), in order:
+    /// what [`ValueForm::explain_lines`] hides.
+    pub spans: Vec<crate::inspect::secrets::SecretSpan>,
     /// The message, or the fault.
     pub result: Result<Message, DecodeError>,
 }
@@ -358,6 +361,7 @@ impl Message {
         );
         Explained {
             lines: reader.lines.unwrap_or_default(),
+            spans: reader.spans,
             result,
         }
     }
@@ -405,7 +409,7 @@ fn decode_with(
         None
     };
     let warnings = if version >= 4 && response && Flags(flags).contains(Flags::WARNING) {
-        Some(reader.string_list("warnings")?)
+        Some(reader.server_text_list("warnings")?)
     } else {
         None
     };

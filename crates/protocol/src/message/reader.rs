@@ -3,6 +3,7 @@
 
 use super::types::{Cell, ColumnType};
 use crate::cursor::{Cursor, DecodeError};
+use crate::inspect::secrets::{SecretSpan, SpanKind};
 use crate::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use crate::value::cql::format_cql;
 use crate::value::ExplainLine;
@@ -50,6 +51,8 @@ pub(crate) struct Reader<'b> {
     pub lines: Option<Vec<ExplainLine>>,
     /// Extra indentation of the next lines (nested lists).
     pub indent: usize,
+    /// The parts of the body that hold captured data, when tracing.
+    pub spans: Vec<SecretSpan>,
 }
 
 impl<'b> Reader<'b> {
@@ -59,6 +62,20 @@ impl<'b> Reader<'b> {
             cursor: Cursor::new(body),
             lines: trace.then(Vec::new),
             indent: 0,
+            spans: Vec::new(),
+        }
+    }
+
+    /// Marks the item from `start` (a `prefix`-byte length, then its bytes) to the position as
+    /// captured data, when tracing.
+    fn mark(&mut self, start: usize, prefix: usize, what: &str, kind: SpanKind) {
+        if self.tracing() {
+            self.spans.push(SecretSpan {
+                range: start..self.cursor.pos(),
+                prefix,
+                what: what.to_string(),
+                kind,
+            });
         }
     }
 
@@ -201,6 +218,31 @@ impl<'b> Reader<'b> {
         };
         let text = self.text(len, what)?;
         self.line(start, || format!("{what} {text:?}"));
+        self.mark(start, 4, what, SpanKind::Query);
+        Ok(text)
+    }
+
+    /// Records the query text of the statement an EXECUTE runs (from its PREPARE: not in the
+    /// body) as a line of no bytes.
+    pub fn prepared_query(&mut self, query: &str) {
+        let at = self.cursor.pos();
+        self.line_at(at, 0, || format!("prepared query {query:?}"));
+        if self.tracing() {
+            self.spans.push(SecretSpan {
+                range: at..at,
+                prefix: 0,
+                what: "prepared query".into(),
+                kind: SpanKind::PreparedQuery(query.to_string()),
+            });
+        }
+    }
+
+    /// A `[string]` written by the server about the request (an error message, a warning), which
+    /// may quote its values.
+    pub fn server_text(&mut self, what: &str) -> Result<String> {
+        let start = self.cursor.pos();
+        let text = self.string(what)?;
+        self.mark(start, 2, what, SpanKind::ServerText);
         Ok(text)
     }
 
@@ -214,6 +256,7 @@ impl<'b> Reader<'b> {
         };
         let bytes = self.cursor.take(len, what)?;
         self.line(start, || format!("{what} {}", hex_text(bytes)));
+        self.mark(start, 4, what, SpanKind::Bytes);
         Ok(Some(bytes))
     }
 
@@ -260,6 +303,7 @@ impl<'b> Reader<'b> {
             }
             RawValue::Bytes(bytes, offset) => (bytes, offset),
         };
+        self.mark(start, 4, what, SpanKind::Value(ty.cloned()));
         let range = offset..offset + bytes.len();
         let Some(ty) = ty.and_then(ColumnType::cql) else {
             self.line(start, || {
@@ -310,10 +354,24 @@ impl<'b> Reader<'b> {
 
     /// A `[string list]`.
     pub fn string_list(&mut self, what: &'static str) -> Result<Vec<String>> {
+        self.list_of(what, |r| r.string("string"))
+    }
+
+    /// A `[string list]` of [`Reader::server_text`]s (warnings).
+    pub fn server_text_list(&mut self, what: &'static str) -> Result<Vec<String>> {
+        self.list_of(what, |r| r.server_text("string"))
+    }
+
+    /// A `[short]` count of strings, each read by `item`.
+    fn list_of(
+        &mut self,
+        what: &'static str,
+        item: impl Fn(&mut Self) -> Result<String>,
+    ) -> Result<Vec<String>> {
         let count = self.short_count(what, 2)?;
         let mut list = Vec::with_capacity(count);
         for i in 0..count {
-            list.push(self.within(Step::Item(what, i), |r| r.string("string"))?);
+            list.push(self.within(Step::Item(what, i), &item)?);
         }
         Ok(list)
     }

@@ -13,16 +13,7 @@ use crate::value::json::{write_json, JsonWriter};
 use serde_json::Value as Json;
 use std::ops::Range;
 
-/// How row and bound values are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ValueForm {
-    /// As `decode --format json` prints them.
-    #[default]
-    Plain,
-    /// Replaced by `{"$redacted": "<hash of their bytes>", "len": <bytes>}`
-    /// ([`crate::inspect::redact`]); nulls and unsets stay.
-    Redacted,
-}
+pub use crate::inspect::secrets::ValueForm;
 
 /// The names of the bits of `flags` (from `names`, else `0x…`) as an array of strings.
 fn names_json(w: &mut JsonWriter, flags: u32, names: &[(u32, &str)]) {
@@ -31,20 +22,12 @@ fn names_json(w: &mut JsonWriter, flags: u32, names: &[(u32, &str)]) {
     w.end_array();
 }
 
-/// `0x…` hex of bytes, JSON null for `None`.
-fn hex_or_null(w: &mut JsonWriter, bytes: Option<&[u8]>) {
-    match bytes {
-        Some(bytes) => w.hex(bytes),
-        None => w.null(),
-    }
-}
-
 /// What the values of a message are written from, and how.
 struct Values<'a> {
     /// The message's body, which its cells are ranges of.
     bytes: &'a [u8],
-    /// Plain or redacted.
-    form: ValueForm,
+    /// Plain, masked or redacted.
+    form: ValueForm<'a>,
     /// Called after each row and each [`SPILL_CHUNK`] bytes of a blob's hex with the JSON written
     /// so far, which it may take out of the writer's buffer (see
     /// [`Message::write_json_fields_spilling`]).
@@ -73,9 +56,10 @@ impl Values<'_> {
 /// A cell as `decode --format json` prints its value; raw bytes (unknown type) as `"0x…"`;
 /// redacted when the form says so and the cell has bytes.
 fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut Values<'_>) {
-    if v.form == ValueForm::Redacted && crate::inspect::redact::write_redacted(w, ty, cell, v.bytes)
-    {
-        return;
+    if let Some(hash) = v.form.key() {
+        if crate::inspect::redact::write_redacted(w, ty, cell, v.bytes, hash) {
+            return;
+        }
     }
     match (cell, ty.and_then(ColumnType::cql)) {
         (Cell::Null, _) | (Cell::Value(_), None) => w.null(),
@@ -122,7 +106,7 @@ fn values_json(w: &mut JsonWriter, values: &[BoundValue], v: &mut Values<'_>) {
             type_json(w, ty);
         }
         match &value.value {
-            Cell::Bytes(range) if v.form == ValueForm::Plain => {
+            Cell::Bytes(range) if v.form.key().is_none() => {
                 w.key("bytes");
                 v.hex(w, range);
             }
@@ -168,7 +152,12 @@ fn consistency(w: &mut JsonWriter, level: u16) {
 }
 
 /// Query parameters' fields.
-fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<&mut Values<'_>>) {
+fn parameters_json(
+    w: &mut JsonWriter,
+    p: &QueryParameters,
+    form: ValueForm<'_>,
+    values: Option<&mut Values<'_>>,
+) {
     w.key("consistency");
     consistency(w, p.consistency);
     w.key("flags");
@@ -183,7 +172,7 @@ fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<&mut 
     }
     if let Some(state) = &p.paging_state {
         w.key("paging_state");
-        hex_or_null(w, state.as_deref());
+        form.write_bytes(w, state.as_deref());
     }
     if let Some(level) = p.serial_consistency {
         w.key("serial_consistency");
@@ -204,14 +193,14 @@ fn parameters_json(w: &mut JsonWriter, p: &QueryParameters, values: Option<&mut 
 }
 
 /// Rows metadata fields.
-fn metadata_json(w: &mut JsonWriter, m: &RowsMetadata) {
+fn metadata_json(w: &mut JsonWriter, m: &RowsMetadata, form: ValueForm<'_>) {
     w.key("metadata_flags");
     names_json(w, m.flags, &METADATA_FLAG_NAMES);
     w.key("column_count");
     w.u64(m.column_count as u64);
     if m.has_more_pages() {
         w.key("paging_state");
-        hex_or_null(w, m.paging_state.as_deref());
+        form.write_bytes(w, m.paging_state.as_deref());
     }
     if let Some(id) = &m.new_metadata_id {
         w.key("new_metadata_id");
@@ -267,13 +256,13 @@ fn acknowledgements(w: &mut JsonWriter, level: u16, received: i32, block_for: i3
 }
 
 /// An ERROR body's fields.
-fn error_json(w: &mut JsonWriter, e: &ErrorBody) {
+fn error_json(w: &mut JsonWriter, e: &ErrorBody, form: ValueForm<'_>) {
     w.key("code");
     w.i64(i64::from(e.code));
     w.key("error");
     w.str(e.name());
     w.key("message");
-    w.str(&e.message);
+    w.str(&form.server_text(&e.message));
     match &e.details {
         ErrorDetails::None => {}
         ErrorDetails::Unavailable {
@@ -376,7 +365,7 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
     match result {
         ResultBody::Void => {}
         ResultBody::Rows(rows) => {
-            metadata_json(w, &rows.metadata);
+            metadata_json(w, &rows.metadata, v.form);
             let columns = rows.columns();
             w.key("columns");
             match columns {
@@ -421,7 +410,7 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
             w.end_array();
             w.key("variables");
             columns_json(w, &p.variables);
-            metadata_json(w, &p.result);
+            metadata_json(w, &p.result, v.form);
             w.key("columns");
             columns_json(w, &p.result.columns);
         }
@@ -433,7 +422,7 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
 fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
     w.begin_object();
     match body {
-        Body::Error(e) => error_json(w, e),
+        Body::Error(e) => error_json(w, e, v.form),
         Body::Startup(options) => {
             w.key("options");
             w.object(options, |w, _, v| w.str(v));
@@ -449,13 +438,13 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
         }
         Body::Query(q) => {
             w.key("query");
-            w.str(&q.query);
-            parameters_json(w, &q.parameters, Some(v));
+            w.str(&v.form.query(&q.query));
+            parameters_json(w, &q.parameters, v.form, Some(v));
         }
         Body::Result(result) => result_json(w, result, v),
         Body::Prepare(p) => {
             w.key("query");
-            w.str(&p.query);
+            w.str(&v.form.query(&p.query));
             if let Some(flags) = p.flags {
                 w.key("flags");
                 w.u64(u64::from(flags));
@@ -474,9 +463,9 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
             }
             if let Some(query) = &e.query {
                 w.key("query");
-                w.str(query);
+                w.str(&v.form.query(query));
             }
-            parameters_json(w, &e.parameters, Some(v));
+            parameters_json(w, &e.parameters, v.form, Some(v));
         }
         Body::Register(events) => {
             w.key("events");
@@ -509,21 +498,31 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
                 }
                 if let Some(query) = &s.query {
                     w.key("query");
-                    w.str(query);
+                    w.str(&v.form.query(query));
                 }
                 w.key("values");
                 values_json(w, &s.values, v);
                 w.end_object();
             }
             w.end_array();
-            parameters_json(w, &b.parameters, None);
+            parameters_json(w, &b.parameters, v.form, None);
         }
         Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => {
             w.key("token");
-            hex_or_null(w, t.as_deref());
+            v.form.write_token(w, auth_opcode(body), t.as_deref());
         }
     }
     w.end_object();
+}
+
+/// The opcode of an AUTH_* body (0 for any other).
+fn auth_opcode(body: &Body) -> u8 {
+    match body {
+        Body::AuthChallenge(_) => 0x0E,
+        Body::AuthResponse(_) => 0x0F,
+        Body::AuthSuccess(_) => 0x10,
+        _ => 0,
+    }
 }
 
 /// Text cut to `max` characters with `…`.
@@ -575,7 +574,7 @@ impl Message {
 
     /// Writes the fields of [`Message::to_json`] after `version` (`opcode` to `body`) into the
     /// object `w` is in, values in `form`.
-    pub fn write_json_fields(&self, w: &mut JsonWriter, form: ValueForm) {
+    pub fn write_json_fields(&self, w: &mut JsonWriter, form: ValueForm<'_>) {
         self.write_json_fields_spilling(w, form, &mut |_| {});
     }
 
@@ -586,7 +585,7 @@ impl Message {
     pub fn write_json_fields_spilling(
         &self,
         w: &mut JsonWriter,
-        form: ValueForm,
+        form: ValueForm<'_>,
         spill: &mut dyn FnMut(&mut JsonWriter),
     ) {
         w.key("opcode");
@@ -604,11 +603,15 @@ impl Message {
         }
         if let Some(warnings) = &self.warnings {
             w.key("warnings");
-            w.strs(warnings);
+            w.begin_array();
+            for warning in warnings {
+                w.str(&form.server_text(warning));
+            }
+            w.end_array();
         }
         if let Some(payload) = &self.custom_payload {
             w.key("custom_payload");
-            w.object(payload, |w, _, v| hex_or_null(w, v.as_deref()));
+            w.object(payload, |w, _, v| form.write_bytes(w, v.as_deref()));
         }
         w.key("body");
         let mut values = Values {
@@ -621,8 +624,18 @@ impl Message {
 
     /// One line saying what the message is about: the query text, the row count, the error, …
     pub fn gist(&self) -> String {
+        self.gist_in(ValueForm::Plain)
+    }
+
+    /// The [`Message::gist`] with its query text, error message and token shown in `form`.
+    pub fn gist_in(&self, form: ValueForm<'_>) -> String {
         let mut gist = match &self.body {
-            Body::Error(e) => format!("{} (0x{:04x}): {}", e.name(), e.code, cut(&e.message, 200)),
+            Body::Error(e) => format!(
+                "{} (0x{:04x}): {}",
+                e.name(),
+                e.code,
+                cut(&form.server_text(&e.message), 200)
+            ),
             Body::Startup(options) => options
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
@@ -637,7 +650,7 @@ impl Message {
                 .join(" "),
             Body::Query(q) => format!(
                 "{:?} {}",
-                cut(&q.query, GIST_QUERY_CHARS),
+                cut(&form.query(&q.query), GIST_QUERY_CHARS),
                 parameters_gist(&q.parameters)
             ),
             Body::Result(result) => match result {
@@ -663,12 +676,12 @@ impl Message {
                     format!("Schema_change {}", schema_gist(change))
                 }
             },
-            Body::Prepare(p) => format!("{:?}", cut(&p.query, GIST_QUERY_CHARS)),
+            Body::Prepare(p) => format!("{:?}", cut(&form.query(&p.query), GIST_QUERY_CHARS)),
             Body::Execute(e) => {
                 let query = e
                     .query
                     .as_deref()
-                    .map(|q| format!(" {:?}", cut(q, GIST_QUERY_CHARS)))
+                    .map(|q| format!(" {:?}", cut(&form.query(q), GIST_QUERY_CHARS)))
                     .unwrap_or_default();
                 format!(
                     "0x{}{query} {}",
@@ -690,10 +703,9 @@ impl Message {
                 count(b.statements.len(), "statement"),
                 consistency_name(b.parameters.consistency)
             ),
-            Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => match t {
-                Some(token) => count(token.len(), "byte"),
-                None => "null token".into(),
-            },
+            Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => {
+                form.token_gist(auth_opcode(&self.body), t.as_deref())
+            }
         };
         if let Some(warnings) = &self.warnings {
             gist.push_str(&format!(" [{}]", count(warnings.len(), "warning")));

@@ -268,8 +268,7 @@ pub(crate) fn execute(r: &mut Reader<'_>, version: u8, registry: &Registry) -> R
     };
     let statement = registry.get(&id);
     if let Some(query) = statement.and_then(|s| s.query.as_deref()) {
-        let at = r.cursor.pos();
-        r.line_at(at, 0, || format!("prepared query {query:?}"));
+        r.prepared_query(query);
     }
     let parameters = parameters(r, version, statement.map(|s| s.variables.as_slice()))?;
     Ok(Execute {

@@ -215,7 +215,7 @@ pub(crate) fn error(r: &mut Reader<'_>, version: u8) -> Result<ErrorBody> {
     };
     let name = body.name();
     r.line(start, || format!("code 0x{code:04x} ({name})"));
-    body.message = r.string("message")?;
+    body.message = r.server_text("message")?;
     body.details = match code {
         0x1000 => ErrorDetails::Unavailable {
             consistency: r.consistency("consistency")?,

@@ -1,0 +1,7 @@
+//! `query_redaction`: see [`cqlwire_fuzz::checks::query_redaction`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::query_redaction(data));
