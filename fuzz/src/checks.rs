@@ -1113,9 +1113,9 @@ pub fn inspect(data: &[u8]) {
                             serde_json::from_slice::<serde_json::Value>(&shown.buf)
                                 .expect("masked and redacted JSON is valid");
                             let _ = message.gist_in(form);
-                            if let Some(explained) = &m.explained {
+                            if let Some(explained) = m.explained() {
                                 let _ = form.explain_lines(
-                                    explained,
+                                    &explained,
                                     &m.body,
                                     m.header.opcode.to_byte(),
                                 );

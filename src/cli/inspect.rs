@@ -3,9 +3,10 @@
 
 use super::progress::{self, Unit};
 use super::CliError;
-use crate::display::Visible;
+use crate::display::{one_line, Visible};
 use crate::files;
 use cqlwire_codec::hex::HexReader;
+use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
@@ -160,8 +161,27 @@ struct Filter {
     stream: Option<i16>,
     opcodes: Vec<u8>,
     slower_than: Option<u64>,
-    /// Requests held until their response tells whether the pair is slow enough.
-    held: HashMap<(u64, i16), Record>,
+    /// Requests held until their response tells whether the pair is slow enough: by connection
+    /// and stream, with their place in the order and their cost.
+    held: HashMap<(u64, i16), (u64, usize, Record)>,
+    /// The held requests oldest first, by place in the order.
+    held_order: BTreeMap<u64, (u64, i16)>,
+    /// Bytes the held requests cost ([`held_cost`]).
+    held_bytes: usize,
+    /// The next place in the order.
+    held_seq: u64,
+    /// Held requests forgotten over [`HELD_MAX_BYTES`].
+    held_forgotten: u64,
+}
+
+/// Most bytes of requests `--slower-than` holds until their response; beyond, the oldest are
+/// forgotten (a slow response whose request was forgotten is printed alone).
+const HELD_MAX_BYTES: usize = 32 << 20;
+
+/// What holding a request costs: its body twice (the bytes and what is decoded from them) and a
+/// fixed part.
+fn held_cost(m: &MessageRecord) -> usize {
+    2 * m.body.len() + 512
 }
 
 impl Filter {
@@ -189,6 +209,10 @@ impl Filter {
                 .map(parse_duration)
                 .transpose()?,
             held: HashMap::new(),
+            held_order: BTreeMap::new(),
+            held_bytes: 0,
+            held_seq: 0,
+            held_forgotten: 0,
         })
     }
 
@@ -226,19 +250,55 @@ impl Filter {
         let key = (m.conn_id, m.header.stream);
         match m.side {
             Side::Client => {
-                if m.header.stream >= 0 {
-                    self.held.insert(key, record);
+                if m.header.stream < 0 {
+                    return vec![];
                 }
-                vec![]
+                let (cost, time, offset) = (held_cost(m), m.time, m.offset);
+                self.release(key);
+                self.held_seq += 1;
+                self.held_order.insert(self.held_seq, key);
+                self.held_bytes += cost;
+                self.held.insert(key, (self.held_seq, cost, record));
+                let mut out = vec![];
+                while self.held_bytes > HELD_MAX_BYTES && self.held.len() > 1 {
+                    let Some((_, oldest)) = self.held_order.pop_first() else {
+                        break;
+                    };
+                    self.release(oldest);
+                    self.held_forgotten += 1;
+                    if self.held_forgotten == 1 {
+                        out.push(Record::Problem(Problem {
+                            conn: None,
+                            side: None,
+                            time,
+                            offset,
+                            message: format!(
+                                "--slower-than holds more than {} MiB of requests waiting for \
+                                 their response: the oldest are forgotten (a slow response whose \
+                                 request was forgotten is printed alone)",
+                                HELD_MAX_BYTES >> 20
+                            ),
+                        }));
+                    }
+                }
+                out
             }
             Side::Server => {
-                let request = self.held.remove(&key);
+                let request = self.release(key);
                 match &m.request {
                     Some(r) if r.latency >= min => request.into_iter().chain([record]).collect(),
                     _ => vec![],
                 }
             }
         }
+    }
+
+    /// The request held on `key`, no longer held.
+    fn release(&mut self, key: (u64, i16)) -> Option<Record> {
+        let (seq, cost, record) = self.held.remove(&key)?;
+        self.held_order.remove(&seq);
+        self.held_bytes -= cost;
+        Some(record)
     }
 }
 
@@ -365,7 +425,7 @@ impl<W: Write> Printer<'_, W> {
                     self.out,
                     "{} {place} ! {} (offset {})",
                     time_text(p.time, false).unwrap_or_else(|| "-".into()),
-                    p.message,
+                    one_line(&p.message),
                     p.offset
                 )
             }
@@ -441,11 +501,12 @@ impl<W: Write> Printer<'_, W> {
                     .unwrap_or_default();
                 writeln!(
                     self.out,
-                    "{} {} {arrow} v{} s{} {opcode} {gist}{latency}",
+                    "{} {} {arrow} v{} s{} {opcode} {}{latency}",
                     time_text(m.time, false).unwrap_or_else(|| "-".into()),
                     m.conn,
                     h.version,
-                    h.stream
+                    h.stream,
+                    one_line(&gist)
                 )?;
                 if self.format == InspectFormat::Explain {
                     self.explain(m)?;
@@ -492,15 +553,34 @@ impl<W: Write> Printer<'_, W> {
             h.opcode.name().unwrap_or("UNKNOWN"),
             h.length
         )?;
-        if let Some(explained) = &m.explained {
-            let base = if decompressed { 0 } else { start + 9 };
-            let lines = self
-                .values
-                .explain_lines(explained, &m.body, h.opcode.to_byte());
-            cqlwire_codec::value::explain::write_lines(&mut self.out, &lines, &m.body, base, 1)?;
-            if let Err(e) = &explained.result {
-                writeln!(self.out, "  error: {e}")?;
+        let base = if decompressed { 0 } else { start + 9 };
+        if self.values.hides_in(h.opcode) {
+            // Lines of captured data this form hides are replaced, so they are gathered first.
+            if let Some(explained) = m.explained() {
+                let lines = self
+                    .values
+                    .explain_lines(&explained, &m.body, h.opcode.to_byte());
+                for line in lines.iter() {
+                    let text = format_line(line, &m.body, base, 1);
+                    writeln!(self.out, "{}", one_line(&text))?;
+                }
+                if let Err(e) = &explained.result {
+                    writeln!(self.out, "  error: {}", one_line(&e.to_string()))?;
+                }
             }
+            return Ok(());
+        }
+        let out = &mut self.out;
+        let mut written = Ok(());
+        let result = m.explain_each(&mut |line| {
+            if written.is_ok() {
+                let text = format_line(&line, &m.body, base, 1);
+                written = writeln!(out, "{}", one_line(&text));
+            }
+        });
+        written?;
+        if let Some(Err(e)) = result {
+            writeln!(self.out, "  error: {}", one_line(&e.to_string()))?;
         }
         Ok(())
     }
@@ -564,6 +644,7 @@ fn print_stats<W: Write>(
     let cell = |ns: Option<u64>| ms(ns).map_or("-".into(), |v| format!("{v:.3}"));
     for (text, s) in &statements {
         let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = one_line(&text);
         writeln!(
             out,
             "{:>6} {:>6} {:>10} {:>10} {:>10}  {}",
@@ -717,6 +798,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         } else {
             args.inputs.clone()
         };
+        // Several capture files are one capture, in order (rotated files): connections, their
+        // streams and pending requests go on from one file to the next.
+        let mut capture: Option<Capture<'static>> = None;
         for path in &inputs {
             let name = files::named(Some(path))
                 .map_or("standard input".into(), |p| p.display().to_string());
@@ -741,19 +825,28 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 };
                 inspector.raw(&name, client, server, &mut sink)?;
             } else {
-                let mut capture =
-                    Capture::new(BufReader::with_capacity(1 << 16, input)).map_err(|e| {
-                        CliError::data(format!(
-                            "{e} ({name}; for raw CQL bytes use --raw or --client/--server, for \
-                             hex text --hex)"
-                        ))
-                    })?;
-                capture
-                    .run(&mut |event| inspector.event(event, &mut sink))
-                    .map_err(|e| CliError::data(format!("{e} ({name})")))?;
-                inspector.finish(&mut sink);
+                let input = BufReader::with_capacity(1 << 16, input);
+                let opened = match capture.as_mut() {
+                    Some(capture) => capture.continue_with(input),
+                    None => Capture::new(input).map(|c| capture = Some(c)),
+                };
+                opened.map_err(|e| {
+                    CliError::data(format!(
+                        "{e} ({name}; for raw CQL bytes use --raw or --client/--server, for hex \
+                         text --hex)"
+                    ))
+                })?;
+                if let Some(capture) = capture.as_mut() {
+                    capture
+                        .read_file(&mut |event| inspector.event(event, &mut sink))
+                        .map_err(|e| CliError::data(format!("{e} ({name})")))?;
+                }
             }
             bar.finish_and_clear();
+        }
+        if let Some(mut capture) = capture {
+            capture.finish(&mut |event| inspector.event(event, &mut sink));
+            inspector.finish(&mut sink);
         }
     }
     if let Some(e) = failed {

@@ -457,3 +457,40 @@ fn inputs_the_fuzzer_found_pass_its_check() {
         fuzz_capture::capture(&read(&entry.unwrap().path()));
     }
 }
+
+#[test]
+fn over_the_connection_limit_the_least_recently_active_is_evicted() {
+    let mut reassembler = Reassembler::new(Limits {
+        connections: 64,
+        ..Limits::default()
+    });
+    let mut closed = Vec::new();
+    let mut send = |reassembler: &mut Reassembler, port: u16, seq: u32, syn: bool| {
+        let seg = Segment {
+            src: SocketAddr::new([10, 0, 0, 1].into(), port),
+            dst: addr("10.0.0.2:9042"),
+            seq,
+            syn,
+            ack: !syn,
+            fin: false,
+            rst: false,
+            payload: if syn { b"" } else { b"x" },
+        };
+        reassembler.segment(&seg, Timestamp(0), &mut |e| {
+            if let Event::Closed { conn, reason, .. } = e {
+                closed.push((conn, reason));
+            }
+        });
+    };
+    // 64 connections (ids 1 to 64), then each sends a byte except the fifth: it is the least
+    // recently active when a 65th opens, and the only one evicted (a sixty-fourth of 64).
+    for port in 0..64 {
+        send(&mut reassembler, 5000 + port, 0, true);
+    }
+    for port in (0..64).filter(|&p| p != 4) {
+        send(&mut reassembler, 5000 + port, 1, false);
+    }
+    send(&mut reassembler, 6000, 0, true);
+    assert_eq!(closed, vec![(5, CloseReason::Evicted)]);
+    assert_eq!(reassembler.stats().evicted, 1);
+}

@@ -20,6 +20,7 @@ mod hostile;
 mod input_readers;
 mod inspect_cli;
 mod inspect_secrets;
+mod inspect_shapes;
 mod limits;
 mod lz4_reference;
 mod malformed;

@@ -448,6 +448,6 @@ fn a_v5_rows_result_with_changed_metadata_updates_the_statement() {
         statement.result_metadata_id.as_deref(),
         Some(&[0x0f, 0x0e][..])
     );
-    let names: Vec<&str> = statement.columns.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = statement.columns.iter().map(|c| c.name).collect();
     assert_eq!(names, ["v", "d", "u", "tp"]);
 }

@@ -24,6 +24,9 @@ use crate::cursor::{Cursor, DecodeError};
 /// Default largest frame or envelope: 256 MiB, the largest frame Cassandra accepts.
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
 
+/// Buffer room a decoder keeps after a frame; more is given back once the frame is handed out.
+const KEPT_BUFFER: usize = 1 << 20;
+
 /// An envelope (a v3/v4 frame or a v5 envelope) found in the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedEnvelope {
@@ -82,6 +85,8 @@ pub struct StreamDecoder {
     assembler: EnvelopeAssembler,
     /// Out of sync since this offset, for this reason, having skipped this many bytes.
     lost: Option<(u64, String, u64)>,
+    /// The length of the frame whose bytes are awaited (0: none), set by the last step.
+    awaited: usize,
 }
 
 impl StreamDecoder {
@@ -97,6 +102,7 @@ impl StreamDecoder {
             compression: None,
             assembler: EnvelopeAssembler::new(max_frame),
             lost: None,
+            awaited: 0,
         }
     }
 
@@ -112,12 +118,18 @@ impl StreamDecoder {
         self.compression
     }
 
+    /// The stream offset of the next byte to be fed.
+    pub fn offset(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
     /// Feeds the next bytes of the stream; appends what they complete to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) {
         if self.buf.is_empty() {
             // The common case: whole frames in the bytes given, decoded from them in place; only
             // what they leave unfinished is copied.
             let used = self.process(bytes, out);
+            self.reserve_awaited();
             self.buf.extend_from_slice(&bytes[used..]);
         } else {
             self.buf.extend_from_slice(bytes);
@@ -125,8 +137,22 @@ impl StreamDecoder {
             let mut buf = std::mem::take(&mut self.buf);
             let used = self.process(&buf, out);
             buf.drain(..used);
+            // A long frame just handed out: its room is given back before its body is decoded.
+            if buf.capacity() > KEPT_BUFFER && buf.len() < buf.capacity() / 4 {
+                buf.shrink_to_fit();
+            }
             self.buf = buf;
+            self.reserve_awaited();
         }
+    }
+
+    /// Makes room for the whole frame being waited for at once (growing by doubling would leave
+    /// up to a frame's size unused).
+    fn reserve_awaited(&mut self) {
+        if let Some(missing) = self.awaited.checked_sub(self.buf.len()) {
+            self.buf.reserve_exact(missing);
+        }
+        self.awaited = 0;
     }
 
     /// Says `len` bytes of the stream are missing here: what is buffered is dropped (reported),
@@ -322,6 +348,7 @@ impl StreamDecoder {
         };
         let len = HEADER_LEN + header.length as usize;
         let Some(body) = rest.get(HEADER_LEN..len) else {
+            self.awaited = len;
             return Step::NeedMore;
         };
         let body = if header.is_compressed() && header.version < 5 {

@@ -14,7 +14,45 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cqlwire"))
 }
 
+pub mod pcap;
 pub mod values;
+
+/// The address space (MiB) the binary's own mappings took when the `ulimit -v` ceilings of the
+/// memory tests were set; [`own_address_space_mib`] measures today's.
+pub const CALIBRATED_OWN_MIB: u64 = 39;
+
+/// The least address space (MiB) in which the binary decodes one int: its own mappings (code,
+/// libraries, thread stacks), which grow with what it links, unlike the memory a run needs for
+/// its data. Measured once per test process, by bisection.
+pub fn own_address_space_mib() -> u64 {
+    static MEASURED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MEASURED.get_or_init(|| {
+        let runs = |mib: u64| {
+            Command::new("bash")
+                .arg("-c")
+                .arg("ulimit -v $1; exec \"$2\" decode int 00000001 >/dev/null 2>&1")
+                .arg("bash")
+                .arg((mib << 10).to_string())
+                .arg(binary())
+                .status()
+                .is_ok_and(|status| status.success())
+        };
+        let (mut low, mut high) = (8, 512);
+        assert!(
+            runs(high),
+            "the binary does not run in {high} MiB of address space"
+        );
+        while high - low > 1 {
+            let mid = (low + high) / 2;
+            if runs(mid) {
+                high = mid;
+            } else {
+                low = mid;
+            }
+        }
+        high
+    })
+}
 
 /// The binary under test.
 pub fn cqlwire() -> Command {

@@ -126,6 +126,15 @@ impl JsonWriter {
         });
     }
 
+    /// A value written by `write` as JSON text straight into [`JsonWriter::buf`], after the
+    /// comma it needs (`write` must write exactly one JSON value).
+    pub fn raw_value<T>(&mut self, write: impl FnOnce(&mut JsonWriter) -> T) -> T {
+        self.separate();
+        let result = write(self);
+        self.comma = true;
+        result
+    }
+
     /// A value's `Display` form as a string, through a buffer the writer keeps.
     pub fn display(&mut self, value: &dyn std::fmt::Display) {
         use std::fmt::Write;

@@ -41,6 +41,22 @@ pub fn write_text(
     out: &mut dyn Write,
 ) -> Result<(), PrintError> {
     decode_pieces(ty, bytes, allow_trailing, &mut drop)?;
+    write_pieces(ty, bytes, allow_trailing, form, show, out)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Writes like [`write_text`] without checking the payload first and without the newline: on a
+/// malformed payload, what was written before the fault stays written (for payloads already
+/// checked, such as the values of a decoded message).
+pub fn write_pieces(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    form: TextForm,
+    show: &dyn Fn(&str) -> Cow<'_, str>,
+    out: &mut dyn Write,
+) -> Result<(), PrintError> {
     let mut printer = Printer {
         form,
         show,
@@ -54,7 +70,6 @@ pub fn write_text(
         }
     })?;
     printer.written?;
-    writeln!(printer.out)?;
     Ok(())
 }
 

@@ -5,7 +5,8 @@
 //! sections and interfaces with their own link types and timestamp resolutions), the pcap magics
 //! `a1b2c3d4` (microseconds) and `a1b23c4d` (nanoseconds) in either byte order (and the Kuznetsov
 //! variant `a1b2cd34`) are pcap. Broken records become [`Problem`]s with their offset in the file
-//! and reading goes on where the format allows it: a pcapng block of a plausible length is skipped,
+//! and reading goes on where the format allows it: a pcapng block of a plausible length is skipped
+//! (one the parser rejects, or whose contents run past its length),
 //! while a pcap record header with an impossible length leaves no way to find the next record, so
 //! the file ends there. A truncated last record is reported.
 
@@ -362,16 +363,9 @@ impl<'r> PacketReader<'r> {
             // pcap-parser 0.17 subtracts 12 from a pcapng block length it only checked against 8
             // (an overflow): refuse such a block here.
             if self.format == Format::Pcapng {
-                if let Some(&[a, b, c, d]) = self.inner.data().get(4..8) {
-                    let len = if self.state.big_endian {
-                        u32::from_be_bytes([a, b, c, d])
-                    } else {
-                        u32::from_le_bytes([a, b, c, d])
-                    };
-                    if len < 12 {
-                        let detail = format!("block length {len} is below 12");
-                        return Ok(Some(Record::Problem(self.skip_corrupt(detail))));
-                    }
+                if let Some(len) = self.block_length().filter(|&len| len < 12) {
+                    let detail = format!("block length {len} is below 12");
+                    return Ok(Some(Record::Problem(self.skip_corrupt(detail))));
                 }
             }
             // `next` does not move the buffer, so positions relative to its start stay valid.
@@ -417,6 +411,12 @@ impl<'r> PacketReader<'r> {
                 Step::End => {
                     self.finished = true;
                     return Ok(None);
+                }
+                // The parser wants more than the block's own length holds (a packet longer than
+                // its block): the block lies, and its length says where the next one starts.
+                Step::Refill if self.whole_block_buffered() => {
+                    let detail = "its contents run past its length".to_string();
+                    return Ok(Some(Record::Problem(self.skip_corrupt(detail))));
                 }
                 Step::Refill => {
                     if self.inner.refill().is_err() {
@@ -475,22 +475,36 @@ impl<'r> PacketReader<'r> {
         }
     }
 
+    /// Whether the buffer holds a whole pcapng block by its length field (a plausible one).
+    fn whole_block_buffered(&self) -> bool {
+        let data = self.inner.data();
+        self.format == Format::Pcapng
+            && self
+                .block_length()
+                .is_some_and(|len| len >= 12 && len.is_multiple_of(4) && len <= data.len())
+    }
+
+    /// The length field of the pcapng block at the start of the buffer, when buffered.
+    fn block_length(&self) -> Option<usize> {
+        let &[a, b, c, d] = self.inner.data().get(4..8)? else {
+            return None;
+        };
+        let bytes = [a, b, c, d];
+        Some(if self.state.big_endian {
+            u32::from_be_bytes(bytes)
+        } else {
+            u32::from_le_bytes(bytes)
+        } as usize)
+    }
+
     /// A block the parser rejected: skipped when its length field is plausible (pcapng), else the
     /// end of what can be read.
     fn skip_corrupt(&mut self, detail: String) -> Problem {
         let offset = self.offset;
-        let data = self.inner.data();
-        let skip = match (self.format, data.get(4..8)) {
-            (Format::Pcapng, Some(&[a, b, c, d])) => {
-                let len = if self.state.big_endian {
-                    u32::from_be_bytes([a, b, c, d])
-                } else {
-                    u32::from_le_bytes([a, b, c, d])
-                } as usize;
-                (len >= 12 && len.is_multiple_of(4) && len <= data.len()).then_some(len)
-            }
-            _ => None,
-        };
+        let skip = self
+            .whole_block_buffered()
+            .then(|| self.block_length())
+            .flatten();
         match skip {
             Some(len) => {
                 self.inner.consume(len);

@@ -175,6 +175,22 @@ impl<'r> Capture<'r> {
         })
     }
 
+    /// Goes on with the next file of the same capture (rotated files, `tcpdump -C`, given in
+    /// order): the connections and their streams continue across the boundary, a frame split
+    /// between two files included; fails when `reader` is not pcap or pcapng.
+    pub fn continue_with<R: Read + 'r>(&mut self, reader: R) -> Result<(), FileError> {
+        self.reader = PacketReader::new(reader)?;
+        Ok(())
+    }
+
+    /// Reads the current file to its end ([`Capture::step`] until it returns false), without
+    /// ending the capture: call [`Capture::continue_with`] for a next file, or
+    /// [`Capture::finish`].
+    pub fn read_file(&mut self, sink: &mut dyn FnMut(Event<'_>)) -> Result<(), FileError> {
+        while self.step(sink)? {}
+        Ok(())
+    }
+
     /// The container format of the file.
     pub fn format(&self) -> Format {
         self.reader.format()
@@ -206,7 +222,19 @@ impl<'r> Capture<'r> {
         match tcp_segment(packet.linktype, packet.data) {
             Ok(segment) => {
                 self.stats.tcp += 1;
+                let ignored = self.reassembler.stats().ignored_resets;
                 self.reassembler.segment(&segment, packet.timestamp, sink);
+                if self.reassembler.stats().ignored_resets > ignored {
+                    self.stats.problems += 1;
+                    sink(Event::Problem(Problem {
+                        offset: packet.offset,
+                        message: format!(
+                            "RST from {} to {} with sequence number {} outside its stream \
+                             ignored (a TCP stack ignores it too)",
+                            segment.src, segment.dst, segment.seq
+                        ),
+                    }));
+                }
             }
             Err(NotTcp::NotIp | NotTcp::NotTcp) => self.stats.not_tcp += 1,
             Err(NotTcp::UnsupportedLink(linktype)) => {
@@ -250,7 +278,7 @@ impl<'r> Capture<'r> {
 
     /// Reads the whole capture ([`Capture::step`] until the end, then [`Capture::finish`]).
     pub fn run(&mut self, sink: &mut dyn FnMut(Event<'_>)) -> Result<(), FileError> {
-        while self.step(sink)? {}
+        self.read_file(sink)?;
         self.finish(sink);
         Ok(())
     }

@@ -16,9 +16,12 @@
 //!   up its first hole), when the connection is reset or evicted, and at the end of the capture;
 //! - a SYN without ACK on a known 4-tuple with another initial sequence number, or on a closed
 //!   connection, starts a new connection (the old one is closed with [`CloseReason::Reused`]);
-//! - a connection closes when both directions have delivered up to their FIN, or on RST; later
-//!   segments of a closed connection are ignored. Beyond [`Limits::connections`] tracked
-//!   connections the least recently active are evicted.
+//! - a connection closes when both directions have delivered up to their FIN, or on an RST whose
+//!   sequence number is within [`RST_WINDOW`] of its direction's next byte (one outside is
+//!   ignored, as a TCP stack ignores it, and counted); later segments of a closed connection are
+//!   ignored. Beyond [`Limits::connections`] tracked
+//!   connections the least recently active are evicted (closed ones, kept to recognise their late
+//!   segments, first), a sixty-fourth of them at a time.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -33,7 +36,8 @@ pub struct Limits {
     pub per_direction: usize,
     /// Bytes buffered in all directions together (default 32 MiB).
     pub total: usize,
-    /// Connections tracked at once, closed ones included (default 16,384; a tracked connection costs about 300 bytes).
+    /// Connections tracked at once, closed ones included (default 65,536; a tracked connection
+    /// costs about 300 bytes here).
     pub connections: usize,
 }
 
@@ -42,7 +46,7 @@ impl Default for Limits {
         Limits {
             per_direction: 4 << 20,
             total: 32 << 20,
-            connections: 16_384,
+            connections: 65_536,
         }
     }
 }
@@ -58,7 +62,15 @@ pub struct TcpStats {
     pub after_close: u64,
     /// Connections evicted because of [`Limits::connections`].
     pub evicted: u64,
+    /// RST segments ignored because their sequence number is outside the stream
+    /// ([`RST_WINDOW`]).
+    pub ignored_resets: u64,
 }
+
+/// How far (in bytes, either way) from the next expected byte of its direction an RST's sequence
+/// number may be for the RST to end the connection; a TCP stack ignores one outside its window
+/// (RFC 5961), and so does the reassembly.
+pub const RST_WINDOW: i64 = 1 << 24;
 
 /// A buffered out-of-order piece of a stream.
 #[derive(Debug)]
@@ -273,7 +285,15 @@ impl Reassembler {
         let Some(conn) = self.conns.get_mut(&k) else {
             return;
         };
-        if seg.rst {
+        let reset = seg.rst && {
+            let half = &conn.halves[d];
+            let in_window = (half.offset_of(seg.seq) - half.next as i64).abs() <= RST_WINDOW;
+            if !in_window {
+                self.stats.ignored_resets += 1;
+            }
+            in_window
+        };
+        if reset {
             let conn = self.conns.remove(&k).expect("looked up above");
             self.close(conn, timestamp, CloseReason::Reset, sink);
         } else if conn.halves.iter().all(Half::finished) {
@@ -359,16 +379,22 @@ impl Reassembler {
         }
     }
 
-    /// Evicts the least recently active eighth of the tracked connections.
+    /// Evicts the least recently active sixty-fourth of the tracked connections, closed ones
+    /// first (a cyclic load just over the limit then loses few connections, not an eighth of
+    /// them at each new one).
     fn evict(&mut self, timestamp: Timestamp, sink: &mut dyn FnMut(Event<'_>)) {
-        let mut by_age: Vec<(u64, u64, Key)> = self
+        let mut by_age: Vec<(bool, u64, u64, Key)> = self
             .conns
             .iter()
-            .map(|(k, c)| (c.last_seen, c.info.id, *k))
+            .map(|(k, c)| (!c.closed, c.last_seen, c.info.id, *k))
             .collect();
+        let count = (by_age.len() / 64).max(1);
+        if count < by_age.len() {
+            by_age.select_nth_unstable(count);
+        }
+        by_age.truncate(count);
         by_age.sort_unstable();
-        let count = (by_age.len() / 8).max(1);
-        for (_, _, k) in by_age.into_iter().take(count) {
+        for (_, _, _, k) in by_age {
             if let Some(conn) = self.conns.remove(&k) {
                 if !conn.closed {
                     self.stats.evicted += 1;

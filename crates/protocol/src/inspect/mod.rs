@@ -8,25 +8,25 @@
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
 //! goes on. Memory holds what the open connections have buffered (at most about one frame per
-//! direction), their pending requests (without their bound values) and their bounded registries
-//! of prepared statements.
+//! direction), the gist of their pending requests (bounded, see [`pending`]) and their bounded
+//! registries of prepared statements.
 //!
 //! Raw byte streams without a capture around them go through [`Inspector::raw`].
 
 pub mod cql_lexer;
 pub mod keyed_hash;
+pub mod pending;
 pub mod redact;
 pub mod secrets;
 pub mod stats;
 
-use crate::capture::{Connection, Direction, Event, Timestamp};
+use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
 use crate::compression::Compression;
 use crate::frame::{self, FrameHeader, Opcode};
-use crate::message::{
-    Batch, BatchStatement, Body, Execute, Explained, Message, Query, QueryParameters, Registry,
-    REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
-};
+use crate::message::{Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS};
 use crate::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
+use crate::value::ExplainLine;
+use pending::{Pending, PendingSet, PendingTotals, PENDING_MAX_BYTES, PENDING_MAX_BYTES_PER_CONN};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub struct Options {
     pub ports: Vec<u16>,
     /// Largest body accepted; a header declaring more is reported and skipped.
     pub max_frame: usize,
-    /// Whether each message also gets its explain lines ([`MessageRecord::explained`]).
+    /// Whether each message also carries what explaining it needs ([`MessageRecord::explain`]).
     pub explain: bool,
 }
 
@@ -91,10 +91,73 @@ pub struct MessageRecord {
     pub body: Arc<Vec<u8>>,
     /// The message, or why its body could not be decoded (offsets into the body).
     pub message: Result<Message, crate::cursor::DecodeError>,
-    /// The explain lines, when [`Options::explain`] is set.
-    pub explained: Option<Explained>,
+    /// What explaining it again needs, when [`Options::explain`] is set.
+    pub explain: Option<ExplainContext>,
     /// For a response: the request it answers, when seen.
     pub request: Option<RequestInfo>,
+}
+
+/// What explaining a message again needs: the prepared statements of its connection its
+/// decoding looks up, and the request it answers.
+#[derive(Debug, Clone)]
+pub struct ExplainContext {
+    /// The statements the message refers to (all of them when it did not decode).
+    pub registry: Registry,
+    /// What is kept of the request it answers.
+    pub request: Option<Message>,
+}
+
+impl MessageRecord {
+    /// Decodes the message again, handing each explain line to `each` as it is read (offsets
+    /// into [`MessageRecord::body`]); `None` unless [`Options::explain`] was set. Returns the
+    /// outcome, whose error is the fault after the last line.
+    pub fn explain_each(
+        &self,
+        each: &mut dyn FnMut(ExplainLine),
+    ) -> Option<Result<Message, crate::cursor::DecodeError>> {
+        let context = self.explain.as_ref()?;
+        let h = &self.header;
+        Some(Message::explain_each(
+            h.version_byte(),
+            h.flags.0,
+            h.opcode.to_byte(),
+            &self.body,
+            &context.registry,
+            context.request.as_ref(),
+            each,
+        ))
+    }
+}
+
+impl MessageRecord {
+    /// Decodes the message again, gathering its explain lines and the spans of captured data in
+    /// them (what a [`ValueForm`](crate::message::ValueForm) that hides data needs); `None` unless
+    /// [`Options::explain`] was set.
+    pub fn explained(&self) -> Option<crate::message::Explained> {
+        let context = self.explain.as_ref()?;
+        let h = &self.header;
+        Some(Message::explain(
+            h.version_byte(),
+            h.flags.0,
+            h.opcode.to_byte(),
+            &self.body,
+            &context.registry,
+            context.request.as_ref(),
+        ))
+    }
+}
+
+/// The prepared ids decoding `message` (answering `request`) looks up.
+fn referenced_ids<'a>(message: &'a Message, request: Option<&'a Message>) -> Vec<&'a [u8]> {
+    match (&message.body, request.map(|r| &r.body)) {
+        (Body::Execute(e), _) | (_, Some(Body::Execute(e))) => vec![&e.id],
+        (Body::Batch(b), _) => b
+            .statements
+            .iter()
+            .filter_map(|s| s.id.as_deref())
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// What a response remembers of its request.
@@ -133,14 +196,6 @@ pub enum Record {
     Problem(Problem),
 }
 
-/// A request waiting for its response.
-#[derive(Debug)]
-struct Pending {
-    message: Option<Message>,
-    time: Timestamp,
-    opcode: Opcode,
-}
-
 /// What is known of one CQL connection.
 #[derive(Debug)]
 struct Conn {
@@ -154,7 +209,10 @@ struct Conn {
     registry: Registry,
     /// Whether the registry forgot a statement (reported once).
     forgot: bool,
-    pending: HashMap<i16, Pending, foldhash::fast::RandomState>,
+    /// Requests waiting for their response.
+    pending: PendingSet,
+    /// Whether forgetting pending requests was reported (once).
+    forgot_pending: bool,
     /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
     connection: Connection,
@@ -176,6 +234,10 @@ enum Tracked {
 pub struct Inspector {
     options: Options,
     conns: HashMap<u64, Tracked, foldhash::fast::RandomState>,
+    /// The pending requests of all connections, oldest first.
+    pending: PendingTotals,
+    /// Whether dropping a connection over the capture's limit was reported (once).
+    evicted: bool,
 }
 
 fn index(direction: Direction) -> usize {
@@ -191,6 +253,8 @@ impl Inspector {
         Inspector {
             options,
             conns: HashMap::default(),
+            pending: PendingTotals::default(),
+            evicted: false,
         }
     }
 
@@ -236,8 +300,9 @@ impl Inspector {
                 if let Tracked::Cql(c) = tracked {
                     let i = index(direction);
                     c.feed(i, bytes);
-                    c.drain(i, timestamp, self.options.explain, sink);
+                    c.drain(i, timestamp, self.options.explain, &mut self.pending, sink);
                 }
+                self.forget_over_total(timestamp, sink);
             }
             Event::Gap {
                 conn,
@@ -251,14 +316,33 @@ impl Inspector {
                     let mut out = Vec::new();
                     c.decoders[i].gap(missing, &mut out);
                     c.queues[i].extend(out);
-                    c.drain(i, timestamp, self.options.explain, sink);
+                    c.drain(i, timestamp, self.options.explain, &mut self.pending, sink);
                 }
             }
             Event::Closed {
-                conn, timestamp, ..
+                conn,
+                timestamp,
+                reason,
             } => {
                 if let Some(Tracked::Cql(c)) = self.conns.remove(&conn) {
-                    c.close(timestamp, sink);
+                    if reason == CloseReason::Evicted && !self.evicted {
+                        // Said once a run: the reassembler's connection table is bounded.
+                        self.evicted = true;
+                        let message = format!(
+                            "connection dropped: more than {} open (the least recently active \
+                             are dropped; their later bytes start anew, mid-stream)",
+                            Limits::default().connections
+                        );
+                        let client = usize::from(!c.initiator_is_client);
+                        c.report(
+                            client,
+                            timestamp,
+                            c.decoders[client].offset(),
+                            message,
+                            sink,
+                        );
+                    }
+                    c.close(timestamp, &mut self.pending, sink);
                 }
             }
             Event::Problem(problem) => sink(Record::Problem(Problem {
@@ -317,25 +401,26 @@ impl Inspector {
             Ok(true)
         };
         let explain = self.options.explain;
+        let totals = &mut self.pending;
         loop {
             // The server's next message goes first when it answers a pending request (or is an
             // event or a problem); else the client's next request.
             let server_next = fill(&mut c, 1)?
                 && match c.queues[1].front() {
                     Some(StreamEvent::Envelope(e)) => {
-                        e.header.stream < 0 || c.pending.contains_key(&e.header.stream)
+                        e.header.stream < 0 || c.pending.contains(e.header.stream)
                     }
                     _ => true,
                 };
             if server_next {
-                c.drain_one(1, Timestamp(0), explain, sink);
+                c.drain_one(1, Timestamp(0), explain, totals, sink);
             } else if fill(&mut c, 0)? {
-                c.drain_one(0, Timestamp(0), explain, sink);
-            } else if !c.drain_one(1, Timestamp(0), explain, sink) {
+                c.drain_one(0, Timestamp(0), explain, totals, sink);
+            } else if !c.drain_one(1, Timestamp(0), explain, totals, sink) {
                 break;
             }
         }
-        c.close(Timestamp(0), sink);
+        c.close(Timestamp(0), totals, sink);
         Ok(())
     }
 
@@ -345,8 +430,21 @@ impl Inspector {
         ids.sort_unstable();
         for id in ids {
             if let Some(Tracked::Cql(c)) = self.conns.remove(&id) {
-                c.close(Timestamp(0), sink);
+                c.close(Timestamp(0), &mut self.pending, sink);
             }
+        }
+    }
+
+    /// Forgets the oldest pending requests of all connections while they keep more than
+    /// [`PENDING_MAX_BYTES`] together.
+    fn forget_over_total(&mut self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
+        while let Some((conn, stream)) = self.pending.over_limit() {
+            // Every pending request belongs to an open connection (closing one clears its own).
+            let Some(Tracked::Cql(c)) = self.conns.get_mut(&conn) else {
+                break;
+            };
+            c.pending.forget(stream, &mut self.pending);
+            c.report_forgotten_pending(time, sink);
         }
     }
 }
@@ -391,7 +489,8 @@ impl Conn {
             queues: [VecDeque::new(), VecDeque::new()],
             registry: Registry::new(),
             forgot: false,
-            pending: HashMap::default(),
+            pending: PendingSet::default(),
+            forgot_pending: false,
             compression: None,
             connection,
         }
@@ -422,8 +521,15 @@ impl Conn {
     }
 
     /// Reports everything decoder `i` produced.
-    fn drain(&mut self, i: usize, time: Timestamp, explain: bool, sink: &mut dyn FnMut(Record)) {
-        while self.drain_one(i, time, explain, sink) {}
+    fn drain(
+        &mut self,
+        i: usize,
+        time: Timestamp,
+        explain: bool,
+        totals: &mut PendingTotals,
+        sink: &mut dyn FnMut(Record),
+    ) {
+        while self.drain_one(i, time, explain, totals, sink) {}
     }
 
     /// Reports the next envelope or problem of decoder `i`; false when it has none.
@@ -432,12 +538,13 @@ impl Conn {
         i: usize,
         time: Timestamp,
         explain: bool,
+        totals: &mut PendingTotals,
         sink: &mut dyn FnMut(Record),
     ) -> bool {
         match self.queues[i].pop_front() {
             None => false,
             Some(StreamEvent::Envelope(envelope)) => {
-                self.message(i, time, envelope, explain, sink);
+                self.message(i, time, envelope, explain, totals, sink);
                 true
             }
             Some(StreamEvent::Problem(p)) => {
@@ -472,6 +579,7 @@ impl Conn {
         time: Timestamp,
         envelope: DecodedEnvelope,
         explain: bool,
+        totals: &mut PendingTotals,
         sink: &mut dyn FnMut(Record),
     ) {
         let header = envelope.header;
@@ -489,22 +597,22 @@ impl Conn {
         };
         let side = self.side(i);
         let pending = match side {
-            Side::Server if header.stream >= 0 => self.pending.remove(&header.stream),
+            Side::Server if header.stream >= 0 => self.pending.take(header.stream, totals),
             _ => None,
         };
-        let request = pending.as_ref().and_then(|p| p.message.as_ref());
+        let request = pending.as_ref().and_then(|p| p.request.as_ref());
         let version = header.version_byte();
         let opcode = header.opcode.to_byte();
         let flags = header.flags.0;
-        let (message, explained) = if explain {
-            let explained =
-                Message::explain(version, flags, opcode, &body, &self.registry, request);
-            (explained.result.clone(), Some(explained))
-        } else {
-            let message =
-                Message::decode_shared(version, flags, opcode, &body, &self.registry, request);
-            (message, None)
-        };
+        let message =
+            Message::decode_shared(version, flags, opcode, &body, &self.registry, request);
+        let explain = explain.then(|| ExplainContext {
+            registry: match &message {
+                Ok(m) => self.registry.subset(referenced_ids(m, request)),
+                Err(_) => self.registry.clone(),
+            },
+            request: request.cloned(),
+        });
         if let Ok(m) = &message {
             if side == Side::Server && self.registry.learn(request, m) > 0 && !self.forgot {
                 // Said once per connection: the registry is bounded.
@@ -521,21 +629,15 @@ impl Conn {
         }
         let request = pending.map(|p| RequestInfo {
             opcode: p.opcode,
-            statement: p
-                .message
-                .as_ref()
-                .and_then(|m| statement(m, &self.registry)),
+            statement: p.statement(&self.registry),
             latency: time.0.saturating_sub(p.time.0),
         });
         if side == Side::Client && header.stream >= 0 {
-            self.pending.insert(
-                header.stream,
-                Pending {
-                    message: message.as_ref().ok().map(without_values),
-                    time,
-                    opcode: header.opcode,
-                },
-            );
+            let pending = Pending::new(message.as_ref().ok(), time, header.opcode);
+            let id = self.connection.id;
+            if self.pending.insert(id, header.stream, pending, totals) > 0 {
+                self.report_forgotten_pending(time, sink);
+            }
         }
         sink(Record::Message(Box::new(MessageRecord {
             conn_id: self.connection.id,
@@ -547,64 +649,46 @@ impl Conn {
             header,
             body,
             message,
-            explained,
+            explain,
             request,
         })));
     }
 
     /// Reports what the decoders still hold.
-    fn close(mut self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
+    fn close(mut self, time: Timestamp, totals: &mut PendingTotals, sink: &mut dyn FnMut(Record)) {
         for i in 0..2 {
             let mut out = Vec::new();
             self.decoders[i].finish(&mut out);
             self.queues[i].extend(out);
-            self.drain(i, time, false, sink);
+            self.drain(i, time, false, totals, sink);
+        }
+        self.pending.clear(totals);
+        if self.pending.forgotten > 0 {
+            let client = usize::from(!self.initiator_is_client);
+            let n = self.pending.forgotten;
+            let message = format!(
+                "{n} request{} forgotten while waiting for a response (their responses, if any, \
+                 show no latency)",
+                if n == 1 { " was" } else { "s were" }
+            );
+            self.report(client, time, self.decoders[client].offset(), message, sink);
         }
     }
-}
 
-/// What a pending request keeps of its message: all but its bound values (and the body bytes they
-/// are in), which neither its
-/// response's decoding, the registry nor the statistics look at (copying them was 6% of a run).
-fn without_values(message: &Message) -> Message {
-    let parameters = |p: &QueryParameters| QueryParameters {
-        values: Vec::new(),
-        paging_state: p.paging_state.clone(),
-        keyspace: p.keyspace.clone(),
-        ..*p
-    };
-    let body = match &message.body {
-        Body::Query(q) => Body::Query(Query {
-            query: q.query.clone(),
-            parameters: parameters(&q.parameters),
-        }),
-        Body::Execute(e) => Body::Execute(Execute {
-            id: e.id.clone(),
-            result_metadata_id: e.result_metadata_id.clone(),
-            query: e.query.clone(),
-            parameters: parameters(&e.parameters),
-        }),
-        Body::Batch(b) => Body::Batch(Batch {
-            kind: b.kind,
-            statements: b
-                .statements
-                .iter()
-                .map(|s| BatchStatement {
-                    query: s.query.clone(),
-                    id: s.id.clone(),
-                    values: Vec::new(),
-                })
-                .collect(),
-            parameters: parameters(&b.parameters),
-        }),
-        body => body.clone(),
-    };
-    Message {
-        warnings: message.warnings.clone(),
-        custom_payload: message.custom_payload.clone(),
-        body,
-        bytes: Arc::default(),
-        ..*message
+    /// Says once that this connection forgets requests waiting for their response.
+    fn report_forgotten_pending(&mut self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
+        if self.forgot_pending {
+            return;
+        }
+        self.forgot_pending = true;
+        let client = usize::from(!self.initiator_is_client);
+        let message = format!(
+            "more requests waiting for a response than kept ({} MiB per connection, {} MiB in \
+             all): the oldest are forgotten",
+            PENDING_MAX_BYTES_PER_CONN >> 20,
+            PENDING_MAX_BYTES >> 20
+        );
+        self.report(client, time, self.decoders[client].offset(), message, sink);
     }
 }
 

@@ -97,6 +97,21 @@ fn lossy(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 impl ValueForm<'_> {
+    /// Whether this form hides some captured data of a message of `opcode` (so that its explain
+    /// lines go through [`ValueForm::explain_lines`]): redaction hides data of every message;
+    /// masking only passwords, in auth tokens and query texts.
+    pub fn hides_in(&self, opcode: crate::frame::Opcode) -> bool {
+        use crate::frame::Opcode as O;
+        match self {
+            ValueForm::Plain => false,
+            ValueForm::Redacted(_) => true,
+            ValueForm::Masked => matches!(
+                opcode,
+                O::AuthResponse | O::Query | O::Prepare | O::Execute | O::Batch
+            ),
+        }
+    }
+
     /// The key of a redacted form.
     pub fn key(&self) -> Option<&KeyedHash> {
         match self {
@@ -814,7 +829,12 @@ mod tests {
                 .unwrap_or(after.len());
             let tag = after[kind..].strip_prefix(':').and_then(|t| t.get(..8));
             match tag.filter(|t| t.bytes().all(|b| b.is_ascii_hexdigit())) {
-                Some(_) => rest = &after[kind + 9..],
+                // A placeholder leaves a mark, so that the text around it cannot join into a
+                // literal's text (`=  W` of `= ?list:… WHERE`).
+                Some(_) => {
+                    out.push('\u{1}');
+                    rest = &after[kind + 9..];
+                }
                 None => {
                     out.push('?');
                     rest = after;

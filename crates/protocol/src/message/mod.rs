@@ -30,7 +30,7 @@ pub use render::ValueForm;
 pub use requests::{Batch, BatchStatement, Execute, Prepare, Query, QueryParameters};
 pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
 pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
-pub use types::{BoundValue, Cell, Column, ColumnType};
+pub use types::{BoundValue, Cell, Column, ColumnRef, ColumnType, Columns};
 
 use super::frame::{Direction, Flags, Opcode};
 use crate::cursor::DecodeError;
@@ -152,9 +152,9 @@ pub struct PreparedStatement {
     /// The query text of the PREPARE, when it was seen.
     pub query: Option<String>,
     /// The bound variables: names and types of the values of an EXECUTE.
-    pub variables: Vec<Column>,
+    pub variables: Columns,
     /// The result columns (empty when the statement returns no rows or the server sent none).
-    pub columns: Vec<Column>,
+    pub columns: Columns,
     /// The result metadata id (v5).
     pub result_metadata_id: Option<Vec<u8>>,
 }
@@ -181,17 +181,11 @@ pub struct Registry {
 
 /// The metadata bytes of a statement, as [`REGISTRY_MAX_BYTES`] counts them.
 fn footprint(id: &[u8], statement: &PreparedStatement) -> usize {
-    let columns = |columns: &[Column]| -> usize {
-        columns
-            .iter()
-            .map(|c| c.keyspace.len() + c.table.len() + c.name.len() + c.ty.to_string().len())
-            .sum()
-    };
     id.len()
         + statement.query.as_ref().map_or(0, String::len)
         + statement.result_metadata_id.as_ref().map_or(0, Vec::len)
-        + columns(&statement.variables)
-        + columns(&statement.columns)
+        + statement.variables.footprint()
+        + statement.columns.footprint()
 }
 
 impl Registry {
@@ -213,6 +207,22 @@ impl Registry {
     /// Whether no statement is known.
     pub fn is_empty(&self) -> bool {
         self.prepared.is_empty()
+    }
+
+    /// A registry of the statements among `ids` that this one knows (what decoding a message
+    /// that refers to them needs).
+    pub fn subset<'a>(&self, ids: impl IntoIterator<Item = &'a [u8]>) -> Registry {
+        let mut subset = Registry::new();
+        for id in ids {
+            if let Some(statement) = self.prepared.get(id) {
+                if !subset.prepared.contains_key(id) {
+                    subset.bytes += footprint(id, statement);
+                    subset.order.push_back(id.to_vec());
+                    subset.prepared.insert(id.to_vec(), statement.clone());
+                }
+            }
+        }
+        subset
     }
 
     /// Forgets the statement `id`.
@@ -334,7 +344,7 @@ impl Message {
         registry: &Registry,
         request: Option<&Message>,
     ) -> Result<Message, DecodeError> {
-        let mut reader = Reader::new(body, false);
+        let mut reader = Reader::new(body, None);
         decode_with(&mut reader, body, version, flags, opcode, registry, request)
     }
 
@@ -348,22 +358,44 @@ impl Message {
         registry: &Registry,
         request: Option<&Message>,
     ) -> Explained {
-        let shared = Arc::new(body.to_vec());
-        let mut reader = Reader::new(body, true);
+        let body = Arc::new(body.to_vec());
+        let mut lines = Vec::new();
+        let mut each = |line| lines.push(line);
+        let mut reader = Reader::new(&body, Some(&mut each));
+        reader.keep_spans = true;
         let result = decode_with(
             &mut reader,
-            &shared,
+            &body,
             version,
             flags,
             opcode,
             registry,
             request,
         );
+        let spans = std::mem::take(&mut reader.spans);
+        drop(reader);
         Explained {
-            lines: reader.lines.unwrap_or_default(),
-            spans: reader.spans,
+            lines,
+            spans,
             result,
         }
+    }
+
+    /// Decodes like [`Message::explain`], handing each explain line to `each` as it is read
+    /// instead of gathering them (a body of millions of items needs memory for one line); the
+    /// message shares `body`. The spans of captured data are not kept: a form that hides some
+    /// ([`crate::inspect::secrets::ValueForm`]) needs [`Message::explain`].
+    pub fn explain_each(
+        version: u8,
+        flags: u8,
+        opcode: u8,
+        body: &Arc<Vec<u8>>,
+        registry: &Registry,
+        request: Option<&Message>,
+        each: &mut dyn FnMut(ExplainLine),
+    ) -> Result<Message, DecodeError> {
+        let mut reader = Reader::new(body, Some(each));
+        decode_with(&mut reader, body, version, flags, opcode, registry, request)
     }
 
     /// The opcode's name (`QUERY`).
@@ -506,7 +538,7 @@ mod tests {
                 result_metadata_id: None,
                 flags: 0,
                 pk_indices: vec![],
-                variables: vec![],
+                variables: Columns::new(),
                 result: RowsMetadata::default(),
             })),
         );

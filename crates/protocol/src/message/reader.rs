@@ -5,7 +5,7 @@ use super::types::{Cell, ColumnType};
 use crate::cursor::{Cursor, DecodeError};
 use crate::inspect::secrets::{SecretSpan, SpanKind};
 use crate::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
-use crate::value::cql::format_cql;
+use crate::value::print::{write_pieces, PrintError, TextForm};
 use crate::value::ExplainLine;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -47,29 +47,33 @@ type Result<T> = std::result::Result<T, DecodeError>;
 pub(crate) struct Reader<'b> {
     /// The position, path and bounds checks.
     pub cursor: Cursor<'b, Step>,
-    /// The explain lines, when tracing.
-    pub lines: Option<Vec<ExplainLine>>,
+    /// Where the explain lines go, when tracing.
+    pub lines: Option<&'b mut dyn FnMut(ExplainLine)>,
     /// Extra indentation of the next lines (nested lists).
     pub indent: usize,
-    /// The parts of the body that hold captured data, when tracing.
+    /// The parts of the body that hold captured data, when [`Reader::keep_spans`] is set.
     pub spans: Vec<SecretSpan>,
+    /// Whether to record [`Reader::spans`] (only a decode that gathers its explain lines can use
+    /// them; one that streams them must not grow with the body).
+    pub keep_spans: bool,
 }
 
 impl<'b> Reader<'b> {
-    /// A reader at the start of `body`, recording explain lines when `trace`.
-    pub fn new(body: &'b [u8], trace: bool) -> Self {
+    /// A reader at the start of `body`, handing each explain line to `lines` when given.
+    pub fn new(body: &'b [u8], lines: Option<&'b mut dyn FnMut(ExplainLine)>) -> Self {
         Reader {
             cursor: Cursor::new(body),
-            lines: trace.then(Vec::new),
+            lines,
             indent: 0,
             spans: Vec::new(),
+            keep_spans: false,
         }
     }
 
     /// Marks the item from `start` (a `prefix`-byte length, then its bytes) to the position as
-    /// captured data, when tracing.
+    /// captured data, when keeping spans.
     fn mark(&mut self, start: usize, prefix: usize, what: &str, kind: SpanKind) {
-        if self.tracing() {
+        if self.keep_spans {
             self.spans.push(SecretSpan {
                 range: start..self.cursor.pos(),
                 prefix,
@@ -101,7 +105,7 @@ impl<'b> Reader<'b> {
                 meaning: meaning(),
             };
             if let Some(lines) = self.lines.as_mut() {
-                lines.push(line);
+                lines(line);
             }
         }
     }
@@ -205,7 +209,7 @@ impl<'b> Reader<'b> {
         let start = self.cursor.pos();
         let len = self.cursor.u16(what)?;
         let text = self.text(len.into(), what)?;
-        self.line(start, || format!("{what} {text:?}"));
+        self.line(start, || format!("{what} {}", quoted(&text)));
         Ok(text)
     }
 
@@ -217,7 +221,7 @@ impl<'b> Reader<'b> {
             return Err(self.error(start, format!("invalid {what} length {len}")));
         };
         let text = self.text(len, what)?;
-        self.line(start, || format!("{what} {text:?}"));
+        self.line(start, || format!("{what} {}", quoted(&text)));
         self.mark(start, 4, what, SpanKind::Query);
         Ok(text)
     }
@@ -227,7 +231,7 @@ impl<'b> Reader<'b> {
     pub fn prepared_query(&mut self, query: &str) {
         let at = self.cursor.pos();
         self.line_at(at, 0, || format!("prepared query {query:?}"));
-        if self.tracing() {
+        if self.keep_spans {
             self.spans.push(SecretSpan {
                 range: at..at,
                 prefix: 0,
@@ -317,30 +321,29 @@ impl<'b> Reader<'b> {
             return Ok(Cell::Value(range));
         }
         let path = self.cursor.path();
-        let explanation = crate::value::explain(ty, bytes);
-        let literal = explanation
-            .result
-            .as_ref()
-            .map(|value| format_cql(ty, value))
-            .unwrap_or_else(|_| "malformed".to_string());
+        let literal = literal(ty, bytes);
         self.line_at(start, 4, || {
             let plural = if bytes.len() == 1 { "" } else { "s" };
             format!("{what} ({ty}), {} byte{plural}: {literal}", bytes.len())
         });
         let depth = self.cursor.depth() + self.indent + 1;
-        if let Some(lines) = self.lines.as_mut() {
-            lines.extend(explanation.lines.into_iter().map(|line| ExplainLine {
-                offset: line.offset + offset,
-                depth: line.depth + depth,
-                path: match (path.is_empty(), line.path.is_empty()) {
-                    (_, true) => path.clone(),
-                    (true, false) => line.path,
-                    (false, false) => format!("{path} / {}", line.path),
-                },
-                ..line
-            }));
-        }
-        explanation.result.map_err(|e| e.within(offset, &path))?;
+        // The value's lines are handed on as they are read, never gathered.
+        let mut forward = |line: ExplainLine| {
+            if let Some(lines) = self.lines.as_mut() {
+                lines(ExplainLine {
+                    offset: line.offset + offset,
+                    depth: line.depth + depth,
+                    path: match (path.is_empty(), line.path.is_empty()) {
+                        (_, true) => path.clone(),
+                        (true, false) => line.path,
+                        (false, false) => format!("{path} / {}", line.path),
+                    },
+                    ..line
+                });
+            }
+        };
+        crate::value::explain_each(ty, bytes, false, &mut forward)
+            .map_err(|e| e.within(offset, &path))?;
         Ok(Cell::Value(range))
     }
 
@@ -606,6 +609,50 @@ fn custom_type(class: &str) -> ColumnType {
         kept.insert(class.to_owned(), ty.clone());
         ty
     })
+}
+
+/// Longest CQL literal of a value, or text of a string, shown on its explain line; a longer one
+/// is cut (`…`).
+const LITERAL_MAX: usize = 1 << 20;
+
+/// `text` quoted and escaped as Rust's `{:?}` does, cut after [`LITERAL_MAX`] bytes of it.
+fn quoted(text: &str) -> String {
+    if text.len() <= LITERAL_MAX {
+        return format!("{text:?}");
+    }
+    let mut end = LITERAL_MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}…", &text[..end])
+}
+
+/// The CQL literal of a value for its explain line, written piece by piece and cut after
+/// [`LITERAL_MAX`] bytes (a value of millions of elements is never held decoded); `malformed`
+/// when it does not decode.
+fn literal(ty: &CqlType, bytes: &[u8]) -> String {
+    /// Text up to a limit; writing past it fails, which stops the printer.
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + bytes.len() > LITERAL_MAX {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            self.0.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Capped(Vec::new());
+    let written = write_pieces(ty, bytes, false, TextForm::Cql, &|s| s.into(), &mut out);
+    let text = String::from_utf8_lossy(&out.0).into_owned();
+    match written {
+        Ok(()) => text,
+        Err(PrintError::Io(_)) => format!("{text}…"),
+        Err(PrintError::Decode(_)) => "malformed".to_string(),
+    }
 }
 
 /// Checks that `bytes` are one value of `ty`, with the error decoding them gives, keeping nothing:

@@ -6,10 +6,11 @@ use super::requests::QUERY_FLAG_NAMES;
 use super::responses::{ErrorBody, ErrorDetails, Event, Failures};
 use super::results::METADATA_FLAG_NAMES;
 use super::results::{ResultBody, RowsMetadata, SchemaChange};
-use super::types::{BoundValue, Cell, Column, ColumnType};
+use super::types::{BoundValue, Cell, ColumnType, Columns};
 use super::{consistency_name, each_bit_name, each_flag_name, Body, Message};
 use crate::types::{CqlType, NativeType};
 use crate::value::json::{write_json, JsonWriter};
+use crate::value::print::{write_pieces, TextForm};
 use serde_json::Value as Json;
 use std::ops::Range;
 
@@ -84,10 +85,45 @@ fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Va
             Ok(text) => w.str(text),
             Err(_) => w.null(),
         },
-        _ => match crate::value::decode(ty, v.of(range)) {
+        _ if range.len() <= SPILL_CHUNK => match crate::value::decode(ty, v.of(range)) {
             Ok(value) => write_json(w, ty, &value),
             Err(_) => w.null(),
         },
+        // A long collection, tuple, UDT or vector piece by piece, spilled along the way: a value
+        // of millions of elements is never held decoded nor as one JSON text.
+        _ => {
+            let bytes = v.bytes.get(range.clone()).unwrap_or_default();
+            if crate::value::decode_pieces(ty, bytes, false, &mut drop).is_err() {
+                return w.null();
+            }
+            let spill = &mut *v.spill;
+            w.raw_value(|w| {
+                let mut out = Spilling { w, spill };
+                // Checked just above: the pieces decode, and writing into a buffer cannot fail.
+                let _ = write_pieces(ty, bytes, false, TextForm::Json, &|s| s.into(), &mut out);
+            });
+        }
+    }
+}
+
+/// JSON text appended to a writer's buffer, handed to the spill callback every [`SPILL_CHUNK`]
+/// bytes.
+struct Spilling<'w, 's> {
+    w: &'w mut JsonWriter,
+    spill: &'s mut dyn FnMut(&mut JsonWriter),
+}
+
+impl std::io::Write for Spilling<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.w.buf.extend_from_slice(bytes);
+        if self.w.buf.len() >= SPILL_CHUNK {
+            (self.spill)(self.w);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -129,22 +165,29 @@ fn type_json(w: &mut JsonWriter, ty: &ColumnType) {
 }
 
 /// `[{"name", "type", "keyspace", "table"}]`.
-fn columns_json(w: &mut JsonWriter, columns: &[Column]) {
+/// Spilled every [`SPILL_COLUMNS`] columns.
+fn columns_json(w: &mut JsonWriter, columns: &Columns, v: &mut Values<'_>) {
     w.begin_array();
-    for c in columns {
+    for (i, c) in columns.iter().enumerate() {
         w.begin_object();
         w.key("name");
-        w.str(&c.name);
+        w.str(c.name);
         w.key("type");
-        type_json(w, &c.ty);
+        type_json(w, c.ty);
         w.key("keyspace");
-        w.str(&c.keyspace);
+        w.str(c.keyspace);
         w.key("table");
-        w.str(&c.table);
+        w.str(c.table);
         w.end_object();
+        if i % SPILL_COLUMNS == SPILL_COLUMNS - 1 {
+            (v.spill)(w);
+        }
     }
     w.end_array();
 }
+
+/// The columns whose JSON is written between two calls of [`Values::spill`].
+const SPILL_COLUMNS: usize = 1024;
 
 /// A consistency level's name.
 fn consistency(w: &mut JsonWriter, level: u16) {
@@ -369,12 +412,12 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
             let columns = rows.columns();
             w.key("columns");
             match columns {
-                Some(columns) => columns_json(w, columns),
+                Some(columns) => columns_json(w, columns, v),
                 None => w.null(),
             }
             // Types by column index, looked up per cell: the column count is the server's word and
             // sizes nothing here (a body without metadata may claim any count with no rows).
-            let ty = |j: usize| columns.and_then(|c| c.get(j)).map(|c| &c.ty);
+            let ty = |j: usize| columns.and_then(|c| c.get(j)).map(|c| c.ty);
             w.key("rows");
             w.begin_array();
             let width = rows.metadata.column_count;
@@ -409,10 +452,10 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
             }
             w.end_array();
             w.key("variables");
-            columns_json(w, &p.variables);
+            columns_json(w, &p.variables, v);
             metadata_json(w, &p.result, v.form);
             w.key("columns");
-            columns_json(w, &p.result.columns);
+            columns_json(w, &p.result.columns, v);
         }
         ResultBody::SchemaChange(change) => schema_change_json(w, change),
     }
@@ -527,11 +570,27 @@ fn auth_opcode(body: &Body) -> u8 {
 
 /// Text cut to `max` characters with `…`.
 fn cut(text: &str, max: usize) -> String {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
+    // Character by character up to `max`, whitespace runs as one space: a long text is never
+    // scanned or copied whole.
+    let mut out = String::new();
+    let mut chars = 0;
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = chars > 0;
+            continue;
+        }
+        for c in [' ', c].into_iter().skip(usize::from(!space)) {
+            if chars == max {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            chars += 1;
+        }
+        space = false;
     }
+    out
 }
 
 /// Longest query text shown in a gist.

@@ -1,7 +1,7 @@
 //! Request bodies with query parameters and bound values: QUERY, PREPARE, EXECUTE and BATCH.
 
 use super::reader::{Reader, Step};
-use super::types::{BoundValue, Column};
+use super::types::{BoundValue, Columns};
 use super::{bit_names, Registry};
 use crate::cursor::DecodeError;
 use std::borrow::Cow;
@@ -157,11 +157,7 @@ fn flags(r: &mut Reader<'_>, version: u8) -> Result<u32> {
 
 /// Bound values: a `[short]` count then each `[value]`, preceded by its name when `named`; names and
 /// types of values without them come from `variables`.
-fn values(
-    r: &mut Reader<'_>,
-    named: bool,
-    variables: Option<&[Column]>,
-) -> Result<Vec<BoundValue>> {
+fn values(r: &mut Reader<'_>, named: bool, variables: Option<&Columns>) -> Result<Vec<BoundValue>> {
     let count = r.short_count("value count", if named { 6 } else { 4 })?;
     let mut values = Vec::with_capacity(count);
     for i in 0..count {
@@ -171,12 +167,12 @@ fn values(
             let ty = variable.map(|v| v.ty.clone());
             let what = match (&given, variable) {
                 (Some(name), _) => Cow::Borrowed(name.as_str()),
-                (None, Some(v)) => Cow::Borrowed(v.name.as_str()),
+                (None, Some(v)) => Cow::Borrowed(v.name),
                 (None, None) => Cow::Owned(format!("value {i}")),
             };
             let value = r.cell(ty.as_ref(), &what)?;
             Ok(BoundValue {
-                name: given.or_else(|| variable.map(|v| v.name.clone())),
+                name: given.or_else(|| variable.map(|v| v.name.to_string())),
                 ty,
                 value,
             })
@@ -218,7 +214,7 @@ fn batch_tail(r: &mut Reader<'_>, p: &mut QueryParameters, version: u8) -> Resul
 fn parameters(
     r: &mut Reader<'_>,
     version: u8,
-    variables: Option<&[Column]>,
+    variables: Option<&Columns>,
 ) -> Result<QueryParameters> {
     let mut p = QueryParameters {
         consistency: r.consistency("consistency")?,
@@ -270,7 +266,7 @@ pub(crate) fn execute(r: &mut Reader<'_>, version: u8, registry: &Registry) -> R
     if let Some(query) = statement.and_then(|s| s.query.as_deref()) {
         r.prepared_query(query);
     }
-    let parameters = parameters(r, version, statement.map(|s| s.variables.as_slice()))?;
+    let parameters = parameters(r, version, statement.map(|s| &s.variables))?;
     Ok(Execute {
         id,
         result_metadata_id,
@@ -299,7 +295,7 @@ pub(crate) fn batch(r: &mut Reader<'_>, version: u8, registry: &Registry) -> Res
                 1 => {
                     let id = r.short_bytes("prepared id")?.to_vec();
                     let statement = registry.get(&id);
-                    let variables = statement.map(|s| s.variables.as_slice());
+                    let variables = statement.map(|s| &s.variables);
                     Ok(BatchStatement {
                         query: statement.and_then(|s| s.query.clone()),
                         id: Some(id),

@@ -3,7 +3,7 @@
 //! ScyllaDB's LWT bit) and Schema_change.
 
 use super::reader::{Reader, Step};
-use super::types::{Cell, Column};
+use super::types::{Cell, Columns};
 use super::{bit_names, Body, Message, Registry};
 use crate::cursor::DecodeError;
 use std::borrow::Cow;
@@ -44,7 +44,7 @@ pub struct RowsMetadata {
     /// The new result metadata id (v5, when the metadata changed).
     pub new_metadata_id: Option<Vec<u8>>,
     /// The column specifications (empty with NO_METADATA).
-    pub columns: Vec<Column>,
+    pub columns: Columns,
 }
 
 impl RowsMetadata {
@@ -66,7 +66,7 @@ pub struct Rows {
     pub metadata: RowsMetadata,
     /// With NO_METADATA: the result columns of the executed statement's PREPARED result, when it
     /// was seen and has the column count of the metadata.
-    pub executed_columns: Option<Vec<Column>>,
+    pub executed_columns: Option<Columns>,
     /// The number of rows.
     pub count: usize,
     /// Where the rows' `[value]`s are in the message's body ([`Message::bytes`]), checked when the
@@ -78,9 +78,9 @@ pub struct Rows {
 impl Rows {
     /// The columns the values were decoded with: the metadata's, or with NO_METADATA those of the
     /// executed statement's PREPARED result; `None` when unknown (values are then raw bytes).
-    pub fn columns(&self) -> Option<&[Column]> {
+    pub fn columns(&self) -> Option<&Columns> {
         if self.metadata.no_metadata() {
-            self.executed_columns.as_deref()
+            self.executed_columns.as_ref()
         } else {
             Some(&self.metadata.columns)
         }
@@ -132,7 +132,7 @@ pub struct Prepared {
     /// The indices of the bound variables that make the partition key (v4+).
     pub pk_indices: Vec<u16>,
     /// The bound variables.
-    pub variables: Vec<Column>,
+    pub variables: Columns,
     /// The metadata of the rows an EXECUTE will return.
     pub result: RowsMetadata,
 }
@@ -181,28 +181,28 @@ impl ResultBody {
 }
 
 /// Column specifications: with a global table spec, one keyspace and table for all.
-fn column_specs(r: &mut Reader<'_>, flags: u32, count: usize) -> Result<Vec<Column>> {
+fn column_specs(r: &mut Reader<'_>, flags: u32, count: usize) -> Result<Columns> {
     let global = if flags & GLOBAL_TABLES_SPEC != 0 {
         Some((r.string("keyspace")?, r.string("table")?))
     } else {
         None
     };
-    let mut columns = Vec::with_capacity(count);
+    let mut columns = Columns::with_capacity(count);
     for i in 0..count {
-        columns.push(r.within(Step::Item("column", i), |r| {
+        r.within(Step::Item("column", i), |r| {
+            let own;
             let (keyspace, table) = match &global {
-                Some((keyspace, table)) => (keyspace.clone(), table.clone()),
-                None => (r.string("keyspace")?, r.string("table")?),
+                Some((keyspace, table)) => (keyspace, table),
+                None => {
+                    own = (r.string("keyspace")?, r.string("table")?);
+                    (&own.0, &own.1)
+                }
             };
             let name = r.string("name")?;
             let ty = r.option("type")?;
-            Ok(Column {
-                keyspace,
-                table,
-                name,
-                ty,
-            })
-        })?);
+            columns.push(keyspace, table, &name, ty);
+            Ok(())
+        })?;
     }
     Ok(columns)
 }
@@ -249,7 +249,7 @@ fn rows_metadata(r: &mut Reader<'_>) -> Result<RowsMetadata> {
 }
 
 /// The result columns of the statement an EXECUTE request ran, from the registry.
-fn executed_columns(registry: &Registry, request: Option<&Message>) -> Option<Vec<Column>> {
+fn executed_columns(registry: &Registry, request: Option<&Message>) -> Option<Columns> {
     let Some(Body::Execute(execute)) = request.map(|m| &m.body) else {
         return None;
     };
@@ -267,9 +267,9 @@ fn rows(r: &mut Reader<'_>, registry: &Registry, request: Option<&Message>) -> R
         None
     };
     let columns = if metadata.no_metadata() {
-        executed.as_deref()
+        executed.as_ref()
     } else {
-        Some(&metadata.columns[..])
+        Some(&metadata.columns)
     };
     let width = metadata.column_count;
     let start = r.cursor.pos();
@@ -284,11 +284,11 @@ fn rows(r: &mut Reader<'_>, registry: &Registry, request: Option<&Message>) -> R
             for j in 0..width {
                 let column = columns.and_then(|c| c.get(j));
                 let what = match column {
-                    Some(c) => Cow::Borrowed(c.name.as_str()),
+                    Some(c) => Cow::Borrowed(c.name),
                     None => Cow::Owned(format!("column {j}")),
                 };
                 r.within(Step::Item("column", j), |r| {
-                    r.cell(column.map(|c| &c.ty), &what)
+                    r.cell(column.map(|c| c.ty), &what)
                 })?;
             }
             Ok(())

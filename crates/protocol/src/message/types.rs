@@ -42,7 +42,8 @@ impl fmt::Display for ColumnType {
     }
 }
 
-/// A column (of a Rows result) or a bound variable (of a Prepared result).
+/// A column (of a Rows result) or a bound variable (of a Prepared result), owned; results keep
+/// theirs in [`Columns`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {
     /// Its keyspace.
@@ -53,6 +54,144 @@ pub struct Column {
     pub name: String,
     /// Its type.
     pub ty: ColumnType,
+}
+
+/// Column specifications kept compact: the names one after the other, and each column's keyspace
+/// and table and type as an index into the distinct ones. A result of 1.7 M columns of one table
+/// and type costs its names plus 8 bytes a column, not a [`Column`] each. Shared when cloned (a
+/// statement's result columns by each page of its rows).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Columns(std::sync::Arc<ColumnTable>);
+
+/// What [`Columns`] holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ColumnTable {
+    /// The names, one after the other.
+    names: String,
+    /// Where each column's name ends in `names`.
+    ends: Vec<u32>,
+    /// The distinct keyspace and table pairs, in order of appearance.
+    tables: Vec<(String, String)>,
+    /// Each column's pair in `tables`; empty while every column has the first.
+    table_of: Vec<u32>,
+    /// The distinct types, in order of appearance.
+    types: Vec<ColumnType>,
+    /// Each column's type in `types`.
+    type_of: Vec<u32>,
+}
+
+/// One column of [`Columns`], borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnRef<'a> {
+    /// Its keyspace.
+    pub keyspace: &'a str,
+    /// Its table.
+    pub table: &'a str,
+    /// Its name (a bind marker's name, a column name, or a selector).
+    pub name: &'a str,
+    /// Its type.
+    pub ty: &'a ColumnType,
+}
+
+/// How many of the latest distinct types (and tables) a new column's is compared with before it
+/// is added as a new one (a search of all would be quadratic in hostile metadata).
+const RECENT_DISTINCT: usize = 8;
+
+impl Columns {
+    /// No columns.
+    pub fn new() -> Self {
+        Columns::default()
+    }
+
+    /// No columns, with room for `count` (a count checked against the bytes that hold them).
+    pub fn with_capacity(count: usize) -> Self {
+        Columns(std::sync::Arc::new(ColumnTable {
+            ends: Vec::with_capacity(count),
+            type_of: Vec::with_capacity(count),
+            ..ColumnTable::default()
+        }))
+    }
+
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.0.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.ends.is_empty()
+    }
+
+    /// Adds a column.
+    pub fn push(&mut self, keyspace: &str, table: &str, name: &str, ty: ColumnType) {
+        let i = self.len();
+        let this = std::sync::Arc::make_mut(&mut self.0);
+        let recent = this.tables.len().saturating_sub(RECENT_DISTINCT);
+        let same = |(k, t): &(String, String)| k == keyspace && t == table;
+        let pair = match this.tables[recent..].iter().rposition(same) {
+            Some(at) => recent + at,
+            None => {
+                this.tables.push((keyspace.to_string(), table.to_string()));
+                this.tables.len() - 1
+            }
+        };
+        if pair != 0 && this.table_of.is_empty() {
+            this.table_of = vec![0; i];
+        }
+        if !this.table_of.is_empty() || pair != 0 {
+            this.table_of.push(pair as u32);
+        }
+        let recent = this.types.len().saturating_sub(RECENT_DISTINCT);
+        let kind = match this.types[recent..].iter().rposition(|t| *t == ty) {
+            Some(at) => recent + at,
+            None => {
+                this.types.push(ty);
+                this.types.len() - 1
+            }
+        };
+        this.type_of.push(kind as u32);
+        this.names.push_str(name);
+        this.ends.push(this.names.len() as u32);
+    }
+
+    /// Column `i`.
+    pub fn get(&self, i: usize) -> Option<ColumnRef<'_>> {
+        let t = &*self.0;
+        let end = *t.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { t.ends[i - 1] as usize };
+        let pair = t.table_of.get(i).copied().unwrap_or(0) as usize;
+        let (keyspace, table) = &t.tables[pair];
+        Some(ColumnRef {
+            keyspace,
+            table,
+            name: &t.names[start..end],
+            ty: &t.types[t.type_of[i] as usize],
+        })
+    }
+
+    /// The columns in order.
+    pub fn iter(&self) -> impl Iterator<Item = ColumnRef<'_>> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// The bytes of metadata they hold (names, tables and types as text), as the prepared
+    /// statements' registry counts them.
+    pub fn footprint(&self) -> usize {
+        let t = &*self.0;
+        let tables: usize = t.tables.iter().map(|(k, t)| k.len() + t.len()).sum();
+        let types: usize = t.types.iter().map(|t| t.to_string().len()).sum();
+        t.names.len() + tables + types + 12 * self.len()
+    }
+}
+
+impl FromIterator<Column> for Columns {
+    fn from_iter<I: IntoIterator<Item = Column>>(columns: I) -> Self {
+        let mut all = Columns::new();
+        for c in columns {
+            all.push(&c.keyspace, &c.table, &c.name, c.ty);
+        }
+        all
+    }
 }
 
 /// One `[value]` of a row or of bound values. A value is kept as where its bytes are in the
@@ -81,4 +220,41 @@ pub struct BoundValue {
     pub ty: Option<ColumnType>,
     /// The value.
     pub value: Cell,
+}
+
+#[cfg(test)]
+mod columns_tests {
+    use super::*;
+    use crate::types::NativeType;
+
+    #[test]
+    fn columns_give_back_what_was_pushed_sharing_tables_and_types() {
+        let int = ColumnType::Cql(CqlType::Native(NativeType::Int));
+        let text = ColumnType::Cql(CqlType::Native(NativeType::Text));
+        let pushed = [
+            ("ks", "t", "a", &int),
+            ("ks", "t", "b", &text),
+            ("ks", "u", "", &int),
+            ("other", "t", "d", &ColumnType::Unknown("x.Y".into())),
+            ("ks", "t", "é", &text),
+        ];
+        let mut columns = Columns::new();
+        for (k, t, n, ty) in pushed {
+            columns.push(k, t, n, ty.clone());
+        }
+        assert_eq!(columns.len(), pushed.len());
+        for (i, (keyspace, table, name, ty)) in pushed.into_iter().enumerate() {
+            let expected = ColumnRef {
+                keyspace,
+                table,
+                name,
+                ty,
+            };
+            assert_eq!(columns.get(i), Some(expected), "column {i}");
+        }
+        assert_eq!(columns.get(pushed.len()), None);
+        assert_eq!((columns.0.tables.len(), columns.0.types.len()), (3, 3));
+        let shared = columns.clone();
+        assert!(std::sync::Arc::ptr_eq(&shared.0, &columns.0));
+    }
 }
