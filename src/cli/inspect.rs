@@ -10,6 +10,7 @@ use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
 use cqlwire_protocol::inspect::stats::{side_name, Stats};
+use cqlwire_protocol::inspect::tls::{KeyLog, TlsRecord};
 use cqlwire_protocol::inspect::{
     Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
 };
@@ -18,6 +19,7 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How `inspect` prints the messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,7 +51,17 @@ Inputs: pcap or pcapng (by magic; standard input with `-`), CQL found on --port 
 19042) or by a frame header at the start of a connection. `>` is a request, `<` a response. Malformed
 traffic is reported (a `!` line, or a JSON object with \"problem\") with its offset and the run goes on.
 --opcode also keeps the responses to requests of that opcode. --redact replaces row and bound values by
-{\"$redacted\": <hash of their bytes>, \"len\": <bytes>} (json; text shows no values).")]
+{\"$redacted\": <hash of their bytes>, \"len\": <bytes>} (json; text shows no values).
+
+TLS: a connection that starts with a TLS record is named once (a `TLS` line; in json
+{\"conn\": …, \"tls\": {\"version\", \"offered\", \"sni\", \"cipher\", \"decrypted\"}}) and not parsed as CQL.
+--tls-keylog decrypts TLS 1.2 (AES-GCM, ChaCha20-Poly1305) and TLS 1.3; the CQL inside decodes as in
+plaintext, its offsets counting in the decrypted stream. On a --port port it is CQL over TLS; on other
+ports it is kept when its first decrypted bytes are a CQL frame. Secrets are never printed. A key log
+from the Python driver (the key log must hold the connections' client randoms):
+  ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT); ctx.keylog_filename = \"keys.log\"
+  cluster = Cluster([\"db\"], ssl_context=ctx)     # then capture port 9042 with tcpdump
+  $ cqlwire inspect tls.pcap --tls-keylog keys.log")]
 pub struct Args {
     /// Capture files (pcap/pcapng; `-` for standard input), or raw/hex streams with --raw/--hex.
     #[arg(value_name = "INPUT")]
@@ -83,6 +95,10 @@ pub struct Args {
     /// Replace row and bound values by a short stable hash of their bytes (type and length kept).
     #[arg(long)]
     pub redact: bool,
+    /// An NSS key log (SSLKEYLOGFILE format) with the secrets of captured TLS connections, which
+    /// are then decrypted (repeatable).
+    #[arg(long = "tls-keylog", value_name = "FILE")]
+    pub tls_keylogs: Vec<PathBuf>,
     /// No progress bar and no summary on standard error.
     #[arg(long)]
     pub quiet: bool,
@@ -181,10 +197,12 @@ impl Filter {
     /// The records to print for `record`, in order.
     fn pass(&mut self, record: Record) -> Vec<Record> {
         let Record::Message(m) = &record else {
-            let Record::Problem(p) = &record else {
-                unreachable!()
+            let conn = match &record {
+                Record::Problem(p) => p.conn.as_ref().map(|(id, label)| (*id, label)),
+                Record::Tls(t) => Some((t.conn_id, &t.conn)),
+                Record::Message(_) => unreachable!(),
             };
-            let conn_ok = match (&self.conn, &p.conn) {
+            let conn_ok = match (&self.conn, conn) {
                 (Some(c), Some((id, label))) => c == label || *c == id.to_string(),
                 _ => true,
             };
@@ -503,7 +521,8 @@ fn print_stats<W: Write>(out: &mut W, stats: &Stats, json: bool) -> io::Result<(
             out,
             "{}",
             json!({"statements": statements, "opcodes": opcodes, "error_codes": errors,
-                   "undecoded": stats.undecoded, "problems": stats.problems})
+                   "undecoded": stats.undecoded, "problems": stats.problems,
+                   "tls": {"connections": stats.tls_connections, "decrypted": stats.tls_decrypted}})
         );
     }
     writeln!(
@@ -537,6 +556,11 @@ fn print_stats<W: Write>(out: &mut W, stats: &Stats, json: bool) -> io::Result<(
         out,
         "\n{} undecodable bodies, {} problems",
         stats.undecoded, stats.problems
+    )?;
+    writeln!(
+        out,
+        "{} TLS connections ({} decrypted)",
+        stats.tls_connections, stats.tls_decrypted
     )
 }
 
@@ -586,6 +610,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         },
         max_frame: args.max_frame,
         explain: args.format == InspectFormat::Explain && !args.stats,
+        tls_key_log: read_key_logs(&args.tls_keylogs)?,
     };
     // On a terminal, control characters of captured text are shown, not obeyed (a query or value
     // holding ESC sequences cannot drive the terminal); a pipe or file gets the exact text and JSON.
@@ -621,6 +646,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let result = match &record {
                 Record::Message(m) => printer.message(m),
                 Record::Problem(p) => printer.problem(p),
+                Record::Tls(t) => printer.tls(t),
             };
             if let Err(e) = result {
                 failed = Some(e);
@@ -708,4 +734,95 @@ pub fn run(args: Args) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Reads the `--tls-keylog` files into one key log (none without any); a file's malformed lines are
+/// skipped with one warning line.
+fn read_key_logs(paths: &[PathBuf]) -> Result<Option<Arc<KeyLog>>, CliError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut log = KeyLog::new();
+    for path in paths {
+        let (lines, skipped, first) = (log.lines(), log.skipped_lines(), log.first_skipped_line());
+        let file = std::fs::File::open(path)
+            .map_err(|e| CliError::data(format!("key log {}: {e}", path.display())))?;
+        log.read_from(BufReader::new(file))
+            .map_err(|e| CliError::data(format!("{e} ({})", path.display())))?;
+        let new = log.skipped_lines() - skipped;
+        if new > 0 {
+            let at = match (first, log.first_skipped_line()) {
+                (None, Some(line)) => format!(", the first at line {}", line - lines),
+                _ => String::new(),
+            };
+            eprintln!(
+                "cqlwire: warning: key log {}: {new} malformed line{} skipped{at}",
+                path.display(),
+                if new == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(Some(Arc::new(log)))
+}
+
+impl<W: Write> Printer<W> {
+    /// Names a TLS connection: a line like a message's (text, explain), or
+    /// `{"conn": …, "tls": {"version", "offered", "sni", "cipher", "hello_retry_request",
+    /// "decrypted"}}`. The server name is escaped (Rust escapes in text, JSON escapes in json).
+    fn tls(&mut self, t: &TlsRecord) -> io::Result<()> {
+        let s = &t.summary;
+        match self.format {
+            InspectFormat::Json => {
+                let w = &mut self.json;
+                w.begin_object();
+                if let Some(time) = time_digits(t.time) {
+                    w.key("time");
+                    w.str(std::str::from_utf8(&time).expect("digits are ASCII"));
+                }
+                w.key("conn");
+                w.str(&t.conn);
+                w.key("tls");
+                w.begin_object();
+                w.key("version");
+                match s.chosen_version {
+                    Some(version) => w.display(&version),
+                    None => w.null(),
+                }
+                w.key("offered");
+                w.begin_array();
+                for version in &s.offered_versions {
+                    w.display(version);
+                }
+                w.end_array();
+                w.key("sni");
+                match &s.server_name {
+                    Some(name) => w.str(name),
+                    None => w.null(),
+                }
+                w.key("cipher");
+                match s.cipher_suite {
+                    Some(suite) => w.display(&suite),
+                    None => w.null(),
+                }
+                w.key("hello_retry_request");
+                w.bool(s.hello_retry_request);
+                w.key("decrypted");
+                w.bool(t.decrypted);
+                w.end_object();
+                w.end_object();
+                self.end_json_line()
+            }
+            InspectFormat::Text | InspectFormat::Explain => writeln!(
+                self.out,
+                "{} {} {s}, {}",
+                time_text(t.time, false).unwrap_or_else(|| "-".into()),
+                t.conn,
+                if t.decrypted {
+                    "decrypted"
+                } else {
+                    "not decrypted"
+                }
+            ),
+        }
+    }
 }

@@ -11,10 +11,12 @@
 //! direction), their pending requests (without their bound values) and their bounded registries
 //! of prepared statements.
 //!
-//! Raw byte streams without a capture around them go through [`Inspector::raw`].
+//! Raw byte streams without a capture around them go through [`Inspector::raw`]. Connections that
+//! start with a TLS record are named, and decrypted with a key log, by [`tls`].
 
 pub mod redact;
 pub mod stats;
+pub mod tls;
 
 use crate::capture::{Connection, Direction, Event, Timestamp};
 use crate::compression::Compression;
@@ -46,6 +48,8 @@ pub struct Options {
     pub max_frame: usize,
     /// Whether each message also gets its explain lines ([`MessageRecord::explained`]).
     pub explain: bool,
+    /// The NSS key log that decrypts TLS connections ([`tls`]); none: they are only named.
+    pub tls_key_log: Option<Arc<tls::KeyLog>>,
 }
 
 impl Default for Options {
@@ -54,6 +58,7 @@ impl Default for Options {
             ports: vec![9042, SCYLLA_SHARD_AWARE_PORT],
             max_frame: DEFAULT_MAX_FRAME,
             explain: false,
+            tls_key_log: None,
         }
     }
 }
@@ -128,6 +133,8 @@ pub enum Record {
     Message(Box<MessageRecord>),
     /// A problem.
     Problem(Problem),
+    /// A TLS connection, named once ([`tls`]).
+    Tls(tls::TlsRecord),
 }
 
 /// A request waiting for its response.
@@ -155,6 +162,10 @@ struct Conn {
     /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
     connection: Connection,
+    /// For a connection that started with a TLS record: its TLS side, which decrypts its bytes.
+    tls: Option<Box<tls::TlsLayer>>,
+    /// Whether bytes of it were read (a TLS record is looked for before any).
+    started: bool,
 }
 
 /// A connection not (yet) known to be CQL.
@@ -217,6 +228,9 @@ impl Inspector {
                 if let Tracked::Undecided(connection) = tracked {
                     let connection = *connection;
                     *tracked = match cql_side(bytes) {
+                        _ if tls::starts_tls(offset, bytes) => Tracked::Cql(Box::new(
+                            tls::tls_conn(connection, direction, bytes, &self.options),
+                        )),
                         Some(side) if offset == 0 => {
                             let from_initiator = direction == Direction::FromInitiator;
                             let initiator_is_client = (side == Side::Client) == from_initiator;
@@ -231,7 +245,15 @@ impl Inspector {
                     };
                 }
                 if let Tracked::Cql(c) = tracked {
+                    if !c.started && tls::starts_tls(offset, bytes) {
+                        **c = tls::tls_conn(c.connection, direction, bytes, &self.options);
+                    }
+                    c.started = true;
                     let i = index(direction);
+                    if c.tls.is_some() {
+                        c.feed_tls(i, bytes, timestamp, self.options.explain, sink);
+                        return;
+                    }
                     c.feed(i, bytes);
                     c.drain(i, timestamp, self.options.explain, sink);
                 }
@@ -245,6 +267,9 @@ impl Inspector {
             } => {
                 if let Some(Tracked::Cql(c)) = self.conns.get_mut(&conn) {
                     let i = index(direction);
+                    if c.tls.is_some() {
+                        return c.gap_tls(i, timestamp, sink);
+                    }
                     let mut out = Vec::new();
                     c.decoders[i].gap(missing, &mut out);
                     c.queues[i].extend(out);
@@ -391,6 +416,8 @@ impl Conn {
             pending: HashMap::default(),
             compression: None,
             connection,
+            tls: None,
+            started: false,
         }
     }
 
@@ -551,6 +578,7 @@ impl Conn {
 
     /// Reports what the decoders still hold.
     fn close(mut self, time: Timestamp, sink: &mut dyn FnMut(Record)) {
+        self.close_tls(time, sink);
         for i in 0..2 {
             let mut out = Vec::new();
             self.decoders[i].finish(&mut out);
