@@ -19,6 +19,7 @@ mod generate_cli;
 mod hostile;
 mod input_readers;
 mod inspect_cli;
+mod inspect_tls;
 mod limits;
 mod lz4_reference;
 mod malformed;
