@@ -1,7 +1,9 @@
 //! `cqlwire inspect` on TLS connections, through the built binary, on the pcaps of fixtures/tls/pcaps
 //! (the captured TLS connections of fixtures/tls/captures replayed as TCP): connections are named
 //! from their hellos, decrypted with their key logs, and the CQL v4 session carried by two of them
-//! decodes exactly as fixtures/inspect/v4-none.pcap, where it was captured in plaintext.
+//! decodes exactly as fixtures/inspect/v4-none.pcap, where it was captured in plaintext; and on the
+//! real Apache Cassandra 5.0.9 TLS sessions of fixtures/inspect (TLS 1.2 with AES-GCM and ChaCha20,
+//! TLS 1.3; CQL v4 and v5), every row and bound value equals what the Python driver sent and got.
 
 use crate::common::{fixture, with_args};
 use serde_json::Value as Json;
@@ -477,5 +479,62 @@ fn control_characters_of_the_server_name_are_escaped() {
             "{text}"
         );
         assert!(!text.trim_end().chars().any(|c| c.is_control()));
+    }
+}
+
+/// The real Apache Cassandra 5.0.9 sessions of fixtures/inspect over TLS (capture.sh).
+const REAL_TLS_CAPTURES: [&str; 4] = [
+    "tls12-v4-lz4",
+    "tls12-chacha20-v5-none",
+    "tls13-v5-none",
+    "tls13-v5-lz4",
+];
+
+/// The IANA name of the suite OpenSSL names `name` (TLS 1.3 suites have one name).
+fn iana_of_openssl(name: &str) -> String {
+    match name {
+        "ECDHE-RSA-AES128-GCM-SHA256" => iana_suite(0xc02f).into(),
+        "ECDHE-RSA-AES256-GCM-SHA384" => iana_suite(0xc030).into(),
+        "ECDHE-RSA-CHACHA20-POLY1305" => iana_suite(0xcca8).into(),
+        tls13 if tls13.starts_with("TLS_") => tls13.into(),
+        other => panic!("{other} not in the table"),
+    }
+}
+
+#[test]
+fn every_value_of_the_real_tls_sessions_equals_the_drivers() {
+    for capture in REAL_TLS_CAPTURES {
+        // Decrypted with the driver's key log: every row and bound value as the driver's JSON.
+        crate::inspect_cli::check_every_value_equals_the_drivers(capture);
+        let path = fixture(&format!("inspect/{capture}.pcap"));
+        let key_log = fixture(&format!("inspect/{capture}.keylog"));
+        let driver: Json = serde_json::from_str(
+            &std::fs::read_to_string(fixture(&format!("inspect/{capture}.json"))).unwrap(),
+        )
+        .unwrap();
+        let version = driver["tls"]["version"]
+            .as_str()
+            .unwrap()
+            .replace("TLSv", "TLS ");
+        let cipher = iana_of_openssl(driver["tls"]["cipher"].as_str().unwrap());
+        for (keys, decrypted) in [(vec![key_log], true), (vec![], false)] {
+            let lines = json_lines(&inspect(
+                &[path.to_str().unwrap(), "--format", "json"],
+                &keys,
+            ));
+            let conns = by_conn(&lines);
+            assert!(conns.problems.is_empty(), "{capture}: {:?}", conns.problems);
+            assert_eq!(conns.messages.is_empty(), !decrypted, "{capture}");
+            // The driver's control connection and its session's connection.
+            assert_eq!(conns.tls.len(), 2, "{capture}");
+            for tls in conns.tls.values() {
+                assert_eq!(tls.len(), 1);
+                let tls = &tls[0]["tls"];
+                assert_eq!(tls["version"], version.as_str(), "{capture}");
+                assert_eq!(tls["cipher"], cipher.as_str(), "{capture}");
+                assert_eq!(tls["sni"], "cassandra.test");
+                assert_eq!(tls["decrypted"], decrypted);
+            }
+        }
     }
 }
