@@ -53,15 +53,18 @@ traffic is reported (a `!` line, or a JSON object with \"problem\") with its off
 --opcode also keeps the responses to requests of that opcode. --redact replaces row and bound values by
 {\"$redacted\": <hash of their bytes>, \"len\": <bytes>} (json; text shows no values).
 
-TLS: a connection that starts with a TLS record is named once (a `TLS` line; in json
-{\"conn\": …, \"tls\": {\"version\", \"offered\", \"sni\", \"cipher\", \"decrypted\"}}) and not parsed as CQL.
---tls-keylog decrypts TLS 1.2 (AES-GCM, ChaCha20-Poly1305) and TLS 1.3; the CQL inside decodes as in
-plaintext, its offsets counting in the decrypted stream. On a --port port it is CQL over TLS; on other
-ports it is kept when its first decrypted bytes are a CQL frame. Secrets are never printed. A key log
-from the Python driver (the key log must hold the connections' client randoms):
+TLS: a connection that starts with a TLS record is named once (a line with its version, SNI and cipher
+suite; in json {\"conn\": …, \"tls\": {\"version\", \"offered\", \"sni\", \"cipher\", \"hello_retry_request\",
+\"decrypted\"}}) and never parsed as CQL without its keys. --tls-keylog (an NSS key log, repeatable) decrypts
+TLS 1.2 (AES-GCM, ChaCha20-Poly1305) and TLS 1.3: the CQL inside decodes as in plaintext, its offsets
+counting in the decrypted stream. On a --port port such a connection is CQL over TLS; on another port it
+is kept when its first decrypted bytes are a CQL frame. Secrets never appear in any output. A key log
+from the Python driver:
   ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT); ctx.keylog_filename = \"keys.log\"
-  cluster = Cluster([\"db\"], ssl_context=ctx)     # then capture port 9042 with tcpdump
-  $ cqlwire inspect tls.pcap --tls-keylog keys.log")]
+  cluster = Cluster([\"10.0.0.1\"], ssl_context=ctx)
+  $ cqlwire inspect fixtures/inspect/tls13-v5-lz4.pcap --tls-keylog fixtures/inspect/tls13-v5-lz4.keylog | head -1
+  02:32:02.095051 127.0.0.1:42830-127.0.0.1:9042 TLS 1.3 (offered TLS 1.3), SNI \"cassandra.test\", \
+TLS_AES_256_GCM_SHA384, decrypted")]
 pub struct Args {
     /// Capture files (pcap/pcapng; `-` for standard input), or raw/hex streams with --raw/--hex.
     #[arg(value_name = "INPUT")]
@@ -96,7 +99,7 @@ pub struct Args {
     #[arg(long)]
     pub redact: bool,
     /// An NSS key log (SSLKEYLOGFILE format) with the secrets of captured TLS connections, which
-    /// are then decrypted (repeatable).
+    /// are then decrypted; message offsets count in the decrypted stream (repeatable).
     #[arg(long = "tls-keylog", value_name = "FILE")]
     pub tls_keylogs: Vec<PathBuf>,
     /// No progress bar and no summary on standard error.
