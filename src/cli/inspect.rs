@@ -560,6 +560,9 @@ fn print_stats<W: Write>(out: &mut W, stats: &Stats, json: bool) -> io::Result<(
         "\n{} undecodable bodies, {} problems",
         stats.undecoded, stats.problems
     )?;
+    if stats.tls_connections == 0 {
+        return Ok(());
+    }
     writeln!(
         out,
         "{} TLS connections ({} decrypted)",

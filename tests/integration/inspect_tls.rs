@@ -239,6 +239,9 @@ fn text_explain_and_stats_show_the_tls_connections() {
     let output = inspect(&[path, "--stats"], &cql_key_logs()[..1]);
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("2 TLS connections (1 decrypted)"), "{text}");
+    let plaintext = fixture("inspect/v4-none.pcap");
+    let output = inspect(&[plaintext.to_str().unwrap(), "--stats"], &[]);
+    assert!(!String::from_utf8(output.stdout).unwrap().contains("TLS"));
     let output = inspect(&[path, "--stats", "--format", "json"], &cql_key_logs());
     let stats: Json = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
