@@ -38,6 +38,7 @@ fn inspect(bytes: &[u8], json: bool) -> (usize, usize) {
             }
         }
         Record::Problem(_) => problems += 1,
+        Record::Tls(_) => {}
     };
     let mut capture = Capture::new(bytes).unwrap();
     capture

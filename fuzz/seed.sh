@@ -138,6 +138,12 @@ for capture in sorted((tls / "captures").iterdir()):
     seed("tls", tls_input(key_log, chunks), 65540)  # cut at 64 KiB: the handshake and some data
     seed("tls", b"\x01" + key_log, 65540)
 
+# inspect: the TLS pcaps (bit 0: a capture; bit 2: decrypted with the key logs checks.rs includes;
+# bit 1: port 9042 watched), cut at 64 KiB: the handshakes and the first messages.
+for pcap in sorted((root / "fixtures" / "tls" / "pcaps").glob("*.pcap")):
+    for control in (0b101, 0b111, 0b011):
+        seed("inspect", bytes([control]) + pcap.read_bytes(), 65537)
+
 for target, count in sorted(counts.items()):
     print(f"{target}: {count} seeds")
 PY

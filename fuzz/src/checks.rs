@@ -1075,11 +1075,19 @@ pub fn query_redaction(data: &[u8]) {
     );
 }
 
+/// The key logs of the two CQL connections of `fixtures/tls/captures/`, so that captures seeded from
+/// `fixtures/tls/pcaps/` decrypt.
+const INSPECT_KEY_LOG: &str = concat!(
+    include_str!("../../fixtures/tls/captures/tls12-aes128gcm-cql/keylog"),
+    include_str!("../../fixtures/tls/captures/tls13-aes256gcm-cql/keylog")
+);
+
 /// The whole inspector on hostile input. The first byte steers: bit 0 reads the rest as a pcap/pcapng
 /// capture (CQL on any port: the port list is empty, so connections are recognised by their first
 /// frame), else as the two raw directions of one connection split at the position given by the next
-/// two bytes. Every record is also counted by the statistics and redacted; decoding with explain
-/// lines must give the same records as decoding without.
+/// two bytes; bit 2 decrypts TLS connections with [`INSPECT_KEY_LOG`]. Every record is also counted
+/// by the statistics and redacted; decoding with explain lines must give the same records as decoding
+/// without.
 pub fn inspect(data: &[u8]) {
     use cqlwire_codec::value::json::JsonWriter;
     use cqlwire_protocol::capture::Capture;
@@ -1090,11 +1098,16 @@ pub fn inspect(data: &[u8]) {
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
+    let key_log = (control & 4 != 0).then(|| {
+        let log = cqlwire_protocol::inspect::tls::KeyLog::from_reader(INSPECT_KEY_LOG.as_bytes());
+        std::sync::Arc::new(log.expect("reading memory"))
+    });
     let run = |explain: bool| -> Vec<String> {
         let options = Options {
             ports: if control & 2 == 0 { vec![] } else { vec![9042] },
             max_frame: 1 << 20,
             explain,
+            tls_key_log: key_log.clone(),
         };
         let mut inspector = Inspector::new(options);
         let mut stats = Stats::default();
@@ -1126,6 +1139,7 @@ pub fn inspect(data: &[u8]) {
                     seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));
                 }
                 Record::Problem(p) => seen.push(format!("{} {}", p.offset, p.message)),
+                Record::Tls(t) => seen.push(format!("{} {} {}", t.conn, t.summary, t.decrypted)),
             }
         };
         if control & 1 == 1 {

@@ -12,6 +12,7 @@ use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
 use cqlwire_protocol::inspect::keyed_hash::{KeyedHash, MAX_KEY_BYTES};
 use cqlwire_protocol::inspect::stats::{side_name, Statement, Stats};
+use cqlwire_protocol::inspect::tls::{KeyLog, TlsRecord};
 use cqlwire_protocol::inspect::{
     Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
 };
@@ -20,6 +21,7 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How `inspect` prints the messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,7 +71,20 @@ PASSWORD [=] '...' are shown as <password: N bytes>, in every format; --show-sec
 A tag is the first 32 bits of HMAC-SHA256 of the value's bytes under a key drawn from the operating
 system for each run: equal values share a tag within one output, and nothing can be learnt from a
 tag without the key. --redact-key FILE uses the file's bytes as they are (32 to 4096 bytes, e.g.
-`head -c 32 /dev/urandom > FILE`) as the key instead, so tags compare across runs that share it.")]
+`head -c 32 /dev/urandom > FILE`) as the key instead, so tags compare across runs that share it.
+
+TLS: a connection that starts with a TLS record is named once (a line with its version, SNI and cipher
+suite; in json {\"conn\": …, \"tls\": {\"version\", \"offered\", \"sni\", \"cipher\", \"hello_retry_request\",
+\"decrypted\"}}) and never parsed as CQL without its keys. --tls-keylog (an NSS key log, repeatable) decrypts
+TLS 1.2 (AES-GCM, ChaCha20-Poly1305) and TLS 1.3: the CQL inside decodes as in plaintext, its offsets
+counting in the decrypted stream. On a --port port such a connection is CQL over TLS; on another port it
+is kept when its first decrypted bytes are a CQL frame. Secrets never appear in any output. A key log
+from the Python driver:
+  ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT); ctx.keylog_filename = \"keys.log\"
+  cluster = Cluster([\"10.0.0.1\"], ssl_context=ctx)
+  $ cqlwire inspect fixtures/inspect/tls13-v5-lz4.pcap --tls-keylog fixtures/inspect/tls13-v5-lz4.keylog | head -1
+  02:32:02.095051 127.0.0.1:42830-127.0.0.1:9042 TLS 1.3 (offered TLS 1.3), SNI \"cassandra.test\", \
+TLS_AES_256_GCM_SHA384, decrypted")]
 pub struct Args {
     /// Capture files (pcap/pcapng; `-` for standard input), or raw/hex streams with --raw/--hex.
     #[arg(value_name = "INPUT")]
@@ -111,6 +126,10 @@ pub struct Args {
     /// Show passwords (SASL PLAIN tokens, role statements), masked by default.
     #[arg(long, conflicts_with_all = ["redact", "redact_key"])]
     pub show_secrets: bool,
+    /// An NSS key log (SSLKEYLOGFILE format) with the secrets of captured TLS connections, which
+    /// are then decrypted; message offsets count in the decrypted stream (repeatable).
+    #[arg(long = "tls-keylog", value_name = "FILE")]
+    pub tls_keylogs: Vec<PathBuf>,
     /// No progress bar and no summary on standard error.
     #[arg(long)]
     pub quiet: bool,
@@ -232,10 +251,12 @@ impl Filter {
     /// The records to print for `record`, in order.
     fn pass(&mut self, record: Record) -> Vec<Record> {
         let Record::Message(m) = &record else {
-            let Record::Problem(p) = &record else {
-                unreachable!()
+            let conn = match &record {
+                Record::Problem(p) => p.conn.as_ref().map(|(id, label)| (*id, label)),
+                Record::Tls(t) => Some((t.conn_id, &t.conn)),
+                Record::Message(_) => unreachable!(),
             };
-            let conn_ok = match (&self.conn, &p.conn) {
+            let conn_ok = match (&self.conn, conn) {
                 (Some(c), Some((id, label))) => c == label || *c == id.to_string(),
                 _ => true,
             };
@@ -633,7 +654,8 @@ fn print_stats<W: Write>(
             out,
             "{}",
             json!({"statements": statements, "opcodes": opcodes, "error_codes": errors,
-                   "undecoded": stats.undecoded, "problems": stats.problems})
+                   "undecoded": stats.undecoded, "problems": stats.problems,
+                   "tls": {"connections": stats.tls_connections, "decrypted": stats.tls_decrypted}})
         );
     }
     writeln!(
@@ -668,6 +690,14 @@ fn print_stats<W: Write>(
         out,
         "\n{} undecodable bodies, {} problems",
         stats.undecoded, stats.problems
+    )?;
+    if stats.tls_connections == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{} TLS connections ({} decrypted)",
+        stats.tls_connections, stats.tls_decrypted
     )
 }
 
@@ -733,6 +763,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         },
         max_frame: args.max_frame,
         explain: args.format == InspectFormat::Explain && !args.stats,
+        tls_key_log: read_key_logs(&args.tls_keylogs)?,
     };
     // On a terminal, control characters of captured text are shown, not obeyed (a query or value
     // holding ESC sequences cannot drive the terminal); a pipe or file gets the exact text and JSON.
@@ -768,6 +799,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let result = match &record {
                 Record::Message(m) => printer.message(m),
                 Record::Problem(p) => printer.problem(p),
+                Record::Tls(t) => printer.tls(t),
             };
             if let Err(e) = result {
                 failed = Some(e);
@@ -868,4 +900,95 @@ pub fn run(args: Args) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Reads the `--tls-keylog` files into one key log (none without any); a file's malformed lines are
+/// skipped with one warning line.
+fn read_key_logs(paths: &[PathBuf]) -> Result<Option<Arc<KeyLog>>, CliError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut log = KeyLog::new();
+    for path in paths {
+        let (lines, skipped, first) = (log.lines(), log.skipped_lines(), log.first_skipped_line());
+        let file = std::fs::File::open(path)
+            .map_err(|e| CliError::data(format!("key log {}: {e}", path.display())))?;
+        log.read_from(BufReader::new(file))
+            .map_err(|e| CliError::data(format!("{e} ({})", path.display())))?;
+        let new = log.skipped_lines() - skipped;
+        if new > 0 {
+            let at = match (first, log.first_skipped_line()) {
+                (None, Some(line)) => format!(", the first at line {}", line - lines),
+                _ => String::new(),
+            };
+            eprintln!(
+                "cqlwire: warning: key log {}: {new} malformed line{} skipped{at}",
+                path.display(),
+                if new == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(Some(Arc::new(log)))
+}
+
+impl<W: Write> Printer<'_, W> {
+    /// Names a TLS connection: a line like a message's (text, explain), or
+    /// `{"conn": …, "tls": {"version", "offered", "sni", "cipher", "hello_retry_request",
+    /// "decrypted"}}`. The server name is escaped (Rust escapes in text, JSON escapes in json).
+    fn tls(&mut self, t: &TlsRecord) -> io::Result<()> {
+        let s = &t.summary;
+        match self.format {
+            InspectFormat::Json => {
+                let w = &mut self.json;
+                w.begin_object();
+                if let Some(time) = time_digits(t.time) {
+                    w.key("time");
+                    w.str(std::str::from_utf8(&time).expect("digits are ASCII"));
+                }
+                w.key("conn");
+                w.str(&t.conn);
+                w.key("tls");
+                w.begin_object();
+                w.key("version");
+                match s.chosen_version {
+                    Some(version) => w.display(&version),
+                    None => w.null(),
+                }
+                w.key("offered");
+                w.begin_array();
+                for version in &s.offered_versions {
+                    w.display(version);
+                }
+                w.end_array();
+                w.key("sni");
+                match &s.server_name {
+                    Some(name) => w.str(name),
+                    None => w.null(),
+                }
+                w.key("cipher");
+                match s.cipher_suite {
+                    Some(suite) => w.display(&suite),
+                    None => w.null(),
+                }
+                w.key("hello_retry_request");
+                w.bool(s.hello_retry_request);
+                w.key("decrypted");
+                w.bool(t.decrypted);
+                w.end_object();
+                w.end_object();
+                self.end_json_line()
+            }
+            InspectFormat::Text | InspectFormat::Explain => writeln!(
+                self.out,
+                "{} {} {s}, {}",
+                time_text(t.time, false).unwrap_or_else(|| "-".into()),
+                t.conn,
+                if t.decrypted {
+                    "decrypted"
+                } else {
+                    "not decrypted"
+                }
+            ),
+        }
+    }
 }

@@ -21,6 +21,7 @@ mod input_readers;
 mod inspect_cli;
 mod inspect_secrets;
 mod inspect_shapes;
+mod inspect_tls;
 mod limits;
 mod lz4_reference;
 mod malformed;

@@ -11,7 +11,8 @@
 //! direction), the gist of their pending requests (bounded, see [`pending`]) and their bounded
 //! registries of prepared statements.
 //!
-//! Raw byte streams without a capture around them go through [`Inspector::raw`].
+//! Raw byte streams without a capture around them go through [`Inspector::raw`]. Connections that
+//! start with a TLS record are named, and decrypted with a key log, by [`tls`].
 
 pub mod cql_lexer;
 pub mod keyed_hash;
@@ -19,6 +20,7 @@ pub mod pending;
 pub mod redact;
 pub mod secrets;
 pub mod stats;
+pub mod tls;
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
 use crate::compression::Compression;
@@ -49,6 +51,8 @@ pub struct Options {
     pub max_frame: usize,
     /// Whether each message also carries what explaining it needs ([`MessageRecord::explain`]).
     pub explain: bool,
+    /// The NSS key log that decrypts TLS connections ([`tls`]); none: they are only named.
+    pub tls_key_log: Option<Arc<tls::KeyLog>>,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             ports: vec![9042, SCYLLA_SHARD_AWARE_PORT],
             max_frame: DEFAULT_MAX_FRAME,
             explain: false,
+            tls_key_log: None,
         }
     }
 }
@@ -194,6 +199,8 @@ pub enum Record {
     Message(Box<MessageRecord>),
     /// A problem.
     Problem(Problem),
+    /// A TLS connection, named once ([`tls`]).
+    Tls(tls::TlsRecord),
 }
 
 /// What is known of one CQL connection.
@@ -216,6 +223,10 @@ struct Conn {
     /// The compression the client's STARTUP named, as passed on to the server's decoder.
     compression: Option<Compression>,
     connection: Connection,
+    /// For a connection that started with a TLS record: its TLS side, which decrypts its bytes.
+    tls: Option<Box<tls::TlsLayer>>,
+    /// Whether bytes of it were read (a TLS record is looked for before any).
+    started: bool,
 }
 
 /// A connection not (yet) known to be CQL.
@@ -284,6 +295,9 @@ impl Inspector {
                 if let Tracked::Undecided(connection) = tracked {
                     let connection = *connection;
                     *tracked = match cql_side(bytes) {
+                        _ if tls::starts_tls(offset, bytes) => Tracked::Cql(Box::new(
+                            tls::tls_conn(connection, direction, bytes, &self.options),
+                        )),
                         Some(side) if offset == 0 => {
                             let from_initiator = direction == Direction::FromInitiator;
                             let initiator_is_client = (side == Side::Client) == from_initiator;
@@ -298,9 +312,24 @@ impl Inspector {
                     };
                 }
                 if let Tracked::Cql(c) = tracked {
+                    if !c.started && tls::starts_tls(offset, bytes) {
+                        **c = tls::tls_conn(c.connection, direction, bytes, &self.options);
+                    }
+                    c.started = true;
                     let i = index(direction);
-                    c.feed(i, bytes);
-                    c.drain(i, timestamp, self.options.explain, &mut self.pending, sink);
+                    if c.tls.is_some() {
+                        c.feed_tls(
+                            i,
+                            bytes,
+                            timestamp,
+                            self.options.explain,
+                            &mut self.pending,
+                            sink,
+                        );
+                    } else {
+                        c.feed(i, bytes);
+                        c.drain(i, timestamp, self.options.explain, &mut self.pending, sink);
+                    }
                 }
                 self.forget_over_total(timestamp, sink);
             }
@@ -313,6 +342,9 @@ impl Inspector {
             } => {
                 if let Some(Tracked::Cql(c)) = self.conns.get_mut(&conn) {
                     let i = index(direction);
+                    if c.tls.is_some() {
+                        return c.gap_tls(i, timestamp, sink);
+                    }
                     let mut out = Vec::new();
                     c.decoders[i].gap(missing, &mut out);
                     c.queues[i].extend(out);
@@ -493,6 +525,8 @@ impl Conn {
             forgot_pending: false,
             compression: None,
             connection,
+            tls: None,
+            started: false,
         }
     }
 
@@ -656,6 +690,7 @@ impl Conn {
 
     /// Reports what the decoders still hold.
     fn close(mut self, time: Timestamp, totals: &mut PendingTotals, sink: &mut dyn FnMut(Record)) {
+        self.close_tls(time, sink);
         for i in 0..2 {
             let mut out = Vec::new();
             self.decoders[i].finish(&mut out);

@@ -1,5 +1,6 @@
 //! `--stats`: per statement (query text or prepared id) the count of answered requests, errors and
-//! latency percentiles; per direction and opcode the message counts; the problems.
+//! latency percentiles; per direction and opcode the message counts; the problems; the TLS
+//! connections, decrypted or not.
 
 use super::{Record, Side};
 use crate::frame::Opcode;
@@ -40,6 +41,10 @@ pub struct Stats {
     pub undecoded: u64,
     /// Problems reported.
     pub problems: u64,
+    /// TLS connections named.
+    pub tls_connections: u64,
+    /// TLS connections decrypted.
+    pub tls_decrypted: u64,
 }
 
 /// `request`/`response`, as `dir` says in JSON.
@@ -59,6 +64,11 @@ impl Stats {
                 return;
             }
             Record::Message(m) => m,
+            Record::Tls(t) => {
+                self.tls_connections += 1;
+                self.tls_decrypted += u64::from(t.decrypted);
+                return;
+            }
         };
         let name = m.header.opcode.name().unwrap_or("UNKNOWN");
         *self.opcodes.entry((side_name(m.side), name)).or_default() += 1;
