@@ -110,9 +110,9 @@ pub struct Args {
     /// Print statistics (per statement and per opcode) instead of the messages.
     #[arg(long)]
     pub stats: bool,
-    /// Largest frame body accepted; larger declared lengths are reported and skipped (default 16
-    /// MiB, Cassandra's default native_transport_max_frame_size: peak memory is about three times
-    /// this, up to the protocol's 256 MiB).
+    /// Largest frame body accepted, also once decompressed; larger declared lengths are reported
+    /// and skipped (the default, 256 MiB, is the protocol's limit, so every frame a server may
+    /// send decodes; peak memory follows the largest frame, about twice its size).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
     /// Replace every value, token, payload, paging state, query literal and quoted server text by

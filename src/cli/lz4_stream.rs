@@ -7,7 +7,7 @@ use super::CliError;
 use crate::files::{self, Output};
 use clap::Args;
 use cqlwire_codec::hex::{self, HexError, HexReader};
-use cqlwire_protocol::lz4::Lz4Error;
+use cqlwire_protocol::lz4::{Lz4Error, Lz4ErrorKind};
 use cqlwire_protocol::recompress::{recompress_frames, Recompress, RecompressError, RecordSink};
 use std::io::{self, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -152,10 +152,31 @@ pub fn run_body(
 ) -> Result<(), CliError> {
     let mut sink = Sink::open(args)?;
     let input = read_all(args, limit, too_long)?;
-    let converted = convert(&input).map_err(CliError::data)?;
+    let converted = convert(&input).map_err(|error| {
+        let over_limit = matches!(error.kind, Lz4ErrorKind::OverLimit { .. });
+        CliError::Data(with_max_size_hint(error.to_string(), over_limit))
+    })?;
     sink.write_all(&converted)?;
     sink.end_record()?;
     sink.commit()
+}
+
+/// The flag that raises the limit a declared length went over, after the limit's figure.
+fn with_max_size_hint(message: String, over_limit: bool) -> String {
+    const LIMIT_END: &str = " bytes";
+    match message.find("exceeds the limit of ") {
+        Some(at) if over_limit => {
+            let end = message[at..]
+                .find(LIMIT_END)
+                .map_or(message.len(), |i| at + i + LIMIT_END.len());
+            format!(
+                "{} (raise it with --max-size){}",
+                &message[..end],
+                &message[end..]
+            )
+        }
+        _ => message,
+    }
 }
 
 /// `--frames` mode: recompresses frame by frame as `mode` says (binary and hex input alike are
@@ -178,7 +199,16 @@ pub fn run_frames(args: &StreamArgs, mode: Recompress) -> Result<(), CliError> {
     })
     .map_err(|error| match error {
         RecompressError::Io(error) => read_error(error),
-        other => CliError::data(other),
+        other => {
+            let over_limit = matches!(
+                other,
+                RecompressError::Body {
+                    kind: Lz4ErrorKind::OverLimit { .. },
+                    ..
+                }
+            );
+            CliError::Data(with_max_size_hint(other.to_string(), over_limit))
+        }
     })?;
     progress.finish_and_clear();
     sink.commit()

@@ -153,8 +153,7 @@ impl fmt::Display for Lz4ErrorKind {
             ),
             OverLimit { declared, limit } => write!(
                 f,
-                "declared uncompressed length {declared} exceeds the limit of {limit} bytes \
-                 (raise it with --max-size)"
+                "declared uncompressed length {declared} exceeds the limit of {limit} bytes"
             ),
             ImpossibleExpansion {
                 declared,
@@ -999,8 +998,7 @@ mod tests {
     fn messages_name_the_offset() {
         assert_eq!(
             err_of(&[0x80, 0, 0, 0, 0]).to_string(),
-            "declared uncompressed length 2147483648 exceeds the limit of 268435456 bytes \
-             (raise it with --max-size) at byte 0"
+            "declared uncompressed length 2147483648 exceeds the limit of 268435456 bytes at byte 0"
         );
     }
 
