@@ -64,8 +64,9 @@ BINARY = TARGET / "release" / "cqlwire"
 CRITERION = TARGET / "criterion"
 
 
-def ensure_venv() -> None:
-    """Re-executes this script inside its own venv with the pinned peers installed."""
+def ensure_venv(script: str = __file__) -> None:
+    """Re-executes `script` (this one by default) inside the comparison venv with the pinned peers
+    installed."""
     if pathlib.Path(sys.prefix).resolve() == VENV.resolve():
         return
     python = VENV / "bin" / "python"
@@ -76,7 +77,7 @@ def ensure_venv() -> None:
          "-r", str(HERE / "requirements.txt")],
         check=True,
     )
-    os.execv(str(python), [str(python), __file__, *sys.argv[1:]])
+    os.execv(str(python), [str(python), script, *sys.argv[1:]])
 
 
 def install_module() -> None:
@@ -527,8 +528,8 @@ def main() -> None:
     print_table(rows, args)
 
 
-def print_table(rows, args) -> None:
-    """The Markdown table of (work, peer, peer time, our time, ratio text, target) rows."""
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo, with its family and model numbers."""
     info = {}
     for line in open("/proc/cpuinfo"):
         key, _, value = line.partition(":")
@@ -536,7 +537,12 @@ def print_table(rows, args) -> None:
     cpu = info.get("model name", platform.processor())
     if "cpu family" in info:  # e.g. AMD: family 25 is Zen 3/4, 26 is Zen 5
         cpu += f" (family {info['cpu family']}, model {info.get('model', '?')})"
-    print(f"\nMachine: {cpu}, {os.cpu_count()} cores; rows {args.rows}, rounds {args.rounds}\n")
+    return cpu
+
+
+def print_table(rows, args) -> None:
+    """The Markdown table of (work, peer, peer time, our time, ratio text, target) rows."""
+    print(f"\nMachine: {cpu_name()}, {os.cpu_count()} cores; rows {args.rows}, rounds {args.rounds}\n")
     print("| work | peer | peer time | cqlwire time | speed vs peer (peer time / cqlwire time) | target |")
     print("| --- | --- | --- | --- | --- | --- |")
     for work, name, p, o, ratio, target in rows:
