@@ -120,28 +120,28 @@ impl MessageRecord {
         &self,
         each: &mut dyn FnMut(ExplainLine),
     ) -> Option<Result<Message, crate::cursor::DecodeError>> {
-        let context = self.explain.as_ref()?;
-        let h = &self.header;
-        Some(Message::explain_each(
-            h.version_byte(),
-            h.flags.0,
-            h.opcode.to_byte(),
-            &self.body,
-            &context.registry,
-            context.request.as_ref(),
-            each,
-        ))
+        self.decode_again(|version, flags, opcode, body, registry, request| {
+            Message::explain_each(version, flags, opcode, body, registry, request, each)
+        })
     }
-}
 
-impl MessageRecord {
     /// Decodes the message again, gathering its explain lines and the spans of captured data in
     /// them (what a [`ValueForm`](crate::message::ValueForm) that hides data needs); `None` unless
     /// [`Options::explain`] was set.
     pub fn explained(&self) -> Option<crate::message::Explained> {
+        self.decode_again(|version, flags, opcode, body, registry, request| {
+            Message::explain(version, flags, opcode, body, registry, request)
+        })
+    }
+
+    /// Runs `decode` on this message's header fields, body and [`ExplainContext`], when kept.
+    fn decode_again<T>(
+        &self,
+        decode: impl FnOnce(u8, u8, u8, &Arc<Vec<u8>>, &Registry, Option<&Message>) -> T,
+    ) -> Option<T> {
         let context = self.explain.as_ref()?;
         let h = &self.header;
-        Some(Message::explain(
+        Some(decode(
             h.version_byte(),
             h.flags.0,
             h.opcode.to_byte(),
