@@ -23,6 +23,23 @@ use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Parses `--conn`: a connection number from 1, or a label `<client ip:port>-<server ip:port>`.
+fn parse_conn(text: &str) -> Result<String, String> {
+    let number = text.parse::<u64>().ok();
+    let label = text.split_once('-').filter(|(client, server)| {
+        client.parse::<std::net::SocketAddr>().is_ok()
+            && server.parse::<std::net::SocketAddr>().is_ok()
+    });
+    match (number, label) {
+        (Some(0), _) => Err("connections are numbered from 1".to_string()),
+        (Some(_), _) | (None, Some(_)) => Ok(text.to_string()),
+        (None, None) => Err(format!(
+            "'{text}' is neither a connection number nor a label like \
+             10.0.0.1:40000-10.0.0.2:9042"
+        )),
+    }
+}
+
 /// How `inspect` prints the messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InspectFormat {
@@ -96,7 +113,7 @@ pub struct Args {
     #[arg(long = "port", value_name = "N")]
     pub ports: Vec<u16>,
     /// Only this connection: its number (from 1) or its `client-server` label.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = parse_conn)]
     pub conn: Option<String>,
     /// Only this stream id.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]

@@ -840,3 +840,30 @@ fn a_frame_near_the_default_limit_decodes_in_bounded_memory() {
         }
     }
 }
+
+#[test]
+fn a_conn_that_names_no_connection_is_a_usage_error() {
+    let capture = fixture("v4-none.pcap");
+    for (conn, says) in [
+        ("0", "numbered from 1"),
+        ("foo", "neither a connection number nor a label"),
+        ("10.0.0.1:1-", "neither a connection number nor a label"),
+    ] {
+        let output = Command::cargo_bin("cqlwire")
+            .unwrap()
+            .args(["inspect", "--conn", conn])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "--conn {conn}: {stderr}");
+        assert!(stderr.contains(says), "--conn {conn}: {stderr}");
+        assert!(output.stdout.is_empty());
+    }
+    let capture = capture.to_str().unwrap();
+    let (out, _) = run(&[capture, "--conn", "[::1]:1-[::1]:9042"]);
+    assert!(
+        out.is_empty(),
+        "a well-formed label that matches nothing prints nothing"
+    );
+}
