@@ -508,3 +508,37 @@ fn rotated_files_are_one_capture() {
     assert_eq!(one.stdout.lines().count(), 40);
     assert_eq!(two.stdout, one.stdout);
 }
+
+#[test]
+fn an_invalid_text_cell_shows_as_its_bytes_and_the_other_values_stay() {
+    // A page of three text rows, the middle one not UTF-8: a message-wide decoding error used to
+    // hide the two good values.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("page.bin");
+    let cells = [&b"first"[..], &[0x61, 0xff, 0x62], b"third"];
+    let values: Vec<u8> = cells
+        .iter()
+        .flat_map(|c| [&(c.len() as i32).to_be_bytes()[..], c].concat())
+        .collect();
+    let spec = [&string("c")[..], &[0, 0x0d]].concat();
+    std::fs::write(&path, rows_frame(1, &spec, 3, &values)).unwrap();
+
+    let run = inspect_stream(256, "--server", &path, "json");
+    run.assert_success("json");
+    let json: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let rows = &json["body"]["rows"];
+    assert_eq!(rows[0][0], "first", "{json}");
+    assert_eq!(rows[2][0], "third", "{json}");
+    let bad = &rows[1][0];
+    assert_eq!(bad["bytes"], "0x61ff62", "{json}");
+    assert!(
+        bad["$invalid"].as_str().unwrap().contains("UTF-8"),
+        "{json}"
+    );
+
+    let run = inspect_stream(256, "--server", &path, "explain");
+    run.assert_success("explain");
+    assert!(run.stdout.contains("invalid value"), "{}", run.stdout);
+    assert!(run.stdout.contains("'third'"), "{}", run.stdout);
+    assert!(!run.stdout.contains("error:"), "{}", run.stdout);
+}

@@ -220,8 +220,8 @@ mod tests {
             recompress_frames(&stream[..], mode, &mut Lines(Vec::new(), 0), |_| {}).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "declared uncompressed length 2147483647 exceeds the limit of 1048576 bytes (raise it \
-             with --max-size) at byte 9 (frame at byte 0, stream 1)"
+            "declared uncompressed length 2147483647 exceeds the limit of 1048576 bytes at byte 9 \
+             (frame at byte 0, stream 1)"
         );
     }
 }

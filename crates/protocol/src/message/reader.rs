@@ -316,8 +316,8 @@ impl<'b> Reader<'b> {
             return Ok(Cell::Bytes(range));
         };
         if !self.tracing() {
-            // The path is rendered only for an error (it was 5% of decoding a capture).
-            check(ty, bytes).map_err(|e| e.within(offset, &self.cursor.path()))?;
+            // A value that does not decode is still a cell of its row (its bytes and why are
+            // shown where it is written), so the other values of the message are not lost.
             return Ok(Cell::Value(range));
         }
         let path = self.cursor.path();
@@ -342,8 +342,11 @@ impl<'b> Reader<'b> {
                 });
             }
         };
-        crate::value::explain_each(ty, bytes, false, &mut forward)
-            .map_err(|e| e.within(offset, &path))?;
+        if let Err(e) = crate::value::explain_each(ty, bytes, false, &mut forward) {
+            // The value's own lines stop at its fault; the message goes on after it.
+            let fault = e.within(offset, &path);
+            self.line_at(start, 0, || format!("{what}: invalid value: {fault}"));
+        }
         Ok(Cell::Value(range))
     }
 
@@ -652,30 +655,6 @@ fn literal(ty: &CqlType, bytes: &[u8]) -> String {
         Ok(()) => text,
         Err(PrintError::Io(_)) => format!("{text}…"),
         Err(PrintError::Decode(_)) => "malformed".to_string(),
-    }
-}
-
-/// Checks that `bytes` are one value of `ty`, with the error decoding them gives, keeping nothing:
-/// blobs, valid text and (non-empty) vectors of elements that any bytes of their size are (float,
-/// int, …) without decoding, composites streamed ([`crate::value::decode_pieces`]).
-fn check(ty: &CqlType, bytes: &[u8]) -> Result<()> {
-    use NativeType as N;
-    match ty {
-        CqlType::Native(N::Blob) => Ok(()),
-        CqlType::Native(N::Text) if std::str::from_utf8(bytes).is_ok() => Ok(()),
-        CqlType::Vector(element, _)
-            if matches!(
-                **element,
-                CqlType::Native(
-                    N::Boolean | N::Int | N::Float | N::BigInt | N::Double | N::Timestamp | N::Uuid
-                )
-            ) && !bytes.is_empty()
-                && ty.vector_element_size() == Some(bytes.len()) =>
-        {
-            Ok(())
-        }
-        CqlType::Native(_) => crate::value::decode(ty, bytes).map(drop),
-        _ => crate::value::decode_pieces(ty, bytes, false, &mut drop).map(drop),
     }
 }
 

@@ -75,6 +75,21 @@ fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut V
     }
 }
 
+/// A value whose bytes do not decode as its type: `{"$invalid": "<why>", "bytes": "0x…"}`, so the
+/// other values of its message still show.
+fn invalid_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
+    let why = match crate::value::decode(ty, v.of(range)) {
+        Err(error) => error.to_string(),
+        Ok(_) => "does not decode".to_string(),
+    };
+    w.begin_object();
+    w.key("$invalid");
+    w.str(&why);
+    w.key("bytes");
+    v.hex(w, range);
+    w.end_object();
+}
+
 /// A value's JSON from its bytes, decoded again (the message's decoding checked them): blobs and
 /// text straight from the bytes, other types through their [`crate::value::Value`], dropped
 /// after. `null` if the bytes do not decode after all.
@@ -83,18 +98,18 @@ fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Va
         CqlType::Native(NativeType::Blob) => v.hex(w, range),
         CqlType::Native(NativeType::Text) => match std::str::from_utf8(v.of(range)) {
             Ok(text) => w.str(text),
-            Err(_) => w.null(),
+            Err(_) => invalid_json(w, ty, range, v),
         },
         _ if range.len() <= SPILL_CHUNK => match crate::value::decode(ty, v.of(range)) {
             Ok(value) => write_json(w, ty, &value),
-            Err(_) => w.null(),
+            Err(_) => invalid_json(w, ty, range, v),
         },
         // A long collection, tuple, UDT or vector piece by piece, spilled along the way: a value
         // of millions of elements is never held decoded nor as one JSON text.
         _ => {
             let bytes = v.bytes.get(range.clone()).unwrap_or_default();
             if crate::value::decode_pieces(ty, bytes, false, &mut drop).is_err() {
-                return w.null();
+                return invalid_json(w, ty, range, v);
             }
             let spill = &mut *v.spill;
             w.raw_value(|w| {
