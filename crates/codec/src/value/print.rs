@@ -28,8 +28,8 @@ pub enum PrintError {
 
 /// Decodes `bytes` as one value of `ty` (ignoring bytes after it when `allow_trailing`) and writes
 /// it to `out` in `form`, then a newline; every piece of text goes through `show` first (e.g. a
-/// function that makes control characters visible on a terminal). The whole payload is checked before anything is
-/// written, so a malformed payload writes nothing. Nothing is kept: each native value is decoded,
+/// function that makes control characters visible on a terminal). The whole payload is checked
+/// before anything is written, so a malformed payload writes nothing. Nothing is kept: each native value is decoded,
 /// printed (by [`cql::format_cql`] or [`json::to_json`]) and dropped in turn, at any depth (the
 /// payload is decoded twice: to check, then to print).
 pub fn write_text(

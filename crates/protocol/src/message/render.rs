@@ -90,9 +90,9 @@ fn invalid_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut 
     w.end_object();
 }
 
-/// A value's JSON from its bytes, decoded again (the message's decoding checked them): blobs and
-/// text straight from the bytes, other types through their [`crate::value::Value`], dropped
-/// after. `null` if the bytes do not decode after all.
+/// A value's JSON from its bytes, decoded as it is written: blobs and text straight from the bytes,
+/// other types through their [`crate::value::Value`], dropped after; bytes that do not decode as
+/// the type are written by [`invalid_json`].
 fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
     match ty {
         CqlType::Native(NativeType::Blob) => v.hex(w, range),

@@ -197,14 +197,15 @@ impl FromIterator<Column> for Columns {
 /// One `[value]` of a row or of bound values. A value is kept as where its bytes are in the
 /// message's body ([`super::Message::bytes`]), not decoded: a message holds about what it took on
 /// the wire whatever its values, and each value is decoded again when it is written
-/// ([`super::Message::cell_value`]).
+/// (from [`super::Message::cell_bytes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cell {
     /// A length of -1.
     Null,
     /// A length of -2: the column is left unchanged.
     Unset,
-    /// A value of its known type, checked to decode when the message was decoded: its bytes.
+    /// A value of its known type: its bytes, which are decoded where they are written (and may
+    /// not decode: a text that is not UTF-8 is still a cell of its row).
     Value(Range<usize>),
     /// The bytes of a value whose type is unknown.
     Bytes(Range<usize>),
