@@ -72,28 +72,33 @@ pub fn slice_copy(src: *const u8, dst: *mut u8, num_bytes: usize) {
         return;
     }
 
-    // From 2 KiB to 24 KiB, with AVX-512 (detected at run time, like AVX2 below): 128-byte steps
-    // of two 64-byte moves, a whole cache line per store. On AMD Zen 5 an incompressible 8 KiB
-    // block decodes in 0.91 × the C library's time with the AVX2 loop and 1.09 × with this one
-    // (median over 5 buffer placements). From 32 KiB, source and destination no longer fit in L1
-    // together and the two loops are alike; below 2 KiB memcpy stays faster in the decoder.
+    // Above 2 KiB glibc's memcpy turns to `rep movsb`. On AMD CPUs (Zen 3 to Zen 5 measured) that
+    // is slow when source and destination are misaligned relative to each other, as a literal run
+    // 4 bytes into a CQL body usually is (twice the time of the loops below for an 8 KiB run);
+    // glibc itself avoids it on AMD from 2.39. Elsewhere (Intel measured: the loops ran at 0.77 x
+    // the C library for an incompressible 8 KiB block) memcpy is what the C library's decoder
+    // calls, so it is used there. The CPU's vendor, read once with CPUID, decides.
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     {
+        if !rep_movsb_slow_when_misaligned() {
+            // SAFETY: the caller guarantees that `num_bytes` bytes can be read from `src` and
+            // written to `dst`, and that the ranges do not overlap.
+            unsafe { core::ptr::copy_nonoverlapping(src, dst, num_bytes) };
+            return;
+        }
+        // From 2 KiB to 24 KiB, with AVX-512 (detected at run time, like AVX2 below): 128-byte
+        // steps of two 64-byte moves, a whole cache line per store. On AMD Zen 5 an incompressible
+        // 8 KiB block decodes in 0.91 x the C library's time with the AVX2 loop and 1.09 x with
+        // this one (median over 5 buffer placements). From 32 KiB, source and destination no
+        // longer fit in L1 together and the two loops are alike.
         if num_bytes <= 24 << 10 && std::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F is present; `num_bytes` > 2048 and the caller guarantees that
             // `num_bytes` bytes can be read from `src` and written to `dst`.
             unsafe { copy_long_avx512(src, dst, num_bytes) };
             return;
         }
-    }
-
-    // Longer copies (whole incompressible blocks are one literal run) move 64 bytes a step: a
-    // quarter of the loop iterations of 16-byte steps, and unlike memcpy no `rep movsb`, which is
-    // slow on some CPUs for the misaligned source and destination a literal run typically has.
-    // With AVX2 (detected at run time) a step is two 32-byte moves instead of four 16-byte ones:
-    // twice the bytes per store.
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    {
+        // Longer copies move 64 bytes a step; with AVX2 (detected at run time) a step is two
+        // 32-byte moves instead of four 16-byte ones: twice the bytes per store.
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is present; `num_bytes` > 64 and the caller guarantees that
             // `num_bytes` bytes can be read from `src` and written to `dst`.
@@ -102,6 +107,34 @@ pub fn slice_copy(src: *const u8, dst: *mut u8, num_bytes: usize) {
         }
     }
     wild_copy_from_src::<64>(src, dst, num_bytes)
+}
+
+/// Whether the CPU is one whose `rep movsb` (glibc's memcpy above about 2 KiB) is slow for a
+/// source and destination misaligned relative to each other: AMD's (and Hygon's, the same cores),
+/// by the vendor string of CPUID leaf 0. Read once and cached.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+fn rep_movsb_slow_when_misaligned() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    const UNKNOWN: u8 = 0;
+    const SLOW: u8 = 1;
+    const FAST: u8 = 2;
+    static VENDOR: AtomicU8 = AtomicU8::new(UNKNOWN);
+    match VENDOR.load(Ordering::Relaxed) {
+        SLOW => true,
+        FAST => false,
+        _ => {
+            #[allow(unused_unsafe)]
+            // SAFETY: CPUID is available on every x86_64 CPU; leaf 0 only reports the vendor.
+            let leaf = unsafe { core::arch::x86_64::__cpuid(0) };
+            let mut vendor = [0u8; 12];
+            vendor[..4].copy_from_slice(&leaf.ebx.to_le_bytes());
+            vendor[4..8].copy_from_slice(&leaf.edx.to_le_bytes());
+            vendor[8..].copy_from_slice(&leaf.ecx.to_le_bytes());
+            let slow = &vendor == b"AuthenticAMD" || &vendor == b"HygonGenuine";
+            VENDOR.store(if slow { SLOW } else { FAST }, Ordering::Relaxed);
+            slow
+        }
+    }
 }
 
 /// Copies `num_bytes` (at least 128) non-overlapping bytes in 128-byte steps of two 64-byte
