@@ -11,7 +11,7 @@ use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
 use cqlwire_protocol::inspect::keyed_hash::{KeyedHash, MAX_KEY_BYTES};
-use cqlwire_protocol::inspect::stats::{side_name, Statement, Stats};
+use cqlwire_protocol::inspect::stats::{side_name, Statement, Stats, MAX_MORE_COUNTED};
 use cqlwire_protocol::inspect::tls::{KeyLog, TlsRecord};
 use cqlwire_protocol::inspect::{
     Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
@@ -347,7 +347,7 @@ fn time_digits(time: Timestamp) -> Option<[u8; 27]> {
     if time.0 == 0 {
         return None;
     }
-    let t = chrono::DateTime::from_timestamp_nanos(time.0 as i64);
+    let t = chrono::DateTime::from_timestamp_nanos(time.0);
     let mut text = *b"0000-00-00T00:00:00.000000Z";
     let mut put = |at: usize, width: usize, mut n: u32| {
         for i in (at..at + width).rev() {
@@ -667,13 +667,18 @@ fn print_stats<W: Write>(
             .iter()
             .map(|(code, n)| (format!("0x{code:04x}"), json!(n)))
             .collect();
-        return writeln!(
-            out,
-            "{}",
-            json!({"statements": statements, "opcodes": opcodes, "error_codes": errors,
-                   "undecoded": stats.undecoded, "problems": stats.problems,
-                   "tls": {"connections": stats.tls_connections, "decrypted": stats.tls_decrypted}})
-        );
+        let mut document = json!({"statements": statements, "opcodes": opcodes,
+            "error_codes": errors, "undecoded": stats.undecoded, "problems": stats.problems,
+            "tls": {"connections": stats.tls_connections, "decrypted": stats.tls_decrypted}});
+        let more = &stats.more;
+        if more.count > 0 {
+            document["more_statements"] =
+                json!({"distinct": more.distinct, "count": more.count, "errors": more.errors});
+        }
+        if stats.ip_fragments > 0 {
+            document["ip_fragments"] = json!(stats.ip_fragments);
+        }
+        return writeln!(out, "{document}");
     }
     writeln!(
         out,
@@ -695,6 +700,19 @@ fn print_stats<W: Write>(
             text
         )?;
     }
+    let more = &stats.more;
+    if more.count > 0 {
+        let at_least = if more.distinct as usize >= MAX_MORE_COUNTED {
+            "at least "
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "{:>6} {:>6} {:>10} {:>10} {:>10}  ({at_least}{} more statements)",
+            more.count, more.errors, "-", "-", "-", more.distinct
+        )?;
+    }
     writeln!(out)?;
     writeln!(out, "{:>6}  {:<8} opcode", "count", "dir")?;
     for ((dir, op), n) in &stats.opcodes {
@@ -708,6 +726,13 @@ fn print_stats<W: Write>(
         "\n{} undecodable bodies, {} problems",
         stats.undecoded, stats.problems
     )?;
+    if stats.ip_fragments > 0 {
+        writeln!(
+            out,
+            "{} IP fragments skipped (not reassembled)",
+            stats.ip_fragments
+        )?;
+    }
     if stats.tls_connections == 0 {
         return Ok(());
     }
@@ -823,6 +848,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         }
     };
+    let options_ports = options.ports.clone();
+    let mut ip_fragments = 0;
     let mut inspector = Inspector::new(options);
     if raw_pair {
         let mut client = args
@@ -896,27 +923,62 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if let Some(mut capture) = capture {
             capture.finish(&mut |event| inspector.event(event, &mut sink));
             inspector.finish(&mut sink);
+            ip_fragments = capture.stats().ip_fragments;
+            if !args.quiet && inspector.cql_bytes() == 0 {
+                port_hint(&inspector, &options_ports);
+            }
         }
     }
     if let Some(e) = failed {
         return Err(e.into());
     }
     if args.stats {
+        stats.ip_fragments = ip_fragments;
         stats.finish();
         let json = args.format == InspectFormat::Json;
         print_stats(&mut printer.out, &stats, printer.values, json)?;
     }
     printer.flush_json()?;
     printer.out.flush()?;
-    if !args.quiet && printer.problems > 0 {
-        let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-        eprintln!(
-            "cqlwire: {}, {} reported (malformed traffic was skipped)",
+    let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let mut summary = Vec::new();
+    if printer.problems > 0 {
+        summary.push(format!(
+            "{}, {} reported (malformed traffic was skipped)",
             plural(printer.messages, "message"),
             plural(printer.problems, "problem")
-        );
+        ));
+    }
+    if ip_fragments > 0 {
+        summary.push(format!(
+            "{} skipped (not reassembled)",
+            plural(ip_fragments, "IP fragment")
+        ));
+    }
+    if !args.quiet && !summary.is_empty() {
+        eprintln!("cqlwire: {}", summary.join("; "));
     }
     Ok(())
+}
+
+/// Says where the TCP traffic of a capture without CQL on `ports` is, when it has any: the
+/// busiest ports of the other connections, and `--port` for the busiest.
+fn port_hint(inspector: &Inspector, ports: &[u16]) {
+    let busiest: Vec<(u16, u64)> = inspector.other_ports().into_iter().take(3).collect();
+    let Some(&(first, _)) = busiest.first() else {
+        return;
+    };
+    let watched: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let seen: Vec<String> = busiest
+        .iter()
+        .map(|(port, bytes)| format!("{port} ({bytes} bytes)"))
+        .collect();
+    eprintln!(
+        "cqlwire: hint: no CQL found on port {}; TCP traffic on port {}: if it is CQL, name \
+         its port with --port {first}",
+        watched.join(" or "),
+        seen.join(", ")
+    );
 }
 
 /// Reads the `--tls-keylog` files into one key log (none without any); a file's malformed lines are

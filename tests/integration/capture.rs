@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use cqlwire_protocol::capture::{
-    Capture, CloseReason, Direction, Event, Limits, Reassembler, Segment, Stats, Timestamp,
+    Capture, CloseReason, Cut, Direction, Event, Limits, Reassembler, Segment, Stats, Timestamp,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -313,6 +313,7 @@ impl Feed {
             fin: flags.contains('F'),
             rst: flags.contains('R'),
             payload,
+            cut: None,
         };
         let out = &mut self.out;
         self.reassembler
@@ -475,6 +476,7 @@ fn over_the_connection_limit_the_least_recently_active_is_evicted() {
             fin: false,
             rst: false,
             payload: if syn { b"" } else { b"x" },
+            cut: None,
         };
         reassembler.segment(&seg, Timestamp(0), &mut |e| {
             if let Event::Closed { conn, reason, .. } = e {
@@ -493,4 +495,62 @@ fn over_the_connection_limit_the_least_recently_active_is_evicted() {
     send(&mut reassembler, 6000, 0, true);
     assert_eq!(closed, vec![(5, CloseReason::Evicted)]);
     assert_eq!(reassembler.stats().evicted, 1);
+}
+
+#[test]
+fn bytes_cut_off_by_the_snapshot_length_are_gaps_in_stream_order() {
+    // Three 10-byte segments captured to their first 4 payload bytes (58-byte packets), the second
+    // arriving last: each cut-off tail is a gap, told as such, in its place in the stream.
+    let mut reassembler = Reassembler::new(Limits::default());
+    let mut events = Vec::new();
+    let mut invariants = fuzz_capture::Invariants::new(0);
+    let mut sink = |event: Event<'_>| {
+        invariants.event(&event);
+        events.push(match event {
+            Event::Opened { .. } => "opened".to_string(),
+            Event::Data { offset, bytes, .. } => {
+                format!("data {offset} {}", String::from_utf8_lossy(bytes))
+            }
+            Event::Gap {
+                offset,
+                missing,
+                snapshot_len,
+                ..
+            } => format!("gap {offset} {missing} {snapshot_len:?}"),
+            Event::Closed { reason, .. } => format!("closed {reason:?}"),
+            Event::Problem(p) => p.message,
+        })
+    };
+    for (seq, payload) in [(1000, b"abcd"), (1020, b"ijkl"), (1010, b"efgh")] {
+        let segment = Segment {
+            src: addr("10.0.0.1:5000"),
+            dst: addr("10.0.0.2:9042"),
+            seq,
+            syn: false,
+            ack: true,
+            fin: false,
+            rst: false,
+            payload,
+            cut: Some(Cut {
+                captured: 58,
+                missing: 6,
+            }),
+        };
+        reassembler.segment(&segment, Timestamp(0), &mut sink);
+    }
+    reassembler.finish(Timestamp(1), &mut sink);
+    invariants.finish();
+    assert_eq!(
+        events,
+        [
+            "opened",
+            "data 0 abcd",
+            "gap 4 6 Some(58)",
+            "data 10 efgh",
+            "gap 14 6 Some(58)",
+            "data 20 ijkl",
+            "gap 24 6 Some(58)",
+            "closed EndOfCapture"
+        ]
+    );
 }

@@ -18,6 +18,7 @@ mod frames_memory;
 mod generate_cli;
 mod hostile;
 mod input_readers;
+mod inspect_capture;
 mod inspect_cli;
 mod inspect_secrets;
 mod inspect_shapes;

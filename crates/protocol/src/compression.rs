@@ -39,9 +39,21 @@ impl fmt::Display for Compression {
     }
 }
 
-/// A compressed body that does not decompress.
+/// A body that cannot be had: a compressed one that does not decompress, or one the capture cut
+/// short.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BodyError {
+    /// The capture cut packets of the frame short (its snapshot length): `missing` of the body's
+    /// bytes were not captured, the first after `captured` bytes.
+    #[error("{missing} of its {length} bytes not captured")]
+    NotCaptured {
+        /// The body's length, by its header.
+        length: u32,
+        /// Bytes of the body captured before the first missing one.
+        captured: usize,
+        /// Bytes of the body not captured.
+        missing: u64,
+    },
     /// The LZ4 body is bad (the error's offset is in the body).
     #[error("LZ4 body: {0}")]
     Lz4(Lz4Error),

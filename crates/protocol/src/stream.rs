@@ -12,7 +12,12 @@
 //!   recognised by which header CRC24 matches;
 //! - a stream that starts mid-connection, garbage and gaps: decoding resynchronises on the next
 //!   plausible frame header (version 3 to 5 with this direction's bit, an opcode of this
-//!   direction, flags of v3-v5, a length within the limit) or v5 segment header (CRC24 valid).
+//!   direction, flags of v3-v5, a length within the limit) or v5 segment header (CRC24 valid);
+//! - bytes the capture did not keep (packets cut to its snapshot length,
+//!   [`StreamDecoder::not_captured`]): a frame whose header was captured is given with its header
+//!   and [`BodyError::NotCaptured`], a v5 segment whose header was captured is skipped, and
+//!   decoding goes on at their end without a problem for each (they are counted, see
+//!   [`CutCounts`]).
 //!
 //! Memory stays at one frame (at most `max_frame` bytes) plus the chunk being fed.
 
@@ -72,6 +77,33 @@ enum Phase {
     Segments(Option<SegmentFormat>),
 }
 
+/// A frame or v5 segment whose header was captured and whose remaining bytes are skipped
+/// because some of them were not captured.
+#[derive(Debug, Clone, Copy)]
+struct CutShort {
+    /// The frame's header (`None`: a v5 segment), and where it starts.
+    frame: Option<(FrameHeader, u64)>,
+    /// Stream offset of the byte after it.
+    end: u64,
+    /// Body bytes captured before the first missing one.
+    captured: usize,
+    /// Bytes not captured so far.
+    missing: u64,
+}
+
+/// What a [`StreamDecoder`] could not decode because the capture did not keep all of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CutCounts {
+    /// Bytes not captured.
+    pub bytes: u64,
+    /// Frames given with their header only.
+    pub frames: u64,
+    /// v5 segments skipped (the envelopes in them are lost).
+    pub segments: u64,
+    /// Captured bytes skipped because they follow bytes not captured and no header started them.
+    pub skipped: u64,
+}
+
 /// The decoder of one direction of one connection (see the module documentation).
 #[derive(Debug)]
 pub struct StreamDecoder {
@@ -87,6 +119,13 @@ pub struct StreamDecoder {
     lost: Option<(u64, String, u64)>,
     /// The length of the frame whose bytes are awaited (0: none), set by the last step.
     awaited: usize,
+    /// The frame or segment being skipped to its end since bytes of it were not captured.
+    cut: Option<CutShort>,
+    /// Whether the decoder is out of sync because of bytes not captured (its skipped bytes are
+    /// counted, not reported).
+    lost_to_cut: bool,
+    /// What bytes not captured cost.
+    cut_counts: CutCounts,
 }
 
 impl StreamDecoder {
@@ -103,7 +142,15 @@ impl StreamDecoder {
             assembler: EnvelopeAssembler::new(max_frame),
             lost: None,
             awaited: 0,
+            cut: None,
+            lost_to_cut: false,
+            cut_counts: CutCounts::default(),
         }
+    }
+
+    /// What bytes not captured cost so far ([`StreamDecoder::not_captured`]).
+    pub fn cut_counts(&self) -> CutCounts {
+        self.cut_counts
     }
 
     /// Sets the body compression of v3/v4 frames, as the client's STARTUP named it (`None`: not
@@ -125,6 +172,19 @@ impl StreamDecoder {
 
     /// Feeds the next bytes of the stream; appends what they complete to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) {
+        let bytes = match self.cut {
+            // The rest of a frame or segment cut short: skipped up to its end.
+            Some(cut) => {
+                let skip = (cut.end - self.base).min(bytes.len() as u64) as usize;
+                self.base += skip as u64;
+                self.end_cut(out);
+                &bytes[skip..]
+            }
+            None => bytes,
+        };
+        if bytes.is_empty() {
+            return;
+        }
         if self.buf.is_empty() {
             // The common case: whole frames in the bytes given, decoded from them in place; only
             // what they leave unfinished is copied.
@@ -157,7 +217,18 @@ impl StreamDecoder {
 
     /// Says `len` bytes of the stream are missing here: what is buffered is dropped (reported),
     /// and decoding resynchronises on what follows.
-    pub fn gap(&mut self, len: u64, out: &mut Vec<StreamEvent>) {
+    pub fn gap(&mut self, mut len: u64, out: &mut Vec<StreamEvent>) {
+        if let Some(cut) = self.cut.as_mut() {
+            // Inside a frame or segment already cut short: its missing bytes, up to its end.
+            let inside = len.min(cut.end - self.base);
+            cut.missing += inside;
+            self.base += inside;
+            self.end_cut(out);
+            len -= inside;
+            if len == 0 {
+                return;
+            }
+        }
         let at = self.base + self.buf.len() as u64;
         let pending = self.buf.len() as u64 + self.assembler.reset() as u64;
         self.report_lost(out, "before a gap");
@@ -178,8 +249,111 @@ impl StreamDecoder {
         ));
     }
 
+    /// Says the next `len` bytes of the stream were not captured (the capture cut its packets to
+    /// its snapshot length). A frame whose header was captured is skipped to its end and given
+    /// with [`BodyError::NotCaptured`], a v5 segment whose header was captured is skipped; else
+    /// what is buffered is dropped and decoding resynchronises on what follows. Nothing is
+    /// reported: it is counted ([`StreamDecoder::cut_counts`]).
+    pub fn not_captured(&mut self, len: u64, out: &mut Vec<StreamEvent>) {
+        let at = self.offset();
+        self.cut_counts.bytes += len;
+        if self.cut.is_none() && self.lost.is_none() {
+            self.cut = self.cut_short();
+            if self.cut.is_some() {
+                self.base = at;
+                self.buf.clear();
+            }
+        }
+        let Some(cut) = self.cut.as_mut() else {
+            return self.lose_to_cut(at, len, out);
+        };
+        let inside = len.min(cut.end - at);
+        cut.missing += inside;
+        self.base = at + inside;
+        self.end_cut(out);
+        if inside < len {
+            self.lose_to_cut(at + inside, len - inside, out);
+        }
+    }
+
+    /// The frame or segment whose header starts the buffered bytes and that they do not finish.
+    fn cut_short(&self) -> Option<CutShort> {
+        match self.phase {
+            Phase::Frames => {
+                let bytes = self.buf.first_chunk::<HEADER_LEN>()?;
+                let header = FrameHeader::parse(bytes, self.base, MAX_VERSION).ok()?;
+                self.plausible_frame(&self.buf).then_some(CutShort {
+                    frame: Some((header, self.base)),
+                    end: self.base + (HEADER_LEN + header.length as usize) as u64,
+                    captured: self.buf.len() - HEADER_LEN,
+                    missing: 0,
+                })
+            }
+            Phase::Segments(Some(format)) => {
+                let header = SegmentHeader::parse(&self.buf, format).filter(|h| h.crc_ok)?;
+                Some(CutShort {
+                    frame: None,
+                    end: self.base + header.segment_len() as u64,
+                    captured: self.buf.len(),
+                    missing: 0,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Gives the frame cut short once the stream reached its end.
+    fn end_cut(&mut self, out: &mut Vec<StreamEvent>) {
+        let Some(cut) = self.cut.filter(|cut| self.base >= cut.end) else {
+            return;
+        };
+        self.cut = None;
+        match cut.frame {
+            Some((header, offset)) => {
+                self.cut_counts.frames += 1;
+                out.push(StreamEvent::Envelope(DecodedEnvelope {
+                    offset,
+                    in_segment: None,
+                    header,
+                    body: Err(BodyError::NotCaptured {
+                        length: header.length,
+                        captured: cut.captured,
+                        missing: cut.missing,
+                    }),
+                }));
+            }
+            None => {
+                self.cut_counts.segments += 1;
+                self.assembler.reset();
+            }
+        }
+    }
+
+    /// Drops what is buffered and resynchronises after `len` bytes from `at` that were not
+    /// captured, counting what is skipped (bytes skipped for another reason are reported).
+    fn lose_to_cut(&mut self, at: u64, len: u64, out: &mut Vec<StreamEvent>) {
+        let dropped = self.assembler.reset() as u64;
+        if !self.report_lost(out, "before bytes not captured") {
+            self.cut_counts.skipped += self.buf.len() as u64;
+        }
+        self.cut_counts.skipped += dropped;
+        self.base = at + len;
+        self.buf.clear();
+        if self.phase == Phase::Frames {
+            self.phase = Phase::Unknown;
+        }
+        self.lost = Some((self.base, String::new(), 0));
+        self.lost_to_cut = true;
+    }
+
     /// Ends the stream: reports bytes left inside an unfinished frame or segment.
     pub fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+        if let Some(cut) = self.cut.as_mut() {
+            // A frame cut short that the stream does not finish: its header is all there is.
+            cut.missing += cut.end - self.base;
+            self.base = cut.end;
+            self.end_cut(out);
+        }
         if !self.report_lost(out, "to the end of the stream") && !self.buf.is_empty() {
             out.push(problem(
                 self.base,
@@ -215,7 +389,9 @@ impl StreamDecoder {
                         pos += skip;
                         if let Some((from, reason, skipped)) = self.lost.take() {
                             let skipped = skipped + skip as u64;
-                            if skipped > 0 {
+                            if std::mem::take(&mut self.lost_to_cut) {
+                                self.cut_counts.skipped += skipped;
+                            } else if skipped > 0 {
                                 out.push(problem(
                                     from,
                                     format!(
@@ -270,6 +446,7 @@ impl StreamDecoder {
 
     fn lose(&mut self, at: u64, reason: &str) {
         self.lost = Some((at, format!("{reason} at byte {at}"), 0));
+        self.lost_to_cut = false;
         if self.phase == Phase::Frames {
             self.phase = Phase::Unknown;
         }
@@ -285,7 +462,9 @@ impl StreamDecoder {
             return false;
         };
         let skipped = skipped + self.buf.len() as u64;
-        if skipped > 0 {
+        if std::mem::take(&mut self.lost_to_cut) {
+            self.cut_counts.skipped += skipped;
+        } else if skipped > 0 {
             out.push(problem(
                 at,
                 format!("{reason}: {skipped} bytes skipped {until}"),

@@ -267,6 +267,43 @@ pub fn timed(start: i64, packets: Vec<Vec<u8>>) -> Vec<Packet> {
         .collect()
 }
 
+/// The packets of a classic little-endian microsecond pcap file (what tcpdump writes on Linux and
+/// the captures of fixtures/inspect are), read by the rules of the format.
+pub fn read_pcap(path: &Path) -> Vec<Packet> {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        bytes[..4],
+        0xa1b2_c3d4u32.to_le_bytes(),
+        "{}",
+        path.display()
+    );
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut packets = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let captured = u32_at(at + 8) as usize;
+        packets.push(Packet {
+            micros: i64::from(u32_at(at)) * 1_000_000 + i64::from(u32_at(at + 4)),
+            wire_len: u32_at(at + 12) as usize,
+            data: bytes[at + 16..at + 16 + captured].to_vec(),
+        });
+        at += 16 + captured;
+    }
+    assert_eq!(at, bytes.len(), "{}", path.display());
+    packets
+}
+
+/// The TCP source and destination ports and the payload start of an Ethernet/IPv4/TCP packet.
+pub fn tcp_ports(data: &[u8]) -> Option<(u16, u16, usize)> {
+    if data.len() < 34 || data[12..14] != [0x08, 0x00] || data[23] != 6 {
+        return None;
+    }
+    let tcp = 14 + usize::from(data[14] & 0x0f) * 4;
+    let port = |at: usize| u16::from_be_bytes([data[at], data[at + 1]]);
+    let header = usize::from(data.get(tcp + 12)? >> 4) * 4;
+    Some((port(tcp), port(tcp + 2), tcp + header))
+}
+
 /// Writes `packets` to a new pcap file at `path`.
 pub fn write_pcap(path: &Path, packets: &[Packet]) {
     let mut w = Writer::pcap(path);

@@ -180,13 +180,13 @@ impl State {
             }
             PcapBlockOwned::Legacy(record) => {
                 let fraction = if self.nanoseconds {
-                    u64::from(record.ts_usec)
+                    i64::from(record.ts_usec)
                 } else {
-                    u64::from(record.ts_usec) * 1000
+                    i64::from(record.ts_usec) * 1000
                 };
                 Classified::Packet {
                     linktype: self.legacy_linktype,
-                    timestamp: Timestamp(u64::from(record.ts_sec) * 1_000_000_000 + fraction),
+                    timestamp: Timestamp(i64::from(record.ts_sec) * 1_000_000_000 + fraction),
                     wire_len: record.origlen,
                     start: locate(record.data),
                     len: record.data.len(),
@@ -231,14 +231,15 @@ impl State {
                     return Classified::Problem("pcapng packet on an unusable interface".into());
                 }
                 let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-                let nanos = u128::from(units) * 1_000_000_000
-                    / u128::from(interface.units_per_second)
-                    + (interface.offset_seconds as i128 * 1_000_000_000).max(0) as u128;
+                // `if_tsoffset` is signed: a negative one gives times before 1970.
+                let nanos = i128::from(units) * 1_000_000_000
+                    / i128::from(interface.units_per_second)
+                    + i128::from(interface.offset_seconds) * 1_000_000_000;
                 // The pcapng data field is padded to 4 bytes: the packet is its first caplen bytes.
                 let len = (epb.caplen as usize).min(epb.data.len());
                 Classified::Packet {
                     linktype: interface.linktype,
-                    timestamp: Timestamp(u64::try_from(nanos).unwrap_or(u64::MAX)),
+                    timestamp: Timestamp::clamped(nanos),
                     wire_len: epb.origlen,
                     start: locate(epb.data),
                     len,

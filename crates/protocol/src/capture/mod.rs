@@ -4,8 +4,9 @@
 //! TCP segment ([`link`]) and reassembles the streams of every connection ([`tcp`]), reporting
 //! [`Event`]s to a callback: connections opening and closing, stream bytes in order (borrowed from
 //! the packet when they arrive in order), gaps that could not be filled, and problems with the
-//! file offset of the record they concern. Packets that are not TCP, or of a link type this
-//! reader does not know, are skipped and counted in [`Stats`].
+//! file offset of the record they concern. Packets that are not TCP, IP fragments, or of a link
+//! type this reader does not know, are skipped and counted in [`Stats`]. A packet the capture cut
+//! short (its snapshot length) gives its captured bytes and a gap for the rest.
 //!
 //! ```no_run
 //! use cqlwire_protocol::capture::{Capture, Event};
@@ -28,12 +29,20 @@ use std::io::Read;
 use std::net::SocketAddr;
 
 pub use file::{FileError, Format, Packet, PacketReader, Record};
-pub use link::{tcp_segment, NotTcp, Segment};
+pub use link::{tcp_segment, Cut, NotTcp, Segment};
 pub use tcp::{Limits, Reassembler, TcpStats};
 
-/// A capture time, in nanoseconds since the Unix epoch.
+/// A capture time, in nanoseconds since the Unix epoch (negative before 1970): the years 1677 to
+/// 2262.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Timestamp(pub u64);
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// The time `nanos` nanoseconds from the epoch, clamped to the years [`Timestamp`] holds.
+    pub fn clamped(nanos: i128) -> Self {
+        Timestamp(nanos.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+    }
+}
 
 /// One TCP connection, by its two endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +125,9 @@ pub enum Event<'a> {
         offset: u64,
         /// Number of missing bytes.
         missing: u64,
+        /// When the bytes are the end of a packet the capture cut short (its snapshot length): the
+        /// bytes captured of that packet; `None` when the bytes were never seen.
+        snapshot_len: Option<u32>,
     },
     /// The connection ended; no event names it again.
     Closed {
@@ -137,8 +149,10 @@ pub struct Stats {
     pub packets: u64,
     /// Packets that were TCP segments.
     pub tcp: u64,
-    /// Packets skipped because they are IP but not TCP (or IP fragments), or not IP at all.
+    /// Packets skipped because they are IP but not TCP, or not IP at all.
     pub not_tcp: u64,
+    /// Packets skipped because they are fragments of an IP datagram (not reassembled).
+    pub ip_fragments: u64,
     /// Packets skipped because of their link type.
     pub unsupported_link: u64,
     /// Broken records and packets reported as [`Event::Problem`].
@@ -153,7 +167,8 @@ pub struct Capture<'r> {
     reader: PacketReader<'r>,
     reassembler: Reassembler,
     stats: Stats,
-    last_time: Timestamp,
+    /// Time of the latest packet read, once one was.
+    last_time: Option<Timestamp>,
     /// Link types already reported as unsupported (reported once each).
     unsupported: Vec<i32>,
 }
@@ -170,7 +185,7 @@ impl<'r> Capture<'r> {
             reader: PacketReader::new(reader)?,
             reassembler: Reassembler::new(limits),
             stats: Stats::default(),
-            last_time: Timestamp(0),
+            last_time: None,
             unsupported: Vec::new(),
         })
     }
@@ -218,8 +233,8 @@ impl<'r> Capture<'r> {
             Some(Record::Packet(packet)) => packet,
         };
         self.stats.packets += 1;
-        self.last_time = self.last_time.max(packet.timestamp);
-        match tcp_segment(packet.linktype, packet.data) {
+        self.last_time = self.last_time.max(Some(packet.timestamp));
+        match tcp_segment(packet.linktype, packet.data, packet.wire_len) {
             Ok(segment) => {
                 self.stats.tcp += 1;
                 let ignored = self.reassembler.stats().ignored_resets;
@@ -237,6 +252,7 @@ impl<'r> Capture<'r> {
                 }
             }
             Err(NotTcp::NotIp | NotTcp::NotTcp) => self.stats.not_tcp += 1,
+            Err(NotTcp::Fragment) => self.stats.ip_fragments += 1,
             Err(NotTcp::UnsupportedLink(linktype)) => {
                 self.stats.unsupported_link += 1;
                 if !self.unsupported.contains(&linktype) {
@@ -273,7 +289,8 @@ impl<'r> Capture<'r> {
     /// Ends the run: delivers what is still buffered, reporting its gaps, and closes every open
     /// connection ([`CloseReason::EndOfCapture`]).
     pub fn finish(&mut self, sink: &mut dyn FnMut(Event<'_>)) {
-        self.reassembler.finish(self.last_time, sink);
+        self.reassembler
+            .finish(self.last_time.unwrap_or_default(), sink);
     }
 
     /// Reads the whole capture ([`Capture::step`] until the end, then [`Capture::finish`]).

@@ -10,6 +10,9 @@
 //!   hole before them is filled;
 //! - retransmitted and overlapping bytes: the **first copy seen wins** — bytes already delivered or
 //!   buffered are never replaced, only the parts of a later segment not yet seen are used;
+//! - the bytes of a segment the capture cut short (its snapshot length, see [`Segment::cut`]) are
+//!   a known hole: reported as a [`Event::Gap`] with the packet's
+//!   captured length as soon as the bytes before them are delivered, and delivery goes on;
 //! - a hole that cannot be filled is reported once as a [`Event::Gap`] with its size, and delivery
 //!   goes on after it. A hole is given up when the direction's buffer would exceed
 //!   [`Limits::per_direction`] or all buffers together [`Limits::total`] (the largest buffer gives
@@ -72,11 +75,58 @@ pub struct TcpStats {
 /// (RFC 5961), and so does the reassembly.
 pub const RST_WINDOW: i64 = 1 << 24;
 
+/// What a buffered out-of-order piece of a stream holds.
+#[derive(Debug)]
+enum Content {
+    /// Captured bytes.
+    Bytes(Vec<u8>),
+    /// This many bytes that the capture cut off packets of `snapshot_len` captured bytes.
+    NotCaptured { len: u64, snapshot_len: u32 },
+}
+
+/// What buffering a [`Content::NotCaptured`] piece costs, counted against the limits.
+const NOT_CAPTURED_COST: usize = 64;
+
 /// A buffered out-of-order piece of a stream.
 #[derive(Debug)]
 struct Piece {
     timestamp: Timestamp,
-    bytes: Vec<u8>,
+    content: Content,
+}
+
+impl Piece {
+    /// Stream bytes the piece covers.
+    fn len(&self) -> u64 {
+        match &self.content {
+            Content::Bytes(bytes) => bytes.len() as u64,
+            Content::NotCaptured { len, .. } => *len,
+        }
+    }
+
+    /// Buffer bytes the piece costs.
+    fn cost(&self) -> usize {
+        match &self.content {
+            Content::Bytes(bytes) => bytes.len(),
+            Content::NotCaptured { .. } => NOT_CAPTURED_COST,
+        }
+    }
+}
+
+/// What a segment brings to be buffered: captured bytes, or bytes the capture cut off packets of
+/// the given captured length.
+#[derive(Debug, Clone, Copy)]
+enum Incoming<'a> {
+    Bytes(&'a [u8]),
+    NotCaptured(u64, u32),
+}
+
+impl Incoming<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Incoming::Bytes(bytes) => bytes.len() as u64,
+            Incoming::NotCaptured(len, _) => *len,
+        }
+    }
 }
 
 /// One direction of a connection.
@@ -91,6 +141,7 @@ struct Half {
     next: u64,
     /// Out-of-order pieces by stream offset; they never overlap each other nor precede `next`.
     pending: BTreeMap<u64, Piece>,
+    /// What the pieces cost ([`Piece::cost`]).
     pending_bytes: usize,
     /// Stream offset of the FIN, once seen.
     fin: Option<u64>,
@@ -248,7 +299,9 @@ impl Reassembler {
             seg.seq
         };
         let start = half.offset_of(data_seq);
-        let end = start + seg.payload.len() as i64;
+        let captured_end = start + seg.payload.len() as i64;
+        let missing = seg.cut.map_or(0, |cut| cut.missing);
+        let end = captured_end + i64::from(missing);
         if seg.fin && half.fin.is_none() && end >= 0 {
             half.fin = Some(end as u64);
         }
@@ -279,8 +332,13 @@ impl Reassembler {
                 });
                 half.next = end;
             } else {
-                self.buffer(k, d, start, payload, timestamp, sink);
+                self.buffer(k, d, start, Incoming::Bytes(payload), timestamp, sink);
             }
+        }
+        if let Some(cut) = seg.cut.filter(|_| missing > 0 && end > 0) {
+            let from = captured_end.max(0) as u64;
+            let missing = end as u64 - from;
+            self.not_captured(k, d, from, missing, cut.captured, timestamp, sink);
         }
         let Some(conn) = self.conns.get_mut(&k) else {
             return;
@@ -302,14 +360,52 @@ impl Reassembler {
         }
     }
 
-    /// Copies the unseen parts of an out-of-order segment into the direction's buffer, giving up
-    /// holes when the limits require it, then delivers what became contiguous.
+    /// The `missing` bytes from stream offset `from` that the capture cut off a segment of
+    /// `snapshot_len` captured bytes: reported as a gap once the bytes before them are delivered.
+    #[allow(clippy::too_many_arguments)]
+    fn not_captured(
+        &mut self,
+        k: Key,
+        d: usize,
+        from: u64,
+        missing: u64,
+        snapshot_len: u32,
+        timestamp: Timestamp,
+        sink: &mut dyn FnMut(Event<'_>),
+    ) {
+        let Some(conn) = self.conns.get_mut(&k) else {
+            return;
+        };
+        let half = &mut conn.halves[d];
+        let end = from + missing;
+        if end <= half.next {
+            return;
+        }
+        if from <= half.next && half.pending.is_empty() {
+            sink(Event::Gap {
+                conn: conn.info.id,
+                direction: direction_of(d),
+                timestamp,
+                offset: half.next,
+                missing: end - half.next,
+                snapshot_len: Some(snapshot_len),
+            });
+            half.next = end;
+        } else {
+            let incoming = Incoming::NotCaptured(missing, snapshot_len);
+            self.buffer(k, d, from, incoming, timestamp, sink);
+        }
+    }
+
+    /// Puts the unseen parts of an out-of-order segment (its bytes, or bytes the capture cut off)
+    /// into the direction's buffer, giving up holes when the limits require it, then delivers what
+    /// became contiguous.
     fn buffer(
         &mut self,
         k: Key,
         d: usize,
         start: u64,
-        payload: &[u8],
+        incoming: Incoming<'_>,
         timestamp: Timestamp,
         sink: &mut dyn FnMut(Event<'_>),
     ) {
@@ -319,30 +415,41 @@ impl Reassembler {
         let id = conn.info.id;
         let half = &mut conn.halves[d];
         // The parts of [start, end) not yet delivered nor buffered (first copy wins).
-        let end = start + payload.len() as u64;
+        let end = start + incoming.len();
         let mut fresh: Vec<(u64, u64)> = Vec::new();
         let mut at = start.max(half.next);
         if let Some((&k0, p)) = half.pending.range(..=at).next_back() {
-            at = at.max(k0 + p.bytes.len() as u64);
+            at = at.max(k0 + p.len());
         }
         if at < end {
             for (&k1, p) in half.pending.range(at..end) {
                 if k1 > at {
                     fresh.push((at, k1));
                 }
-                at = at.max(k1 + p.bytes.len() as u64);
+                at = at.max(k1 + p.len());
             }
             if at < end {
                 fresh.push((at, end));
             }
         }
-        let new_bytes: u64 = fresh.iter().map(|(a, b)| b - a).sum();
-        self.stats.duplicate_bytes += payload.len() as u64 - new_bytes;
+        if let Incoming::Bytes(payload) = incoming {
+            let new_bytes: u64 = fresh.iter().map(|(a, b)| b - a).sum();
+            self.stats.duplicate_bytes += payload.len() as u64 - new_bytes;
+        }
         for (a, b) in fresh {
-            let bytes = payload[(a - start) as usize..(b - start) as usize].to_vec();
-            half.pending_bytes += bytes.len();
-            self.total_pending += bytes.len();
-            half.pending.insert(a, Piece { timestamp, bytes });
+            let content = match incoming {
+                Incoming::Bytes(payload) => {
+                    Content::Bytes(payload[(a - start) as usize..(b - start) as usize].to_vec())
+                }
+                Incoming::NotCaptured(_, snapshot_len) => Content::NotCaptured {
+                    len: b - a,
+                    snapshot_len,
+                },
+            };
+            let piece = Piece { timestamp, content };
+            half.pending_bytes += piece.cost();
+            self.total_pending += piece.cost();
+            half.pending.insert(a, piece);
         }
         self.total_pending -= deliver_contiguous(id, d, half, sink);
         // Over a limit: this direction gives up holes first, then the largest buffer of all.
@@ -429,6 +536,7 @@ impl Reassembler {
                         timestamp,
                         offset: half.next,
                         missing: fin - half.next,
+                        snapshot_len: None,
                     });
                     half.next = fin;
                 }
@@ -478,6 +586,7 @@ fn skip_hole(
                 timestamp,
                 offset: half.next,
                 missing: first - half.next,
+                snapshot_len: None,
             });
             half.next = first;
         }
@@ -499,16 +608,27 @@ fn deliver_contiguous(
         }
         let at = *entry.key();
         let piece = entry.remove();
-        released += piece.bytes.len();
-        half.pending_bytes -= piece.bytes.len();
-        let end = at + piece.bytes.len() as u64;
+        released += piece.cost();
+        half.pending_bytes -= piece.cost();
+        let end = at + piece.len();
         if end > half.next {
-            sink(Event::Data {
-                conn: id,
-                direction: direction_of(d),
-                timestamp: piece.timestamp,
-                offset: half.next,
-                bytes: &piece.bytes[(half.next - at) as usize..],
+            let (direction, timestamp, offset) = (direction_of(d), piece.timestamp, half.next);
+            sink(match &piece.content {
+                Content::Bytes(bytes) => Event::Data {
+                    conn: id,
+                    direction,
+                    timestamp,
+                    offset,
+                    bytes: &bytes[(half.next - at) as usize..],
+                },
+                Content::NotCaptured { snapshot_len, .. } => Event::Gap {
+                    conn: id,
+                    direction,
+                    timestamp,
+                    offset,
+                    missing: end - half.next,
+                    snapshot_len: Some(*snapshot_len),
+                },
             });
             half.next = end;
         }

@@ -23,7 +23,8 @@ pub mod stats;
 pub mod tls;
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
-use crate::compression::Compression;
+use crate::compression::{BodyError, Compression};
+use crate::cursor::DecodeError;
 use crate::frame::{self, FrameHeader, Opcode};
 use crate::message::{Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS};
 use crate::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
@@ -227,6 +228,19 @@ struct Conn {
     tls: Option<Box<tls::TlsLayer>>,
     /// Whether bytes of it were read (a TLS record is looked for before any).
     started: bool,
+    /// Where the capture first cut its packets short, when it did (reported once, at the end).
+    cut: Option<CutNote>,
+}
+
+/// Where a connection first lost bytes to the capture's snapshot length, and the largest
+/// snapshot length seen.
+#[derive(Debug, Clone, Copy)]
+struct CutNote {
+    snapshot_len: u32,
+    /// The decoder of the direction.
+    side: usize,
+    time: Timestamp,
+    offset: u64,
 }
 
 /// A connection not (yet) known to be CQL.
@@ -236,8 +250,8 @@ enum Tracked {
     Undecided(Connection),
     /// CQL.
     Cql(Box<Conn>),
-    /// Not CQL: ignored.
-    Ignored,
+    /// Not CQL: ignored, its bytes counted for its likely server port.
+    Ignored(u16),
 }
 
 /// Joins capture events into CQL messages; see the module documentation.
@@ -249,6 +263,10 @@ pub struct Inspector {
     pending: PendingTotals,
     /// Whether dropping a connection over the capture's limit was reported (once).
     evicted: bool,
+    /// TCP payload bytes of the connections not taken for CQL, by likely server port.
+    other_ports: HashMap<u16, u64, foldhash::fast::RandomState>,
+    /// TCP payload bytes of the connections taken for CQL.
+    cql_bytes: u64,
 }
 
 fn index(direction: Direction) -> usize {
@@ -266,7 +284,23 @@ impl Inspector {
             conns: HashMap::default(),
             pending: PendingTotals::default(),
             evicted: false,
+            other_ports: HashMap::default(),
+            cql_bytes: 0,
         }
+    }
+
+    /// TCP payload bytes of the connections taken for CQL (TLS ones included) so far.
+    pub fn cql_bytes(&self) -> u64 {
+        self.cql_bytes
+    }
+
+    /// The TCP traffic of the connections not taken for CQL: payload bytes by likely server port
+    /// (the port the SYN went to, else the lower of the two), most bytes first. A capture whose
+    /// CQL runs on a port not in [`Options::ports`] and that starts mid-connection shows here.
+    pub fn other_ports(&self) -> Vec<(u16, u64)> {
+        let mut ports: Vec<(u16, u64)> = self.other_ports.iter().map(|(&p, &n)| (p, n)).collect();
+        ports.sort_unstable_by_key(|&(port, bytes)| (std::cmp::Reverse(bytes), port));
+        ports
     }
 
     /// Takes one capture event and reports what it completes.
@@ -308,10 +342,14 @@ impl Inspector {
                                 options,
                             )))
                         }
-                        _ => Tracked::Ignored,
+                        _ => Tracked::Ignored(server_port(&connection)),
                     };
                 }
+                if let Tracked::Ignored(port) = tracked {
+                    *self.other_ports.entry(*port).or_default() += bytes.len() as u64;
+                }
                 if let Tracked::Cql(c) = tracked {
+                    self.cql_bytes += bytes.len() as u64;
                     if !c.started && tls::starts_tls(offset, bytes) {
                         **c = tls::tls_conn(c.connection, direction, bytes, &self.options);
                     }
@@ -337,16 +375,29 @@ impl Inspector {
                 conn,
                 direction,
                 timestamp,
-                offset: _,
+                offset,
                 missing,
+                snapshot_len,
             } => {
                 if let Some(Tracked::Cql(c)) = self.conns.get_mut(&conn) {
                     let i = index(direction);
+                    if let Some(captured) = snapshot_len {
+                        let first = c.cut.get_or_insert(CutNote {
+                            snapshot_len: captured,
+                            side: i,
+                            time: timestamp,
+                            offset,
+                        });
+                        first.snapshot_len = first.snapshot_len.max(captured);
+                    }
                     if c.tls.is_some() {
                         return c.gap_tls(i, timestamp, sink);
                     }
                     let mut out = Vec::new();
-                    c.decoders[i].gap(missing, &mut out);
+                    match snapshot_len {
+                        Some(_) => c.decoders[i].not_captured(missing, &mut out),
+                        None => c.decoders[i].gap(missing, &mut out),
+                    }
                     c.queues[i].extend(out);
                     c.drain(i, timestamp, self.options.explain, &mut self.pending, sink);
                 }
@@ -481,6 +532,17 @@ impl Inspector {
     }
 }
 
+/// The likely server port of a connection: the one its SYN went to, else the lower one (clients
+/// take high ephemeral ports).
+fn server_port(connection: &Connection) -> u16 {
+    let (initiator, responder) = (connection.initiator.port(), connection.responder.port());
+    if connection.syn_seen {
+        responder
+    } else {
+        initiator.min(responder)
+    }
+}
+
 /// Which side sends the CQL frame header that `bytes` start with, when they start with one.
 fn cql_side(bytes: &[u8]) -> Option<Side> {
     let header = bytes.first_chunk::<{ frame::HEADER_LEN }>()?;
@@ -527,6 +589,7 @@ impl Conn {
             connection,
             tls: None,
             started: false,
+            cut: None,
         }
     }
 
@@ -618,7 +681,13 @@ impl Conn {
     ) {
         let header = envelope.header;
         let body = match envelope.body {
-            Ok(body) => Arc::new(body),
+            Ok(body) => Ok(Arc::new(body)),
+            // Paired and shown by its header: its body cannot be decoded.
+            Err(e @ BodyError::NotCaptured { captured, .. }) => Err(DecodeError {
+                message: e.to_string(),
+                offset: captured,
+                path: String::new(),
+            }),
             Err(e) => {
                 let message = format!(
                     "frame at byte {} (stream {}, {}): {e}",
@@ -638,8 +707,16 @@ impl Conn {
         let version = header.version_byte();
         let opcode = header.opcode.to_byte();
         let flags = header.flags.0;
-        let message =
-            Message::decode_shared(version, flags, opcode, &body, &self.registry, request);
+        // A frame cut short shows its header only, not explained.
+        let explain = explain && body.is_ok();
+        let (body, message) = match body {
+            Ok(body) => {
+                let message =
+                    Message::decode_shared(version, flags, opcode, &body, &self.registry, request);
+                (body, message)
+            }
+            Err(e) => (Arc::default(), Err(e)),
+        };
         let explain = explain.then(|| ExplainContext {
             registry: match &message {
                 Ok(m) => self.registry.subset(referenced_ids(m, request)),
@@ -664,7 +741,7 @@ impl Conn {
         let request = pending.map(|p| RequestInfo {
             opcode: p.opcode,
             statement: p.statement(&self.registry),
-            latency: time.0.saturating_sub(p.time.0),
+            latency: time.0.saturating_sub(p.time.0).max(0) as u64,
         });
         if side == Side::Client && header.stream >= 0 {
             let pending = Pending::new(message.as_ref().ok(), time, header.opcode);
@@ -697,6 +774,10 @@ impl Conn {
             self.queues[i].extend(out);
             self.drain(i, time, false, totals, sink);
         }
+        if let Some(cut) = self.cut {
+            let message = self.cut_message(cut.snapshot_len);
+            self.report(cut.side, cut.time, cut.offset, message, sink);
+        }
         self.pending.clear(totals);
         if self.pending.forgotten > 0 {
             let client = usize::from(!self.initiator_is_client);
@@ -708,6 +789,28 @@ impl Conn {
             );
             self.report(client, time, self.decoders[client].offset(), message, sink);
         }
+    }
+
+    /// What the capture's snapshot length cost this connection, one line.
+    fn cut_message(&self, snapshot_len: u32) -> String {
+        let [a, b] = [0, 1].map(|i| self.decoders[i].cut_counts());
+        let mut message = format!(
+            "capture truncated to {snapshot_len} bytes per packet (snapshot length): {} bytes \
+             not captured",
+            a.bytes + b.bytes
+        );
+        let parts = [
+            (a.frames + b.frames, "frames shown by their header only"),
+            (a.segments + b.segments, "v5 segments skipped"),
+            (
+                a.skipped + b.skipped,
+                "captured bytes skipped to the next header",
+            ),
+        ];
+        for (count, what) in parts.into_iter().filter(|(count, _)| *count > 0) {
+            message += &format!(", {count} {what}");
+        }
+        message
     }
 
     /// Says once that this connection forgets requests waiting for their response.

@@ -1,10 +1,23 @@
 //! `--stats`: per statement (query text or prepared id) the count of answered requests, errors and
 //! latency percentiles; per direction and opcode the message counts; the problems; the TLS
 //! connections, decrypted or not.
+//!
+//! At most [`MAX_STATEMENTS`] distinct statements are kept (the first seen); the requests of the
+//! others are counted together in [`Stats::more`], and the others themselves by a 64-bit hash of
+//! their text, up to [`MAX_MORE_COUNTED`] of them.
 
 use super::{Record, Side};
 use crate::frame::Opcode;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::BuildHasher;
+
+/// Distinct statements [`Stats`] keeps by default; a capture of as many distinct query texts as
+/// requests (literals in the text instead of bound values) would otherwise keep every text.
+pub const MAX_STATEMENTS: usize = 10_000;
+
+/// Statements beyond the kept ones that are told apart (by a hash, 8 bytes and some each) to count
+/// them; beyond, [`More::distinct`] is a lower bound.
+pub const MAX_MORE_COUNTED: usize = 1 << 20;
 
 /// What is known of one statement.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -28,11 +41,28 @@ impl Statement {
     }
 }
 
+/// The statements beyond the kept ones, counted together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct More {
+    /// Distinct statements (a lower bound once [`MAX_MORE_COUNTED`] were seen).
+    pub distinct: u64,
+    /// Answered requests.
+    pub count: u64,
+    /// Answers that were ERROR.
+    pub errors: u64,
+}
+
 /// Counters of a run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Stats {
-    /// By statement text.
+    /// By statement text, at most `max_statements` of them.
     pub statements: BTreeMap<String, Statement>,
+    /// The statements that were not kept.
+    pub more: More,
+    /// Hashes of the statements not kept, to count them.
+    more_seen: HashSet<u64, foldhash::fast::RandomState>,
+    /// Distinct statements kept.
+    max_statements: usize,
     /// Messages by sender and opcode name.
     pub opcodes: BTreeMap<(&'static str, &'static str), u64>,
     /// Error codes seen, with their counts.
@@ -45,6 +75,14 @@ pub struct Stats {
     pub tls_connections: u64,
     /// TLS connections decrypted.
     pub tls_decrypted: u64,
+    /// IP fragments the capture skipped (not reassembled), as the caller reports them.
+    pub ip_fragments: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats::with_max_statements(MAX_STATEMENTS)
+    }
 }
 
 /// `request`/`response`, as `dir` says in JSON.
@@ -56,6 +94,23 @@ pub fn side_name(side: Side) -> &'static str {
 }
 
 impl Stats {
+    /// Statistics keeping at most `max` distinct statements (see [`MAX_STATEMENTS`]).
+    pub fn with_max_statements(max: usize) -> Self {
+        Stats {
+            statements: BTreeMap::new(),
+            more: More::default(),
+            more_seen: HashSet::default(),
+            max_statements: max,
+            opcodes: BTreeMap::new(),
+            error_codes: BTreeMap::new(),
+            undecoded: 0,
+            problems: 0,
+            tls_connections: 0,
+            tls_decrypted: 0,
+            ip_fragments: 0,
+        }
+    }
+
     /// Counts a record.
     pub fn add(&mut self, record: &Record) {
         let m = match record {
@@ -87,10 +142,34 @@ impl Stats {
         }
         if let Some(request) = &m.request {
             if let Some(text) = &request.statement {
-                let s = self.statements.entry(text.clone()).or_default();
-                s.count += 1;
-                s.errors += u64::from(m.header.opcode == Opcode::Error);
-                s.latencies.push(request.latency);
+                let error = u64::from(m.header.opcode == Opcode::Error);
+                if let Some(s) = self.statements.get_mut(text) {
+                    s.count += 1;
+                    s.errors += error;
+                    s.latencies.push(request.latency);
+                } else if self.statements.len() < self.max_statements {
+                    let s = Statement {
+                        count: 1,
+                        errors: error,
+                        latencies: vec![request.latency],
+                    };
+                    self.statements.insert(text.clone(), s);
+                } else {
+                    self.count_more(text, error);
+                }
+            }
+        }
+    }
+
+    /// Counts an answered request of a statement that is not kept.
+    fn count_more(&mut self, text: &str, error: u64) {
+        self.more.count += 1;
+        self.more.errors += error;
+        if self.more_seen.len() < MAX_MORE_COUNTED {
+            // A fixed seed: equal texts hash alike within the run.
+            let hash = foldhash::fast::FixedState::default().hash_one(text);
+            if self.more_seen.insert(hash) {
+                self.more.distinct += 1;
             }
         }
     }
