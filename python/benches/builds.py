@@ -1,4 +1,4 @@
-"""Two or more builds of the module side by side in one interpreter (python/README.md, "Why one abi3
+"""Builds of the module side by side in one interpreter (python/README.md, "Why one abi3
 wheel"): VectorType.serialize (the native method install() puts on the class) and
 VectorCodec.serialize of 768 floats as a list, a tuple and a NumPy row, and serialize_vectors of
 10,000 × 768 float32, each work timed for every build in turn in one loop (benches/compare's

@@ -11,19 +11,14 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-#[cfg(feature = "abi3")]
-use pyo3::types::PyFloat;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyFloat, PyList, PyTuple};
 use std::cell::RefCell;
-#[cfg(feature = "abi3")]
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The reused buffer of [`with_exact_floats`] is kept up to this many numbers (one long list
 /// does not pin its size for the thread's life).
 const KEEP_DOUBLES: usize = 1 << 16;
 
-#[cfg(feature = "abi3")]
 /// `PyListObject`: the variable-size header, then the address of the item pointers.
 #[repr(C)]
 struct ListLayout {
@@ -32,7 +27,6 @@ struct ListLayout {
     allocated: ffi::Py_ssize_t,
 }
 
-#[cfg(feature = "abi3")]
 /// `PyFloatObject`: the header, then the value.
 #[repr(C)]
 struct FloatLayout {
@@ -40,12 +34,10 @@ struct FloatLayout {
     value: f64,
 }
 
-#[cfg(feature = "abi3")]
 /// Whether exact lists are read through [`ListLayout`].
 static LIST: AtomicBool = AtomicBool::new(false);
 /// Whether exact floats are read through [`FloatLayout`].
 static FLOAT: AtomicBool = AtomicBool::new(false);
-#[cfg(feature = "abi3")]
 /// Where an exact tuple's item pointers start, in bytes from its address (`tuple.__basicsize__`:
 /// newer CPythons keep a cached hash before the items); 0 while unproven.
 static TUPLE_ITEMS: AtomicUsize = AtomicUsize::new(0);
@@ -71,9 +63,21 @@ pub(crate) fn with_exact_floats<R>(
         let mut kept = cell.try_borrow_mut();
         let numbers = kept.as_deref_mut().unwrap_or(&mut fresh);
         numbers.clear();
-        // SAFETY: `value` is alive and the GIL held, and the flags are set only where the reads
-        // are proven (or, without abi3, public API of a GIL build).
-        unsafe { fill(value, numbers)? };
+        // SAFETY: `value` is alive and the GIL held; no Python code runs until the loop ends
+        // (nothing is called on the items), so the container's storage stays as `items` found
+        // it. Each item is a live object it holds, read as a float only if its type is exactly
+        // float; the buffer's length is set to the items written.
+        unsafe {
+            let items = items(value)?;
+            numbers.reserve(items.len());
+            for (slot, &item) in numbers.spare_capacity_mut().iter_mut().zip(items) {
+                if ffi::Py_TYPE(item) != &raw mut ffi::PyFloat_Type {
+                    return None;
+                }
+                slot.write((*item.cast::<FloatLayout>()).value);
+            }
+            numbers.set_len(items.len());
+        }
         let result = work(numbers);
         if numbers.capacity() > KEEP_DOUBLES {
             *numbers = Vec::new();
@@ -82,73 +86,6 @@ pub(crate) fn with_exact_floats<R>(
     })
 }
 
-/// Fills `numbers` with the values of an exact list or tuple of exact floats, read in place.
-///
-/// # Safety
-/// The GIL is held and the layout flags set only where the reads are valid.
-#[cfg(feature = "abi3")]
-unsafe fn fill(value: &Bound<'_, PyAny>, numbers: &mut Vec<f64>) -> Option<()> {
-    // No Python code runs until the loop ends (nothing is called on the items), so the
-    // container's storage stays as `items` found it. Each item is a live object it holds, read
-    // as a float only if its type is exactly float; the length is set to the items written.
-    let items = items(value)?;
-    numbers.reserve(items.len());
-    for (slot, &item) in numbers.spare_capacity_mut().iter_mut().zip(items) {
-        if ffi::Py_TYPE(item) != &raw mut ffi::PyFloat_Type {
-            return None;
-        }
-        slot.write((*item.cast::<FloatLayout>()).value);
-    }
-    numbers.set_len(items.len());
-    Some(())
-}
-
-/// Fills `numbers` with the values of an exact list or tuple of exact floats through CPython's
-/// `PyList_GET_ITEM`, `PyTuple_GET_ITEM` and `PyFloat_AS_DOUBLE`.
-///
-/// # Safety
-/// The GIL is held on a GIL build of CPython.
-#[cfg(not(feature = "abi3"))]
-unsafe fn fill(value: &Bound<'_, PyAny>, numbers: &mut Vec<f64>) -> Option<()> {
-    let object = value.as_ptr();
-    if value.is_exact_instance_of::<PyList>() {
-        fill_from(numbers, ffi::PyList_GET_SIZE(object), |i| {
-            ffi::PyList_GET_ITEM(object, i)
-        })
-    } else if value.is_exact_instance_of::<PyTuple>() {
-        fill_from(numbers, ffi::PyTuple_GET_SIZE(object), |i| {
-            ffi::PyTuple_GET_ITEM(object, i)
-        })
-    } else {
-        None
-    }
-}
-
-/// Fills `numbers` with the `len` items `get` returns, each through `PyFloat_AS_DOUBLE` if its
-/// type is exactly float; `None` at the first that is not.
-///
-/// # Safety
-/// `get` returns a live object for every index below `len`, and no Python code runs meanwhile.
-#[cfg(not(feature = "abi3"))]
-unsafe fn fill_from(
-    numbers: &mut Vec<f64>,
-    len: ffi::Py_ssize_t,
-    get: impl Fn(ffi::Py_ssize_t) -> *mut ffi::PyObject,
-) -> Option<()> {
-    let count = usize::try_from(len).ok()?;
-    numbers.reserve(count);
-    for (slot, i) in numbers.spare_capacity_mut().iter_mut().zip(0..len) {
-        let item = get(i);
-        if ffi::Py_TYPE(item) != &raw mut ffi::PyFloat_Type {
-            return None;
-        }
-        slot.write(ffi::PyFloat_AS_DOUBLE(item));
-    }
-    numbers.set_len(count);
-    Some(())
-}
-
-#[cfg(feature = "abi3")]
 /// The item pointers of an exact list or tuple, borrowed, when its layout is proven; `None` for
 /// anything else.
 ///
@@ -183,7 +120,6 @@ unsafe fn items<'a>(value: &'a Bound<'_, PyAny>) -> Option<&'a [*mut ffi::PyObje
     Some(std::slice::from_raw_parts(start, len))
 }
 
-#[cfg(feature = "abi3")]
 /// Proves the layouts on the running interpreter (see the module's doc) and turns on the reads
 /// that passed; returns which (list, tuple, float) did.
 pub(crate) fn probe(py: Python<'_>) -> PyResult<(bool, bool, bool)> {
@@ -253,15 +189,6 @@ pub(crate) fn probe(py: Python<'_>) -> PyResult<(bool, bool, bool)> {
     Ok((list_ok, tuple_ok, float_ok))
 }
 
-/// Turns on the reads through CPython's macros on a GIL build of CPython; returns (list, tuple,
-/// float) as the abi3 build's probe does.
-#[cfg(not(feature = "abi3"))]
-pub(crate) fn probe(py: Python<'_>) -> PyResult<(bool, bool, bool)> {
-    let ok = usable(py)?;
-    FLOAT.store(ok, Ordering::Relaxed);
-    Ok((ok, ok, ok))
-}
-
 /// CPython, not free-threaded, and not turned off by `CQLWIRE_OBJECT_LAYOUT=0`.
 fn usable(py: Python<'_>) -> PyResult<bool> {
     if std::env::var_os("CQLWIRE_OBJECT_LAYOUT").is_some_and(|v| v == "0") {
@@ -288,7 +215,6 @@ fn usable(py: Python<'_>) -> PyResult<bool> {
     Ok(true)
 }
 
-#[cfg(feature = "abi3")]
 /// Whether [`items`] reads `container` as `get` (the C API) does: the same length, the same
 /// object at every index.
 ///
