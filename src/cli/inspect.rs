@@ -473,6 +473,10 @@ impl<W: Write> Printer<'_, W> {
     fn message(&mut self, m: &MessageRecord) -> io::Result<()> {
         self.messages += 1;
         let h = &m.header;
+        // A response to a statement that mentions a password may quote it back (a syntax error).
+        let form = self
+            .values
+            .answering(m.request.as_ref().and_then(|r| r.statement.as_deref()));
         let opcode = h.opcode.name().unwrap_or("UNKNOWN");
         match self.format {
             InspectFormat::Json => {
@@ -503,7 +507,7 @@ impl<W: Write> Printer<'_, W> {
                 match &m.message {
                     Ok(message) => {
                         let out = &mut self.out;
-                        message.write_json_fields_spilling(w, self.values, &mut |w| {
+                        message.write_json_fields_spilling(w, form, &mut |w| {
                             if w.buf.len() >= JSON_SPILL && spilled.is_ok() {
                                 spilled = out.write_all(&w.buf);
                                 w.buf.clear();
@@ -528,7 +532,7 @@ impl<W: Write> Printer<'_, W> {
             InspectFormat::Text | InspectFormat::Explain => {
                 let arrow = if m.side == Side::Client { ">" } else { "<" };
                 let gist = match &m.message {
-                    Ok(message) => message.gist_in(self.values),
+                    Ok(message) => message.gist_in(form),
                     Err(e) => format!("undecodable body: {e}"),
                 };
                 let latency = m
@@ -547,14 +551,14 @@ impl<W: Write> Printer<'_, W> {
                     one_line(&gist)
                 )?;
                 if self.format == InspectFormat::Explain {
-                    self.explain(m)?;
+                    self.explain(m, form)?;
                 }
                 Ok(())
             }
         }
     }
 
-    fn explain(&mut self, m: &MessageRecord) -> io::Result<()> {
+    fn explain(&mut self, m: &MessageRecord, form: ValueForm<'_>) -> io::Result<()> {
         let h = &m.header;
         let hex = cqlwire_codec::hex::encode(&h.to_bytes());
         let (place, start) = match m.in_segment {
@@ -592,12 +596,10 @@ impl<W: Write> Printer<'_, W> {
             h.length
         )?;
         let base = if decompressed { 0 } else { start + 9 };
-        if self.values.hides_in(h.opcode) {
+        if form.hides_in(h.opcode) {
             // Lines of captured data this form hides are replaced, so they are gathered first.
             if let Some(explained) = m.explained() {
-                let lines = self
-                    .values
-                    .explain_lines(&explained, &m.body, h.opcode.to_byte());
+                let lines = form.explain_lines(&explained, &m.body, h.opcode.to_byte());
                 for line in lines.iter() {
                     let text = format_line(line, &m.body, base, 1);
                     writeln!(self.out, "{}", one_line(&text))?;

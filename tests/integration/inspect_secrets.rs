@@ -1,8 +1,11 @@
 //! What `cqlwire inspect` shows of a capture's secrets, through the built binary: passwords masked
 //! by default and shown with `--show-secrets`; with `--redact`, in every format and in `--stats`,
 //! nothing of a password, token, literal, value, payload, paging state or quoted server text, in
-//! text, hex (either case) or base64 — on the synthesized capture of fixtures/secrets (see its
-//! generate.py) and on the real Cassandra captures of fixtures/inspect.
+//! text, hex (either case) or base64 — on the real Apache Cassandra 5.0.9 PasswordAuthenticator
+//! sessions of fixtures/inspect (secrets_session.py: plaintext v4, and v5 over TLS 1.3 with its key
+//! log), on the synthesized capture of fixtures/secrets (see its generate.py: a challenge-response
+//! authenticator, which Cassandra does not have) and on the other real captures of
+//! fixtures/inspect.
 
 use crate::common::{cqlwire, cqlwire_cmd, fixture};
 use serde_json::Value as Json;
@@ -47,17 +50,21 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// The forms a secret's bytes could take in an output: as text (when it is), JSON-escaped, hex in
-/// either case, base64.
+/// The forms a secret's bytes could take in an output: as text (when it is), JSON-escaped, as in a
+/// CQL string literal (quotes doubled), hex in either case, base64, a UUID's text (16 bytes).
 fn forms(secret: &[u8]) -> Vec<String> {
     let hex = secret
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect::<String>();
     let mut forms = vec![hex.to_uppercase(), hex, base64(secret)];
+    if let Ok(uuid) = <[u8; 16]>::try_from(secret) {
+        forms.push(uuid::Uuid::from_bytes(uuid).hyphenated().to_string());
+    }
     if let Ok(text) = std::str::from_utf8(secret) {
         let escaped = serde_json::to_string(text).unwrap();
         forms.push(escaped.trim_matches('"').to_string());
+        forms.push(text.replace('\'', "''"));
         forms.push(text.to_string());
     }
     forms
@@ -78,8 +85,12 @@ fn assert_hides(output: &str, secrets: &[Vec<u8>], what: &str) {
 
 /// `fixtures/secrets/secrets.json`.
 fn secrets() -> Json {
-    let path = fixture("secrets/secrets.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    read_json("secrets/secrets.json")
+}
+
+/// A JSON file under `fixtures/`.
+fn read_json(relative: &str) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(fixture(relative)).unwrap()).unwrap()
 }
 
 /// The strings of `secrets[key]` as bytes (`0x…` as the bytes they spell).
@@ -114,34 +125,40 @@ fn every_secret() -> Vec<Vec<u8>> {
     .collect()
 }
 
-#[test]
-fn redacted_output_of_every_format_shows_no_secret_of_the_capture() {
-    let secrets = every_secret();
-    assert!(secrets.len() > 30);
+/// Fails when a redacted output of `inspect` (every format and the statistics, with `--redact` and
+/// with a key file) shows any form of `secrets`, or when its plain output (`--show-secrets`, JSON
+/// and explain) lacks one of them (so that the check can fail).
+fn assert_redaction_hides(secrets: &[Vec<u8>], inspect: impl Fn(&[&str]) -> String, what: &str) {
     let key = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(key.path(), [0x5a; 32]).unwrap();
     let key = key.path().to_str().unwrap();
     for args in REDACTED_RUNS {
         for redact in [&["--redact"][..], &["--redact-key", key]] {
             let args = [args, redact].concat();
-            let output = inspect(SECRETS_PCAP, &args);
-            assert!(output.len() > 500, "{args:?}");
-            assert_hides(&output, &secrets, &format!("{args:?}"));
+            let output = inspect(&args);
+            assert!(output.len() > 500, "{what} {args:?}");
+            assert_hides(&output, secrets, &format!("{what} {args:?}"));
         }
     }
-    // Each of them is in the capture, where the plain output shows it (so the check can fail).
     let plain = [
-        inspect(SECRETS_PCAP, &["--show-secrets", "--format", "json"]),
-        inspect(SECRETS_PCAP, &["--show-secrets", "--format", "explain"]),
+        inspect(&["--show-secrets", "--format", "json"]),
+        inspect(&["--show-secrets", "--format", "explain"]),
     ]
     .concat();
-    for secret in &secrets {
+    for secret in secrets {
         assert!(
             forms(secret).iter().any(|form| plain.contains(form)),
-            "{:?} is not in the capture",
+            "{what}: {:?} is not in the capture",
             String::from_utf8_lossy(secret)
         );
     }
+}
+
+#[test]
+fn redacted_output_of_every_format_shows_no_secret_of_the_capture() {
+    let secrets = every_secret();
+    assert!(secrets.len() > 30);
+    assert_redaction_hides(&secrets, |args| inspect(SECRETS_PCAP, args), SECRETS_PCAP);
 }
 
 #[test]
@@ -414,5 +431,197 @@ fn redacted_real_captures_show_none_of_their_text_values() {
                 assert!(!output.contains(text), "{capture} {args:?}: {text:?}");
             }
         }
+    }
+}
+
+/// The real Apache Cassandra 5.0.9 PasswordAuthenticator sessions of fixtures/inspect
+/// (secrets_session.py): plaintext v4, and v5 over TLS 1.3 decrypted with its key log.
+const REAL_SECRETS_CAPTURES: [&str; 2] = ["secrets-v4-none", "tls13-secrets-v5-none"];
+
+/// `cqlwire inspect` of a capture of fixtures/inspect, with its key log when it has one.
+fn inspect_real(capture: &str, args: &[&str]) -> String {
+    let key_log = fixture(&format!("inspect/{capture}.keylog"));
+    let mut all = args.to_vec();
+    if key_log.exists() {
+        all.extend(["--tls-keylog", key_log.to_str().unwrap()]);
+    }
+    inspect(&format!("inspect/{capture}.pcap"), &all)
+}
+
+/// The secrets a real session drew (`<capture>.secrets.json`), with the SASL PLAIN tokens and
+/// paging states its driver saw (`<capture>.json`).
+fn real_secrets(capture: &str) -> Vec<Vec<u8>> {
+    let listed = read_json(&format!("inspect/{capture}.secrets.json"));
+    let mut secrets: Vec<Vec<u8>> = [
+        "passwords",
+        "user",
+        "literals",
+        "values",
+        "payloads",
+        "server_quotes",
+    ]
+    .iter()
+    .flat_map(|key| secret_bytes(&listed, key))
+    .collect();
+    let driver = read_json(&format!("inspect/{capture}.json"));
+    let mut seen = Vec::new();
+    for statement in driver["statements"].as_array().unwrap() {
+        let pages = statement["pages"].as_array().into_iter().flatten();
+        let states = pages.filter_map(|p| p.get("paging_state"));
+        seen.extend(states.chain(statement.get("token")).cloned());
+    }
+    secrets.extend(secret_bytes(&serde_json::json!({ "seen": seen }), "seen"));
+    secrets
+}
+
+/// The passwords a real session used, as text.
+fn real_passwords(capture: &str) -> Vec<String> {
+    let listed = read_json(&format!("inspect/{capture}.secrets.json"));
+    listed["passwords"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_value_of_the_real_password_sessions_equals_the_drivers() {
+    for capture in REAL_SECRETS_CAPTURES {
+        crate::inspect_cli::check_every_value_equals_the_drivers(capture, &["--show-secrets"]);
+    }
+}
+
+#[test]
+fn redacted_real_password_sessions_show_no_secret_in_any_format() {
+    for capture in REAL_SECRETS_CAPTURES {
+        let secrets = real_secrets(capture);
+        assert!(secrets.len() > 50, "{capture}: {}", secrets.len());
+        assert_redaction_hides(&secrets, |args| inspect_real(capture, args), capture);
+    }
+}
+
+#[test]
+fn real_password_sessions_mask_every_password_by_default_and_show_it_on_request() {
+    for capture in REAL_SECRETS_CAPTURES {
+        let passwords = real_passwords(capture);
+        let bytes: Vec<Vec<u8>> = passwords.iter().map(|p| p.as_bytes().to_vec()).collect();
+        for format in ["text", "json", "explain"] {
+            let masked = inspect_real(capture, &["--format", format]);
+            assert_hides(&masked, &bytes, &format!("{capture} {format}"));
+            for password in &passwords {
+                let mask = format!("<password: {} bytes>", password.len());
+                assert!(masked.contains(&mask), "{capture} {format}: {mask}");
+            }
+            let shown = inspect_real(capture, &["--show-secrets", "--format", format]);
+            assert!(
+                !shown.contains("<password:") && !shown.contains("<masked:"),
+                "{capture} {format}"
+            );
+            for password in &bytes {
+                assert!(
+                    forms(password).iter().any(|form| shown.contains(form)),
+                    "{capture} {format}: {:?}",
+                    String::from_utf8_lossy(password)
+                );
+            }
+        }
+        for stats in [&["--stats"][..], &["--stats", "--format", "json"]] {
+            let masked = inspect_real(capture, stats);
+            assert_hides(&masked, &bytes, &format!("{capture} {stats:?}"));
+            assert!(masked.contains("<password: "), "{capture} {stats:?}");
+        }
+    }
+}
+
+/// A SASL PLAIN token (`"0x…"`) as `inspect` masks it by default.
+fn masked_sasl_plain(token: &Json) -> Json {
+    let hex = token.as_str().unwrap().strip_prefix("0x").unwrap();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let parts: Vec<&[u8]> = bytes.split(|&b| b == 0).collect();
+    let [authzid, user, password] = parts[..] else {
+        panic!("not SASL PLAIN: {token}")
+    };
+    serde_json::json!({"sasl_plain": {
+        "authzid": String::from_utf8_lossy(authzid),
+        "user": String::from_utf8_lossy(user),
+        "password": format!("<password: {} bytes>", password.len()),
+    }})
+}
+
+#[test]
+fn real_password_sessions_differ_from_show_secrets_only_in_masked_passwords() {
+    for capture in REAL_SECRETS_CAPTURES {
+        let passwords = real_passwords(capture);
+        let lines = |args: &[&str]| -> Vec<Json> {
+            inspect_real(capture, args)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        let masked = lines(&["--format", "json"]);
+        let shown = lines(&["--show-secrets", "--format", "json"]);
+        assert_eq!(masked.len(), shown.len(), "{capture}");
+        let (mut statements, mut tokens, mut errors) = (0, 0, 0);
+        for (masked, shown) in masked.iter().zip(&shown) {
+            let mut expected = shown.clone();
+            // Each password literal of a role statement, quoted or between $$, is its length.
+            if let Some(query) = shown["body"]["query"].as_str() {
+                let mut query = query.to_string();
+                for password in &passwords {
+                    let mask = format!("<password: {} bytes>", password.len());
+                    for literal in [
+                        format!("'{}'", password.replace('\'', "''")),
+                        format!("$${password}$$"),
+                    ] {
+                        if query.contains(&literal) {
+                            query = query.replace(&literal, &mask);
+                            statements += 1;
+                        }
+                    }
+                }
+                expected["body"]["query"] = query.into();
+            }
+            if shown["opcode"] == "AUTH_RESPONSE" {
+                expected["body"]["token"] = masked_sasl_plain(&shown["body"]["token"]);
+                tokens += 1;
+            }
+            // The syntax error quoting a refused password: its quoted spans masked.
+            let message = shown["body"]["message"].as_str().unwrap_or_default();
+            if passwords.iter().any(|p| message.contains(p.as_str())) {
+                let masked_message = masked["body"]["message"].as_str().unwrap();
+                assert!(masked_message.contains("<masked: "), "{masked_message}");
+                let bytes: Vec<Vec<u8>> = passwords.iter().map(|p| p.as_bytes().to_vec()).collect();
+                assert_hides(masked_message, &bytes, capture);
+                // Nor any 8 characters of one (the server cuts the password it quotes).
+                for password in &passwords {
+                    assert!(!masked_message.contains(&password[..8]), "{masked_message}");
+                }
+                expected["body"]["message"] = masked["body"]["message"].clone();
+                errors += 1;
+            }
+            assert_eq!(masked, &expected, "{capture}");
+        }
+        // Every role statement with a password, every login (two connections each but the refused
+        // one), one syntax error.
+        let driver = read_json(&format!("inspect/{capture}.json"));
+        let driver = driver["statements"].as_array().unwrap();
+        let role_statements = driver
+            .iter()
+            .filter(|s| {
+                let query = s["query"].as_str().unwrap_or_default();
+                passwords
+                    .iter()
+                    .any(|p| query.contains(p.as_str()) || query.contains(&p.replace('\'', "''")))
+            })
+            .count();
+        let logins = driver.iter().filter(|s| s["kind"] == "login").count();
+        assert!(role_statements >= 10, "{capture}: {role_statements}");
+        assert_eq!(statements, role_statements, "{capture}");
+        assert_eq!(tokens, 2 * logins - 1, "{capture}");
+        assert_eq!(errors, 1, "{capture}");
     }
 }

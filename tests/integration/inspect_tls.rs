@@ -508,7 +508,7 @@ fn iana_of_openssl(name: &str) -> String {
 fn every_value_of_the_real_tls_sessions_equals_the_drivers() {
     for capture in REAL_TLS_CAPTURES {
         // Decrypted with the driver's key log: every row and bound value as the driver's JSON.
-        crate::inspect_cli::check_every_value_equals_the_drivers(capture);
+        crate::inspect_cli::check_every_value_equals_the_drivers(capture, &[]);
         let path = fixture(&format!("inspect/{capture}.pcap"));
         let key_log = fixture(&format!("inspect/{capture}.keylog"));
         let driver: Json = serde_json::from_str(

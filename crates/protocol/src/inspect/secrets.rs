@@ -5,7 +5,9 @@
 //! Passwords are the one in a SASL PLAIN token (an AUTH_RESPONSE of `authzid\0user\0password`,
 //! RFC 4616) and the string literal after `PASSWORD` or `HASHED PASSWORD` in a `CREATE`/`ALTER`
 //! `ROLE`/`USER` statement (`WITH PASSWORD = '…'`, `AND PASSWORD = $$…$$`, `WITH PASSWORD '…'`):
-//! masked, they read `<password: N bytes>`; redacted too, never hashed.
+//! masked, they read `<password: N bytes>`; redacted too, never hashed. Masked, the server's text
+//! answering a statement that mentions a password has its quoted spans masked as well
+//! ([`ValueForm::answering`]): a syntax error quotes the statement it could not parse.
 //!
 //! Redacted, every other piece of captured data becomes its type, its length and a keyed hash
 //! ([`KeyedHash`]): row and bound values, auth tokens, custom payload values and paging states;
@@ -29,6 +31,9 @@ pub enum ValueForm<'k> {
     Plain,
     /// As captured, passwords excepted: `<password: N bytes>`.
     Masked,
+    /// As [`ValueForm::Masked`], and every quoted or bracketed span of server text masked
+    /// ([`mask_server_text`]): the form of a response to a statement that mentions a password.
+    MaskedQuotes,
     /// Nothing captured: values, tokens, payloads, paging states, literals and quoted server text
     /// replaced by their type, length and a tag under this key; nulls and unsets stay.
     Redacted(&'k KeyedHash),
@@ -104,11 +109,23 @@ impl ValueForm<'_> {
         use crate::frame::Opcode as O;
         match self {
             ValueForm::Plain => false,
-            ValueForm::Redacted(_) => true,
+            ValueForm::Redacted(_) | ValueForm::MaskedQuotes => true,
             ValueForm::Masked => matches!(
                 opcode,
                 O::AuthResponse | O::Query | O::Prepare | O::Execute | O::Batch
             ),
+        }
+    }
+
+    /// The form of a message answering a request that ran `statement` (its query text, see
+    /// [`crate::inspect::RequestInfo::statement`]): masked, and the statement mentions a
+    /// password, its server text is masked too ([`ValueForm::MaskedQuotes`]); else this form.
+    pub fn answering(self, statement: Option<&str>) -> Self {
+        match self {
+            ValueForm::Masked if statement.is_some_and(mentions_password) => {
+                ValueForm::MaskedQuotes
+            }
+            other => other,
         }
     }
 
@@ -125,8 +142,10 @@ impl ValueForm<'_> {
         match self {
             ValueForm::Plain => Cow::Borrowed(text),
             // Only a role statement has a password to mask: most texts are passed at a glance.
-            ValueForm::Masked if !mentions_password(text) => Cow::Borrowed(text),
-            ValueForm::Masked => redact_query(text, None),
+            ValueForm::Masked | ValueForm::MaskedQuotes if !mentions_password(text) => {
+                Cow::Borrowed(text)
+            }
+            ValueForm::Masked | ValueForm::MaskedQuotes => redact_query(text, None),
             ValueForm::Redacted(hash) => redact_query(text, Some(hash)),
         }
     }
@@ -147,10 +166,11 @@ impl ValueForm<'_> {
     }
 
     /// A server's text (error message, warning) as shown: quoted spans and numbers replaced when
-    /// redacted.
+    /// redacted, quoted spans masked in [`ValueForm::MaskedQuotes`].
     pub fn server_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
         match self {
             ValueForm::Redacted(hash) => Cow::Owned(redact_server_text(text, hash)),
+            ValueForm::MaskedQuotes => Cow::Owned(mask_server_text(text)),
             _ => Cow::Borrowed(text),
         }
     }
@@ -173,7 +193,7 @@ impl ValueForm<'_> {
             .filter(|_| opcode == AUTH_RESPONSE)
             .and_then(sasl_plain);
         match (self, plain) {
-            (ValueForm::Masked, Some(plain)) => {
+            (ValueForm::Masked | ValueForm::MaskedQuotes, Some(plain)) => {
                 w.begin_object();
                 w.key("sasl_plain");
                 w.begin_object();
@@ -205,7 +225,7 @@ impl ValueForm<'_> {
             .filter(|_| opcode == AUTH_RESPONSE)
             .and_then(sasl_plain);
         match (self, plain) {
-            (ValueForm::Masked, Some(plain)) => format!(
+            (ValueForm::Masked | ValueForm::MaskedQuotes, Some(plain)) => format!(
                 "{length}, SASL PLAIN user {:?} {}",
                 lossy(plain.user),
                 password_text(plain.password.len())
@@ -300,7 +320,9 @@ impl ValueForm<'_> {
             (ValueForm::Redacted(hash), SpanKind::Query | SpanKind::PreparedQuery(_)) => {
                 Some(format!("{what} {:?}", redact_query(&query, Some(hash))))
             }
-            (ValueForm::Masked, SpanKind::Bytes) if what == "token" && opcode == AUTH_RESPONSE => {
+            (ValueForm::Masked | ValueForm::MaskedQuotes, SpanKind::Bytes)
+                if what == "token" && opcode == AUTH_RESPONSE =>
+            {
                 let plain = sasl_plain(content)?;
                 Some(format!(
                     "{what} SASL PLAIN: authzid {:?}, user {:?}, {}",
@@ -309,13 +331,17 @@ impl ValueForm<'_> {
                     password_text(plain.password.len())
                 ))
             }
-            (ValueForm::Masked, SpanKind::Query | SpanKind::PreparedQuery(_)) => {
-                match self.query(&query) {
-                    Cow::Owned(masked) => Some(format!("{what} {masked:?}")),
-                    Cow::Borrowed(_) => None,
-                }
+            (ValueForm::MaskedQuotes, SpanKind::ServerText) => {
+                Some(format!("{what} {:?}", mask_server_text(&query)))
             }
-            (ValueForm::Masked, _) => None,
+            (
+                ValueForm::Masked | ValueForm::MaskedQuotes,
+                SpanKind::Query | SpanKind::PreparedQuery(_),
+            ) => match self.query(&query) {
+                Cow::Owned(masked) => Some(format!("{what} {masked:?}")),
+                Cow::Borrowed(_) => None,
+            },
+            (ValueForm::Masked | ValueForm::MaskedQuotes, _) => None,
         }
     }
 }
@@ -588,44 +614,121 @@ fn in_word(c: char) -> bool {
 }
 
 /// A server's text (error message, warning) with what may quote a value replaced by `?:<tag>`:
-/// from each opening quote or bracket (`'`, `"`, `` ` ``, `(`, `[`, `{`, `<`) to the LAST matching
-/// closer of the text (or its end), so nothing quoted escapes however it nests; and each word
-/// holding a digit, or that is `true`/`false`. The words of the message itself stay (`Invalid
-/// STRING constant (?:1a2b3c4d) for "?:5e6f7a8b" of type int`).
+/// each quoted or bracketed span ([`rewrite_server_text`]) and each word holding a digit, or that
+/// is `true`/`false`. The words of the message itself stay (`Invalid STRING constant (?:1a2b3c4d)
+/// for "?:5e6f7a8b" of type int`).
 pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if let Some(close) = closer(c) {
-            let inner = &rest[c.len_utf8()..];
-            let (content, after, closed) = match inner.rfind(close) {
-                Some(end) => (&inner[..end], &inner[end + close.len_utf8()..], true),
-                None => (inner, "", false),
-            };
-            out.push(c);
-            out.push_str(&format!("?:{}", hash.tag(content.as_bytes())));
-            if closed {
-                out.push(close);
-            }
-            rest = after;
-        } else if in_word(c) {
-            let end = rest.find(|c: char| !in_word(c)).unwrap_or(rest.len());
-            let word = &rest[..end];
+    rewrite_server_text(
+        text,
+        |content| format!("?:{}", hash.tag(content.as_bytes())),
+        |word| {
             let value = word.chars().any(|c| c.is_ascii_digit())
                 || word.eq_ignore_ascii_case("true")
                 || word.eq_ignore_ascii_case("false");
-            if value {
-                out.push_str(&format!("?:{}", hash.tag(word.as_bytes())));
-            } else {
-                out.push_str(word);
+            value.then(|| format!("?:{}", hash.tag(word.as_bytes())))
+        },
+    )
+}
+
+/// A server's text answering a statement that mentions a password, masked: each quoted or
+/// bracketed span ([`rewrite_server_text`]) becomes `<masked: N bytes>` (a syntax error quotes
+/// the statement it could not parse, password included: `mismatched input 'pw' expecting '='
+/// (ALTER ROLE r WITH PASSWORD ['p]...)`).
+pub fn mask_server_text(text: &str) -> String {
+    rewrite_server_text(
+        text,
+        |content| format!("<masked: {} bytes>", content.len()),
+        |_| None,
+    )
+}
+
+/// `text` with each quoted or bracketed span's content replaced by `span(content)` and each word
+/// outside them by `word(word)` when it gives one. A span runs from an opening quote or bracket
+/// (`'`, `"`, `` ` ``, `(`, `[`, `{`, `<`) to the LAST matching closer of the text, and on to the
+/// last closer of every opener inside it (to the end of the text when one never closes), so
+/// nothing quoted escapes however it nests or is cut (Cassandra's syntax errors show the offending
+/// token cut inside brackets: `input 'secret' … ['secre]...)`). One pass: linear in the text.
+fn rewrite_server_text(
+    text: &str,
+    span: impl Fn(&str) -> String,
+    word: impl Fn(&str) -> Option<String>,
+) -> String {
+    let lasts: Vec<(char, Option<usize>)> = OPENERS
+        .iter()
+        .filter_map(|&open| closer(open))
+        .map(|close| (close, text.rfind(close)))
+        .collect();
+    let last_of = |close: char| {
+        lasts
+            .iter()
+            .find(|(c, _)| *c == close)
+            .and_then(|(_, at)| *at)
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(c) = text[at..].chars().next() {
+        if let Some(close) = closer(c) {
+            let start = at + c.len_utf8();
+            let (end, ender) = span_end(text, start, close, &last_of);
+            out.push(c);
+            out.push_str(&span(&text[start..end]));
+            at = match ender {
+                Some(ender) => {
+                    out.push(ender);
+                    end + ender.len_utf8()
+                }
+                None => text.len(),
+            };
+        } else if in_word(c) {
+            let end = text[at..]
+                .find(|c: char| !in_word(c))
+                .map_or(text.len(), |e| at + e);
+            let w = &text[at..end];
+            match word(w) {
+                Some(shown) => out.push_str(&shown),
+                None => out.push_str(w),
             }
-            rest = &rest[end..];
+            at = end;
         } else {
             out.push(c);
-            rest = &rest[c.len_utf8()..];
+            at += c.len_utf8();
         }
     }
     out
+}
+
+/// The characters that open a span of server text.
+const OPENERS: [char; 7] = ['\'', '"', '`', '(', '[', '{', '<'];
+
+/// Where a span of server text whose content starts at `start` and whose opener `close` closes
+/// ends: the end of its content and the closer there; the end of the text and `None` when it (or
+/// an opener inside it) never closes. `last_of` tells where each closer is last in the text.
+fn span_end(
+    text: &str,
+    start: usize,
+    close: char,
+    last_of: &impl Fn(char) -> Option<usize>,
+) -> (usize, Option<char>) {
+    let Some(mut end) = last_of(close).filter(|&e| e >= start) else {
+        return (text.len(), None);
+    };
+    let mut ender = close;
+    let mut scanned = start;
+    while let Some(c) = text[scanned..end].chars().next() {
+        if let Some(inner) = closer(c) {
+            // A quote that is the last of its kind closes one opened before it.
+            match last_of(inner).filter(|&e| e >= scanned) {
+                Some(e) if e > end => {
+                    end = e;
+                    ender = inner;
+                }
+                Some(_) => {}
+                None => return (text.len(), None),
+            }
+        }
+        scanned += c.len_utf8();
+    }
+    (end, Some(ender))
 }
 
 #[cfg(test)]
@@ -765,6 +868,69 @@ mod tests {
         );
     }
 
+    /// What Apache Cassandra 5.0.9 answered `ALTER ROLE alice WITH PASSWORD 'correcthorse'` (the
+    /// grammar wants `=`): the password quoted, then cut inside brackets after the last quote.
+    const SYNTAX_ERROR: &str = "line 1:31 mismatched input 'correcthorse' expecting '=' \
+                                (ALTER ROLE alice WITH PASSWORD ['correcthors]...)";
+
+    #[test]
+    fn a_token_cut_inside_brackets_after_the_last_quote_is_hidden() {
+        let redacted = redact_server_text(SYNTAX_ERROR, &key());
+        let masked = mask_server_text(SYNTAX_ERROR);
+        for shown in [&redacted, &masked] {
+            assert!(!shown.contains("correcthors"), "{shown}");
+            assert!(shown.starts_with("line "), "{shown}");
+        }
+        // From the first quote to the last closer of what opened inside it: the `)` at the end.
+        let content = &SYNTAX_ERROR[SYNTAX_ERROR.find('\'').unwrap() + 1..SYNTAX_ERROR.len() - 1];
+        assert_eq!(
+            masked,
+            format!(
+                "line 1:31 mismatched input '<masked: {} bytes>)",
+                content.len()
+            )
+        );
+        // A quote closing one opened before it is no unclosed opener; one that never closes takes
+        // the rest of the text.
+        assert_eq!(
+            mask_server_text("a 'x' b (y) c"),
+            "a '<masked: 1 bytes>' b (<masked: 1 bytes>) c"
+        );
+        assert_eq!(
+            mask_server_text("a 'x' b \"y c"),
+            "a '<masked: 1 bytes>' b \"<masked: 3 bytes>"
+        );
+        assert_eq!(mask_server_text("(a [b) c"), "(<masked: 7 bytes>");
+    }
+
+    #[test]
+    fn masked_server_text_answering_a_password_statement_is_masked() {
+        let masked = ValueForm::Masked.answering(Some("ALTER ROLE alice WITH PASSWORD 'x'"));
+        assert!(matches!(masked, ValueForm::MaskedQuotes));
+        assert!(!masked.server_text(SYNTAX_ERROR).contains("correcthors"));
+        // The statement itself is masked as before.
+        assert_eq!(
+            masked.query("CREATE USER u WITH PASSWORD 'pw'"),
+            "CREATE USER u WITH PASSWORD <password: 2 bytes>"
+        );
+        // Other statements, no statement, and the other forms: unchanged.
+        for (form, statement) in [
+            (ValueForm::Masked, Some("SELECT * FROM t WHERE k = 'x'")),
+            (ValueForm::Masked, None),
+            (ValueForm::Plain, Some("CREATE ROLE r WITH PASSWORD = 'x'")),
+        ] {
+            let form = form.answering(statement);
+            assert_eq!(form.server_text(SYNTAX_ERROR), SYNTAX_ERROR);
+        }
+        let hash = key();
+        let redacted =
+            ValueForm::Redacted(&hash).answering(Some("CREATE ROLE r WITH PASSWORD = 'x'"));
+        assert_eq!(
+            redacted.server_text(SYNTAX_ERROR),
+            redact_server_text(SYNTAX_ERROR, &hash)
+        );
+    }
+
     #[test]
     fn sasl_plain_needs_exactly_two_nuls_and_a_user() {
         assert_eq!(
@@ -898,6 +1064,7 @@ mod tests {
             let hash = key();
             let _ = redact_query(&text, Some(&hash));
             let _ = redact_server_text(&text, &hash);
+            let _ = mask_server_text(&text);
         }
     }
 }
