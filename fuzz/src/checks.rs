@@ -7,7 +7,9 @@
 //! allocation above [`ALLOCATION_LIMIT`] into an abort, so "garbage that claims a huge size" is a
 //! finding too.
 
-use cqlwire_codec::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
+use cqlwire_codec::types::{
+    parse_type, CqlType, NativeType, TypeErrorKind, UdtRegistry, UdtType, MAX_TYPE_DEPTH,
+};
 use cqlwire_codec::value::{self, Value};
 use cqlwire_codec::value::{cql, json, print};
 use cqlwire_protocol::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
@@ -275,7 +277,7 @@ fn declare_udts(ty: &CqlType, udts: &mut UdtRegistry) -> bool {
             }
             match udts.declare(&udt.declaration()) {
                 Ok(()) => true,
-                Err(e) if e.message.contains("built-in type name") => false,
+                Err(e) if matches!(e.kind, TypeErrorKind::BuiltInName { .. }) => false,
                 Err(e) => panic!(
                     "declaration `{}` of a parsed UDT is refused: {e}",
                     udt.declaration()

@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 pub mod cursor;
 pub mod hex;
+mod lexer;
 pub mod types;
 pub mod value;
 pub mod vint;

@@ -16,7 +16,9 @@ use scylla::statement::prepared::PreparedStatement;
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::options::{schema_name, LoadOptions};
-use crate::types::{write_identifier, CqlType};
+use crate::types::CqlType;
+use cqlwire_codec::types::Identifier;
+use std::fmt::Write as _;
 
 /// The role of a column in its table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -338,16 +340,16 @@ fn default_insert(
             ),
         ));
     }
-    let mut statement = String::from("INSERT INTO ");
-    write_identifier(&mut statement, keyspace);
-    statement.push('.');
-    write_identifier(&mut statement, table);
-    statement.push_str(" (");
+    let mut statement = format!(
+        "INSERT INTO {}.{} (",
+        Identifier(keyspace),
+        Identifier(table)
+    );
     for (i, name) in names.iter().enumerate() {
         if i > 0 {
             statement.push_str(", ");
         }
-        write_identifier(&mut statement, name);
+        let _ = write!(statement, "{}", Identifier(name));
     }
     statement.push_str(") VALUES (");
     statement.push_str(&vec!["?"; names.len()].join(", "));

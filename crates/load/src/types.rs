@@ -3,6 +3,7 @@
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
+use cqlwire_codec::types::Identifier;
 use scylla::cluster::metadata::{CollectionType, ColumnType, NativeType, UserDefinedType};
 
 /// A CQL type reported by the server (a table column or a bind marker), cheap to clone.
@@ -88,22 +89,6 @@ fn native_name(native: &NativeType) -> Option<&'static str> {
     })
 }
 
-/// Writes `name` as a CQL identifier: as it is when it is lower-case letters, digits and `_` starting
-/// with a letter, else double-quoted with inner quotes doubled.
-pub(crate) fn write_identifier(out: &mut String, name: &str) {
-    let plain = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        out.push_str(name);
-    } else {
-        out.push('"');
-        out.push_str(&name.replace('"', "\"\""));
-        out.push('"');
-    }
-}
-
 fn write_type(out: &mut String, typ: &ColumnType<'_>) -> Result<(), UnsupportedType> {
     let frozen = match typ {
         ColumnType::Collection { frozen, .. } | ColumnType::UserDefinedType { frozen, .. } => {
@@ -130,7 +115,9 @@ fn write_type(out: &mut String, typ: &ColumnType<'_>) -> Result<(), UnsupportedT
             write_type(out, typ)?;
             let _ = write!(out, ", {dimensions}>");
         }
-        ColumnType::UserDefinedType { definition, .. } => write_identifier(out, &definition.name),
+        ColumnType::UserDefinedType { definition, .. } => {
+            let _ = write!(out, "{}", Identifier(&definition.name));
+        }
         ColumnType::Tuple(fields) => {
             let fields: Vec<&ColumnType<'_>> = fields.iter().collect();
             write_generic(out, "tuple", &fields)?;
@@ -190,14 +177,12 @@ fn collect_udts(typ: &ColumnType<'_>, out: &mut Vec<String>) {
 
 fn udt_declaration(definition: &UserDefinedType<'_>) -> String {
     let mut out = String::new();
-    write_identifier(&mut out, &definition.name);
-    out.push('(');
+    let _ = write!(out, "{}(", Identifier(&definition.name));
     for (i, (name, typ)) in definition.field_types.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write_identifier(&mut out, name);
-        out.push(' ');
+        let _ = write!(out, "{} ", Identifier(name));
         // Field types were checked printable when the enclosing type was.
         let _ = write_type(&mut out, typ);
     }

@@ -589,7 +589,7 @@ fn date_wire(days: i64) -> Result<u32, ColumnError> {
 fn time_of_day(nanos: i64) -> Result<Value, ColumnError> {
     value::time_of_day(nanos)
         .map(Value::Time)
-        .map_err(ColumnError::new)
+        .map_err(|e| ColumnError::new(e.to_string()))
 }
 
 #[cfg(test)]

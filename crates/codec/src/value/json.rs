@@ -20,11 +20,12 @@
 
 use super::cql::{
     date_text, decimal_text, double_text, duration_text, element_type, entry_types, float_text,
-    native_from_text, time_text, timestamp_text, LiteralError, MAX_LITERAL_DEPTH,
+    native_from_text, time_text, timestamp_text, LiteralError, LiteralErrorKind, MAX_LITERAL_DEPTH,
 };
 use crate::types::{CqlType, NativeType};
 use crate::value::Value;
 use serde_json::Value as Json;
+use std::borrow::Cow;
 
 /// The key of the object that stands for the empty value: `{"$empty": true}`.
 const EMPTY_KEY: &str = "$empty";
@@ -474,12 +475,21 @@ fn kind(json: &Json) -> &'static str {
 }
 
 impl Reader {
-    fn error(&self, message: impl Into<String>) -> LiteralError {
+    /// An error of `kind` with the current path.
+    fn error(&self, kind: LiteralErrorKind) -> LiteralError {
         LiteralError {
-            message: message.into(),
+            kind,
             position: None,
             path: self.path.join(" / "),
         }
+    }
+
+    /// The error for `json`, a value of another kind than `expected`.
+    fn wrong(&self, expected: String, json: &Json) -> LiteralError {
+        self.error(LiteralErrorKind::WrongJson {
+            expected,
+            found: kind(json),
+        })
     }
 
     /// Reads `json` as `ty` with `segment` pushed on the path.
@@ -498,22 +508,24 @@ impl Reader {
 
     fn array<'j>(&self, ty: &CqlType, json: &'j Json) -> Result<&'j Vec<Json>, LiteralError> {
         json.as_array()
-            .ok_or_else(|| self.error(format!("expected an array for {ty}, found {}", kind(json))))
+            .ok_or_else(|| self.wrong(format!("an array for {ty}"), json))
     }
 
     fn value(&mut self, ty: &CqlType, json: &Json, depth: usize) -> Result<Value, LiteralError> {
         if depth > MAX_LITERAL_DEPTH {
-            return Err(self.error(format!("nested deeper than {MAX_LITERAL_DEPTH} levels")));
+            return Err(self.error(LiteralErrorKind::TooDeep));
         }
         if json.is_null() {
             return Ok(Value::Null);
         }
         if let Some(object) = json.as_object() {
             if object.len() == 1 && object.get(EMPTY_KEY) == Some(&Json::Bool(true)) {
-                return if super::cql::has_empty_value(ty) {
+                return if matches!(ty, CqlType::Native(n) if super::has_empty_value(*n)) {
                     Ok(Value::Empty)
                 } else {
-                    Err(self.error(format!("a {ty} value cannot be empty")))
+                    Err(self.error(LiteralErrorKind::CannotBeEmpty {
+                        ty: Box::new(ty.clone()),
+                    }))
                 };
             }
         }
@@ -525,10 +537,13 @@ impl Reader {
             CqlType::Vector(element, dimension) => {
                 let value = self.elements(element, ty, json, depth)?;
                 match &value {
-                    Value::List(items) if items.len() != *dimension => Err(self.error(format!(
-                        "{ty} needs {dimension} elements, found {}",
-                        items.len()
-                    ))),
+                    Value::List(items) if items.len() != *dimension => {
+                        Err(self.error(LiteralErrorKind::WrongDimension {
+                            ty: Box::new(ty.clone()),
+                            dimension: *dimension,
+                            found: items.len(),
+                        }))
+                    }
                     _ => Ok(value),
                 }
             }
@@ -553,10 +568,7 @@ impl Reader {
                         Some([key, value]) => (key, value),
                         _ => {
                             self.path.push(format!("map entry #{i}"));
-                            return Err(self.error(format!(
-                                "expected a [key, value] pair, found {}",
-                                kind(pair)
-                            )));
+                            return Err(self.wrong("a [key, value] pair".to_string(), pair));
                         }
                     };
                     let key = self.nested(format!("map key #{i}"), key_type, key, depth)?;
@@ -568,11 +580,11 @@ impl Reader {
             CqlType::Tuple(component_types) => {
                 let items = self.array(ty, json)?;
                 if items.len() > component_types.len() {
-                    return Err(self.error(format!(
-                        "{ty} has {} components, found {}",
-                        component_types.len(),
-                        items.len()
-                    )));
+                    return Err(self.error(LiteralErrorKind::TooManyComponents {
+                        ty: Box::new(ty.clone()),
+                        count: component_types.len(),
+                        found: Some(items.len()),
+                    }));
                 }
                 let mut components = Vec::new();
                 for (i, (item, component_type)) in items.iter().zip(component_types).enumerate() {
@@ -586,18 +598,17 @@ impl Reader {
                 Ok(Value::Tuple(components))
             }
             CqlType::Udt(udt) => {
-                let object = json.as_object().ok_or_else(|| {
-                    self.error(format!(
-                        "expected an object for {}, found {}",
-                        udt.name,
-                        kind(json)
-                    ))
-                })?;
+                let object = json
+                    .as_object()
+                    .ok_or_else(|| self.wrong(format!("an object for {}", udt.name), json))?;
                 if let Some(unknown) = object
                     .keys()
                     .find(|k| !udt.fields.iter().any(|(n, _)| n == *k))
                 {
-                    return Err(self.error(format!("{} has no field {unknown:?}", udt.name)));
+                    return Err(self.error(LiteralErrorKind::NoSuchField {
+                        udt: udt.name.clone(),
+                        field: unknown.clone(),
+                    }));
                 }
                 let present = udt
                     .fields
@@ -639,22 +650,17 @@ impl Reader {
         use NativeType as N;
         let text = match (native, json) {
             (N::Boolean, Json::Bool(b)) => return Ok(Value::Boolean(*b)),
-            (N::Text | N::Ascii | N::Blob, Json::String(s)) => s.clone(),
+            (N::Text | N::Ascii | N::Blob, Json::String(s)) => Cow::Borrowed(s.as_str()),
             (N::Text | N::Ascii | N::Blob, other) => {
-                return Err(self.error(format!(
-                    "expected a string for {native}, found {}",
-                    kind(other)
-                )))
+                return Err(self.wrong(format!("a string for {native}"), other))
             }
             // The number's own text (serde_json's `arbitrary_precision`), read as the CQL literal
             // of the same text is: every digit and the scale kept, floats rounded once.
-            (_, Json::Number(n)) => n.as_str().to_owned(),
-            (_, Json::String(s)) => s.clone(),
-            (_, other) => {
-                return Err(self.error(format!("expected {native}, found {}", kind(other))));
-            }
+            (_, Json::Number(n)) => Cow::Borrowed(n.as_str()),
+            (_, Json::String(s)) => Cow::Borrowed(s.as_str()),
+            (_, other) => return Err(self.wrong(native.to_string(), other)),
         };
-        native_from_text(native, &text).map_err(|message| self.error(message))
+        native_from_text(native, text).map_err(|kind| self.error(kind))
     }
 }
 

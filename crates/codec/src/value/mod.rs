@@ -14,10 +14,11 @@ pub use crate::cursor::DecodeError;
 pub use unique::check_no_repeats;
 pub use wire::{
     decode, decode_pieces, decode_prefix, encode, encode_into, encode_vector_element, explain,
-    explain_allowing_trailing, explain_each, time_of_day, EncodeError, ExplainLine, Explanation,
-    Piece, Step, NANOS_PER_DAY,
+    explain_allowing_trailing, explain_each, time_of_day, EncodeError, EncodeErrorKind,
+    ExplainLine, Explanation, Piece, Step, TimeOutOfRange, NANOS_PER_DAY,
 };
 
+use crate::types::{CqlType, NativeType};
 use num_bigint::BigInt;
 use std::net::IpAddr;
 
@@ -134,4 +135,19 @@ impl PartialEq for Value {
             _ => false,
         }
     }
+}
+
+/// Whether a zero-length value of this native type is the *empty* value ([`Value::Empty`],
+/// `<empty>` in CQL, `{"$empty": true}` in JSON): every native but text, ascii and blob, whose
+/// zero-length value is `''` or `0x` instead (as protocol v4 reads them).
+pub(crate) fn has_empty_value(native: NativeType) -> bool {
+    !matches!(
+        native,
+        NativeType::Text | NativeType::Ascii | NativeType::Blob
+    )
+}
+
+/// Checks that `value` encodes as `ty`, with the error [`encode`] would give.
+pub(crate) fn check_encodable(ty: &CqlType, value: &Value) -> Result<(), EncodeError> {
+    encode(ty, value).map(drop)
 }

@@ -2,7 +2,7 @@
 //! decode needs stays a small multiple of the payload whatever its element count or nesting.
 
 use super::{cql, decode_pieces, json, DecodeError, Piece, Step};
-use crate::types::CqlType;
+use crate::types::{CqlType, Identifier};
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -122,9 +122,7 @@ impl Printer<'_, '_> {
                     let name = if json {
                         json::to_json_string(name)
                     } else {
-                        let mut text = String::new();
-                        cql::write_field_name(&mut text, name);
-                        text
+                        Identifier(name).to_string()
                     };
                     let colon = if json { ":" } else { ": " };
                     write!(self.out, "{}{colon}", (self.show)(&name))?;

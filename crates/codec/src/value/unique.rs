@@ -5,7 +5,7 @@
 //! so writing them all, or picking one, would give bytes that do not say what the server stores.
 //! Two keys are the same when their bytes are: `{1: 1, 01: 2}` repeats the key `1`.
 
-use super::cql::{format_cql, LiteralError};
+use super::cql::{format_cql, LiteralError, LiteralErrorKind};
 use crate::types::CqlType;
 use crate::value::Value;
 use std::collections::HashMap;
@@ -84,7 +84,7 @@ fn first_repeat<'a>(
     ty: &CqlType,
     keys: impl Iterator<Item = &'a Value>,
     path: &[String],
-    what: &str,
+    what: &'static str,
 ) -> Result<(), LiteralError> {
     let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
     for (i, key) in keys.enumerate() {
@@ -98,9 +98,13 @@ fn first_repeat<'a>(
                 text.truncate(cut);
                 text.push('…');
             }
-            let noun = what.rsplit(' ').next().unwrap_or(what);
             return Err(LiteralError {
-                message: format!("{noun} {text} given twice ({what} #{first} and #{i})"),
+                kind: LiteralErrorKind::Repeated {
+                    what,
+                    text,
+                    first,
+                    second: i,
+                },
                 position: None,
                 path: path.join(" / "),
             });
