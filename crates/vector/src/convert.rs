@@ -48,6 +48,7 @@ const QUEUE: usize = 2;
 
 /// Why a conversion failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConvertError {
     /// Reading the input failed, or the input options do not fit it.
     #[error(transparent)]

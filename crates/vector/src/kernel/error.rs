@@ -6,6 +6,7 @@ use crate::types::CqlType;
 
 /// Why a batch could not be converted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VectorError {
     /// The target type cannot be produced from numeric embeddings (a usage error).
     #[error("{0}")]

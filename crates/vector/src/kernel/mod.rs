@@ -161,7 +161,7 @@ impl VectorEncoder {
     }
 
     /// The element type.
-    pub fn element(&self) -> &CqlType {
+    pub(crate) fn element(&self) -> &CqlType {
         &self.element
     }
 
@@ -170,7 +170,7 @@ impl VectorEncoder {
     /// Callers that install a pool for [`VectorEncoder::encode_batch`] only need to when this holds;
     /// otherwise the batch is encoded on the calling thread anyway, and handing it to a pool worker
     /// only costs a wake-up.
-    pub fn worth_splitting(&self, rows: usize) -> bool {
+    pub(crate) fn worth_splitting(&self, rows: usize) -> bool {
         match self.value_size() {
             Some(size) => rows.saturating_mul(size) >= PARALLEL_FIXED_BYTES,
             None => rows.saturating_mul(self.dimension) > VARIABLE_TASK_ELEMENTS,
