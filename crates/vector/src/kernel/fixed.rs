@@ -13,7 +13,9 @@ pub(super) const BLOCK_ELEMENTS: usize = 4096;
 /// Converts `rows` to the fixed-size `target` in the destinations `dst`, filled in order with the
 /// records of consecutive elements (one slice for them all, or e.g. one per row: the conversion is
 /// chosen once, not per destination); on a value that does not convert exactly, returns its index
-/// (nothing else is promised about `dst` then).
+/// (nothing else is promised about `dst` then). `#[inline]` keeps it in its caller's codegen unit (see
+/// [`super::x86`]).
+#[inline]
 pub(super) fn convert_fixed(
     rows: Rows<'_>,
     target: FixedTarget,

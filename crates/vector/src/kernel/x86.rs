@@ -1,5 +1,9 @@
 //! The x86-64 builds of the byte-order loops: the portable loop compiled with AVX2, the byte
 //! reversal with non-temporal AVX2 stores, and the SSSE3 shuffles of 3-, 5- and 9-byte records.
+//!
+//! Each is `#[inline]`, so that its instances are compiled in the codegen unit of their caller (as
+//! when they shared its module): there LLVM specialises them for their call sites, e.g. for a
+//! single destination, and the generated loops are those of a single-module kernel.
 
 use super::byte_order::{convert_all_portable, convert_loop, destination_runs};
 
@@ -83,6 +87,7 @@ impl<S, const N: usize> RecordsOf<S, N> {
 /// The SSSE3 part of [`write_records`]: whole groups of 16 values; returns how many values it wrote. Each
 /// group reads only its own `16 × size` input bytes and writes only its own `16 × N` output bytes.
 /// Only called when the layout fits.
+#[inline]
 #[target_feature(enable = "ssse3")]
 pub(super) fn write_records_ssse3<S: Copy, const N: usize>(src: &[S], dst: &mut [u8]) -> usize {
     use std::arch::x86_64::{
@@ -123,6 +128,7 @@ pub(super) fn write_records_ssse3<S: Copy, const N: usize>(src: &[S], dst: &mut 
 /// its unaligned ends by [`convert_loop`]; a destination whose aligned middle does not start on a
 /// value boundary goes through [`convert_loop`] whole. Ends with a store fence, so the bytes are
 /// in memory before anything published after this call.
+#[inline]
 #[target_feature(enable = "avx2")]
 pub(super) fn reverse_all_non_temporal_avx2<S: Copy, const N: usize>(
     src: &[S],
@@ -172,6 +178,7 @@ pub(super) fn reverse_all_non_temporal_avx2<S: Copy, const N: usize>(
 }
 
 /// [`convert_all_portable`] compiled with AVX2, so byte swaps become `vpshufb` over 32-byte registers.
+#[inline]
 #[target_feature(enable = "avx2")]
 pub(super) fn convert_all_avx2<S: Copy, const N: usize>(
     src: &[S],
