@@ -8,7 +8,9 @@ use super::CliError;
 use crate::files::{self, Output};
 use cqlwire_codec::types::{self, UdtRegistry};
 use cqlwire_vector::convert::{self, ConvertError, ConvertOptions, Totals};
-use cqlwire_vector::input::{InputError, InputFormat, InputOptions, RowSelection};
+use cqlwire_vector::input::{
+    InputError, InputFormat, InputOptions, RowSelection, UnknownInputFormat,
+};
 use cqlwire_vector::kernel::{VectorEncoder, VectorError};
 use cqlwire_vector::output::{NullPolicy, OutputFormat, WriteError};
 use indicatif::ProgressBar;
@@ -151,6 +153,7 @@ impl From<OnNull> for NullPolicy {
 /// Parses `--input-format`.
 pub(super) fn parse_input_format(text: &str) -> Result<InputFormat, String> {
     text.parse()
+        .map_err(|error: UnknownInputFormat| error.to_string())
 }
 
 /// Parses `--rows START..END` (either bound may be omitted).
@@ -338,7 +341,7 @@ fn convert_error(error: ConvertError, type_text: &str) -> CliError {
              elements"
         )),
         ConvertError::Empty => CliError::data(format!("{error} (give --type)")),
-        ConvertError::Threads(_) => CliError::data(error),
+        _ => CliError::data(error),
     }
 }
 
@@ -380,6 +383,10 @@ fn vector_error(error: VectorError) -> CliError {
 
 /// Maps a write error, naming the flags that fix it.
 fn write_error(error: WriteError) -> CliError {
+    let error = match error {
+        WriteError::Io(io) => return CliError::from(io),
+        other => other,
+    };
     let message = match &error {
         WriteError::IdColumnFormat(format) => format!(
             "--id-column applies to the hex, parquet and arrow formats, not {}",
@@ -405,12 +412,7 @@ fn write_error(error: WriteError) -> CliError {
                                     up front, which this input does not give; use -o FILE"
             .to_string(),
         WriteError::NpyHeader { .. } => format!("{error}; use -o FILE"),
-        WriteError::Io(_) | WriteError::Usage(_) | WriteError::Data(_) | WriteError::Table(_) => {
-            match error {
-                WriteError::Io(io) => return CliError::from(io),
-                _ => error.to_string(),
-            }
-        }
+        _ => error.to_string(),
     };
     if error.is_usage() {
         CliError::Usage(message)

@@ -48,6 +48,7 @@ const QUEUE: usize = 2;
 
 /// Why a conversion failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConvertError {
     /// Reading the input failed, or the input options do not fit it.
     #[error(transparent)]
@@ -144,7 +145,7 @@ pub fn open(
     }
     let row_bytes = reader
         .dimension()
-        .saturating_mul(element_bytes(reader.element_type()));
+        .saturating_mul(reader.element_type().size());
     // A file can be opened again, with batches of about BATCH_BYTES now that the row size is known.
     let batch_rows = (BATCH_BYTES / row_bytes.max(1)).max(1);
     if batch_rows == options.batch_rows {
@@ -183,7 +184,7 @@ pub fn convert<W: Destination + 'static>(
         .num_threads(threads)
         .build()
         .map_err(|e| ConvertError::Threads(e.to_string()))?;
-    let job = Job {
+    let pipeline = Pipeline {
         encoder: &encoder,
         nulls: options.nulls,
         format: options.format,
@@ -195,20 +196,9 @@ pub fn convert<W: Destination + 'static>(
     // BATCH_BYTES). Variable-size elements are CPU-bound (about 50 ns each) and go through the
     // reader/converter/writer pipeline with the pool.
     if threads == 1 || encoder.value_size().is_some() {
-        job.run_inline(reader, writer)
+        pipeline.run_inline(reader, writer)
     } else {
-        job.run(reader, writer)
-    }
-}
-
-/// The size in bytes of one stored input element.
-fn element_bytes(element: input::ElementType) -> usize {
-    use input::ElementType as E;
-    match element {
-        E::I8 | E::U8 => 1,
-        E::F16 | E::I16 => 2,
-        E::F32 | E::I32 => 4,
-        E::F64 | E::I64 => 8,
+        pipeline.run_threaded(reader, writer)
     }
 }
 
@@ -255,7 +245,7 @@ pub fn target_type(
 }
 
 /// One conversion: the settings shared by the pipeline's stages.
-struct Job<'a> {
+struct Pipeline<'a> {
     encoder: &'a VectorEncoder,
     nulls: NullPolicy,
     format: OutputFormat,
@@ -263,9 +253,9 @@ struct Job<'a> {
     progress: &'a (dyn Fn(&Totals) + Sync),
 }
 
-impl Job<'_> {
+impl Pipeline<'_> {
     /// Reads, converts and writes every batch in order on three threads, then completes the output.
-    fn run<W: Destination + 'static>(
+    fn run_threaded<W: Destination + 'static>(
         &self,
         reader: Box<dyn BatchReader>,
         writer: Box<dyn VectorWriter<W>>,

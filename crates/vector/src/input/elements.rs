@@ -3,36 +3,48 @@
 use super::{ElementType, Elements};
 use half::f16;
 
-/// Plain numbers: every bit pattern is a valid value and there is no padding, so a slice of them
-/// may be viewed as bytes and filled by a read.
-pub(crate) trait Plain: Copy + Default + Send + 'static {
+/// Plain numbers, whose memory [`bytes_mut`] lends out as bytes for a read to fill.
+///
+/// # Safety
+///
+/// An implementing type promises that any `size_of::<Self>()` initialised bytes, whatever their
+/// values, are a valid value of it: it has no padding bytes, no invalid bit patterns (unlike `bool`
+/// or `char`), and no pointers, references or other invariants that arbitrary bytes could break.
+/// Primitive integers and floats, and `half::f16` (a `#[repr(transparent)]` `u16`), keep that
+/// promise.
+pub(crate) unsafe trait Plain: Copy + Default + Send + 'static {
     /// The value with its bytes in the opposite order.
-    fn swap(self) -> Self;
+    fn reversed_bytes(self) -> Self;
 }
 
 macro_rules! plain_integer {
     ($($t:ty),*) => {$(
-        impl Plain for $t {
-            fn swap(self) -> Self {
-                self.swap_bytes()
+        // SAFETY: a primitive integer has no padding and every bit pattern is a value.
+        unsafe impl Plain for $t {
+            fn reversed_bytes(self) -> Self {
+                <$t>::swap_bytes(self)
             }
         }
     )*};
 }
 plain_integer!(i8, u8, i16, i32, i64);
 
-impl Plain for f16 {
-    fn swap(self) -> Self {
+// SAFETY: `f16` is a `#[repr(transparent)]` `u16`: no padding, and every bit pattern is a value
+// (NaNs included).
+unsafe impl Plain for f16 {
+    fn reversed_bytes(self) -> Self {
         f16::from_bits(self.to_bits().swap_bytes())
     }
 }
-impl Plain for f32 {
-    fn swap(self) -> Self {
+// SAFETY: an `f32` has no padding and every bit pattern is a value (NaNs included).
+unsafe impl Plain for f32 {
+    fn reversed_bytes(self) -> Self {
         f32::from_bits(self.to_bits().swap_bytes())
     }
 }
-impl Plain for f64 {
-    fn swap(self) -> Self {
+// SAFETY: an `f64` has no padding and every bit pattern is a value (NaNs included).
+unsafe impl Plain for f64 {
+    fn reversed_bytes(self) -> Self {
         f64::from_bits(self.to_bits().swap_bytes())
     }
 }
@@ -40,9 +52,9 @@ impl Plain for f64 {
 /// The bytes of a slice of plain numbers, for reading into it.
 pub(crate) fn bytes_mut<T: Plain>(values: &mut [T]) -> &mut [u8] {
     let len = std::mem::size_of_val(values);
-    // SAFETY: `Plain` types are primitive numbers (or `f16`, a transparent `u16`): no padding, and
-    // every byte pattern is a valid value, so writing arbitrary bytes cannot create an invalid
-    // value. The pointer and length come from a live, exclusively borrowed slice, and u8 has
+    // SAFETY: `T: Plain` promises no padding and that any bytes are a valid `T`, so the bytes may
+    // be read (all initialised) and overwritten with anything. The pointer and length come from a
+    // live, exclusively borrowed slice, which the result borrows for as long, and u8 has
     // alignment 1.
     unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), len) }
 }
@@ -171,7 +183,7 @@ impl Elements {
 
     /// Reverses the byte order of every element (big-endian input on a little-endian machine).
     pub(crate) fn swap_bytes(&mut self) {
-        with_vec!(self, v => v.iter_mut().for_each(|x| *x = x.swap()))
+        with_vec!(self, v => v.iter_mut().for_each(|x| *x = x.reversed_bytes()))
     }
 
     /// Keeps the first `len` elements.

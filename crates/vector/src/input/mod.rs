@@ -130,8 +130,9 @@ pub enum RowSelection {
     },
 }
 
-/// Input formats (`--input-format`).
+/// Input formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputFormat {
     /// NumPy `.npy`.
     Npy,
@@ -158,9 +159,10 @@ pub enum InputFormat {
 /// How to open an input.
 #[derive(Debug, Clone)]
 pub struct InputOptions {
-    /// `--input-format`; None = by extension, then magic bytes.
+    /// The format; None = by extension, then magic bytes.
     pub format: Option<InputFormat>,
-    /// `--column` (Parquet/Arrow); None = the only list-typed column, else emb/embedding/vector.
+    /// The vector column (Parquet/Arrow); None = the only list-typed column, else
+    /// emb/embedding/vector.
     pub column: Option<String>,
     /// Rows to read.
     pub selection: RowSelection,
@@ -171,6 +173,7 @@ pub struct InputOptions {
 
 /// Why an input could not be read: one line, naming the file offset / row / element where it applies.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum InputError {
     /// The input could not be opened or read.
     #[error("{input}: {source}")]
@@ -254,8 +257,8 @@ pub trait BatchReader: Send {
     }
 }
 
-/// Opens an input file (`None` or `-` = standard input; then the format needs `--input-format` or
-/// magic bytes). An unknown format is an error listing what is supported.
+/// Opens an input file (`None` or `-` = standard input; then the format needs [`InputOptions::format`]
+/// or magic bytes). An unknown format is an error listing what is supported.
 pub fn open(
     path: Option<&Path>,
     options: &InputOptions,
@@ -358,12 +361,12 @@ impl InputFormat {
         InputFormat::Arrow,
     ];
 
-    /// The `--input-format` names, in the order of [`InputFormat::ALL`].
+    /// The format names, in the order of [`InputFormat::ALL`].
     pub const NAMES: [&'static str; 10] = [
         "npy", "parquet", "fvecs", "ivecs", "bvecs", "fbin", "ibin", "u8bin", "i8bin", "arrow",
     ];
 
-    /// The `--input-format` name.
+    /// The format's name.
     pub fn name(self) -> &'static str {
         let index = InputFormat::ALL.iter().position(|&f| f == self);
         index
@@ -374,7 +377,7 @@ impl InputFormat {
 
     /// The element type of the fixed-layout ANN formats (fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin),
     /// which their names carry; `None` for formats that describe their own elements.
-    pub fn fixed_element_type(self) -> Option<ElementType> {
+    pub(crate) fn fixed_element_type(self) -> Option<ElementType> {
         match self {
             InputFormat::Fvecs | InputFormat::Fbin => Some(ElementType::F32),
             InputFormat::Ivecs | InputFormat::Ibin => Some(ElementType::I32),
@@ -397,21 +400,26 @@ impl InputFormat {
     }
 }
 
-impl FromStr for InputFormat {
-    type Err = String;
+/// A name that is none of [`InputFormat::NAMES`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown input format '{name}' (supported: {})", InputFormat::NAMES.join(", "))]
+pub struct UnknownInputFormat {
+    /// The name as given.
+    pub name: String,
+}
 
-    /// Parses an `--input-format` name (case-insensitive).
+impl FromStr for InputFormat {
+    type Err = UnknownInputFormat;
+
+    /// Parses a format name (case-insensitive).
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         let lower = name.to_ascii_lowercase();
         InputFormat::NAMES
             .iter()
             .position(|&n| n == lower)
             .and_then(|i| InputFormat::ALL.get(i).copied())
-            .ok_or_else(|| {
-                format!(
-                    "unknown input format '{name}' (supported: {})",
-                    InputFormat::NAMES.join(", ")
-                )
+            .ok_or_else(|| UnknownInputFormat {
+                name: name.to_string(),
             })
     }
 }
@@ -496,7 +504,11 @@ mod tests {
             assert_eq!(format.name(), name);
         }
         assert_eq!("NPY".parse::<InputFormat>(), Ok(InputFormat::Npy));
-        assert!("csv".parse::<InputFormat>().unwrap_err().contains("fvecs"));
+        assert!("csv"
+            .parse::<InputFormat>()
+            .unwrap_err()
+            .to_string()
+            .contains("fvecs"));
         let by_extension = |p: &str| InputFormat::from_extension(Path::new(p));
         assert_eq!(by_extension("a/b.PQ"), Some(InputFormat::Parquet));
         assert_eq!(by_extension("x.u8bin"), Some(InputFormat::U8bin));

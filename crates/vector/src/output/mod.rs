@@ -77,6 +77,7 @@ impl<W: Write + Send> Destination for Stream<W> {}
 
 /// The output formats of `convert`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutputFormat {
     /// The values concatenated.
     Raw,
@@ -99,7 +100,7 @@ impl OutputFormat {
     }
 
     /// Whether the format can represent a null row.
-    pub fn holds_nulls(self) -> bool {
+    pub(crate) fn holds_nulls(self) -> bool {
         !matches!(self, OutputFormat::Raw | OutputFormat::Npy)
     }
 
@@ -129,6 +130,7 @@ pub enum NullPolicy {
 
 /// Why output could not be written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// The options do not fit the format (a usage error).
     #[error("{0}")]
@@ -225,12 +227,12 @@ impl WriteError {
 
 /// Everything a writer needs to know besides its output.
 #[derive(Debug, Clone)]
-pub struct WriterOptions {
+pub(crate) struct WriterOptions {
     /// The output format.
     pub format: OutputFormat,
     /// What to do with null rows (they arrive only under `Skip` or `Null`, see [`check_nulls`]).
     pub nulls: NullPolicy,
-    /// `--id-column`: the passed-through column written before each hex value, and required to exist
+    /// The passed-through column written before each hex value, and required to exist
     /// for `parquet`/`arrow`.
     pub id_column: Option<String>,
     /// Name of the input's vector column; the output column is `<name>_cql`.
@@ -242,7 +244,7 @@ pub struct WriterOptions {
 }
 
 /// A sink for encoded batches, in row order, writing into a destination `W`.
-pub trait VectorWriter<W>: Send {
+pub(crate) trait VectorWriter<W>: Send {
     /// Writes the batch's rows (dropping null rows under [`NullPolicy::Skip`]); returns the number of
     /// value bytes written.
     fn write(&mut self, batch: &EncodedBatch) -> Result<u64, WriteError>;
@@ -252,7 +254,7 @@ pub trait VectorWriter<W>: Send {
 }
 
 /// Creates the writer for `options.format` on `output`.
-pub fn create<W: Destination + 'static>(
+pub(crate) fn create<W: Destination + 'static>(
     output: W,
     encoder: &VectorEncoder,
     options: WriterOptions,

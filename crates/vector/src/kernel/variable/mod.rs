@@ -3,13 +3,19 @@
 //!
 //! The common elements — integers, and floats whose shortest digits are positional (magnitudes from
 //! 10^-4 to 10^7 for f32, to 10^15 for f64, and zero) — are formatted here: the digits of a float by zmij (the same digits as
-//! [`super::push_number`]), of an integer by itoa; a varint's shortest two's-complement bytes; a
+//! [`super::float_text::push_number`]), of an integer by itoa; a varint's shortest two's-complement bytes; a
 //! decimal's scale and unscaled value from zmij's shortest digits as numbers, without text. Every
 //! other element (tiny and huge magnitudes, non-finite values, errors) goes through the general
-//! [`super::write_variable`], so both paths give the same bytes and messages.
+//! [`general::write_variable`], so both paths give the same bytes and messages.
 
-use super::{varint_bytes, write_variable, Number, Rows, TWO_POW_63};
+mod general;
+
+pub(super) use general::write_variable;
+
+use super::number::{Number, TWO_POW_63};
+use super::rows::Rows;
 use crate::types::NativeType;
+use general::varint_bytes;
 use half::f16;
 
 /// Bytes kept writable past the end of the written output: more than the longest element a fast
@@ -164,7 +170,7 @@ impl<'a> Sink<'a> {
         self.len += 1 + n;
     }
 
-    /// Writes the text element of `number` (see [`super::push_number`]).
+    /// Writes the text element of `number` (see [`super::float_text::push_number`]).
     #[inline(always)]
     fn text(&mut self, number: Number) -> Result<(), ()> {
         match number {
@@ -327,7 +333,7 @@ fn shortest_bytes(value: i64, n: usize) -> u64 {
     (value as u64) << ((8 - n) * 8)
 }
 
-/// Stores `value` big-endian at `room[at..at + 8]`.
+/// StoreMode `value` big-endian at `room[at..at + 8]`.
 #[inline(always)]
 fn store(room: &mut [u8; ROOM], at: usize, value: u64) {
     if let Some(dst) = room.get_mut(at..at + 8) {
