@@ -5,6 +5,7 @@ use super::byte_order::{convert_all, destination_runs, reverse_all, write_record
 use super::number::TWO_POW_63;
 use super::rows::Rows;
 use super::target::FixedTarget;
+use cqlwire_codec::value::NANOS_PER_DAY;
 use half::f16;
 
 /// Elements converted per check-then-convert block (fits in L1 with its output).
@@ -192,8 +193,6 @@ pub(super) fn convert_fixed(
     Ok(())
 }
 
-/// Nanoseconds in a day: a `time` is below this.
-pub(super) const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
 /// Converts `rows` to an integer target whose values are `min..=max` (all exactly representable as
 /// f64), each written by `encode`: integers are range-checked, floats must also be integral.
