@@ -123,3 +123,46 @@ fn raw_bytes_of_inflating_frames_are_decoded_a_piece_at_a_time() {
     assert_eq!(messages, 64);
     assert!(peak < 4 << 20, "peak of {peak} bytes");
 }
+
+/// A v4 request frame on `stream`.
+fn request(stream: i16, opcode: u8, body: &[u8]) -> Vec<u8> {
+    let mut frame = vec![4, 0];
+    frame.extend(stream.to_be_bytes());
+    frame.push(opcode);
+    frame.extend((body.len() as u32).to_be_bytes());
+    frame.extend(body);
+    frame
+}
+
+/// Runs the raw client `stream` (no response) and returns the peak of the live heap.
+fn unanswered(stream: &[u8]) -> usize {
+    measure(|| {
+        let mut inspector = Inspector::new(Options::default());
+        let mut client = stream;
+        let mut sink = |_: Record| {};
+        inspector
+            .raw("raw", Some(&mut client), None, &mut sink)
+            .expect("reading memory");
+    })
+}
+
+#[test]
+fn unanswered_requests_take_about_what_they_count_against_their_cap() {
+    // 32,767 OPTIONS: over the 4 MiB a connection's pending requests may count, at 160 bytes
+    // each, the oldest are forgotten. Each entry took 650 bytes (17 MiB in all).
+    let options: Vec<u8> = (0..i16::MAX).flat_map(|i| request(i, 0x05, &[])).collect();
+    let peak = unanswered(&options);
+    assert!(peak < 6 << 20, "OPTIONS: peak of {peak} bytes");
+    // 300 QUERYs of 20 kB, each kept cut to 16 KiB: a cut text held twice its length (8 MiB).
+    let queries: Vec<u8> = (0..300i16)
+        .flat_map(|i| {
+            let text = format!("SELECT {i} -- {}", "x".repeat(20_000));
+            let mut body = (text.len() as u32).to_be_bytes().to_vec();
+            body.extend(text.as_bytes());
+            body.extend([0, 1, 0]);
+            request(i, 0x07, &body)
+        })
+        .collect();
+    let peak = unanswered(&queries);
+    assert!(peak < 6 << 20, "QUERY: peak of {peak} bytes");
+}

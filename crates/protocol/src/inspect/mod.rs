@@ -656,7 +656,7 @@ impl Conn {
             Side::Server if header.stream >= 0 => self.pending.take(header.stream, totals),
             _ => None,
         };
-        let request = pending.as_ref().and_then(|p| p.request.as_ref());
+        let request = pending.as_ref().and_then(|p| p.request.as_deref());
         let version = header.version_byte();
         let opcode = header.opcode.to_byte();
         let flags = header.flags.0;
