@@ -14,18 +14,28 @@ target=$1 seconds=$2
 shift 2
 case $target in
   lz4_body | frame_stream | capture | protocol_stream | tls) max_len=65540 ;;
+  inspect) max_len=131072 ;;
   npy_header | vecs_readers) max_len=8192 ;;
   value_decoder) max_len=1024 ;;
   *) max_len=4096 ;;
 esac
-dict=()
-[ -f "fuzz/dicts/$target.dict" ] && dict=("-dict=fuzz/dicts/$target.dict")
+# A 128 KiB inspect input may inflate to 20 MB of frames, decoded twice and explained (about 2 s).
+timeout=5
+[ "$target" = inspect ] && timeout=30
 mkdir -p "fuzz/corpus/$target" fuzz/artifacts/logs
+# A target's dictionary; inspect reads captures too, so it also gets capture's.
+dicts=("fuzz/dicts/$target.dict")
+[ "$target" = inspect ] && dicts=(fuzz/dicts/capture.dict fuzz/dicts/inspect.dict)
+dict=()
+if [ -f "${dicts[-1]}" ]; then
+  cat "${dicts[@]}" >"fuzz/artifacts/$target.dict"
+  dict=("-dict=fuzz/artifacts/$target.dict")
+fi
 log="fuzz/artifacts/logs/$target-$(date -u +%Y%m%dT%H%M%S).log"
 # -s none: no sanitizer (safe Rust; debug assertions and overflow checks stay on). The targets'
 # global allocator aborts on any single allocation above 64 MiB; -rss_limit_mb bounds the total.
 RUSTC_BOOTSTRAP=1 cargo fuzz run -s none --fuzz-dir fuzz "$target" "fuzz/corpus/$target" -- \
-  -max_total_time="$seconds" -max_len="$max_len" -timeout=5 -rss_limit_mb=128 \
+  -max_total_time="$seconds" -max_len="$max_len" -timeout="$timeout" -rss_limit_mb=128 \
   -print_final_stats=1 "${dict[@]}" "$@" 2>&1 | tee "$log" | grep -E "^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|Done|stat::|.*panicked|thread)" || true
 status=${PIPESTATUS[0]}
 echo "log: $log"

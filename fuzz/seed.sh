@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Seeds every fuzz target's corpus (fuzz/corpus/<target>/, git-ignored) from the committed fixtures:
 # type strings, driver payloads and literals, malformed payloads, LZ4 bodies and frame streams, and the
-# convert inputs, TLS captures and key logs. Each seed file is named by the SHA-1 of its bytes, as libFuzzer names its own.
+# convert inputs, TLS captures and key logs, and captures of hostile shapes made from the pcap fixtures
+# by fuzz/shapes.py. Each seed file is named by the SHA-1 of its bytes, as libFuzzer names its own.
 # Usage: fuzz/seed.sh   (from anywhere; needs python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - <<'PY'
-import hashlib, json, pathlib, re
+import hashlib, json, pathlib, re, sys
+
+sys.path.insert(0, "fuzz")
+import shapes
 
 root = pathlib.Path(".")
 corpus = root / "fuzz" / "corpus"
@@ -138,11 +142,42 @@ for capture in sorted((tls / "captures").iterdir()):
     seed("tls", tls_input(key_log, chunks), 65540)  # cut at 64 KiB: the handshake and some data
     seed("tls", b"\x01" + key_log, 65540)
 
-# inspect: the TLS pcaps (bit 0: a capture; bit 2: decrypted with the key logs checks.rs includes;
-# bit 1: port 9042 watched), cut at 64 KiB: the handshakes and the first messages.
+# inspect (fuzz/src/checks.rs): control bit 0 a capture, 1 port 9042 watched, 2 TLS decrypted with
+# the key logs checks.rs includes, 3 several files of a rotated capture, 4 tight reassembly limits.
+# capture (fuzz/src/capture.rs): bit 0 tight limits, bit 1 several files.
+# The pcaps are cut to what -max_len (65540 for capture) holds: the handshakes and first messages.
 for pcap in sorted((root / "fixtures" / "tls" / "pcaps").glob("*.pcap")):
     for control in (0b101, 0b111, 0b011):
         seed("inspect", bytes([control]) + pcap.read_bytes(), 65537)
+fixtures = sorted((root / "fixtures" / "inspect").glob("*.pcap"))
+for path in fixtures + sorted((root / "fixtures" / "inspect" / "hostile").glob("*.pcap")):
+    pcap = shapes.Pcap(path.read_bytes())
+    records = pcap.prefix(60000)
+    tls = path.name.startswith("tls")
+    plain = 0b111 if tls else 0b011
+    files = {
+        "whole": pcap.write(records),
+        "snaplen": shapes.snaplen_truncated(pcap, records),
+        "rst": shapes.rst_outside(pcap, records),
+        "pcapng": shapes.pcapng_overrun(pcap, records),
+    }
+    for name, data in files.items():
+        seed("inspect", bytes([plain]) + data, 65540)
+        seed("inspect", bytes([plain | 0b10000]) + data, 65540)
+        seed("capture", b"\x00" + data, 65540)
+        seed("capture", b"\x01" + data, 65540)
+    seed("inspect", bytes([plain | 0b1000]) + shapes.rotated(pcap, records), 65540)
+    seed("capture", b"\x02" + shapes.rotated(pcap, records), 65540)
+    if path in fixtures:
+        client, server = shapes.directions(pcap, records)
+        client, server = client[:30000], server[:30000]
+        raw = len(client).to_bytes(2, "little") + client + server
+        seed("inspect", bytes([0b100 if tls else 0]) + raw, 65540)
+for path in sorted((root / "fixtures" / "fuzz-regressions" / "inspect").iterdir()):
+    seed("inspect", path.read_bytes(), 131072)
+for path in sorted((root / "fixtures" / "capture").glob("*/*.pcap*")):
+    for control in (b"\x00", b"\x01"):
+        seed("capture", control + path.read_bytes(), 65540)
 
 for target, count in sorted(counts.items()):
     print(f"{target}: {count} seeds")

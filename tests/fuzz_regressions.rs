@@ -1,7 +1,9 @@
 //! Replays every input the fuzzers found (`fixtures/fuzz-regressions/<target>/`) through the same
-//! checks the fuzz targets run (`fuzz/src/checks.rs`): no panic, the targets' invariants, and no
-//! single allocation above 64 MiB.
+//! checks the fuzz targets run (`fuzz/src/checks.rs`): no panic, the targets' invariants, no
+//! single allocation above 64 MiB, and each target's bound on the live heap (`checks::bounded`).
 
+#[path = "../fuzz/src/capture.rs"]
+mod capture;
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
 
@@ -59,4 +61,41 @@ fn every_regression_folder_names_a_target() {
             "fixtures/fuzz-regressions/{name} is not a fuzz target"
         );
     }
+}
+
+#[test]
+fn the_allocator_measures_the_peak_of_live_bytes() {
+    // 1 MiB freed, then 2 MiB live together: the peak is 2 MiB, not the 3 MiB allocated.
+    let bound = checks::MemoryBound {
+        per_input_byte: 0,
+        constant: 8 << 20,
+        decompressed_per_input_byte: 0,
+        retained_per_connection: None,
+    };
+    let peak = checks::bounded(&[], bound, |_| {
+        drop(std::hint::black_box(vec![1u8; 1 << 20]));
+        let both = (vec![1u8; 1 << 20], vec![1u8; 1 << 20]);
+        std::hint::black_box(&both);
+    });
+    assert!((2 << 20..(2 << 20) + (64 << 10)).contains(&peak), "{peak}");
+    // Work left out of the measure does not count.
+    let peak = checks::bounded(&[], bound, |_| {
+        checks::unmeasured(|| drop(std::hint::black_box(vec![1u8; 4 << 20])));
+    });
+    assert!(peak < 64 << 10, "{peak}");
+}
+
+#[test]
+fn a_bound_grows_with_the_input_and_its_open_connections() {
+    let bound = checks::MemoryBound {
+        per_input_byte: 2,
+        constant: 100,
+        decompressed_per_input_byte: 10,
+        retained_per_connection: Some(1000),
+    };
+    assert_eq!(bound.limit(0, 0), 100);
+    // The decompressed term, capped by the connections open.
+    assert_eq!(bound.limit(50, 1), 100 + 100 + 500);
+    assert_eq!(bound.limit(500, 1), 100 + 1000 + 1000);
+    assert_eq!(bound.limit(500, 3), 100 + 1000 + 3000);
 }

@@ -1,7 +1,7 @@
-//! `capture`: see [`cqlwire_fuzz::capture::capture`].
+//! `capture`: see [`cqlwire_fuzz::checks::capture`].
 #![no_main]
 
 #[global_allocator]
 static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::capture::capture(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::capture(data));

@@ -90,9 +90,27 @@ impl Invariants {
     }
 }
 
-/// The check. The first byte picks tight or default reassembly limits; the rest is the file.
+/// The files of a rotated capture in one input: each but the last behind its 2-byte little-endian
+/// length, the last taking the rest (shared with the `inspect` target).
+pub fn split_files(mut rest: &[u8]) -> Vec<&[u8]> {
+    let mut files = Vec::new();
+    while let [a, b, tail @ ..] = rest {
+        let (file, tail) = tail.split_at(usize::from(u16::from_le_bytes([*a, *b])).min(tail.len()));
+        files.push(file);
+        rest = tail;
+    }
+    if !rest.is_empty() || files.is_empty() {
+        files.push(rest);
+    }
+    files
+}
+
+/// The check. The first byte picks tight (bit 0) or default reassembly limits, and whether the
+/// rest is one file or (bit 1) the files of a rotated capture ([`split_files`]), read in order as
+/// one capture (`Capture::continue_with`), as `inspect A B …` reads them; a file that is no
+/// capture ends the run there.
 pub fn capture(data: &[u8]) {
-    let Some((&choice, file)) = data.split_first() else {
+    let Some((&choice, rest)) = data.split_first() else {
         return;
     };
     let limits = if choice & 1 == 1 {
@@ -104,11 +122,36 @@ pub fn capture(data: &[u8]) {
     } else {
         Limits::default()
     };
-    let Ok(mut capture) = Capture::with_limits(file, limits) else {
+    let files = if choice & 2 != 0 {
+        split_files(rest)
+    } else {
+        vec![rest]
+    };
+    let Ok(mut capture) = Capture::with_limits(files[0], limits) else {
         return;
     };
-    let mut invariants = Invariants::new(file.len() as u64);
-    if capture.run(&mut |event| invariants.event(&event)).is_ok() {
+    let mut invariants = Invariants::new(rest.len() as u64);
+    let mut sink = |event: Event<'_>| invariants.event(&event);
+    if read_files(&mut capture, &files, &mut sink) {
+        capture.finish(&mut sink);
         invariants.finish();
     }
+}
+
+/// Reads `files` in order into `capture` (opened on the first) as one capture, as `inspect A B …`
+/// does (`Capture::continue_with`), up to a file that is no capture; false on a read error.
+pub fn read_files<'r>(
+    capture: &mut Capture<'r>,
+    files: &[&'r [u8]],
+    sink: &mut dyn FnMut(Event<'_>),
+) -> bool {
+    for (i, file) in files.iter().enumerate() {
+        if i > 0 && capture.continue_with(*file).is_err() {
+            break;
+        }
+        if capture.read_file(sink).is_err() {
+            return false;
+        }
+    }
+    true
 }

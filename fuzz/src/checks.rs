@@ -5,7 +5,7 @@
 //! Each check takes arbitrary bytes, calls the library the way the commands do, and panics when an
 //! invariant fails; the library itself must never panic. [`CappedAllocator`] turns any single
 //! allocation above [`ALLOCATION_LIMIT`] into an abort, so "garbage that claims a huge size" is a
-//! finding too.
+//! finding too, and so is a live heap that outgrows a target's [`MemoryBound`] ([`bounded`]).
 
 use cqlwire_codec::types::{
     parse_type, CqlType, NativeType, TypeErrorKind, UdtRegistry, UdtType, MAX_TYPE_DEPTH,
@@ -19,6 +19,7 @@ use cqlwire_vector::input::{
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
+use std::fmt::Write as _;
 use std::io::{Cursor, Seek, Write};
 use std::sync::OnceLock;
 
@@ -26,7 +27,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 12] = [
+pub const TARGETS: [(&str, Check); 13] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -37,6 +38,7 @@ pub const TARGETS: [(&str, Check); 12] = [
     ("message_body", message_body),
     ("protocol_stream", protocol_stream),
     ("inspect", inspect),
+    ("capture", capture),
     ("vector_kernel", vector_kernel),
     ("query_redaction", query_redaction),
 ];
@@ -51,9 +53,65 @@ pub const ALLOCATION_LIMIT: usize = (64 << 20) + (64 << 10);
 /// messages): a file's size is known, so a reader must not trust a header beyond it.
 const FILE_ALLOCATION_SLACK: usize = 64 << 10;
 
+/// Most bytes an LZ4 block (CQL v4 body, v5 segment) inflates to per byte of block: a byte of a
+/// match's length adds at most 255 bytes of output.
+pub const LZ4_RATIO: usize = 255;
+
+/// A bound on the live heap bytes a check may hold at once for an input of `n` bytes, with at
+/// most `c` connections open at once ([`note_connections`]):
+/// `per_input_byte × n + constant + min(decompressed_per_input_byte × n, retained_per_connection × c)`
+/// (without `retained_per_connection`, the last term is `decompressed_per_input_byte × n`).
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryBound {
+    /// Bytes per input byte: copies, buffers and bookkeeping that follow the input.
+    pub per_input_byte: usize,
+    /// Bytes whatever the input: fixed buffers and one frame or block in flight.
+    pub constant: usize,
+    /// Bytes per input byte that decompressed data and what is kept of it may take: a small
+    /// multiple of [`LZ4_RATIO`].
+    pub decompressed_per_input_byte: usize,
+    /// The most the library keeps of decompressed data per open connection, by its caps (`None`:
+    /// no cap but the ratio).
+    pub retained_per_connection: Option<usize>,
+}
+
+impl MemoryBound {
+    /// The live heap bytes allowed for an input of `n` bytes with `connections` open at once.
+    pub fn limit(&self, n: usize, connections: usize) -> usize {
+        let decompressed = self.decompressed_per_input_byte.saturating_mul(n);
+        let kept = match self.retained_per_connection {
+            Some(cap) => decompressed.min(cap.saturating_mul(connections)),
+            None => decompressed,
+        };
+        self.per_input_byte
+            .saturating_mul(n)
+            .saturating_add(self.constant)
+            .saturating_add(kept)
+    }
+}
+
+/// The measured run of [`bounded`] on this thread: the live heap before it, the input's length,
+/// its bound, and the most connections open at once so far.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    before: isize,
+    input_len: usize,
+    bound: MemoryBound,
+    connections: usize,
+}
+
 thread_local! {
     /// The largest single allocation on this thread since [`take_largest_allocation`].
     static LARGEST_ALLOCATION: Cell<usize> = const { Cell::new(0) };
+    /// Heap bytes allocated and not yet freed by this thread (frees of another thread's
+    /// allocations count here too, so it may go below zero).
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The highest [`LIVE`] since the measured run began (see [`bounded`]).
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+    /// The run [`bounded`] measures, if any.
+    static MEASURED: Cell<Option<Measured>> = const { Cell::new(None) };
+    /// Whether allocations are left out of [`PEAK`] and the bound (see [`unmeasured`]).
+    static PAUSED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The largest single allocation made on this thread since the last call.
@@ -61,14 +119,32 @@ fn take_largest_allocation() -> usize {
     LARGEST_ALLOCATION.try_with(|l| l.replace(0)).unwrap_or(0)
 }
 
-/// The system allocator, aborting the process on any allocation above [`ALLOCATION_LIMIT`] (libFuzzer
-/// reports the abort as a crash and saves the input).
+/// A line of at most 192 bytes formatted on the stack: the allocator cannot allocate to report.
+struct StackLine {
+    bytes: [u8; 192],
+    len: usize,
+}
+
+impl std::fmt::Write for StackLine {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = (self.len + s.len()).min(self.bytes.len());
+        self.bytes[self.len..end].copy_from_slice(&s.as_bytes()[..end - self.len]);
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// The system allocator, aborting the process on any allocation above [`ALLOCATION_LIMIT`] and,
+/// inside [`bounded`], as soon as the live heap passes the run's [`MemoryBound`] (libFuzzer reports
+/// the abort as a crash and saves the input). It counts each thread's live heap bytes and their
+/// peak.
 pub struct CappedAllocator;
 
 impl CappedAllocator {
-    /// Records `size` for [`take_largest_allocation`]; aborts when it is above the limit.
-    fn check(size: usize) {
-        // A const-initialised thread-local without destructor: no allocation, no recursion.
+    /// Records an allocation of `size` bytes (`freed` bytes given back by a `realloc`); aborts
+    /// when it is above a limit.
+    fn allocated(size: usize, freed: usize) {
+        // Const-initialised thread-locals without destructor: no allocation, no recursion.
         let _ = LARGEST_ALLOCATION.try_with(|l| l.set(l.get().max(size)));
         if size > ALLOCATION_LIMIT {
             // Writing a static message to unbuffered stderr does not allocate.
@@ -76,33 +152,110 @@ impl CappedAllocator {
                 .write_all(b"fuzz: allocation above ALLOCATION_LIMIT (64 MiB), aborting\n");
             std::process::abort();
         }
+        let Ok(live) = LIVE.try_with(|l| {
+            l.set(l.get() + size as isize - freed as isize);
+            l.get()
+        }) else {
+            return;
+        };
+        if PAUSED.try_with(Cell::get).unwrap_or(true) {
+            return;
+        }
+        let _ = PEAK.try_with(|p| p.set(p.get().max(live)));
+        let Some(Some(run)) = MEASURED.try_with(Cell::get).ok() else {
+            return;
+        };
+        let limit = run.bound.limit(run.input_len, run.connections);
+        let above = live - run.before;
+        if above > limit as isize {
+            let mut line = StackLine {
+                bytes: [0; 192],
+                len: 0,
+            };
+            let _ = writeln!(
+                line,
+                "fuzz: live heap {above} bytes, over the limit of {limit} bytes for a {}-byte \
+                 input with {} connection(s) open (MemoryBound), aborting",
+                run.input_len, run.connections
+            );
+            let _ = std::io::stderr().write_all(&line.bytes[..line.len]);
+            std::process::abort();
+        }
+    }
+
+    /// Records `size` bytes freed.
+    fn freed(size: usize) {
+        let _ = LIVE.try_with(|l| l.set(l.get() - size as isize));
     }
 }
 
-// SAFETY: every call is forwarded unchanged to `System`; the only addition is the size check.
+// SAFETY: every call is forwarded unchanged to `System`; the only additions are the counters and
+// the size checks.
 unsafe impl GlobalAlloc for CappedAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        Self::check(layout.size());
+        Self::allocated(layout.size(), 0);
         // SAFETY: the caller's contract for `alloc` is passed on unchanged.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        Self::check(layout.size());
+        Self::allocated(layout.size(), 0);
         // SAFETY: as for `alloc`.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        Self::check(new_size);
+        // Counted as the change in size (large blocks grow in place or by remapping).
+        Self::allocated(new_size, layout.size());
         // SAFETY: as for `alloc`; `ptr` and `layout` come from this allocator, which is `System`'s.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        Self::freed(layout.size());
         // SAFETY: as for `realloc`.
         unsafe { System.dealloc(ptr, layout) }
     }
+}
+
+/// Runs `check` on `data` under `bound`: the process aborts, naming the live heap reached, the
+/// input's length and the limit, as soon as the heap live on this thread grows more than
+/// `bound.limit` bytes above what was live before. Returns the peak reached above that (only
+/// [`CappedAllocator`] counts: without it, 0).
+pub fn bounded(data: &[u8], bound: MemoryBound, check: impl FnOnce(&[u8])) -> usize {
+    let before = LIVE.with(Cell::get);
+    let saved_peak = PEAK.replace(before);
+    let saved = MEASURED.replace(Some(Measured {
+        before,
+        input_len: data.len(),
+        bound,
+        connections: 0,
+    }));
+    check(data);
+    MEASURED.set(saved);
+    let peak = PEAK.replace(saved_peak.max(PEAK.get()));
+    usize::try_from(peak - before).unwrap_or(0)
+}
+
+/// Tells the run [`bounded`] measures that `open` connections are open at once (the bound grows
+/// with the most seen).
+pub fn note_connections(open: usize) {
+    MEASURED.with(|m| {
+        if let Some(mut run) = m.get() {
+            run.connections = run.connections.max(open);
+            m.set(Some(run));
+        }
+    });
+}
+
+/// Runs `f` with its allocations left out of the peak and the bound of [`bounded`]: for work of a
+/// check that the commands do not do (building a `serde_json::Value` of a message to check it, or
+/// the second decoding it compares). What `f` returns still counts as live afterwards.
+pub fn unmeasured<T>(f: impl FnOnce() -> T) -> T {
+    let was = PAUSED.replace(true);
+    let out = f();
+    PAUSED.set(was);
+    out
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -507,7 +660,25 @@ thread_local! {
 /// input compressed must decompress back in place.
 /// Decompressing into a reused buffer that already holds the declared length (the in-place path)
 /// must give what a fresh buffer gives: the same payload, or the same error and an empty buffer.
+/// All under [`LZ4_BODY_BOUND`].
 pub fn lz4_body(data: &[u8]) {
+    bounded(data, LZ4_BODY_BOUND, check_lz4_body);
+}
+
+/// What `lz4_body` may hold: the output is allocated only for a declared length the block can
+/// make (at most [`LZ4_RATIO`] × the block, `docs/limits.md`), and the check holds up to about
+/// eight payloads' worth at once (cqlwire's, the kept buffer grown to it, the C library's, and the
+/// payload compressed three ways into buffers of its worst-case size), plus the input compressed
+/// and decompressed in place.
+pub const LZ4_BODY_BOUND: MemoryBound = MemoryBound {
+    per_input_byte: 16,
+    constant: 64 << 10,
+    decompressed_per_input_byte: 10 * LZ4_RATIO,
+    retained_per_connection: None,
+};
+
+/// [`lz4_body`]'s checks, without the memory bound.
+fn check_lz4_body(data: &[u8]) {
     compresses_like_c(data);
     round_trips_in_place(data);
     let ours = lz4::decompress_body(data, LZ4_MAX_SIZE);
@@ -644,8 +815,24 @@ fn breaks_end_of_block_rules(block: &[u8]) -> bool {
 
 /// Splits the input into v3/v4 frames with the slice iterator and the streaming reader, which must
 /// agree frame by frame and on the error; headers must print back to their bytes; compressed bodies
-/// are decompressed (as `decompress --frames` does) without panicking.
+/// are decompressed (as `decompress --frames` does) without panicking. All under
+/// [`FRAME_STREAM_BOUND`].
 pub fn frame_stream(data: &[u8]) {
+    bounded(data, FRAME_STREAM_BOUND, check_frame_stream);
+}
+
+/// What `frame_stream` may hold: the streaming reader reads a body in steps of 1 MiB, so its
+/// memory follows the bytes that arrive, never the length a header claims (`docs/limits.md`);
+/// one body decompressed at a time, at most [`LZ4_RATIO`] × its block.
+pub const FRAME_STREAM_BOUND: MemoryBound = MemoryBound {
+    per_input_byte: 4,
+    constant: (1 << 20) + (64 << 10),
+    decompressed_per_input_byte: 2 * LZ4_RATIO,
+    retained_per_connection: None,
+};
+
+/// [`frame_stream`]'s checks, without the memory bound.
+fn check_frame_stream(data: &[u8]) {
     let mut reader = FrameReader::new(Cursor::new(data));
     let mut body = Vec::new();
     let mut next_offset = 0u64;
@@ -950,8 +1137,23 @@ pub fn message_body(data: &[u8]) {
 /// direction, bit 1 wraps the rest into valid v5 segments (bit 2: LZ4, bits 3-7 the segment size,
 /// one in three segments not self-contained) so the fuzzer reaches the envelope reassembly, bits
 /// 4-7 the chunk size. Fed in chunks or whole, the decoder must yield the same events; with every
-/// eighth chunk replaced by a gap it must not panic either.
+/// eighth chunk replaced by a gap it must not panic either. All under [`PROTOCOL_STREAM_BOUND`].
 pub fn protocol_stream(data: &[u8]) {
+    bounded(data, PROTOCOL_STREAM_BOUND, check_protocol_stream);
+}
+
+/// What `protocol_stream` may hold: a decoder keeps one frame as its bytes arrive (never the length
+/// a header claims) plus the chunk fed, and the check keeps every event of its three runs, bodies
+/// decompressed (at most [`LZ4_RATIO`] × their blocks, or segments').
+pub const PROTOCOL_STREAM_BOUND: MemoryBound = MemoryBound {
+    per_input_byte: 16,
+    constant: 256 << 10,
+    decompressed_per_input_byte: 4 * LZ4_RATIO,
+    retained_per_connection: None,
+};
+
+/// [`protocol_stream`]'s checks, without the memory bound.
+fn check_protocol_stream(data: &[u8]) {
     use cqlwire_protocol::frame::Direction;
     use cqlwire_protocol::segment::{encode_segment, SegmentFormat, MAX_PAYLOAD_LEN};
     use cqlwire_protocol::stream::StreamDecoder;
@@ -1077,93 +1279,280 @@ pub fn query_redaction(data: &[u8]) {
     );
 }
 
-/// The key logs of the two CQL connections of `fixtures/tls/captures/`, so that captures seeded from
-/// `fixtures/tls/pcaps/` decrypt.
+/// The key logs of the two CQL connections of `fixtures/tls/captures/` and of the TLS captures of
+/// `fixtures/inspect/`, so that captures seeded from `fixtures/tls/pcaps/` and
+/// `fixtures/inspect/tls*.pcap` decrypt.
 const INSPECT_KEY_LOG: &str = concat!(
     include_str!("../../fixtures/tls/captures/tls12-aes128gcm-cql/keylog"),
-    include_str!("../../fixtures/tls/captures/tls13-aes256gcm-cql/keylog")
+    include_str!("../../fixtures/tls/captures/tls13-aes256gcm-cql/keylog"),
+    include_str!("../../fixtures/inspect/tls12-chacha20-v5-none.keylog"),
+    include_str!("../../fixtures/inspect/tls12-v4-lz4.keylog"),
+    include_str!("../../fixtures/inspect/tls13-v5-lz4.keylog"),
+    include_str!("../../fixtures/inspect/tls13-v5-none.keylog"),
 );
 
-/// The whole inspector on hostile input. The first byte steers: bit 0 reads the rest as a pcap/pcapng
-/// capture (CQL on any port: the port list is empty, so connections are recognised by their first
-/// frame), else as the two raw directions of one connection split at the position given by the next
-/// two bytes; bit 2 decrypts TLS connections with [`INSPECT_KEY_LOG`]. Every record is also counted
-/// by the statistics and redacted; decoding with explain lines must give the same records as decoding
-/// without.
+/// `--max-frame` of the `inspect` target: larger than most frames of the seeds (so they decode),
+/// small enough that one frame in flight is a small constant of [`INSPECT_BOUND`], and large
+/// enough that an LZ4 body reaches nearly its full ratio (16 KiB from a 70-byte block).
+pub const INSPECT_MAX_FRAME: usize = 16 << 10;
+
+/// The reassembly limits of `inspect`'s bit 4: a hole of 256 bytes in one direction, 1 KiB in all,
+/// 4 connections tracked at once, so their buffering, gaps and evictions show on small inputs.
+pub const TIGHT_LIMITS: cqlwire_protocol::capture::Limits = cqlwire_protocol::capture::Limits {
+    per_direction: 256,
+    total: 1024,
+    connections: 4,
+};
+
+/// What `inspect` may hold, for the promise of `docs/inspect.md` ("Memory and limits"): the open
+/// connections' unfinished frames, the gist of their pending requests and their registries of
+/// prepared statements, one frame held a few times while it is decoded, never the whole capture.
+/// - per input byte, 32: the reassembler's segments and connections (about 3 KiB per CQL
+///   connection of two packets, 120 bytes), a pending request's own bookkeeping (about 180 bytes
+///   for a 9-byte frame), problems;
+/// - constant: the 256 KiB read buffer of a capture and one frame of [`INSPECT_MAX_FRAME`] as it
+///   arrives, its body, its decoding with explain lines gathered (masked and redacted forms hide
+///   data in them: about 120 bytes per wire item, so up to 120 times the frame) and its JSON text;
+/// - what is kept of decompressed bytes (query texts, names and types of prepared statements,
+///   stored compactly, at most twice their wire bytes) and the frames one piece fed to a decoder
+///   completes: `2 × LZ4_RATIO` per input byte, but never more than the caps of each open
+///   connection (4 MiB of pending requests, 1 MiB of registry, and 1 MiB for their entries' own
+///   bookkeeping and the frames of one piece).
+pub const INSPECT_BOUND: MemoryBound = MemoryBound {
+    per_input_byte: 32,
+    constant: (256 << 10) + 160 * INSPECT_MAX_FRAME,
+    decompressed_per_input_byte: 2 * LZ4_RATIO,
+    retained_per_connection: Some(
+        cqlwire_protocol::inspect::pending::PENDING_MAX_BYTES_PER_CONN
+            + cqlwire_protocol::message::REGISTRY_MAX_BYTES
+            + (1 << 20),
+    ),
+};
+
+/// The inputs `inspect` gives the inspector.
+enum InspectInput<'a> {
+    /// One connection's raw directions.
+    Raw { client: &'a [u8], server: &'a [u8] },
+    /// A capture in one or more files (rotated), in order.
+    Capture {
+        files: Vec<&'a [u8]>,
+        limits: cqlwire_protocol::capture::Limits,
+    },
+}
+
+impl<'a> InspectInput<'a> {
+    /// Reads `inspect`'s input after its control byte (see [`inspect`]).
+    fn parse(control: u8, rest: &'a [u8]) -> Self {
+        let length = |bytes: &[u8]| usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
+        if control & 1 == 0 {
+            let (split, streams) = match rest {
+                [_, _, streams @ ..] => (length(rest), streams),
+                _ => (0, rest),
+            };
+            let (client, server) = streams.split_at(split.min(streams.len()));
+            return InspectInput::Raw { client, server };
+        }
+        let files = if control & 8 != 0 {
+            super::capture::split_files(rest)
+        } else {
+            vec![rest]
+        };
+        let limits = if control & 16 != 0 {
+            TIGHT_LIMITS
+        } else {
+            cqlwire_protocol::capture::Limits::default()
+        };
+        InspectInput::Capture { files, limits }
+    }
+}
+
+/// The whole inspector on hostile input. The first byte steers:
+/// - bit 0 clear: the rest is one connection's two raw directions, split at the position the next
+///   two bytes give (little-endian);
+/// - bit 0 set: the rest is a capture (pcap or pcapng); with bit 3, several files of one rotated
+///   capture, each but the last behind its 2-byte little-endian length, given in order as
+///   `inspect A B …` gives them (a file that is no capture ends the run there); bit 4: the
+///   [`TIGHT_LIMITS`] of reassembly, else the defaults;
+/// - bit 1: port 9042 is CQL (else connections are recognised by their first frame);
+/// - bit 2: TLS connections are decrypted with [`INSPECT_KEY_LOG`].
+///
+/// The inspector runs twice, with `--max-frame` [`INSPECT_MAX_FRAME`]: without explain lines,
+/// counting every record in the statistics; then with them, under [`INSPECT_BOUND`], rendering
+/// every message in JSON and gist, plain, masked and redacted (`--redact`), and explained. Both
+/// runs must give the same records.
 pub fn inspect(data: &[u8]) {
-    use cqlwire_codec::value::json::JsonWriter;
-    use cqlwire_protocol::capture::Capture;
-    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
-    use cqlwire_protocol::inspect::{stats::Stats, Inspector, Options, Record};
-    use cqlwire_protocol::message::ValueForm;
-    let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
+    use cqlwire_protocol::inspect::stats::Stats;
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
+    let input = InspectInput::parse(control, rest);
     let key_log = (control & 4 != 0).then(|| {
         let log = cqlwire_protocol::inspect::tls::KeyLog::from_reader(INSPECT_KEY_LOG.as_bytes());
         std::sync::Arc::new(log.expect("reading memory"))
     });
-    let run = |explain: bool| -> Vec<String> {
-        let options = Options {
-            ports: if control & 2 == 0 { vec![] } else { vec![9042] },
-            max_frame: 1 << 20,
-            explain,
-            tls_key_log: key_log.clone(),
-        };
-        let mut inspector = Inspector::new(options);
-        let mut stats = Stats::default();
-        let mut seen = Vec::new();
-        let mut sink = |record: Record| {
-            stats.add(&record);
-            match &record {
-                Record::Message(m) => {
-                    if let Ok(message) = &m.message {
-                        let _ = message.to_json();
-                        for form in [ValueForm::Masked, ValueForm::Redacted(&key)] {
-                            let mut shown = JsonWriter::new();
-                            shown.begin_object();
-                            message.write_json_fields(&mut shown, form);
-                            shown.end_object();
-                            serde_json::from_slice::<serde_json::Value>(&shown.buf)
-                                .expect("masked and redacted JSON is valid");
-                            let _ = message.gist_in(form);
-                            if let Some(explained) = m.explained() {
-                                let _ = form.explain_lines(
-                                    &explained,
-                                    &m.body,
-                                    m.header.opcode.to_byte(),
-                                );
-                            }
-                        }
-                        let _ = message.gist();
-                    }
-                    seen.push(format!("{} {:?} {:?}", m.offset, m.header, m.message));
-                }
-                Record::Problem(p) => seen.push(format!("{} {}", p.offset, p.message)),
-                Record::Tls(t) => seen.push(format!("{} {} {}", t.conn, t.summary, t.decrypted)),
-            }
-        };
-        if control & 1 == 1 {
-            if let Ok(mut capture) = Capture::new(rest) {
-                let _ = capture.run(&mut |event| inspector.event(event, &mut sink));
-                inspector.finish(&mut sink);
-            }
-        } else {
-            let (split, streams) = match rest {
-                [a, b, streams @ ..] => (usize::from(u16::from_le_bytes([*a, *b])), streams),
-                _ => (0, rest),
-            };
-            let (mut client, mut server) = streams.split_at(split.min(streams.len()));
+    let options = cqlwire_protocol::inspect::Options {
+        ports: if control & 2 == 0 { vec![] } else { vec![9042] },
+        max_frame: INSPECT_MAX_FRAME,
+        explain: false,
+        tls_key_log: key_log,
+    };
+    let mut stats = Stats::default();
+    let mut plain = Vec::new();
+    run_inspector(&input, options.clone(), &mut |record| {
+        stats.add(&record);
+        plain.push(record_hash(&record));
+    });
+    stats.finish();
+    let mut seen = 0;
+    let explaining = cqlwire_protocol::inspect::Options {
+        explain: true,
+        ..options
+    };
+    bounded(data, INSPECT_BOUND, |_| {
+        run_inspector(&input, explaining, &mut |record| {
+            render(&record);
+            unmeasured(|| {
+                assert_eq!(
+                    plain.get(seen),
+                    Some(&record_hash(&record)),
+                    "explain changed what was decoded (record {seen}: {record:?})"
+                );
+            });
+            seen += 1;
+        });
+    });
+    assert_eq!(seen, plain.len(), "explain changed the number of records");
+}
+
+/// Runs an inspector with `options` over `input`, telling [`bounded`] how many connections are
+/// open at once.
+fn run_inspector(
+    input: &InspectInput<'_>,
+    options: cqlwire_protocol::inspect::Options,
+    sink: &mut dyn FnMut(cqlwire_protocol::inspect::Record),
+) {
+    use cqlwire_protocol::capture::{Capture, Event};
+    use cqlwire_protocol::inspect::Inspector;
+    let mut inspector = Inspector::new(options);
+    match input {
+        InspectInput::Raw { client, server } => {
+            note_connections(1);
+            let (mut client, mut server) = (*client, *server);
             inspector
-                .raw("fuzz", Some(&mut client), Some(&mut server), &mut sink)
+                .raw("fuzz", Some(&mut client), Some(&mut server), sink)
                 .expect("reading memory");
         }
-        stats.finish();
-        seen
-    };
-    assert_eq!(run(false), run(true), "explain changed what was decoded");
+        InspectInput::Capture { files, limits } => {
+            let Ok(mut capture) = Capture::with_limits(files[0], *limits) else {
+                return;
+            };
+            let mut open = 0;
+            let mut on_event = |event: Event<'_>| {
+                match event {
+                    Event::Opened { .. } => {
+                        open += 1;
+                        note_connections(open);
+                    }
+                    Event::Closed { .. } => open -= 1,
+                    _ => {}
+                }
+                inspector.event(event, sink);
+            };
+            super::capture::read_files(&mut capture, files, &mut on_event);
+            capture.finish(&mut on_event);
+            inspector.finish(sink);
+        }
+    }
 }
+
+/// A hash of what a record says, to compare two runs: its fields, a message's body bytes hashed
+/// as bytes (their `Debug` text, a list of numbers, would take most of the check's time).
+fn record_hash(record: &cqlwire_protocol::inspect::Record) -> u64 {
+    use cqlwire_protocol::inspect::Record;
+    use cqlwire_protocol::message::Message;
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    match record {
+        Record::Message(m) => {
+            (m.offset, format!("{:?}", m.header), &m.body[..]).hash(&mut hasher);
+            match &m.message {
+                Ok(message) => {
+                    let Message {
+                        version,
+                        flags,
+                        opcode,
+                        tracing_id,
+                        warnings,
+                        custom_payload,
+                        body,
+                        trailing,
+                        bytes,
+                    } = message;
+                    let fields = (version, flags, opcode, tracing_id, warnings, custom_payload);
+                    format!("{fields:?} {body:?} {trailing}").hash(&mut hasher);
+                    bytes[..].hash(&mut hasher);
+                }
+                Err(e) => format!("{e:?}").hash(&mut hasher),
+            }
+        }
+        Record::Problem(p) => format!("{} {}", p.offset, p.message).hash(&mut hasher),
+        Record::Tls(t) => format!("{} {} {}", t.conn, t.summary, t.decrypted).hash(&mut hasher),
+    }
+    hasher.finish()
+}
+
+/// Renders a message record as `inspect` prints it: JSON fields and gist in the plain, masked and
+/// redacted forms, and its explain lines. The JSON must parse, and `to_json` must not panic (both
+/// checks are not what the command does, so they are left out of the memory bound).
+fn render(record: &cqlwire_protocol::inspect::Record) {
+    use cqlwire_codec::value::json::JsonWriter;
+    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
+    use cqlwire_protocol::inspect::Record;
+    use cqlwire_protocol::message::ValueForm;
+    let Record::Message(m) = record else {
+        return;
+    };
+    let Ok(message) = &m.message else {
+        return;
+    };
+    unmeasured(|| {
+        let _ = message.to_json();
+    });
+    let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
+    let explained = m.explained();
+    for form in [
+        ValueForm::Plain,
+        ValueForm::Masked,
+        ValueForm::Redacted(&key),
+    ] {
+        let mut shown = JsonWriter::new();
+        shown.begin_object();
+        message.write_json_fields(&mut shown, form);
+        shown.end_object();
+        unmeasured(|| {
+            serde_json::from_slice::<serde_json::Value>(&shown.buf).expect("the JSON is valid")
+        });
+        let _ = message.gist_in(form);
+        if let Some(explained) = &explained {
+            let _ = form.explain_lines(explained, &m.body, m.header.opcode.to_byte());
+        }
+    }
+}
+
+/// The `capture` target ([`super::capture::capture`]) under [`CAPTURE_BOUND`].
+pub fn capture(data: &[u8]) {
+    bounded(data, CAPTURE_BOUND, super::capture::capture);
+}
+
+/// What `capture` may hold: the 256 KiB read buffer (grown only for bytes that arrived, up to the
+/// 16 MiB record limit), the segments buffered ahead of holes (their bytes and bookkeeping) and
+/// the tracked connections (about 300 bytes each, each of at least one 56-byte packet).
+pub const CAPTURE_BOUND: MemoryBound = MemoryBound {
+    per_input_byte: 16,
+    constant: 512 << 10,
+    decompressed_per_input_byte: 0,
+    retained_per_connection: None,
+};
 
 /// One input element as the kernels read it, widened without loss (a half float widens exactly).
 #[derive(Debug, Clone, Copy)]

@@ -42,6 +42,11 @@ pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
 /// is decoded, but not its values, so memory peaks at about twice the largest frame plus 8 MiB.
 pub const DEFAULT_MAX_FRAME: usize = crate::stream::DEFAULT_MAX_FRAME;
 
+/// Most bytes fed to a decoder before what they complete is reported: a piece full of small LZ4
+/// frames inflates to at most 255 times its size (1 MiB), where a whole capture record or read
+/// (64 KiB, up to 16 MiB) would be held decompressed at once.
+const FEED_PIECE: usize = 4 << 10;
+
 /// What an [`Inspector`] looks for and keeps.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -365,8 +370,8 @@ impl Inspector {
                             sink,
                         );
                     } else {
-                        c.feed(i, bytes);
-                        c.drain(i, timestamp, self.options.explain, &mut self.pending, sink);
+                        let explain = self.options.explain;
+                        c.feed_and_drain(i, bytes, timestamp, explain, &mut self.pending, sink);
                     }
                 }
                 self.forget_over_total(timestamp, sink);
@@ -464,7 +469,7 @@ impl Inspector {
         let mut c = Conn::new(connection, Some(true), &self.options);
         c.label = label.to_string();
         let mut inputs = [client, server];
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![0u8; FEED_PIECE];
         // Makes sure side `i` has something queued, reading more of its input; false at its end.
         let mut fill = |c: &mut Conn, i: usize| -> io::Result<bool> {
             while c.queues[i].is_empty() {
@@ -617,6 +622,23 @@ impl Conn {
         }
     }
 
+    /// Feeds bytes to decoder `i` in pieces of [`FEED_PIECE`], reporting what each piece completes
+    /// before the next is fed, so that its decompressed frames are not all held at once.
+    fn feed_and_drain(
+        &mut self,
+        i: usize,
+        bytes: &[u8],
+        time: Timestamp,
+        explain: bool,
+        totals: &mut PendingTotals,
+        sink: &mut dyn FnMut(Record),
+    ) {
+        for piece in bytes.chunks(FEED_PIECE) {
+            self.feed(i, piece);
+            self.drain(i, time, explain, totals, sink);
+        }
+    }
+
     /// Reports everything decoder `i` produced.
     fn drain(
         &mut self,
@@ -703,7 +725,7 @@ impl Conn {
             Side::Server if header.stream >= 0 => self.pending.take(header.stream, totals),
             _ => None,
         };
-        let request = pending.as_ref().and_then(|p| p.request.as_ref());
+        let request = pending.as_ref().and_then(|p| p.request.as_deref());
         let version = header.version_byte();
         let opcode = header.opcode.to_byte();
         let flags = header.flags.0;

@@ -38,7 +38,10 @@ pub fn kept_text(text: &str) -> String {
         end -= 1;
     }
     let hash = foldhash::fast::FixedState::default().hash_one(text);
-    format!("{}… [{} bytes, #{hash:016x}]", &text[..end], text.len())
+    let mut kept = format!("{}… [{} bytes, #{hash:016x}]", &text[..end], text.len());
+    // `format!` grows by doubling: a kept text would otherwise hold up to twice what it counts.
+    kept.shrink_to_fit();
+    kept
 }
 
 /// One request waiting for its response.
@@ -52,8 +55,9 @@ pub(crate) struct Pending {
     pub opcode: Opcode,
     /// The statement of a QUERY or BATCH, known from the request alone.
     statement: Option<String>,
-    /// For PREPARE and EXECUTE: a message with only what decoding the response needs.
-    pub request: Option<Message>,
+    /// For PREPARE and EXECUTE: a message with only what decoding the response needs (boxed: a
+    /// `Message` is 280 bytes, which every entry of the map would take).
+    pub request: Option<Box<Message>>,
     /// What it counts against the bounds.
     cost: usize,
 }
@@ -69,7 +73,7 @@ impl Pending {
                     flags: None,
                     keyspace: None,
                 });
-                (None, Some(bare(m, body)))
+                (None, Some(Box::new(bare(m, body))))
             }
             Some((m, Body::Execute(e))) => {
                 let body = Body::Execute(Execute {
@@ -78,7 +82,7 @@ impl Pending {
                     query: e.query.as_deref().map(kept_text),
                     parameters: QueryParameters::default(),
                 });
-                (None, Some(bare(m, body)))
+                (None, Some(Box::new(bare(m, body))))
             }
             // Not through `statement`, which would copy a long text whole first.
             Some((_, Body::Query(q))) => (Some(kept_text(&q.query)), None),

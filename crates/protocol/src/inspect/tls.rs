@@ -179,11 +179,10 @@ impl Conn {
             }
             layer.unproven = false;
             let probe = std::mem::take(&mut layer.probe);
-            self.feed(i, &probe);
+            self.feed_and_drain(i, &probe, time, explain, totals, sink);
         } else {
-            self.feed(i, plaintext);
+            self.feed_and_drain(i, plaintext, time, explain, totals, sink);
         }
-        self.drain(i, time, explain, totals, sink);
     }
 
     /// Reports the connection once: what its hellos showed, and whether it is decrypted.
