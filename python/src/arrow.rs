@@ -68,6 +68,8 @@ fn import(object: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
         from_ffi(array, &*schema_ptr)
     }
     .map_err(arrow_error)?;
+    // SAFETY: the schema capsule holds a valid ArrowSchema for as long as the capsule lives (see
+    // above); it is only borrowed here.
     let field = Field::try_from(unsafe { &*schema_ptr }).map_err(arrow_error)?;
     let array = make_array(data);
     if let Some(columns) = array.as_any().downcast_ref::<StructArray>() {

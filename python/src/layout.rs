@@ -98,18 +98,24 @@ unsafe fn items<'a>(value: &'a Bound<'_, PyAny>) -> Option<&'a [*mut ffi::PyObje
         if !LIST.load(Ordering::Relaxed) {
             return None;
         }
-        let list = &*object.cast::<ListLayout>();
+        // SAFETY: `object` is an exact list (checked above) and the probe proved that an exact
+        // list starts with `ListLayout` on this interpreter.
+        let list = unsafe { &*object.cast::<ListLayout>() };
         (list.items.cast_const(), list.head.ob_size)
     } else if value.is_exact_instance_of::<PyTuple>() {
         let offset = TUPLE_ITEMS.load(Ordering::Relaxed);
         if offset == 0 {
             return None;
         }
-        let head = &*object.cast::<ffi::PyVarObject>();
-        (
-            object.cast::<u8>().add(offset).cast_const().cast(),
-            head.ob_size,
-        )
+        // SAFETY: every tuple starts with a `PyVarObject` header, and the probe proved that its
+        // item pointers start `offset` bytes into the object (`tuple.__basicsize__`).
+        unsafe {
+            let head = &*object.cast::<ffi::PyVarObject>();
+            (
+                object.cast::<u8>().add(offset).cast_const().cast(),
+                head.ob_size,
+            )
+        }
     } else {
         return None;
     };
@@ -117,7 +123,9 @@ unsafe fn items<'a>(value: &'a Bound<'_, PyAny>) -> Option<&'a [*mut ffi::PyObje
     if len == 0 || start.is_null() {
         return Some(&[]);
     }
-    Some(std::slice::from_raw_parts(start, len))
+    // SAFETY: `start` points at the container's `len` item pointers (non-null, checked above), which
+    // stay in place while no Python code runs, as the caller promises.
+    Some(unsafe { std::slice::from_raw_parts(start, len) })
 }
 
 /// Proves the layouts on the running interpreter (see the module's doc) and turns on the reads
@@ -228,12 +236,14 @@ unsafe fn same_items(
     let Ok(len) = container.len() else {
         return false;
     };
-    let head = &*container.as_ptr().cast::<ffi::PyVarObject>();
+    // SAFETY: the caller passes an exact list or tuple, which starts with a `PyVarObject` header.
+    let head = unsafe { &*container.as_ptr().cast::<ffi::PyVarObject>() };
     if usize::try_from(head.ob_size).ok() != Some(len) {
         return false;
     }
     if container.is_exact_instance_of::<PyList>() {
-        let list = &*container.as_ptr().cast::<ListLayout>();
+        // SAFETY: an exact list, whose layout flag the caller set for this test.
+        let list = unsafe { &*container.as_ptr().cast::<ListLayout>() };
         if list.items.is_null()
             || !list.items.cast_const().is_aligned()
             || list.allocated < head.ob_size
@@ -242,12 +252,15 @@ unsafe fn same_items(
             return false;
         }
     }
-    let Some(read) = items(container) else {
+    // SAFETY: no Python code runs while `read` is used: `get` is `PyList_GetItem` or
+    // `PyTuple_GetItem`, which return a borrowed item and run no Python code.
+    let Some(read) = (unsafe { items(container) }) else {
         return false;
     };
     read.len() == len
-        && read
-            .iter()
-            .enumerate()
-            .all(|(i, &item)| item == get(container.as_ptr(), i as ffi::Py_ssize_t))
+        && read.iter().enumerate().all(|(i, &item)| {
+            // SAFETY: `get` matches the container's type (the caller's promise) and `i` is within
+            // its length.
+            item == unsafe { get(container.as_ptr(), i as ffi::Py_ssize_t) }
+        })
 }

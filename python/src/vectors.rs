@@ -211,7 +211,9 @@ fn uninit_bytes(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, PyBytes>, usi
 /// `address` must come from [`uninit_bytes`] for an object of at least `len` bytes that is still
 /// alive and not yet visible to other code.
 unsafe fn destination<'a>(address: usize, len: usize) -> &'a mut [u8] {
-    std::slice::from_raw_parts_mut(address as *mut u8, len)
+    // SAFETY: `address` is the start of a live, writable buffer of at least `len` bytes that no
+    // other code sees yet (the caller's promise).
+    unsafe { std::slice::from_raw_parts_mut(address as *mut u8, len) }
 }
 
 /// Converts every row of a borrowed array of fixed-size values straight into new `bytes` objects
