@@ -193,7 +193,6 @@ pub(super) fn convert_fixed(
     Ok(())
 }
 
-
 /// Converts `rows` to an integer target whose values are `min..=max` (all exactly representable as
 /// f64), each written by `encode`: integers are range-checked, floats must also be integral.
 #[inline(always)]
