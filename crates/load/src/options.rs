@@ -124,6 +124,7 @@ pub fn parse_consistency(name: &str) -> Result<Consistency, LoadError> {
 
 /// How many requests may be in flight at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Concurrency {
     /// Exactly this many (at least 1).
     Fixed(usize),

@@ -11,6 +11,7 @@ use crate::types::CqlType;
 
 /// The content of one bound value.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Cell {
     /// The serialized bytes of a value (section 6 of the native protocol spec, without the length).
     Bytes(Bytes),

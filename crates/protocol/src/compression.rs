@@ -7,6 +7,7 @@ use std::fmt;
 
 /// A body compression algorithm of protocol v3/v4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Compression {
     /// LZ4, as `lz4` in STARTUP.
     Lz4,
@@ -42,6 +43,7 @@ impl fmt::Display for Compression {
 /// A body that cannot be had: a compressed one that does not decompress, or one the capture cut
 /// short.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BodyError {
     /// The capture cut packets of the frame short (its snapshot length): `missing` of the body's
     /// bytes were not captured, the first after `captured` bytes.

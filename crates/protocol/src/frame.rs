@@ -46,6 +46,7 @@ impl Direction {
 /// The message type of a frame: every opcode of protocol v3 to v5, by its spec name; other values
 /// are kept raw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Opcode {
     /// 0x00 ERROR.
     Error,
@@ -369,6 +370,7 @@ impl Frame<'_> {
 
 /// A frame stream that cannot be split into frames, and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// The stream ends inside a frame header.
     #[error("truncated frame header at byte {offset}: {available} of 9 bytes left")]

@@ -58,6 +58,7 @@ pub struct Lz4Error {
 
 /// What is wrong with a compressed body (or with a payload to compress).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Lz4ErrorKind {
     /// The body is shorter than its 4-byte length prefix.
     MissingLengthPrefix {

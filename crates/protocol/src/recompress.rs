@@ -14,6 +14,7 @@ use std::io::{self, Read, Write};
 
 /// What to do to each frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Recompress {
     /// Compress the bodies a peer would compress ([`FrameHeader::is_compressible`]), refusing
     /// bodies longer than `max_size`.
@@ -36,6 +37,7 @@ pub trait RecordSink: Write {
 
 /// A frame stream that could not be recompressed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecompressError {
     /// Reading or writing failed, or the stream does not split into frames (an
     /// [`io::ErrorKind::InvalidData`] error wrapping a [`super::frame::FrameError`]).

@@ -55,6 +55,7 @@ pub fn crc32(payload: &[u8]) -> u32 {
 
 /// How a connection's segments are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SegmentFormat {
     /// 3-byte headers, payloads as they are.
     Uncompressed,
@@ -247,6 +248,7 @@ pub struct Envelope {
 
 /// A problem met while rebuilding envelopes from segments.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AssemblyError {
     /// An envelope header inside a segment payload is not valid.
     #[error("{error} (in the payload of the segment at byte {segment_offset})")]

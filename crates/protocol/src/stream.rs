@@ -57,7 +57,8 @@ pub struct Problem {
     pub message: String,
 }
 
-/// What a [`StreamDecoder`] yields.
+/// What a [`StreamDecoder`] yields. Exhaustive on purpose: a consumer must decide
+/// what to do with a kind added later (none may be dropped unseen), so adding one is a breaking change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEvent {
     /// A whole envelope.

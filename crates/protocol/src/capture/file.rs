@@ -27,6 +27,7 @@ const MAX_SECTION_HEADER: usize = 64 * 1024;
 
 /// The container format of a capture file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// Classic libpcap file.
     Pcap,
@@ -51,6 +52,7 @@ pub struct Packet<'a> {
 
 /// What [`PacketReader::next_record`] produced.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Record<'a> {
     /// A captured packet.
     Packet(Packet<'a>),

@@ -50,6 +50,7 @@ pub struct Cut {
 
 /// Why a packet carries no TCP segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NotTcp {
     /// A link type this reader does not know (its LINKTYPE number).
     UnsupportedLink(i32),

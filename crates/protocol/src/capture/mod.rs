@@ -68,6 +68,7 @@ pub enum Direction {
 
 /// Why a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CloseReason {
     /// Both directions delivered up to their FIN.
     Finished,
@@ -90,7 +91,8 @@ pub struct Problem {
     pub message: String,
 }
 
-/// What the reassembly reports, in capture order.
+/// What the reassembly reports, in capture order. Exhaustive on purpose: a consumer must decide
+/// what to do with a kind added later (none may be dropped unseen), so adding one is a breaking change.
 #[derive(Debug)]
 pub enum Event<'a> {
     /// A connection was seen for the first time.

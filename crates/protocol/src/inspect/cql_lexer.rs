@@ -10,6 +10,7 @@ use std::ops::Range;
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TokenKind {
     /// Spaces, tabs and line ends.
     Space,

@@ -18,6 +18,7 @@ pub const TAG_HEX_DIGITS: usize = 8;
 
 /// Why a key file's bytes are not a key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// Fewer than [`MIN_KEY_BYTES`] bytes.
     #[error(

@@ -198,7 +198,8 @@ pub struct Problem {
     pub message: String,
 }
 
-/// What an [`Inspector`] reports, in capture order.
+/// What an [`Inspector`] reports, in capture order. Exhaustive on purpose: whoever prints records
+/// must decide how to show a kind added later, so adding one is a breaking change.
 #[derive(Debug, Clone)]
 pub enum Record {
     /// A message.

@@ -25,6 +25,7 @@ use std::ops::Range;
 
 /// How the data of a capture is written: values, tokens, query text, server text.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub enum ValueForm<'k> {
     /// Everything as captured (values as `decode --format json` prints them).
     #[default]
@@ -348,6 +349,7 @@ impl ValueForm<'_> {
 
 /// What a span of a message body holds.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum SpanKind {
     /// A row or bound value (`[value]`) of this type, when known.
     Value(Option<ColumnType>),

@@ -18,6 +18,7 @@ pub enum Failures {
 
 /// The extra fields of an error code.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorDetails {
     /// Codes without extra fields.
     None,
@@ -154,6 +155,7 @@ impl ErrorBody {
 
 /// An EVENT body.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// TOPOLOGY_CHANGE: `NEW_NODE` or `REMOVED_NODE` and the node.
     TopologyChange {

@@ -154,6 +154,7 @@ pub struct SchemaChange {
 
 /// A RESULT body by kind.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ResultBody {
     /// Void.
     Void,

@@ -7,6 +7,7 @@ use std::ops::Range;
 
 /// The type of a column or bound variable, from a type `[option]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ColumnType {
     /// A type of the grammar (custom Java class names included when it knows them).
     Cql(CqlType),
@@ -199,6 +200,7 @@ impl FromIterator<Column> for Columns {
 /// the wire whatever its values, and each value is decoded again when it is written
 /// (from [`super::Message::cell_bytes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Cell {
     /// A length of -1.
     Null,
