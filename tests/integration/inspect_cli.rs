@@ -884,3 +884,24 @@ fn a_conn_that_names_no_connection_is_a_usage_error() {
         "a well-formed label that matches nothing prints nothing"
     );
 }
+
+/// A request on a stream id whose earlier request got no response replaces it: both are shown,
+/// and no bound is said to be exceeded (18 bytes are far from it).
+#[test]
+fn a_reused_stream_id_is_no_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("two-options-on-stream-0.bin");
+    let options = [4u8, 0, 0, 0, 5, 0, 0, 0, 0];
+    std::fs::write(&stream, options.repeat(2)).unwrap();
+    let (out, err) = run(&["--raw", stream.to_str().unwrap()]);
+    assert_eq!(
+        out.lines().filter(|l| l.contains("OPTIONS")).count(),
+        2,
+        "{out}"
+    );
+    assert!(!out.contains('!'), "{out}");
+    assert!(
+        !err.contains("problem") && !err.contains("forgotten"),
+        "{err}"
+    );
+}

@@ -148,8 +148,8 @@ fn unanswered(stream: &[u8]) -> usize {
 
 #[test]
 fn unanswered_requests_take_about_what_they_count_against_their_cap() {
-    // 32,767 OPTIONS: over the 4 MiB a connection's pending requests may count, at 160 bytes
-    // each, the oldest are forgotten. Each entry took 650 bytes (17 MiB in all).
+    // 32,767 OPTIONS: over the 4 MiB a connection's pending requests may count, at 320 bytes
+    // each, the oldest are forgotten. Each entry once took 650 bytes (17 MiB in all).
     let options: Vec<u8> = (0..i16::MAX).flat_map(|i| request(i, 0x05, &[])).collect();
     let peak = unanswered(&options);
     assert!(peak < 6 << 20, "OPTIONS: peak of {peak} bytes");
