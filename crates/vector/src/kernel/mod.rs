@@ -14,13 +14,20 @@
 //! one constant byte, so each element is that byte then the value's big-endian bytes. Records of 3, 5
 //! and 9 bytes (smallint, date, time) from 1- and 2-byte integers (and 4-byte ones to date and time)
 //! are built 16 at a time by SSSE3 byte shuffles whose masks are computed at compile time
-//! ([`record_layout`]).
+//! (`x86::record_layout`).
 //!
 //! The genuinely variable elements (varint, decimal, text, ascii) are formatted straight into the
 //! output: an unsigned vint length then the value's bytes, no allocation per element for values
 //! that fit in an i64; the common elements by the loops of the `variable` module, with fixed-size
-//! stores into room kept ahead of the output, the rest by [`write_variable`]. Parallel tasks write
-//! into buffers kept for the next batch.
+//! stores into room kept ahead of the output, the rest by `variable::write_variable`. Parallel tasks
+//! write into buffers kept for the next batch.
+//!
+//! Where things are: this file holds [`VectorEncoder`], the entry points; `target` maps the element
+//! type to how it is written; `fixed` holds the checked casts of each input and fixed-size target,
+//! `byte_order` the loops that write them (and `x86` their AVX2 and SSSE3 builds); `variable` the
+//! variable-size loops and their general one-element path; `handoff` the rows a producing thread
+//! hands to encoding threads; `error`, `number` and `float_text` the messages and the text of
+//! numbers; `tests.rs` the unit tests of all of them.
 
 mod byte_order;
 mod encoded;
