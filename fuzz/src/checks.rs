@@ -437,6 +437,7 @@ fn declare_udts(ty: &CqlType, udts: &mut UdtRegistry) -> bool {
                 ),
             }
         }
+        other => panic!("not covered here: {other:?}"),
     }
 }
 
@@ -455,6 +456,7 @@ fn without_keyspaces(ty: &CqlType) -> CqlType {
             CqlType::Tuple(components.iter().map(without_keyspaces).collect())
         }
         CqlType::Udt(udt) => CqlType::Udt(without_keyspace(udt)),
+        other => panic!("not covered here: {other:?}"),
     }
 }
 
@@ -539,6 +541,7 @@ fn check_streamed_text(ty: &CqlType, payload: &[u8], decoded: &Result<Value, val
                 let whole = match form {
                     print::TextForm::Cql => cql::format_cql(ty, value),
                     print::TextForm::Json => json::to_json(ty, value).to_string(),
+                    other => panic!("not covered here: {other:?}"),
                 };
                 assert_eq!(
                     String::from_utf8_lossy(&out),
@@ -569,6 +572,7 @@ fn has_alternative_encodings(ty: &CqlType) -> bool {
         CqlType::Map(k, v) => has_alternative_encodings(k) || has_alternative_encodings(v),
         CqlType::Tuple(components) => components.iter().any(has_alternative_encodings),
         CqlType::Udt(udt) => udt.fields.iter().any(|(_, t)| has_alternative_encodings(t)),
+        other => panic!("not covered here: {other:?}"),
     }
 }
 

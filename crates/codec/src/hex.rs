@@ -8,6 +8,7 @@ use std::io::{self, Read};
 
 /// Why a piece of hex text could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HexError {
     /// A character that is neither a hex digit nor ignorable punctuation.
     #[error("invalid hex character {character:?} at character {position}")]

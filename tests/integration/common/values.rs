@@ -124,6 +124,7 @@ fn native_value(native: NativeType) -> BoxedStrategy<Value> {
                 }
             })
             .boxed(),
+        other => panic!("not covered here: {other:?}"),
     }
 }
 
@@ -211,6 +212,7 @@ fn value_of(ty: &CqlType, place: Place) -> BoxedStrategy<Value> {
                 .prop_map(Value::List)
                 .boxed()
         }
+        other => panic!("not covered here: {other:?}"),
     };
     if place == Place::Item {
         prop_oneof![5 => value, 1 => Just(Value::Null)].boxed()

@@ -12,6 +12,7 @@ use std::fmt;
 
 /// A native (non-composite) CQL type. `varchar` is an alias of `text`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum NativeType {
     /// `ascii`: US-ASCII text.
     Ascii,
@@ -69,6 +70,7 @@ pub struct UdtType {
 /// A CQL type. `frozen<...>` (and Java `FrozenType`/`ReversedType`) does not change the bytes, so it is
 /// not kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CqlType {
     /// A native type.
     Native(NativeType),

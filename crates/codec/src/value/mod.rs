@@ -24,6 +24,7 @@ use std::net::IpAddr;
 
 /// A decoded CQL value.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Value {
     /// The null value (a length of -1).
     Null,

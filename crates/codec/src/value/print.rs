@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 /// The text form [`write_text`] prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TextForm {
     /// A CQL literal ([`cql::format_cql`]).
     Cql,

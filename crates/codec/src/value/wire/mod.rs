@@ -82,6 +82,7 @@ pub fn decode_pieces<'t>(
 
 /// A piece of a value, as [`decode_pieces`] hands them out.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Piece<'t> {
     /// A list, set, vector, map, tuple or UDT of this type begins.
     Open(&'t CqlType),
@@ -192,6 +193,7 @@ pub fn encode_vector_element(
 
 /// One step of a path inside a value.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Step<'t> {
     /// An element of a list, set or vector.
     Element(usize),
