@@ -11,7 +11,10 @@ use std::fmt;
 
 /// Why bytes could not be decoded: `<message> at byte <offset> (<path>)`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub struct DecodeError {
+    /// Which kind of fault it is.
+    pub kind: DecodeErrorKind,
     /// What is wrong, e.g. `element length 8 exceeds the 3 bytes left`.
     pub message: String,
     /// Absolute offset in the payload where the faulty item starts.
@@ -30,7 +33,33 @@ impl fmt::Display for DecodeError {
     }
 }
 
+/// The kinds of [`DecodeError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeErrorKind {
+    /// An item or a length it claims runs past the bytes there: a longer payload (or a shorter
+    /// claim) might decode.
+    Truncated,
+    /// The bytes there are not a valid item (a bad length, tag, UTF-8, a value out of range...).
+    Malformed,
+}
+
 impl DecodeError {
+    /// An error of `kind` at `offset` under `path` (empty at the top level).
+    pub fn new(
+        kind: DecodeErrorKind,
+        message: impl Into<String>,
+        offset: usize,
+        path: impl Into<String>,
+    ) -> Self {
+        DecodeError {
+            kind,
+            message: message.into(),
+            offset,
+            path: path.into(),
+        }
+    }
+
     /// The same error seen from an enclosing payload in which this one starts at `base`, under the
     /// path `outer` (prepended; may be empty).
     pub fn within(mut self, base: usize, outer: &str) -> Self {
@@ -116,20 +145,21 @@ impl<'b, S: fmt::Display> Cursor<'b, S> {
         path
     }
 
-    /// An error at `offset` with the current path.
+    /// A [`DecodeErrorKind::Malformed`] error at `offset` with the current path.
     pub fn error(&self, offset: usize, message: impl Into<String>) -> DecodeError {
-        DecodeError {
-            message: message.into(),
-            offset,
-            path: self.path(),
-        }
+        DecodeError::new(DecodeErrorKind::Malformed, message, offset, self.path())
+    }
+
+    /// A [`DecodeErrorKind::Truncated`] error at `offset` with the current path.
+    pub fn truncated(&self, offset: usize, message: impl Into<String>) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::Truncated, message, offset, self.path())
     }
 
     /// The bytes `start..end`; an out-of-range request is an error, not a panic.
     pub fn slice(&self, start: usize, end: usize) -> Result<&'b [u8], DecodeError> {
         self.bytes
             .get(start..end)
-            .ok_or_else(|| self.error(start, "value runs past the end of the payload"))
+            .ok_or_else(|| self.truncated(start, "value runs past the end of the payload"))
     }
 
     /// The `N` bytes at `pos`, read no further than `end`; `what` names them in the error.
@@ -145,7 +175,7 @@ impl<'b, S: fmt::Display> Cursor<'b, S> {
             .copied()
             .ok_or_else(|| {
                 let left = end.min(self.bytes.len()).saturating_sub(pos);
-                self.error(
+                self.truncated(
                     pos,
                     format!("truncated {what}: needs {N} bytes but only {left} are left"),
                 )
@@ -207,7 +237,7 @@ impl<'b, S: fmt::Display> Cursor<'b, S> {
     pub fn take(&mut self, len: usize, what: &str) -> Result<&'b [u8], DecodeError> {
         let left = self.left();
         if len > left {
-            return Err(self.error(
+            return Err(self.truncated(
                 self.pos,
                 format!("{what} of {len} bytes exceeds the {left} bytes left"),
             ));
@@ -263,6 +293,7 @@ mod tests {
         );
         let error = cursor.take(5, "blob").unwrap_err();
         assert_eq!(error.message, "blob of 5 bytes exceeds the 1 bytes left");
+        assert_eq!(error.kind, DecodeErrorKind::Truncated);
         cursor.pop();
         assert_eq!(
             cursor.expect_end("the body").unwrap_err().to_string(),

@@ -24,7 +24,7 @@ pub mod tls;
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
 use crate::compression::{BodyError, Compression};
-use crate::cursor::DecodeError;
+use crate::cursor::{DecodeError, DecodeErrorKind};
 use crate::frame::{self, FrameHeader, Opcode};
 use crate::message::{Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS};
 use crate::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
@@ -706,11 +706,12 @@ impl Conn {
         let body = match envelope.body {
             Ok(body) => Ok(Arc::new(body)),
             // Paired and shown by its header: its body cannot be decoded.
-            Err(e @ BodyError::NotCaptured { captured, .. }) => Err(DecodeError {
-                message: e.to_string(),
-                offset: captured,
-                path: String::new(),
-            }),
+            Err(e @ BodyError::NotCaptured { captured, .. }) => Err(DecodeError::new(
+                DecodeErrorKind::Truncated,
+                e.to_string(),
+                captured,
+                "",
+            )),
             Err(e) => {
                 let message = format!(
                     "frame at byte {} (stream {}, {}): {e}",

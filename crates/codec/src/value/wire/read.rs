@@ -218,7 +218,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         };
         let left = end.saturating_sub(body);
         if length > left {
-            return Err(self.error(
+            return Err(self.cursor.truncated(
                 pos,
                 format!("{what} {length} exceeds the {left} bytes left"),
             ));
@@ -373,7 +373,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         let left = rest.len() - width;
         match usize::try_from(length) {
             Ok(length) if length <= left => Ok((length, width)),
-            _ => Err(self.error(
+            _ => Err(self.cursor.truncated(
                 pos,
                 format!("element length {length} exceeds the {left} bytes left"),
             )),

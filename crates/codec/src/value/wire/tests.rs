@@ -546,3 +546,21 @@ fn vector_elements_encode_with_their_prefixes() {
     assert!(encode_vector_element(&ty("int"), &Value::Empty, &mut out).is_err());
     assert_eq!(out.len(), 202);
 }
+
+#[test]
+fn errors_say_whether_bytes_ran_short_or_are_malformed() {
+    use crate::cursor::DecodeErrorKind;
+    // A list of one element whose length claims 8 bytes where 3 are left.
+    let short = fails(
+        "list<int>",
+        "0000000100000008000000",
+        4,
+        "exceeds the 3 bytes left",
+    );
+    assert_eq!(short.kind, DecodeErrorKind::Truncated);
+    // A fixed-size value of the wrong size is malformed: its length is the cell's.
+    let bad = fails("bigint", "000000", 0, "must be 8 bytes");
+    assert_eq!(bad.kind, DecodeErrorKind::Malformed);
+    let bad = fails("text", "ff", 0, "UTF-8");
+    assert_eq!(bad.kind, DecodeErrorKind::Malformed);
+}
