@@ -596,7 +596,7 @@ impl<W: Write> Printer<'_, W> {
             h.length
         )?;
         let base = if decompressed { 0 } else { start + 9 };
-        if form.hides_in(h.opcode) {
+        if form.hides_in_message(h.opcode, m.message.as_ref().ok()) {
             // Lines of captured data this form hides are replaced, so they are gathered first.
             if let Some(explained) = m.explained() {
                 let lines = form.explain_lines(&explained, &m.body, h.opcode.to_byte());

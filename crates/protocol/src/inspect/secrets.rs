@@ -118,6 +118,30 @@ impl ValueForm<'_> {
         }
     }
 
+    /// Whether this form hides some captured data of `message` (decoded from a body of
+    /// `opcode`; `None` when it did not decode): as [`ValueForm::hides_in`], but a masked
+    /// QUERY, PREPARE, EXECUTE or BATCH hides something only when one of its query texts
+    /// mentions a password, so the explain lines of every other can be written as they are read.
+    pub fn hides_in_message(
+        &self,
+        opcode: crate::frame::Opcode,
+        message: Option<&crate::message::Message>,
+    ) -> bool {
+        use crate::message::Body;
+        match (self, message.map(|m| &m.body)) {
+            (ValueForm::Masked, Some(Body::Query(q))) => mentions_password(&q.query),
+            (ValueForm::Masked, Some(Body::Prepare(p))) => mentions_password(&p.query),
+            (ValueForm::Masked, Some(Body::Execute(e))) => {
+                e.query.as_deref().is_some_and(mentions_password)
+            }
+            (ValueForm::Masked, Some(Body::Batch(b))) => b
+                .statements
+                .iter()
+                .any(|s| s.query.as_deref().is_some_and(mentions_password)),
+            _ => self.hides_in(opcode),
+        }
+    }
+
     /// The form of a message answering a request that ran `statement` (its query text, see
     /// [`crate::inspect::RequestInfo::statement`]): masked, and the statement mentions a
     /// password, its server text is masked too ([`ValueForm::MaskedQuotes`]); else this form.
