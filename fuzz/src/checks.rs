@@ -1327,7 +1327,7 @@ pub const INSPECT_BOUND: MemoryBound = MemoryBound {
     constant: (256 << 10) + 160 * INSPECT_MAX_FRAME,
     decompressed_per_input_byte: 2 * LZ4_RATIO,
     retained_per_connection: Some(
-        cqlwire_protocol::inspect::pending::PENDING_MAX_BYTES_PER_CONN
+        cqlwire_protocol::inspect::PENDING_MAX_BYTES_PER_CONN
             + cqlwire_protocol::message::REGISTRY_MAX_BYTES
             + (1 << 20),
     ),

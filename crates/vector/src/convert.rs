@@ -1,5 +1,5 @@
 //! The conversion pipeline: embeddings read by an [`input`] reader, encoded as CQL vector values by the
-//! [`vector`] kernel and written in order by an [`output`] writer into any [`Destination`] (a file, a
+//! [`kernel`] and written in order by an [`output`] writer into any [`Destination`] (a file, a
 //! `Vec<u8>`, any `Write`).
 //!
 //! Fixed-size element types (float, double, int, bigint, ...) are read, converted and written batch by

@@ -1,6 +1,6 @@
 //! The text of an explanation: one line per wire item, `offset  bytes  <indent>meaning [path]`.
 //!
-//! The lines come from [`super::explain`] (a value) or from any other decoder that records
+//! The lines come from [`super::explain`](fn@super::explain) (a value) or from any other decoder that records
 //! [`ExplainLine`]s (a protocol message); `base` is added to every offset so that a value inside a
 //! larger payload or stream shows where its bytes are there, and `depth` indents it under its parent.
 

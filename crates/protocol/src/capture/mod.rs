@@ -1,6 +1,6 @@
 //! Packet captures in, reassembled TCP byte streams out. This layer knows nothing of CQL.
 //!
-//! [`Capture`] reads a pcap or pcapng file as a stream ([`file`]), cuts each packet down to its
+//! [`Capture`] reads a pcap or pcapng file as a stream ([`file`](mod@file)), cuts each packet down to its
 //! TCP segment ([`link`]) and reassembles the streams of every connection ([`tcp`]), reporting
 //! [`Event`]s to a callback: connections opening and closing, stream bytes in order (borrowed from
 //! the packet when they arrive in order), gaps that could not be filled, and problems with the

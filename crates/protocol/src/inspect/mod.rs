@@ -8,7 +8,7 @@
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
 //! goes on. Memory holds what the open connections have buffered (at most about one frame per
-//! direction), the gist of their pending requests (bounded, see [`pending`]) and their bounded
+//! direction), the gist of their pending requests (bounded, see [`PENDING_MAX_BYTES_PER_CONN`]) and their bounded
 //! registries of prepared statements.
 //!
 //! Raw byte streams without a capture around them go through [`Inspector::raw`]. Connections that
@@ -16,8 +16,8 @@
 
 pub mod cql_lexer;
 pub mod keyed_hash;
-pub mod pending;
-pub mod redact;
+mod pending;
+pub(crate) mod redact;
 pub mod secrets;
 pub mod stats;
 pub mod tls;
@@ -29,7 +29,8 @@ use crate::frame::{self, FrameHeader, Opcode};
 use crate::message::{Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS};
 use crate::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 use crate::value::ExplainLine;
-use pending::{Pending, PendingSet, PendingTotals, PENDING_MAX_BYTES, PENDING_MAX_BYTES_PER_CONN};
+pub use pending::{kept_text, KEPT_TEXT, PENDING_MAX_BYTES, PENDING_MAX_BYTES_PER_CONN};
+use pending::{Pending, PendingSet, PendingTotals};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::sync::Arc;

@@ -640,7 +640,7 @@ fn in_word(c: char) -> bool {
 }
 
 /// A server's text (error message, warning) with what may quote a value replaced by `?:<tag>`:
-/// each quoted or bracketed span ([`rewrite_server_text`]) and each word holding a digit, or that
+/// each quoted or bracketed span (`rewrite_server_text`) and each word holding a digit, or that
 /// is `true`/`false`. The words of the message itself stay (`Invalid STRING constant (?:1a2b3c4d)
 /// for "?:5e6f7a8b" of type int`).
 pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
@@ -657,7 +657,7 @@ pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
 }
 
 /// A server's text answering a statement that mentions a password, masked: each quoted or
-/// bracketed span ([`rewrite_server_text`]) becomes `<masked: N bytes>` (a syntax error quotes
+/// bracketed span (`rewrite_server_text`) becomes `<masked: N bytes>` (a syntax error quotes
 /// the statement it could not parse, password included: `mismatched input 'pw' expecting '='
 /// (ALTER ROLE r WITH PASSWORD ['p]...)`).
 pub fn mask_server_text(text: &str) -> String {

@@ -252,7 +252,7 @@ impl VectorEncoder {
     /// Encodes `rows` of an element type of one encoded size (see [`VectorEncoder::element_size`])
     /// into `dst`, which must be exactly `rows.len()` × the element size (the values concatenated,
     /// with no allocation), split across the current rayon pool when
-    /// [`VectorEncoder::worth_splitting`] says so (when several rows fail, which one is reported is
+    /// `VectorEncoder::worth_splitting` says so (when several rows fail, which one is reported is
     /// then unspecified).
     pub fn encode_fixed_into(
         &self,
@@ -356,7 +356,7 @@ impl VectorEncoder {
 
     /// Encodes row `i` of `rows` into `values[i]` (each exactly the value size: one destination per
     /// row, e.g. the buffers of separate objects), splitting the rows across the current rayon pool
-    /// when [`VectorEncoder::worth_splitting`] says so. `first_row` is the absolute index of the
+    /// when `VectorEncoder::worth_splitting` says so. `first_row` is the absolute index of the
     /// first row, for error messages; when several rows fail, which one is reported is unspecified.
     pub fn encode_fixed_values(
         &self,
@@ -381,7 +381,7 @@ impl VectorEncoder {
 
     /// [`VectorEncoder::encode_fixed_values`] for `count` rows whose destinations do not exist yet:
     /// `produce(i)` makes row `i`'s (called on this thread, in row order, e.g. allocating an object
-    /// that must be allocated here), and, when [`VectorEncoder::worth_splitting`] says so, the rows
+    /// that must be allocated here), and, when `VectorEncoder::worth_splitting` says so, the rows
     /// are encoded on the rayon pool as soon as their destinations exist, so that producing them and
     /// encoding overlap. When every destination is made, `finish` is given the encoding left to do
     /// (all of it for a small `count`), to run on this thread however the caller wants (e.g. after

@@ -4,7 +4,7 @@
 //!
 //! A writer writes into any [`Destination`]: a `Vec<u8>` in memory, any `Write` wrapped in [`Stream`],
 //! or a file that appears only when the caller commits the destination
-//! that [`VectorWriter::finish`] hands back. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
+//! that `VectorWriter::finish` hands back. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
 //! [`NullPolicy::Null`] with a format that can hold them; [`check_nulls`] rejects the other cases.
 
 mod hex;
