@@ -20,7 +20,8 @@
 
 use super::cql::{
     date_text, decimal_text, double_text, duration_text, element_type, entry_types, float_text,
-    native_from_text, time_text, timestamp_text, LiteralError, LiteralErrorKind, MAX_LITERAL_DEPTH,
+    native_from_text, time_text, timestamp_text, wrong_dimension, LiteralError, LiteralErrorKind,
+    MAX_LITERAL_DEPTH,
 };
 use crate::types::{CqlType, NativeType};
 use crate::value::Value;
@@ -536,15 +537,9 @@ impl Reader {
             }
             CqlType::Vector(element, dimension) => {
                 let value = self.elements(element, ty, json, depth)?;
-                match &value {
-                    Value::List(items) if items.len() != *dimension => {
-                        Err(self.error(LiteralErrorKind::WrongDimension {
-                            ty: Box::new(ty.clone()),
-                            dimension: *dimension,
-                            found: items.len(),
-                        }))
-                    }
-                    _ => Ok(value),
+                match wrong_dimension(ty, *dimension, &value) {
+                    Some(kind) => Err(self.error(kind)),
+                    None => Ok(value),
                 }
             }
             CqlType::Map(key_type, value_type) => {

@@ -2,7 +2,7 @@
 
 use super::MAX_LITERAL_DEPTH;
 use crate::types::{CqlType, NativeType};
-use crate::value::{EncodeErrorKind, TimeOutOfRange};
+use crate::value::{EncodeErrorKind, TimeOutOfRange, Value};
 use num_bigint::BigInt;
 use std::fmt;
 
@@ -240,5 +240,22 @@ impl fmt::Display for LiteralForm {
             LiteralForm::Uuid => "uuid",
             LiteralForm::Inet => "inet address",
         })
+    }
+}
+
+/// The error of a vector `value` of type `ty` (`vector<T, dimension>`) that does not hold
+/// `dimension` elements; `None` when it does, or when it is not a list.
+pub(crate) fn wrong_dimension(
+    ty: &CqlType,
+    dimension: usize,
+    value: &Value,
+) -> Option<LiteralErrorKind> {
+    match value {
+        Value::List(items) if items.len() != dimension => Some(LiteralErrorKind::WrongDimension {
+            ty: Box::new(ty.clone()),
+            dimension,
+            found: items.len(),
+        }),
+        _ => None,
     }
 }

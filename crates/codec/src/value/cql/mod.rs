@@ -28,6 +28,7 @@ pub use format::format_cql;
 pub use parse::parse_cql;
 
 pub(crate) use calendar::{date_text, duration_text, time_text, timestamp_text};
+pub(crate) use error::wrong_dimension;
 pub(crate) use parse::encodable;
 pub(crate) use scalar::{decimal_text, double_text, float_text, native_from_text};
 

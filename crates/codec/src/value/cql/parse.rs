@@ -1,7 +1,7 @@
 //! CQL literals read into values, guided by the type.
 
 use super::scalar::native_from_text;
-use super::{LiteralError, LiteralErrorKind, MAX_LITERAL_DEPTH};
+use super::{wrong_dimension, LiteralError, LiteralErrorKind, MAX_LITERAL_DEPTH};
 use crate::lexer::Lexer;
 use crate::types::{CqlType, NativeType};
 use crate::value::{has_empty_value, Value};
@@ -169,16 +169,9 @@ impl<'a> Parser<'a> {
             }
             CqlType::Vector(element, dimension) => {
                 let value = self.elements(element, &['['], ']', "'[' to start a vector", depth)?;
-                match &value {
-                    Value::List(items) if items.len() != *dimension => Err(self.error_at(
-                        start,
-                        LiteralErrorKind::WrongDimension {
-                            ty: Box::new(ty.clone()),
-                            dimension: *dimension,
-                            found: items.len(),
-                        },
-                    )),
-                    _ => Ok(value),
+                match wrong_dimension(ty, *dimension, &value) {
+                    Some(kind) => Err(self.error_at(start, kind)),
+                    None => Ok(value),
                 }
             }
             CqlType::Map(key_type, value_type) => {
