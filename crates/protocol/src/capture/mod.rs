@@ -1,7 +1,7 @@
 //! Packet captures in, reassembled TCP byte streams out. This layer knows nothing of CQL.
 //!
-//! [`Capture`] reads a pcap or pcapng file as a stream ([`file`](mod@file)), cuts each packet down to its
-//! TCP segment ([`link`]) and reassembles the streams of every connection ([`tcp`]), reporting
+//! [`Capture`] reads a pcap or pcapng file as a stream ([`PacketReader`]), cuts each packet down to its
+//! TCP segment ([`tcp_segment`]) and reassembles the streams of every connection ([`Reassembler`]), reporting
 //! [`Event`]s to a callback: connections opening and closing, stream bytes in order (borrowed from
 //! the packet when they arrive in order), gaps that could not be filled, and problems with the
 //! file offset of the record they concern. Packets that are not TCP, IP fragments, or of a link
@@ -21,16 +21,16 @@
 //!     .unwrap();
 //! ```
 
-pub mod file;
-pub mod link;
-pub mod tcp;
+mod file;
+mod link;
+mod tcp;
 
 use std::io::Read;
 use std::net::SocketAddr;
 
-pub use file::{FileError, Format, Packet, PacketReader, Record};
+pub use file::{FileError, Format, Packet, PacketReader, Record, MAX_RECORD};
 pub use link::{tcp_segment, Cut, NotTcp, Segment};
-pub use tcp::{Limits, Reassembler, TcpStats};
+pub use tcp::{Limits, Reassembler, TcpStats, RST_WINDOW};
 
 /// A capture time, in nanoseconds since the Unix epoch (negative before 1970): the years 1677 to
 /// 2262.
