@@ -862,9 +862,12 @@ pub fn statement(message: &Message, registry: &Registry) -> Option<String> {
         Body::Prepare(p) => Some(format!("PREPARE {}", p.query)),
         Body::Execute(e) => Some(
             e.query
-                .clone()
-                .or_else(|| registry.get(&e.id).and_then(|s| s.query.clone()))
-                .unwrap_or_else(|| format!("EXECUTE 0x{}", crate::hex::encode(&e.id))),
+                .as_deref()
+                .or_else(|| registry.get(&e.id).and_then(|s| s.query.as_deref()))
+                .map_or_else(
+                    || format!("EXECUTE 0x{}", crate::hex::encode(&e.id)),
+                    str::to_string,
+                ),
         ),
         Body::Batch(b) => Some(format!(
             "BATCH {} ({} statements)",

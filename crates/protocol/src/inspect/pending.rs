@@ -81,7 +81,7 @@ impl Pending {
                 let body = Body::Execute(Execute {
                     id: e.id.clone(),
                     result_metadata_id: e.result_metadata_id.clone(),
-                    query: e.query.as_deref().map(kept_text),
+                    query: e.query.as_deref().map(|q| kept_text(q).into()),
                     parameters: QueryParameters::default(),
                 });
                 (None, Some(Box::new(bare(m, body))))
@@ -97,7 +97,7 @@ impl Pending {
                 Body::Execute(e) => {
                     e.id.len()
                         + e.result_metadata_id.as_ref().map_or(0, Vec::len)
-                        + e.query.as_ref().map_or(0, String::len)
+                        + e.query.as_ref().map_or(0, |q| q.len())
                 }
                 _ => 0,
             });

@@ -134,10 +134,7 @@ impl ValueForm<'_> {
             (ValueForm::Masked, Some(Body::Execute(e))) => {
                 e.query.as_deref().is_some_and(mentions_password)
             }
-            (ValueForm::Masked, Some(Body::Batch(b))) => b
-                .statements
-                .iter()
-                .any(|s| s.query.as_deref().is_some_and(mentions_password)),
+            (ValueForm::Masked, Some(Body::Batch(b))) => b.queries().any(mentions_password),
             _ => self.hides_in(opcode),
         }
     }

@@ -27,10 +27,12 @@ mod types;
 
 pub use reader::consistency_name;
 pub use render::ValueForm;
-pub use requests::{Batch, BatchStatement, Execute, Prepare, Query, QueryParameters};
+pub use requests::{
+    Batch, BatchStatement, Execute, Prepare, Query, QueryParameters, BATCH_REPEATED_QUERY_MAX,
+};
 pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
 pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
-pub use types::{BoundValue, Cell, Column, ColumnRef, ColumnType, Columns};
+pub use types::{BoundValue, BoundValues, Cell, Column, ColumnRef, ColumnType, Columns};
 
 use super::frame::{Direction, Flags, Opcode};
 use crate::cursor::DecodeError;
@@ -150,8 +152,9 @@ pub enum Body {
 /// A statement prepared on a connection, as its PREPARE and PREPARED result described it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreparedStatement {
-    /// The query text of the PREPARE, when it was seen.
-    pub query: Option<String>,
+    /// The query text of the PREPARE, when it was seen (shared with the EXECUTE and BATCH messages
+    /// that run the statement).
+    pub query: Option<Arc<str>>,
     /// The bound variables: names and types of the values of an EXECUTE.
     pub variables: Columns,
     /// The result columns (empty when the statement returns no rows or the server sent none).
@@ -183,7 +186,7 @@ pub struct Registry {
 /// The metadata bytes of a statement, as [`REGISTRY_MAX_BYTES`] counts them.
 fn footprint(id: &[u8], statement: &PreparedStatement) -> usize {
     id.len()
-        + statement.query.as_ref().map_or(0, String::len)
+        + statement.query.as_ref().map_or(0, |q| q.len())
         + statement.result_metadata_id.as_ref().map_or(0, Vec::len)
         + statement.variables.footprint()
         + statement.columns.footprint()
@@ -258,7 +261,7 @@ impl Registry {
         match &response.body {
             Body::Result(ResultBody::Prepared(prepared)) => {
                 let query = match request.map(|r| &r.body) {
-                    Some(Body::Prepare(prepare)) => Some(prepare.query.clone()),
+                    Some(Body::Prepare(prepare)) => Some(prepare.query.as_str().into()),
                     _ => None,
                 };
                 let statement = PreparedStatement {

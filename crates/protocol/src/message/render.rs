@@ -2,17 +2,18 @@
 //! [`JsonWriter`]) and as a one-line gist.
 
 use super::requests::QueryParameters;
-use super::requests::QUERY_FLAG_NAMES;
+use super::requests::{BATCH_REPEATED_QUERY_MAX, QUERY_FLAG_NAMES};
 use super::responses::{ErrorBody, ErrorDetails, Event, Failures};
 use super::results::METADATA_FLAG_NAMES;
 use super::results::{ResultBody, RowsMetadata, SchemaChange};
-use super::types::{BoundValue, Cell, ColumnType, Columns};
+use super::types::{BoundValues, Cell, ColumnType, Columns};
 use super::{consistency_name, each_bit_name, each_flag_name, Body, Message};
 use crate::types::{CqlType, NativeType};
 use crate::value::json::{write_json, JsonWriter};
 use crate::value::print::{write_pieces, TextForm};
 use serde_json::Value as Json;
 use std::ops::Range;
+use std::sync::Arc;
 
 pub use crate::inspect::secrets::ValueForm;
 
@@ -143,16 +144,17 @@ impl std::io::Write for Spilling<'_, '_> {
 }
 
 /// `[{"name", "type", "value"}]`: name and type absent when unknown, `"bytes"` instead of `"value"`
-/// when the type is unknown (unless redacted).
-fn values_json(w: &mut JsonWriter, values: &[BoundValue], v: &mut Values<'_>) {
+/// when the type is unknown (unless redacted); spilled after each value.
+fn values_json(w: &mut JsonWriter, values: &BoundValues, v: &mut Values<'_>) {
     w.begin_array();
-    for value in values {
+    let body = v.bytes;
+    for value in values.iter(body) {
         w.begin_object();
-        if let Some(name) = &value.name {
+        if let Some(name) = value.name {
             w.key("name");
             w.str(name);
         }
-        if let Some(ty) = &value.ty {
+        if let Some(ty) = value.ty {
             w.key("type");
             type_json(w, ty);
         }
@@ -163,10 +165,11 @@ fn values_json(w: &mut JsonWriter, values: &[BoundValue], v: &mut Values<'_>) {
             }
             cell => {
                 w.key("value");
-                cell_json(w, value.ty.as_ref(), cell, v);
+                cell_json(w, value.ty, cell, v);
             }
         }
         w.end_object();
+        (v.spill)(w);
     }
     w.end_array();
 }
@@ -548,15 +551,21 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
             w.str(&b.kind_name());
             w.key("statements");
             w.begin_array();
+            let mut written = std::collections::HashSet::new();
             for s in &b.statements {
                 w.begin_object();
                 if let Some(id) = &s.id {
                     w.key("id");
                     w.hex(id);
                 }
-                if let Some(query) = &s.query {
-                    w.key("query");
-                    w.str(&v.form.query(query));
+                let shared = |q: &Arc<str>| s.id.is_some() && q.len() > BATCH_REPEATED_QUERY_MAX;
+                match &s.query {
+                    Some(q) if shared(q) && !written.insert(Arc::as_ptr(q).cast::<u8>()) => {}
+                    Some(query) => {
+                        w.key("query");
+                        w.str(&v.form.query(query));
+                    }
+                    None => {}
                 }
                 w.key("values");
                 values_json(w, &s.values, v);

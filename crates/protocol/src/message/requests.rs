@@ -1,10 +1,11 @@
 //! Request bodies with query parameters and bound values: QUERY, PREPARE, EXECUTE and BATCH.
 
 use super::reader::{Reader, Step};
-use super::types::{BoundValue, Columns};
+use super::types::{BoundValues, Columns};
 use super::{bit_names, Registry};
 use crate::cursor::DecodeError;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
@@ -49,7 +50,7 @@ pub struct QueryParameters {
     /// The flags (a byte in v3/v4, an int in v5).
     pub flags: u32,
     /// The bound values, with names and types when known.
-    pub values: Vec<BoundValue>,
+    pub values: BoundValues,
     /// The page size.
     pub page_size: Option<i32>,
     /// The paging state (`Some(None)`: the flag with a null state).
@@ -99,7 +100,7 @@ pub struct Execute {
     /// The result metadata id (v5).
     pub result_metadata_id: Option<Vec<u8>>,
     /// The query text, when the statement's PREPARE was seen.
-    pub query: Option<String>,
+    pub query: Option<Arc<str>>,
     /// Consistency, values (named and typed by the PREPARED result when seen), paging, …
     pub parameters: QueryParameters,
 }
@@ -108,11 +109,11 @@ pub struct Execute {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchStatement {
     /// The query text (given, or from the PREPARE of a prepared statement).
-    pub query: Option<String>,
+    pub query: Option<Arc<str>>,
     /// The prepared id of a prepared statement.
     pub id: Option<Vec<u8>>,
     /// The bound values.
-    pub values: Vec<BoundValue>,
+    pub values: BoundValues,
 }
 
 /// A BATCH.
@@ -126,7 +127,23 @@ pub struct Batch {
     pub parameters: QueryParameters,
 }
 
+/// The longest prepared query text a BATCH's JSON repeats at every statement that runs it; a longer
+/// one is written at the first such statement only (the others carry the same prepared id), so a
+/// message of 65,535 short statements naming one long prepared statement writes that text once.
+pub const BATCH_REPEATED_QUERY_MAX: usize = 1024;
+
 impl Batch {
+    /// The query texts of the statements, a text shared by several statements (those that run
+    /// the same prepared statement) once.
+    pub fn queries(&self) -> impl Iterator<Item = &str> {
+        let mut seen = std::collections::HashSet::new();
+        self.statements
+            .iter()
+            .filter_map(|s| s.query.as_ref())
+            .filter(move |q| seen.insert(Arc::as_ptr(q).cast::<u8>()))
+            .map(|q| &**q)
+    }
+
     /// The batch type's name: `LOGGED`, `UNLOGGED`, `COUNTER`.
     pub fn kind_name(&self) -> String {
         match self.kind {
@@ -156,29 +173,29 @@ fn flags(r: &mut Reader<'_>, version: u8) -> Result<u32> {
 }
 
 /// Bound values: a `[short]` count then each `[value]`, preceded by its name when `named`; names and
-/// types of values without them come from `variables`.
-fn values(r: &mut Reader<'_>, named: bool, variables: Option<&Columns>) -> Result<Vec<BoundValue>> {
+/// types of values without them come from `variables`. Each value is read (and explained) here and
+/// kept as where it is in the body.
+fn values(r: &mut Reader<'_>, named: bool, variables: Option<&Columns>) -> Result<BoundValues> {
     let count = r.short_count("value count", if named { 6 } else { 4 })?;
-    let mut values = Vec::with_capacity(count);
+    let start = r.cursor.pos();
     for i in 0..count {
-        values.push(r.within(Step::Item("value", i), |r| {
+        r.within(Step::Item("value", i), |r| {
             let given = if named { Some(r.string("name")?) } else { None };
             let variable = variables.and_then(|v| v.get(i));
-            let ty = variable.map(|v| v.ty.clone());
             let what = match (&given, variable) {
                 (Some(name), _) => Cow::Borrowed(name.as_str()),
                 (None, Some(v)) => Cow::Borrowed(v.name),
                 (None, None) => Cow::Owned(format!("value {i}")),
             };
-            let value = r.cell(ty.as_ref(), &what)?;
-            Ok(BoundValue {
-                name: given.or_else(|| variable.map(|v| v.name.to_string())),
-                ty,
-                value,
-            })
-        })?);
+            r.cell(variable.map(|v| v.ty), &what)
+        })?;
     }
-    Ok(values)
+    Ok(BoundValues::new(
+        count,
+        named,
+        variables.cloned(),
+        start..r.cursor.pos(),
+    ))
 }
 
 /// The optional fields after the values, as `flags` announces them.
@@ -287,7 +304,7 @@ pub(crate) fn batch(r: &mut Reader<'_>, version: u8, registry: &Registry) -> Res
                 0 => {
                     let query = r.long_string("query")?;
                     Ok(BatchStatement {
-                        query: Some(query),
+                        query: Some(query.into()),
                         id: None,
                         values: values(r, false, None)?,
                     })

@@ -213,14 +213,95 @@ pub enum Cell {
     Bytes(Range<usize>),
 }
 
-/// A bound value of a QUERY, EXECUTE or BATCH statement, with its name and type when known (given
-/// in the message, or from the PREPARED result of its statement).
+/// The bound values of a QUERY, EXECUTE or BATCH statement, kept as where they are in the message's
+/// body ([`super::Message::bytes`]), checked when the message was decoded: [`BoundValues::iter`]
+/// reads them again, so a message holds no more than its body however many values it binds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BoundValues {
+    /// How many values there are.
+    count: usize,
+    /// Whether each value is preceded by its name (`WITH_NAMES_FOR_VALUES`).
+    named: bool,
+    /// The statement's bound variables, from its PREPARED result, when seen.
+    variables: Option<Columns>,
+    /// Where the values (and their names) are in the body.
+    range: Range<usize>,
+}
+
+impl BoundValues {
+    /// `count` values at `range` of the body, each preceded by its name when `named`, typed by
+    /// `variables` when known.
+    pub(crate) fn new(
+        count: usize,
+        named: bool,
+        variables: Option<Columns>,
+        range: Range<usize>,
+    ) -> Self {
+        BoundValues {
+            count,
+            named,
+            variables,
+            range,
+        }
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The values in order, read from `body`, the body of their message ([`super::Message::bytes`]):
+    /// each with the name the message gives it or else its variable's, the variable's type when
+    /// known, and its cell ([`Cell::Value`] when the type is known, else [`Cell::Bytes`]).
+    pub fn iter<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = BoundValue<'a>> + 'a {
+        let body = body.get(..self.range.end).unwrap_or_default();
+        let mut pos = self.range.start;
+        (0..self.count).map_while(move |i| {
+            // The next `len` bytes, as a range of the body.
+            let mut take = |len: usize| {
+                let range = pos..pos.checked_add(len)?;
+                body.get(range.clone())?;
+                pos = range.end;
+                Some(range)
+            };
+            let given = if self.named {
+                let len = take(2)?;
+                let len = u16::from_be_bytes([body[len.start], body[len.start + 1]]);
+                Some(std::str::from_utf8(&body[take(len.into())?]).ok()?)
+            } else {
+                None
+            };
+            let length = take(4)?;
+            let length = i32::from_be_bytes(body[length].try_into().ok()?);
+            let variable = self.variables.as_ref().and_then(|v| v.get(i));
+            let ty = variable.map(|v| v.ty);
+            let value = match usize::try_from(length) {
+                Ok(len) if ty.is_some_and(|t| t.cql().is_some()) => Cell::Value(take(len)?),
+                Ok(len) => Cell::Bytes(take(len)?),
+                Err(_) if length == -2 => Cell::Unset,
+                Err(_) => Cell::Null,
+            };
+            Some(BoundValue {
+                name: given.or(variable.map(|v| v.name)),
+                ty,
+                value,
+            })
+        })
+    }
+}
+
+/// One bound value of a statement, as [`BoundValues::iter`] reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundValue {
-    /// The bind marker's name.
-    pub name: Option<String>,
-    /// The variable's type.
-    pub ty: Option<ColumnType>,
+pub struct BoundValue<'a> {
+    /// The bind marker's name, when the message or the statement's PREPARED result gives it.
+    pub name: Option<&'a str>,
+    /// The variable's type, when the statement's PREPARED result was seen.
+    pub ty: Option<&'a ColumnType>,
     /// The value.
     pub value: Cell,
 }
