@@ -324,7 +324,11 @@ fn a_batch_naming_one_long_prepared_statement_writes_its_text_once() {
         );
         run.assert_success(format);
         // The text once, each statement's id (50 bytes of JSON, three lines of explain).
-        let most = if format == "explain" { 24 << 20 } else { 8 << 20 };
+        let most = if format == "explain" {
+            24 << 20
+        } else {
+            8 << 20
+        };
         assert!(
             run.stdout.len() < most,
             "{format}: {} bytes",

@@ -304,6 +304,13 @@ impl EnvelopeAssembler {
         }
     }
 
+    /// Takes the start of an unfinished envelope, when there is one: the offset of the segment it
+    /// starts in, where in that segment, and its bytes so far.
+    pub fn take_unfinished(&mut self) -> Option<(u64, usize, Vec<u8>)> {
+        let (offset, in_segment) = self.pending_start.take()?;
+        Some((offset, in_segment, std::mem::take(&mut self.pending)))
+    }
+
     /// Drops an unfinished envelope (after a gap in the stream); returns the bytes dropped.
     pub fn reset(&mut self) -> usize {
         self.pending_start = None;

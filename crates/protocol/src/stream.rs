@@ -15,13 +15,15 @@
 //!   direction, flags of v3-v5, a length within the limit) or v5 segment header (CRC24 valid);
 //! - bytes the capture did not keep (packets cut to its snapshot length,
 //!   [`StreamDecoder::not_captured`]): a frame whose header was captured is given with its header
-//!   and [`BodyError::NotCaptured`], a v5 segment whose header was captured is skipped, and
-//!   decoding goes on at their end without a problem for each (they are counted, see
-//!   [`CutCounts`]).
+//!   and [`BodyError::NotCaptured`]; of a v5 segment whose header was captured, the envelopes its
+//!   captured bytes finish are given whole and the one they cut short by its header (the rest of an
+//!   envelope spread over segments is skipped in the segments that follow); decoding goes on at
+//!   their end without a problem for each (they are counted, see [`CutCounts`]).
 //!
 //! Memory stays at one frame (at most `max_frame` bytes) plus the chunk being fed.
 
 use super::compression::{self, BodyError, Compression};
+use super::frame::split_frame;
 use super::frame::{Direction, FrameHeader, Opcode, HEADER_LEN, MAX_VERSION};
 use super::segment::{split_segment, EnvelopeAssembler, SegmentFormat, SegmentHeader};
 use crate::cursor::{Cursor, DecodeError};
@@ -80,16 +82,26 @@ enum Phase {
 
 /// A frame or v5 segment whose header was captured and whose remaining bytes are skipped
 /// because some of them were not captured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct CutShort {
-    /// The frame's header (`None`: a v5 segment), and where it starts.
-    frame: Option<(FrameHeader, u64)>,
+    /// What was cut short.
+    what: Cut,
     /// Stream offset of the byte after it.
     end: u64,
     /// Body bytes captured before the first missing one.
     captured: usize,
     /// Bytes not captured so far.
     missing: u64,
+}
+
+/// A frame or v5 segment cut short.
+#[derive(Debug, Clone)]
+enum Cut {
+    /// A frame: its header, and where it starts.
+    Frame(FrameHeader, u64),
+    /// A v5 segment: its header, where it starts, and the start of its content as far as the
+    /// captured bytes give it.
+    Segment(SegmentHeader, u64, Vec<u8>),
 }
 
 /// What a [`StreamDecoder`] could not decode because the capture did not keep all of it.
@@ -99,7 +111,8 @@ pub struct CutCounts {
     pub bytes: u64,
     /// Frames given with their header only.
     pub frames: u64,
-    /// v5 segments skipped (the envelopes in them are lost).
+    /// v5 segments whose captured bytes end before an envelope header (that envelope and the
+    /// ones after it in the segment are lost).
     pub segments: u64,
     /// Captured bytes skipped because they follow bytes not captured and no header started them.
     pub skipped: u64,
@@ -127,6 +140,9 @@ pub struct StreamDecoder {
     lost_to_cut: bool,
     /// What bytes not captured cost.
     cut_counts: CutCounts,
+    /// Content bytes still to come, in the segments that follow, of an envelope given by its
+    /// header because a segment of it was cut short: skipped.
+    cut_envelope_rest: u64,
 }
 
 impl StreamDecoder {
@@ -146,6 +162,7 @@ impl StreamDecoder {
             cut: None,
             lost_to_cut: false,
             cut_counts: CutCounts::default(),
+            cut_envelope_rest: 0,
         }
     }
 
@@ -173,7 +190,7 @@ impl StreamDecoder {
 
     /// Feeds the next bytes of the stream; appends what they complete to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) {
-        let bytes = match self.cut {
+        let bytes = match &self.cut {
             // The rest of a frame or segment cut short: skipped up to its end.
             Some(cut) => {
                 let skip = (cut.end - self.base).min(bytes.len() as u64) as usize;
@@ -233,6 +250,7 @@ impl StreamDecoder {
         let at = self.base + self.buf.len() as u64;
         let pending = self.buf.len() as u64 + self.assembler.reset() as u64;
         self.report_lost(out, "before a gap");
+        self.cut_envelope_rest = 0;
         let mut message = format!("gap of {len} bytes in the stream");
         if pending > 0 {
             message += &format!(" ({pending} bytes of an unfinished frame or segment dropped)");
@@ -252,8 +270,9 @@ impl StreamDecoder {
 
     /// Says the next `len` bytes of the stream were not captured (the capture cut its packets to
     /// its snapshot length). A frame whose header was captured is skipped to its end and given
-    /// with [`BodyError::NotCaptured`], a v5 segment whose header was captured is skipped; else
-    /// what is buffered is dropped and decoding resynchronises on what follows. Nothing is
+    /// with [`BodyError::NotCaptured`]; a v5 segment whose header was captured is skipped to its
+    /// end, and the envelopes its captured bytes hold are given (see the module documentation);
+    /// else what is buffered is dropped and decoding resynchronises on what follows. Nothing is
     /// reported: it is counted ([`StreamDecoder::cut_counts`]).
     pub fn not_captured(&mut self, len: u64, out: &mut Vec<StreamEvent>) {
         let at = self.offset();
@@ -284,7 +303,7 @@ impl StreamDecoder {
                 let bytes = self.buf.first_chunk::<HEADER_LEN>()?;
                 let header = FrameHeader::parse(bytes, self.base, MAX_VERSION).ok()?;
                 self.plausible_frame(&self.buf).then_some(CutShort {
-                    frame: Some((header, self.base)),
+                    what: Cut::Frame(header, self.base),
                     end: self.base + (HEADER_LEN + header.length as usize) as u64,
                     captured: self.buf.len() - HEADER_LEN,
                     missing: 0,
@@ -292,8 +311,15 @@ impl StreamDecoder {
             }
             Phase::Segments(Some(format)) => {
                 let header = SegmentHeader::parse(&self.buf, format).filter(|h| h.crc_ok)?;
+                let payload = self.buf.get(format.header_with_crc_len()..);
+                let payload = payload.unwrap_or_default();
+                let payload = &payload[..payload.len().min(header.payload_len)];
+                let content = match header.uncompressed_len {
+                    0 => payload.to_vec(),
+                    len => crate::lz4::decompress_prefix(payload, len),
+                };
                 Some(CutShort {
-                    frame: None,
+                    what: Cut::Segment(header, self.base, content),
                     end: self.base + header.segment_len() as u64,
                     captured: self.buf.len(),
                     missing: 0,
@@ -305,12 +331,11 @@ impl StreamDecoder {
 
     /// Gives the frame cut short once the stream reached its end.
     fn end_cut(&mut self, out: &mut Vec<StreamEvent>) {
-        let Some(cut) = self.cut.filter(|cut| self.base >= cut.end) else {
+        let Some(cut) = self.cut.take_if(|cut| self.base >= cut.end) else {
             return;
         };
-        self.cut = None;
-        match cut.frame {
-            Some((header, offset)) => {
+        match cut.what {
+            Cut::Frame(header, offset) => {
                 self.cut_counts.frames += 1;
                 out.push(StreamEvent::Envelope(DecodedEnvelope {
                     offset,
@@ -323,11 +348,98 @@ impl StreamDecoder {
                     }),
                 }));
             }
-            None => {
-                self.cut_counts.segments += 1;
-                self.assembler.reset();
+            Cut::Segment(header, offset, content) => {
+                self.cut_segment(header, offset, &content, out)
             }
         }
+    }
+
+    /// Gives what the captured start `content` of the v5 segment at `offset` holds: the envelopes
+    /// it finishes, whole, and the one it cuts short by its header (whose rest in the segments
+    /// that follow is then skipped); or, when the segment goes on an envelope started before, that
+    /// envelope by its header.
+    fn cut_segment(
+        &mut self,
+        header: SegmentHeader,
+        offset: u64,
+        content: &[u8],
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let total = header.content_len();
+        let rest = std::mem::take(&mut self.cut_envelope_rest);
+        if rest > 0 && !header.self_contained {
+            // More of an envelope already given by its header.
+            self.cut_envelope_rest = rest.saturating_sub(total as u64);
+            return;
+        }
+        if let Some((start, in_segment, mut bytes)) = self.assembler.take_unfinished() {
+            let before = bytes.len();
+            bytes.extend_from_slice(content);
+            if !self.give_cut_envelope(start, in_segment, &bytes, before + total, out) {
+                self.cut_counts.segments += 1;
+            }
+            return;
+        }
+        let mut at = 0;
+        while at < total {
+            let Some(rest) = content.get(at..) else {
+                break;
+            };
+            match split_frame(rest, at as u64, MAX_VERSION) {
+                Ok((frame, _)) => {
+                    out.push(StreamEvent::Envelope(DecodedEnvelope {
+                        offset,
+                        in_segment: Some(at),
+                        header: frame.header,
+                        body: Ok(frame.body.to_vec()),
+                    }));
+                    at += HEADER_LEN + frame.body.len();
+                }
+                Err(_) => {
+                    if !self.give_cut_envelope(offset, at, rest, total - at, out) {
+                        self.cut_counts.segments += 1;
+                    }
+                    if header.self_contained {
+                        self.cut_envelope_rest = 0;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Gives the envelope starting `bytes` (the captured ones of `len` in its segments so far) by
+    /// its header, with [`BodyError::NotCaptured`], and remembers how much of it the following
+    /// segments hold; `false` when its header was not captured or is not one.
+    fn give_cut_envelope(
+        &mut self,
+        offset: u64,
+        in_segment: usize,
+        bytes: &[u8],
+        len: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> bool {
+        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+            return false;
+        };
+        let Ok(header) = FrameHeader::parse(header, 0, MAX_VERSION) else {
+            return false;
+        };
+        let length = u64::from(header.length);
+        let captured = (bytes.len() - HEADER_LEN).min(header.length as usize);
+        self.cut_envelope_rest = (HEADER_LEN as u64 + length).saturating_sub(len as u64);
+        self.cut_counts.frames += 1;
+        out.push(StreamEvent::Envelope(DecodedEnvelope {
+            offset,
+            in_segment: Some(in_segment),
+            header,
+            body: Err(BodyError::NotCaptured {
+                length: header.length,
+                captured,
+                missing: length - captured as u64,
+            }),
+        }));
+        true
     }
 
     /// Drops what is buffered and resynchronises after `len` bytes from `at` that were not
@@ -338,6 +450,7 @@ impl StreamDecoder {
             self.cut_counts.skipped += self.buf.len() as u64;
         }
         self.cut_counts.skipped += dropped;
+        self.cut_envelope_rest = 0;
         self.base = at + len;
         self.buf.clear();
         if self.phase == Phase::Frames {
@@ -453,6 +566,7 @@ impl StreamDecoder {
         }
         if let Phase::Segments(_) = self.phase {
             self.assembler.reset();
+            self.cut_envelope_rest = 0;
         }
     }
 
@@ -612,6 +726,14 @@ impl StreamDecoder {
             return Step::Consumed(len);
         }
         let self_contained = segment.header.self_contained;
+        if self.cut_envelope_rest > 0 {
+            // The rest of an envelope given by its header when a segment of it was cut short.
+            let rest = std::mem::take(&mut self.cut_envelope_rest);
+            if !self_contained {
+                self.cut_envelope_rest = rest.saturating_sub(content.len() as u64);
+                return Step::Consumed(len);
+            }
+        }
         let mut problems = Vec::new();
         self.assembler.push(
             at,

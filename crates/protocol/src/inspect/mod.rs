@@ -826,7 +826,10 @@ impl Conn {
         );
         let parts = [
             (a.frames + b.frames, "frames shown by their header only"),
-            (a.segments + b.segments, "v5 segments skipped"),
+            (
+                a.segments + b.segments,
+                "v5 segments cut before an envelope header",
+            ),
             (
                 a.skipped + b.skipped,
                 "captured bytes skipped to the next header",

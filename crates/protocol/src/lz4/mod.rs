@@ -21,8 +21,10 @@
 //! declaring more than 4 MiB that walk runs first, so garbage claiming a large size allocates nothing.
 
 mod error;
+mod prefix;
 
 pub use error::{Lz4Error, Lz4ErrorKind};
+pub(crate) use prefix::decompress_prefix;
 use std::cell::RefCell;
 
 /// Size of the big-endian uncompressed-length prefix of a compressed body.
