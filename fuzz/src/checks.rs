@@ -1250,9 +1250,9 @@ fn blank_placeholders(a: &str, b: &str) -> String {
 /// tokens cover it in order; redacted, lexed again without its placeholders, it holds no literal
 /// and no comment; as a server's text redacted, no ASCII digit is left outside a placeholder.
 pub fn query_redaction(data: &[u8]) {
-    use cqlwire_protocol::inspect::cql_lexer::{tokens, TokenKind};
-    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
-    use cqlwire_protocol::inspect::secrets::{redact_query, redact_server_text};
+    use cqlwire_protocol::inspect::KeyedHash;
+    use cqlwire_protocol::inspect::{redact_query, redact_server_text};
+    use cqlwire_protocol::inspect::{tokens, TokenKind};
     let text = String::from_utf8_lossy(data);
     let mut at = 0;
     for token in tokens(&text) {
@@ -1385,13 +1385,13 @@ impl<'a> InspectInput<'a> {
 /// every message in JSON and gist, plain, masked and redacted (`--redact`), and explained. Both
 /// runs must give the same records.
 pub fn inspect(data: &[u8]) {
-    use cqlwire_protocol::inspect::stats::Stats;
+    use cqlwire_protocol::inspect::Stats;
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
     let input = InspectInput::parse(control, rest);
     let key_log = (control & 4 != 0).then(|| {
-        let log = cqlwire_protocol::inspect::tls::KeyLog::from_reader(INSPECT_KEY_LOG.as_bytes());
+        let log = cqlwire_protocol::inspect::KeyLog::from_reader(INSPECT_KEY_LOG.as_bytes());
         std::sync::Arc::new(log.expect("reading memory"))
     });
     let options = cqlwire_protocol::inspect::Options {
@@ -1510,9 +1510,9 @@ fn record_hash(record: &cqlwire_protocol::inspect::Record) -> u64 {
 /// checks are not what the command does, so they are left out of the memory bound).
 fn render(record: &cqlwire_protocol::inspect::Record) {
     use cqlwire_codec::value::json::JsonWriter;
-    use cqlwire_protocol::inspect::keyed_hash::KeyedHash;
+    use cqlwire_protocol::inspect::KeyedHash;
     use cqlwire_protocol::inspect::Record;
-    use cqlwire_protocol::message::ValueForm;
+    use cqlwire_protocol::inspect::ValueForm;
     let Record::Message(m) = record else {
         return;
     };

@@ -10,13 +10,10 @@ use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
-use cqlwire_protocol::inspect::keyed_hash::{KeyedHash, MAX_KEY_BYTES};
-use cqlwire_protocol::inspect::stats::{side_name, Statement, Stats, MAX_MORE_COUNTED};
-use cqlwire_protocol::inspect::tls::{KeyLog, TlsRecord};
 use cqlwire_protocol::inspect::{
-    Inspector, MessageRecord, Options, Problem, Record, Side, DEFAULT_MAX_FRAME,
+    side_name, Inspector, KeyLog, KeyedHash, MessageRecord, Options, Problem, Record, Side,
+    Statement, Stats, TlsRecord, ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES, MAX_MORE_COUNTED,
 };
-use cqlwire_protocol::message::ValueForm;
 use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};

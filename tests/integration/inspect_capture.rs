@@ -8,7 +8,7 @@ use crate::common::{
     pcap::{self, frame, query_body, run_limited, tcp_ports, Tcp},
 };
 use cqlwire_protocol::capture::Capture;
-use cqlwire_protocol::inspect::stats::Stats;
+use cqlwire_protocol::inspect::Stats;
 use cqlwire_protocol::inspect::{Inspector, Options};
 use serde_json::Value as Json;
 use std::ffi::OsStr;

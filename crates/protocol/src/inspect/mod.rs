@@ -12,15 +12,24 @@
 //! registries of prepared statements.
 //!
 //! Raw byte streams without a capture around them go through [`Inspector::raw`]. Connections that
-//! start with a TLS record are named, and decrypted with a key log, by [`tls`].
+//! start with a TLS record are named, and decrypted with a key log ([`KeyLog`]).
 
-pub mod cql_lexer;
-pub mod keyed_hash;
+mod cql_lexer;
+mod keyed_hash;
 mod pending;
 pub(crate) mod redact;
-pub mod secrets;
-pub mod stats;
-pub mod tls;
+pub(crate) mod secrets;
+mod stats;
+mod tls;
+
+pub use cql_lexer::{tokens, Token, TokenKind, Tokens};
+pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_DIGITS};
+pub use secrets::{
+    mask_server_text, password_text, redact_query, redact_server_text, sasl_plain, SaslPlain,
+    SecretSpan, SpanKind, ValueForm,
+};
+pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
+pub use tls::{looks_like_tls, KeyLog, TlsRecord};
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
 use crate::compression::{BodyError, Compression};
@@ -58,7 +67,7 @@ pub struct Options {
     pub max_frame: usize,
     /// Whether each message also carries what explaining it needs ([`MessageRecord::explain`]).
     pub explain: bool,
-    /// The NSS key log that decrypts TLS connections ([`tls`]); none: they are only named.
+    /// The NSS key log that decrypts TLS connections ([`KeyLog`]); none: they are only named.
     pub tls_key_log: Option<Arc<tls::KeyLog>>,
 }
 
@@ -133,7 +142,7 @@ impl MessageRecord {
     }
 
     /// Decodes the message again, gathering its explain lines and the spans of captured data in
-    /// them (what a [`ValueForm`](crate::message::ValueForm) that hides data needs); `None` unless
+    /// them (what a [`ValueForm`] that hides data needs); `None` unless
     /// [`Options::explain`] was set.
     pub fn explained(&self) -> Option<crate::message::Explained> {
         self.decode_again(|version, flags, opcode, body, registry, request| {
@@ -207,7 +216,7 @@ pub enum Record {
     Message(Box<MessageRecord>),
     /// A problem.
     Problem(Problem),
-    /// A TLS connection, named once ([`tls`]).
+    /// A TLS connection, named once ([`TlsRecord`]).
     Tls(tls::TlsRecord),
 }
 

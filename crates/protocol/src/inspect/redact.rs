@@ -23,7 +23,7 @@ pub(crate) fn canonical_bytes<'b>(ty: Option<&ColumnType>, bytes: &'b [u8]) -> C
 /// Writes the redacted form of a cell of a message whose body is `body`, `{"$redacted": "<8 hex
 /// digits>", "len": <bytes>}`, and returns true; false (nothing written) for null and unset, which
 /// stay as they are. Messages are written redacted with
-/// [`ValueForm::Redacted`](crate::message::ValueForm).
+/// [`ValueForm::Redacted`](crate::inspect::ValueForm).
 pub fn write_redacted(
     w: &mut JsonWriter,
     ty: Option<&ColumnType>,

@@ -26,7 +26,6 @@ mod results;
 mod types;
 
 pub use reader::consistency_name;
-pub use render::ValueForm;
 pub use requests::{
     Batch, BatchStatement, Execute, Prepare, Query, QueryParameters, BATCH_REPEATED_QUERY_MAX,
 };
@@ -303,8 +302,8 @@ pub struct Explained {
     /// One line per wire item, offsets into the body.
     pub lines: Vec<ExplainLine>,
     /// The parts of the body that hold captured data (values, tokens, query texts, …), in order:
-    /// what [`ValueForm::explain_lines`] hides.
-    pub spans: Vec<crate::inspect::secrets::SecretSpan>,
+    /// what [`crate::inspect::ValueForm::explain_lines`] hides.
+    pub spans: Vec<crate::inspect::SecretSpan>,
     /// The message, or the fault.
     pub result: Result<Message, DecodeError>,
 }
@@ -388,7 +387,7 @@ impl Message {
     /// Decodes like [`Message::explain`], handing each explain line to `each` as it is read
     /// instead of gathering them (a body of millions of items needs memory for one line); the
     /// message shares `body`. The spans of captured data are not kept: a form that hides some
-    /// ([`crate::inspect::secrets::ValueForm`]) needs [`Message::explain`].
+    /// ([`crate::inspect::ValueForm`]) needs [`Message::explain`].
     pub fn explain_each(
         version: u8,
         flags: u8,

@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 use std::ops::Range;
 use std::sync::Arc;
 
-pub use crate::inspect::secrets::ValueForm;
+use crate::inspect::ValueForm;
 
 /// The names of the bits of `flags` (from `names`, else `0x…`) as an array of strings.
 fn names_json(w: &mut JsonWriter, flags: u32, names: &[(u32, &str)]) {
