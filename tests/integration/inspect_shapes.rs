@@ -276,6 +276,71 @@ fn bound_values_are_read_again_from_the_body_not_kept() {
 }
 
 #[test]
+fn a_supported_of_millions_of_values_is_read_from_the_body() {
+    // A 15 MiB SUPPORTED of 120 options with 65,535 empty values each: a String per value took
+    // 231 MB (text); read again from the body as it is written, it stays within 96 MiB, and its
+    // gist is cut.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("supported.bin");
+    let mut body = 120u16.to_be_bytes().to_vec();
+    for key in 0..120 {
+        body.extend(string(&format!("k{key:03}")));
+        body.extend(u16::MAX.to_be_bytes());
+        body.extend([0u8; 2].repeat(65_535));
+    }
+    std::fs::write(&path, frame(0x84, 0, 1, 0x06, &body)).unwrap();
+    let run = inspect_stream(96, "--server", &path, "text");
+    run.assert_success("text");
+    let line = run.stdout.trim_end();
+    assert!(
+        line.contains("SUPPORTED k000=,,,") && line.ends_with('…'),
+        "{line:.200}"
+    );
+    assert!(line.len() < 5000, "{} bytes", line.len());
+    let run = inspect_stream(96, "--server", &path, "json");
+    run.assert_success("json");
+    let message: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let options = message["body"]["options"].as_object().unwrap();
+    assert_eq!(options.len(), 120);
+    for values in options.values() {
+        let values = values.as_array().unwrap();
+        assert_eq!(values.len(), 65_535);
+        assert!(values.iter().all(|v| v == ""));
+    }
+}
+
+#[test]
+fn a_failure_of_millions_of_replicas_is_read_from_the_body() {
+    // A 16 MiB v5 Read_failure whose reason map names 2.3 M replicas: kept as a list of addresses
+    // and written as one JSON text it took 170 MB; read again from the body and written in
+    // pieces, it stays within 96 MiB.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("failure.bin");
+    let count = 2_300_000;
+    let mut body = [
+        &0x1300i32.to_be_bytes()[..],
+        &string(""),
+        &1u16.to_be_bytes(),
+    ]
+    .concat();
+    body.extend([0i32, 1, count].map(i32::to_be_bytes).concat());
+    body.extend([4, 127, 0, 0, 1, 0, 1].repeat(count as usize));
+    body.push(0);
+    std::fs::write(&path, frame(0x85, 0, 1, 0x00, &body)).unwrap();
+    let run = inspect_stream(96, "--server", &path, "text");
+    run.assert_success("text");
+    assert!(run.stdout.contains("ERROR Read_failure (0x1300)"));
+    let run = inspect_stream(96, "--server", &path, "json");
+    run.assert_success("json");
+    let message: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let failures = message["body"]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), count as usize);
+    let reason = serde_json::json!({"endpoint": "127.0.0.1", "reason": 1});
+    assert!(failures.iter().all(|f| *f == reason));
+    assert_eq!(message["body"]["data_present"], false);
+}
+
+#[test]
 fn a_batch_naming_one_long_prepared_statement_writes_its_text_once() {
     // 65,535 statements of 21 bytes each run one prepared statement of 900 KiB, whose first 16 KiB
     // are remembered: that text copied into each statement (1 GB) or written at each stays out;

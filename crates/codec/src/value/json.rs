@@ -210,19 +210,23 @@ impl JsonWriter {
 
     /// A JSON object of `entries` as serde_json's map makes it: a repeated key keeps its first
     /// place and takes its last value. `value` writes each value.
-    pub fn object<V>(
+    pub fn object<K: AsRef<str>, V>(
         &mut self,
-        entries: &[(String, V)],
+        entries: &[(K, V)],
         mut value: impl FnMut(&mut JsonWriter, &str, &V),
     ) {
         self.begin_object();
         // Few entries (the common case): look around without allocating.
         if entries.len() <= 16 {
             for (i, (key, v)) in entries.iter().enumerate() {
-                if entries[..i].iter().any(|(k, _)| k == key) {
+                let key = key.as_ref();
+                if entries[..i].iter().any(|(k, _)| k.as_ref() == key) {
                     continue;
                 }
-                let last = entries[i + 1..].iter().rev().find(|(k, _)| k == key);
+                let last = entries[i + 1..]
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k.as_ref() == key);
                 self.key(key);
                 value(self, key, last.map_or(v, |(_, v)| v));
             }
@@ -230,12 +234,12 @@ impl JsonWriter {
             let mut last: std::collections::HashMap<&str, usize> = entries
                 .iter()
                 .enumerate()
-                .map(|(i, (k, _))| (k.as_str(), i))
+                .map(|(i, (k, _))| (k.as_ref(), i))
                 .collect();
             for (key, _) in entries {
-                if let Some(j) = last.remove(key.as_str()) {
-                    self.key(key);
-                    value(self, key, &entries[j].1);
+                if let Some(j) = last.remove(key.as_ref()) {
+                    self.key(key.as_ref());
+                    value(self, key.as_ref(), &entries[j].1);
                 }
             }
         }

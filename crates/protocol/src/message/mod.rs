@@ -29,9 +29,11 @@ pub use reader::consistency_name;
 pub use requests::{
     Batch, BatchStatement, Execute, Prepare, Query, QueryParameters, BATCH_REPEATED_QUERY_MAX,
 };
-pub use responses::{ErrorBody, ErrorDetails, Event, Failures};
+pub use responses::{ErrorBody, ErrorDetails, Event, FailureReasons, Failures};
 pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
-pub use types::{BoundValue, BoundValues, Cell, Column, ColumnRef, ColumnType, Columns};
+pub use types::{
+    BoundValue, BoundValues, Cell, Column, ColumnRef, ColumnType, Columns, StringMultimap,
+};
 
 use super::frame::{Direction, Flags, Opcode};
 use crate::cursor::DecodeError;
@@ -125,7 +127,7 @@ pub enum Body {
     /// OPTIONS.
     Options,
     /// SUPPORTED: each option with its values (ScyllaDB's extensions included), in wire order.
-    Supported(Vec<(String, Vec<String>)>),
+    Supported(StringMultimap),
     /// QUERY.
     Query(Query),
     /// RESULT.

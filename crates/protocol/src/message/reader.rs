@@ -1,7 +1,7 @@
 //! The protocol's notations (`[short]`, `[string]`, `[bytes]`, `[value]`, `[option]`, `[inet]`, …)
 //! read from a body through the shared [`Cursor`], each read optionally recorded as an explain line.
 
-use super::types::{Cell, ColumnType};
+use super::types::{Cell, ColumnType, StringMultimap};
 use crate::cursor::{Cursor, DecodeError};
 use crate::inspect::secrets::{SecretSpan, SpanKind};
 use crate::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
@@ -395,15 +395,16 @@ impl<'b> Reader<'b> {
     }
 
     /// A `[string multimap]`.
-    pub fn string_multimap(&mut self, what: &'static str) -> Result<Vec<(String, Vec<String>)>> {
+    pub fn string_multimap(&mut self, what: &'static str) -> Result<StringMultimap> {
         let count = self.short_count(what, 4)?;
-        let mut map = Vec::with_capacity(count);
+        let start = self.cursor.pos();
         for i in 0..count {
-            map.push(self.within(Step::Item(what, i), |r| {
-                Ok((r.string("key")?, r.string_list("values")?))
-            })?);
+            self.within(Step::Item(what, i), |r| {
+                r.string("key")?;
+                r.string_list("values")
+            })?;
         }
-        Ok(map)
+        Ok(StringMultimap::new(count, start..self.cursor.pos()))
     }
 
     /// A `[bytes map]`.

@@ -288,18 +288,21 @@ fn schema_change_json(w: &mut JsonWriter, change: &SchemaChange) {
 }
 
 /// Failures: a count, or `[{"endpoint", "reason"}]`.
-fn failures_json(w: &mut JsonWriter, failures: &Failures) {
+fn failures_json(w: &mut JsonWriter, failures: &Failures, v: &mut Values<'_>) {
     match failures {
         Failures::Count(n) => w.i64(i64::from(*n)),
         Failures::Reasons(reasons) => {
             w.begin_array();
-            for (ip, code) in reasons {
+            for (i, (ip, code)) in reasons.iter(v.bytes).enumerate() {
                 w.begin_object();
                 w.key("endpoint");
-                w.display(ip);
+                w.display(&ip);
                 w.key("reason");
-                w.u64(u64::from(*code));
+                w.u64(u64::from(code));
                 w.end_object();
+                if i % 1024 == 1023 {
+                    (v.spill)(w);
+                }
             }
             w.end_array();
         }
@@ -317,7 +320,8 @@ fn acknowledgements(w: &mut JsonWriter, level: u16, received: i32, block_for: i3
 }
 
 /// An ERROR body's fields.
-fn error_json(w: &mut JsonWriter, e: &ErrorBody, form: ValueForm<'_>) {
+fn error_json(w: &mut JsonWriter, e: &ErrorBody, v: &mut Values<'_>) {
+    let form = v.form;
     w.key("code");
     w.i64(i64::from(e.code));
     w.key("error");
@@ -372,7 +376,7 @@ fn error_json(w: &mut JsonWriter, e: &ErrorBody, form: ValueForm<'_>) {
         } => {
             acknowledgements(w, *consistency, *received, *block_for);
             w.key("failures");
-            failures_json(w, failures);
+            failures_json(w, failures, v);
             w.key("data_present");
             w.bool(*data_present);
         }
@@ -397,7 +401,7 @@ fn error_json(w: &mut JsonWriter, e: &ErrorBody, form: ValueForm<'_>) {
         } => {
             acknowledgements(w, *consistency, *received, *block_for);
             w.key("failures");
-            failures_json(w, failures);
+            failures_json(w, failures, v);
             w.key("write_type");
             w.str(write_type);
         }
@@ -483,7 +487,7 @@ fn result_json(w: &mut JsonWriter, result: &ResultBody, v: &mut Values<'_>) {
 fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
     w.begin_object();
     match body {
-        Body::Error(e) => error_json(w, e, v.form),
+        Body::Error(e) => error_json(w, e, v),
         Body::Startup(options) => {
             w.key("options");
             w.object(options, |w, _, v| w.str(v));
@@ -495,7 +499,15 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
         }
         Body::Supported(options) => {
             w.key("options");
-            w.object(options, |w, _, v| w.strs(v));
+            let entries: Vec<_> = options.iter(v.bytes).collect();
+            w.object(&entries, |w, _, values| {
+                w.begin_array();
+                for value in values.clone() {
+                    w.str(value);
+                }
+                w.end_array();
+                (v.spill)(w);
+            });
         }
         Body::Query(q) => {
             w.key("query");
@@ -620,6 +632,43 @@ fn cut(text: &str, max: usize) -> String {
 /// Longest query text shown in a gist.
 const GIST_QUERY_CHARS: usize = 120;
 
+/// Longest list of options or events in a gist, in bytes (a SUPPORTED of ScyllaDB takes about
+/// 500); a longer one ends in `…`.
+const GIST_LIST_BYTES: usize = 4096;
+
+/// A gist of items separated by spaces, ended with `…` once it passes [`GIST_LIST_BYTES`].
+#[derive(Default)]
+struct CappedGist(String, bool);
+
+impl CappedGist {
+    /// Starts an item made of `parts`.
+    fn item(&mut self, parts: &[&str]) {
+        if !self.0.is_empty() {
+            self.push(" ");
+        }
+        for part in parts {
+            self.push(part);
+        }
+    }
+
+    /// Adds `text` to the current item.
+    fn push(&mut self, text: &str) {
+        if self.1 {
+            return;
+        }
+        if self.0.len() + text.len() <= GIST_LIST_BYTES {
+            return self.0.push_str(text);
+        }
+        let mut end = GIST_LIST_BYTES - self.0.len();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.0.push_str(&text[..end]);
+        self.0.push('…');
+        self.1 = true;
+    }
+}
+
 /// "1 value", "2 values".
 fn count(n: usize, what: &str) -> String {
     let plural = if n == 1 { "" } else { "s" };
@@ -719,18 +768,28 @@ impl Message {
                 e.code,
                 cut(&form.server_text(&e.message), 200)
             ),
-            Body::Startup(options) => options
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" "),
+            Body::Startup(options) => {
+                let mut gist = CappedGist::default();
+                for (key, value) in options {
+                    gist.item(&[key, "=", value]);
+                }
+                gist.0
+            }
             Body::Ready | Body::Options => String::new(),
             Body::Authenticate(class) => class.clone(),
-            Body::Supported(options) => options
-                .iter()
-                .map(|(k, v)| format!("{k}={}", v.join(",")))
-                .collect::<Vec<_>>()
-                .join(" "),
+            Body::Supported(options) => {
+                let mut gist = CappedGist::default();
+                for (key, values) in options.iter(&self.bytes) {
+                    gist.item(&[key, "="]);
+                    for (i, value) in values.enumerate() {
+                        if i > 0 {
+                            gist.push(",");
+                        }
+                        gist.push(value);
+                    }
+                }
+                gist.0
+            }
             Body::Query(q) => format!(
                 "{:?} {}",
                 cut(&form.query(&q.query), GIST_QUERY_CHARS),
@@ -772,7 +831,13 @@ impl Message {
                     parameters_gist(&e.parameters)
                 )
             }
-            Body::Register(events) => events.join(" "),
+            Body::Register(events) => {
+                let mut gist = CappedGist::default();
+                for event in events {
+                    gist.item(&[event]);
+                }
+                gist.0
+            }
             Body::Event(event) => match event {
                 Event::TopologyChange { change, address }
                 | Event::StatusChange { change, address } => {

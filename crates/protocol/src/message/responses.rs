@@ -4,6 +4,7 @@ use super::reader::{Reader, Step};
 use super::results::{schema_change, SchemaChange};
 use crate::cursor::DecodeError;
 use std::net::{IpAddr, SocketAddr};
+use std::ops::Range;
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
@@ -13,7 +14,47 @@ pub enum Failures {
     /// v3/v4: how many replicas failed.
     Count(i32),
     /// v5: each failed replica with its reason code.
-    Reasons(Vec<(IpAddr, u16)>),
+    Reasons(FailureReasons),
+}
+
+/// The reason map of a v5 Read_failure or Write_failure, kept as where it is in the message's body
+/// ([`super::Message::bytes`]), checked when the message was decoded: [`FailureReasons::iter`]
+/// reads it again, so millions of entries take no more than their bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureReasons {
+    /// The number of entries.
+    count: usize,
+    /// Where the entries are in the body.
+    range: Range<usize>,
+}
+
+impl FailureReasons {
+    /// The number of failed replicas.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Each failed replica's address and reason code, read from `body`, the body of the message.
+    pub fn iter<'a>(&self, body: &'a [u8]) -> impl Iterator<Item = (IpAddr, u16)> + 'a {
+        let body = body.get(..self.range.end).unwrap_or_default();
+        let mut pos = self.range.start;
+        (0..self.count).map_while(move |_| {
+            let len = usize::from(*body.get(pos)?);
+            let address = body.get(pos + 1..pos + 1 + len)?;
+            let address = match len {
+                4 => IpAddr::from(<[u8; 4]>::try_from(address).ok()?),
+                _ => IpAddr::from(<[u8; 16]>::try_from(address).ok()?),
+            };
+            let code = body.get(pos + 1 + len..pos + 3 + len)?;
+            pos += 3 + len;
+            Some((address, u16::from_be_bytes([code[0], code[1]])))
+        })
+    }
 }
 
 /// The extra fields of an error code.
@@ -192,13 +233,17 @@ fn failures(r: &mut Reader<'_>, version: u8) -> Result<Failures> {
         return Ok(Failures::Count(r.int("failures")?));
     }
     let count = r.int_count("failure count", 7)?;
-    let mut reasons = Vec::with_capacity(count);
+    let start = r.cursor.pos();
     for i in 0..count {
-        reasons.push(r.within(Step::Item("failure", i), |r| {
-            Ok((r.inetaddr("endpoint")?, r.short("reason code")?))
-        })?);
+        r.within(Step::Item("failure", i), |r| {
+            r.inetaddr("endpoint")?;
+            r.short("reason code")
+        })?;
     }
-    Ok(Failures::Reasons(reasons))
+    Ok(Failures::Reasons(FailureReasons {
+        count,
+        range: start..r.cursor.pos(),
+    }))
 }
 
 /// A `data_present` byte.

@@ -213,6 +213,101 @@ pub enum Cell {
     Bytes(Range<usize>),
 }
 
+/// A `[string multimap]` (the options of a SUPPORTED), kept as where it is in the message's body
+/// ([`super::Message::bytes`]), checked when the message was decoded: [`StringMultimap::iter`]
+/// reads it again, so a map of millions of short strings takes no more than its bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StringMultimap {
+    /// The number of keys (a repeated key counts each time).
+    keys: usize,
+    /// Where the keys and values are in the body (after the count).
+    range: Range<usize>,
+}
+
+impl StringMultimap {
+    /// `keys` keys with their values at `range` of the body.
+    pub(crate) fn new(keys: usize, range: Range<usize>) -> Self {
+        StringMultimap { keys, range }
+    }
+
+    /// The number of keys (a repeated key counts each time).
+    pub fn len(&self) -> usize {
+        self.keys
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.keys == 0
+    }
+
+    /// The keys in wire order, each with its values, read from `body`, the body of the message
+    /// ([`super::Message::bytes`]).
+    pub fn iter<'a>(
+        &self,
+        body: &'a [u8],
+    ) -> impl Iterator<Item = (&'a str, MultimapValues<'a>)> + 'a {
+        let mut strings = Strings {
+            body: body.get(..self.range.end).unwrap_or_default(),
+            pos: self.range.start,
+        };
+        (0..self.keys).map_while(move |_| {
+            let key = strings.next()?;
+            let count = strings.short()?;
+            let values = MultimapValues {
+                strings: strings.clone(),
+                left: count,
+            };
+            for _ in 0..count {
+                strings.next()?;
+            }
+            Some((key, values))
+        })
+    }
+}
+
+/// `[string]`s read one after the other from a body.
+#[derive(Debug, Clone)]
+struct Strings<'a> {
+    body: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Strings<'a> {
+    /// A `[short]`.
+    fn short(&mut self) -> Option<u16> {
+        let bytes = self.body.get(self.pos..self.pos + 2)?;
+        self.pos += 2;
+        Some(u16::from_be_bytes([bytes[0], bytes[1]]))
+    }
+}
+
+impl<'a> Iterator for Strings<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let len = usize::from(self.short()?);
+        let bytes = self.body.get(self.pos..self.pos + len)?;
+        self.pos += len;
+        std::str::from_utf8(bytes).ok()
+    }
+}
+
+/// The values of one key of a [`StringMultimap`].
+#[derive(Debug, Clone)]
+pub struct MultimapValues<'a> {
+    strings: Strings<'a>,
+    left: u16,
+}
+
+impl<'a> Iterator for MultimapValues<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        self.left = self.left.checked_sub(1)?;
+        self.strings.next()
+    }
+}
+
 /// The bound values of a QUERY, EXECUTE or BATCH statement, kept as where they are in the message's
 /// body ([`super::Message::bytes`]), checked when the message was decoded: [`BoundValues::iter`]
 /// reads them again, so a message holds no more than its body however many values it binds.
