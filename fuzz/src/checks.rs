@@ -1523,7 +1523,6 @@ fn render(record: &cqlwire_protocol::inspect::Record) {
         let _ = message.to_json();
     });
     let key = KeyedHash::from_key(&[7; 32]).expect("32 bytes are a key");
-    let explained = m.explained();
     for form in [
         ValueForm::Plain,
         ValueForm::Masked,
@@ -1537,9 +1536,7 @@ fn render(record: &cqlwire_protocol::inspect::Record) {
             serde_json::from_slice::<serde_json::Value>(&shown.buf).expect("the JSON is valid")
         });
         let _ = message.gist_in(form);
-        if let Some(explained) = &explained {
-            let _ = form.explain_lines(explained, &m.body, m.header.opcode.to_byte());
-        }
+        let _ = m.explain_each(form, &mut |_| {});
     }
 }
 

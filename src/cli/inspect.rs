@@ -593,23 +593,9 @@ impl<W: Write> Printer<'_, W> {
             h.length
         )?;
         let base = if decompressed { 0 } else { start + 9 };
-        if form.hides_in_message(h.opcode, m.message.as_ref().ok()) {
-            // Lines of captured data this form hides are replaced, so they are gathered first.
-            if let Some(explained) = m.explained() {
-                let lines = form.explain_lines(&explained, &m.body, h.opcode.to_byte());
-                for line in lines.iter() {
-                    let text = format_line(line, &m.body, base, 1);
-                    writeln!(self.out, "{}", one_line(&text))?;
-                }
-                if let Err(e) = &explained.result {
-                    writeln!(self.out, "  error: {}", one_line(&e.to_string()))?;
-                }
-            }
-            return Ok(());
-        }
         let out = &mut self.out;
         let mut written = Ok(());
-        let result = m.explain_each(&mut |line| {
+        let result = m.explain_each(form, &mut |line| {
             if written.is_ok() {
                 let text = format_line(&line, &m.body, base, 1);
                 written = writeln!(out, "{}", one_line(&text));

@@ -26,7 +26,7 @@ pub use cql_lexer::{tokens, Token, TokenKind, Tokens};
 pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_DIGITS};
 pub use secrets::{
     mask_server_text, password_text, redact_query, redact_server_text, sasl_plain, SaslPlain,
-    SecretSpan, SpanKind, ValueForm,
+    ValueForm,
 };
 pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
 pub use tls::{looks_like_tls, KeyLog, TlsRecord};
@@ -130,20 +130,21 @@ pub struct ExplainContext {
 
 impl MessageRecord {
     /// Decodes the message again, handing each explain line to `each` as it is read (offsets
-    /// into [`MessageRecord::body`]); `None` unless [`Options::explain`] was set. Returns the
-    /// outcome, whose error is the fault after the last line.
+    /// into [`MessageRecord::body`]) as `form` shows it (see [`Message::explain_each`]); `None`
+    /// unless [`Options::explain`] was set. Returns the outcome, whose error is the fault after
+    /// the last line.
     pub fn explain_each(
         &self,
+        form: ValueForm<'_>,
         each: &mut dyn FnMut(ExplainLine),
     ) -> Option<Result<Message, crate::cursor::DecodeError>> {
         self.decode_again(|version, flags, opcode, body, registry, request| {
-            Message::explain_each(version, flags, opcode, body, registry, request, each)
+            Message::explain_each(version, flags, opcode, body, registry, request, form, each)
         })
     }
 
-    /// Decodes the message again, gathering its explain lines and the spans of captured data in
-    /// them (what a [`ValueForm`] that hides data needs); `None` unless
-    /// [`Options::explain`] was set.
+    /// Decodes the message again, gathering its explain lines (as [`ValueForm::Plain`] shows
+    /// them); `None` unless [`Options::explain`] was set.
     pub fn explained(&self) -> Option<crate::message::Explained> {
         self.decode_again(|version, flags, opcode, body, registry, request| {
             Message::explain(version, flags, opcode, body, registry, request)

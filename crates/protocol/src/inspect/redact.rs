@@ -8,15 +8,20 @@ use crate::message::{Cell, ColumnType};
 use crate::value::json::JsonWriter;
 use std::borrow::Cow;
 
+/// The longest value hashed as its canonical bytes; a longer one is hashed as its bytes are, as
+/// decoding it whole would take several times its size.
+const CANONICAL_MAX: usize = 64 << 10;
+
 /// The bytes a value is hashed as: for a known type, as it encodes again after decoding (its
-/// canonical bytes, so `varint` 1 as `01` and as `0001` are one value); else as they are.
+/// canonical bytes, so `varint` 1 as `01` and as `0001` are one value); else, and for a value over
+/// [`CANONICAL_MAX`] bytes, as they are.
 pub(crate) fn canonical_bytes<'b>(ty: Option<&ColumnType>, bytes: &'b [u8]) -> Cow<'b, [u8]> {
     match ty.and_then(ColumnType::cql) {
-        Some(ty) => crate::value::decode(ty, bytes)
+        Some(ty) if bytes.len() <= CANONICAL_MAX => crate::value::decode(ty, bytes)
             .ok()
             .and_then(|value| crate::value::encode(ty, &value).ok())
             .map_or(Cow::Borrowed(bytes), Cow::Owned),
-        None => Cow::Borrowed(bytes),
+        _ => Cow::Borrowed(bytes),
     }
 }
 
@@ -50,6 +55,8 @@ mod tests {
         let varint = ColumnType::Cql(CqlType::Native(NativeType::Varint));
         assert_eq!(canonical_bytes(Some(&varint), &[0, 0, 1]).as_ref(), [1]);
         assert_eq!(canonical_bytes(None, &[0, 0, 1]).as_ref(), [0, 0, 1]);
+        let long = [&[0; CANONICAL_MAX][..], &[1]].concat();
+        assert_eq!(canonical_bytes(Some(&varint), &long).as_ref(), long);
         let hash = KeyedHash::from_key(&[1; 32]).unwrap();
         let written = |bytes: &[u8]| {
             let mut w = JsonWriter::new();

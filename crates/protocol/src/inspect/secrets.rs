@@ -17,7 +17,7 @@
 
 use super::cql_lexer::{tokens, TokenKind};
 use super::keyed_hash::KeyedHash;
-use crate::message::{ColumnType, Explained};
+use crate::message::ColumnType;
 use crate::value::json::JsonWriter;
 use crate::value::ExplainLine;
 use std::borrow::Cow;
@@ -103,42 +103,6 @@ fn lossy(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 impl ValueForm<'_> {
-    /// Whether this form hides some captured data of a message of `opcode` (so that its explain
-    /// lines go through [`ValueForm::explain_lines`]): redaction hides data of every message;
-    /// masking only passwords, in auth tokens and query texts.
-    pub fn hides_in(&self, opcode: crate::frame::Opcode) -> bool {
-        use crate::frame::Opcode as O;
-        match self {
-            ValueForm::Plain => false,
-            ValueForm::Redacted(_) | ValueForm::MaskedQuotes => true,
-            ValueForm::Masked => matches!(
-                opcode,
-                O::AuthResponse | O::Query | O::Prepare | O::Execute | O::Batch
-            ),
-        }
-    }
-
-    /// Whether this form hides some captured data of `message` (decoded from a body of
-    /// `opcode`; `None` when it did not decode): as [`ValueForm::hides_in`], but a masked
-    /// QUERY, PREPARE, EXECUTE or BATCH hides something only when one of its query texts
-    /// mentions a password, so the explain lines of every other can be written as they are read.
-    pub fn hides_in_message(
-        &self,
-        opcode: crate::frame::Opcode,
-        message: Option<&crate::message::Message>,
-    ) -> bool {
-        use crate::message::Body;
-        match (self, message.map(|m| &m.body)) {
-            (ValueForm::Masked, Some(Body::Query(q))) => mentions_password(&q.query),
-            (ValueForm::Masked, Some(Body::Prepare(p))) => mentions_password(&p.query),
-            (ValueForm::Masked, Some(Body::Execute(e))) => {
-                e.query.as_deref().is_some_and(mentions_password)
-            }
-            (ValueForm::Masked, Some(Body::Batch(b))) => b.queries().any(mentions_password),
-            _ => self.hides_in(opcode),
-        }
-    }
-
     /// The form of a message answering a request that ran `statement` (its query text, see
     /// [`crate::inspect::RequestInfo::statement`]): masked, and the statement mentions a
     /// password, its server text is masked too ([`ValueForm::MaskedQuotes`]); else this form.
@@ -261,71 +225,41 @@ impl ValueForm<'_> {
         }
     }
 
-    /// The explain lines of a message of `opcode` as shown: each span of captured data the reader
-    /// marked ([`Explained::spans`]) that this form hides becomes one line (its length prefix and
-    /// what it was, redacted or masked), and the lines inside it go.
-    pub fn explain_lines<'e>(
+    /// The span of captured data `what` (its bytes at `range` of `body`, `prefix` of them its
+    /// length) as this form shows the explain lines inside it, decided once: see
+    /// [`OpenSpan::show`]. `opcode` is the message's.
+    pub(crate) fn open(
         &self,
-        explained: &'e Explained,
+        range: Range<usize>,
+        prefix: usize,
+        what: &str,
+        kind: Captured<'_>,
         body: &[u8],
         opcode: u8,
-    ) -> Cow<'e, [ExplainLine]> {
-        if matches!(self, ValueForm::Plain) || explained.spans.is_empty() {
-            return Cow::Borrowed(&explained.lines);
+    ) -> OpenSpan {
+        let content = body
+            .get(range.start + prefix..range.end)
+            .unwrap_or_default();
+        OpenSpan {
+            hidden: self.hidden(what, kind, content, opcode),
+            range,
+            prefix,
         }
-        let spans = &explained.spans;
-        let mut lines = Vec::with_capacity(explained.lines.len());
-        for line in &explained.lines {
-            let at = spans.partition_point(|s| s.range.start <= line.offset);
-            // A line is in the span that starts at or before it and ends after it, unless it
-            // is a line of no bytes at the span's start (the opcode's name before an AUTH token);
-            // a span of no bytes (a prepared query) is the line of no bytes at its place.
-            let span = at.checked_sub(1).map(|i| &spans[i]).filter(|s| {
-                if s.range.is_empty() {
-                    line.len == 0 && line.offset == s.range.start
-                } else {
-                    line.offset < s.range.end && (line.offset > s.range.start || line.len > 0)
-                }
-            });
-            let Some(span) = span else {
-                lines.push(line.clone());
-                continue;
-            };
-            if line.offset != span.range.start {
-                // Inside a span: kept only when the span is shown as it is.
-                if self.hidden(span, body, opcode).is_none() {
-                    lines.push(line.clone());
-                }
-                continue;
-            }
-            match self.hidden(span, body, opcode) {
-                Some(meaning) => lines.push(ExplainLine {
-                    len: span.prefix,
-                    meaning,
-                    ..line.clone()
-                }),
-                None => lines.push(line.clone()),
-            }
-        }
-        Cow::Owned(lines)
     }
 
-    /// What the first line of `span` says when this form hides it; `None` when it is shown as it is.
-    fn hidden(&self, span: &SecretSpan, body: &[u8], opcode: u8) -> Option<String> {
-        let content = body
-            .get(span.range.start + span.prefix..span.range.end)
-            .unwrap_or_default();
-        let what = &span.what;
+    /// What the first line of the captured data `what` of `kind` (its bytes `content`, length
+    /// prefix left out) says when this form hides it; `None` when it is shown as it is.
+    fn hidden(&self, what: &str, kind: Captured<'_>, content: &[u8], opcode: u8) -> Option<String> {
         let len = content.len();
         let bytes = if len == 1 { "byte" } else { "bytes" };
-        let query = match &span.kind {
-            SpanKind::PreparedQuery(query) => Cow::Borrowed(query.as_str()),
+        // The text of a query or server text (only those read it: a value may be long).
+        let text = || match kind {
+            Captured::PreparedQuery(query) => Cow::Borrowed(query),
             _ => lossy(content),
         };
-        match (self, &span.kind) {
+        match (self, kind) {
             (ValueForm::Plain, _) => None,
-            (ValueForm::Redacted(hash), SpanKind::Value(ty)) => {
-                let ty = ty.as_ref();
+            (ValueForm::Redacted(hash), Captured::Value(ty)) => {
                 let canonical = super::redact::canonical_bytes(ty, content);
                 let tag = hash.tag(&canonical);
                 Some(match ty {
@@ -333,16 +267,16 @@ impl ValueForm<'_> {
                     None => format!("{what}: {len} {bytes} (type unknown): <redacted {tag}>"),
                 })
             }
-            (ValueForm::Redacted(hash), SpanKind::Bytes) => {
+            (ValueForm::Redacted(hash), Captured::Bytes) => {
                 Some(format!("{what} {}", redacted_text(hash, content)))
             }
-            (ValueForm::Redacted(hash), SpanKind::ServerText) => {
-                Some(format!("{what} {:?}", redact_server_text(&query, hash)))
+            (ValueForm::Redacted(hash), Captured::ServerText) => {
+                Some(format!("{what} {:?}", redact_server_text(&text(), hash)))
             }
-            (ValueForm::Redacted(hash), SpanKind::Query | SpanKind::PreparedQuery(_)) => {
-                Some(format!("{what} {:?}", redact_query(&query, Some(hash))))
+            (ValueForm::Redacted(hash), Captured::Query | Captured::PreparedQuery(_)) => {
+                Some(format!("{what} {:?}", redact_query(&text(), Some(hash))))
             }
-            (ValueForm::Masked | ValueForm::MaskedQuotes, SpanKind::Bytes)
+            (ValueForm::Masked | ValueForm::MaskedQuotes, Captured::Bytes)
                 if what == "token" && opcode == AUTH_RESPONSE =>
             {
                 let plain = sasl_plain(content)?;
@@ -353,13 +287,13 @@ impl ValueForm<'_> {
                     password_text(plain.password.len())
                 ))
             }
-            (ValueForm::MaskedQuotes, SpanKind::ServerText) => {
-                Some(format!("{what} {:?}", mask_server_text(&query)))
+            (ValueForm::MaskedQuotes, Captured::ServerText) => {
+                Some(format!("{what} {:?}", mask_server_text(&text())))
             }
             (
                 ValueForm::Masked | ValueForm::MaskedQuotes,
-                SpanKind::Query | SpanKind::PreparedQuery(_),
-            ) => match self.query(&query) {
+                Captured::Query | Captured::PreparedQuery(_),
+            ) => match self.query(&text()) {
                 Cow::Owned(masked) => Some(format!("{what} {masked:?}")),
                 Cow::Borrowed(_) => None,
             },
@@ -368,35 +302,61 @@ impl ValueForm<'_> {
     }
 }
 
-/// What a span of a message body holds.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum SpanKind {
+/// What a part of a message body that holds captured data holds, as the body reader marks it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Captured<'a> {
     /// A row or bound value (`[value]`) of this type, when known.
-    Value(Option<ColumnType>),
+    Value(Option<&'a ColumnType>),
     /// `[bytes]`: an auth token, a paging state, a custom payload value.
     Bytes,
     /// A query text (`[long string]`).
     Query,
     /// The query text of the statement an EXECUTE runs, known from its PREPARE (a span of no
     /// bytes).
-    PreparedQuery(String),
+    PreparedQuery(&'a str),
     /// A server's text (`[string]`): an error message or a warning.
     ServerText,
 }
 
-/// A part of a message body that holds captured data, marked by the body reader when it explains
-/// a message.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SecretSpan {
+/// A part of a message body that holds captured data, being explained: where it is, and what its
+/// first line says when the form hides it.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenSpan {
     /// Its bytes in the body, length prefix included.
-    pub range: Range<usize>,
+    range: Range<usize>,
     /// The bytes of its length prefix (2 or 4).
-    pub prefix: usize,
-    /// What the reader calls it (`token`, `paging state`, a column's name, `message`).
-    pub what: String,
-    /// What it holds.
-    pub kind: SpanKind,
+    prefix: usize,
+    /// Its first line's meaning when hidden; `None`: shown as it is.
+    hidden: Option<String>,
+}
+
+impl OpenSpan {
+    /// Whether the lines inside it are dropped (its first line replaced).
+    pub(crate) fn is_hidden(&self) -> bool {
+        self.hidden.is_some()
+    }
+
+    /// `line` as shown: a line inside a hidden span goes (`None`), and its first line says what
+    /// the span was, redacted or masked; a line of no bytes at the start of a span of no bytes (a
+    /// prepared query) is that span's, and so is no other line at a span's start but its first.
+    pub(crate) fn show(&self, line: ExplainLine) -> Option<ExplainLine> {
+        let range = &self.range;
+        let inside = if range.is_empty() {
+            line.len == 0 && line.offset == range.start
+        } else {
+            line.offset >= range.start
+                && line.offset < range.end
+                && (line.offset > range.start || line.len > 0)
+        };
+        match &self.hidden {
+            Some(meaning) if inside => (line.offset == range.start).then(|| ExplainLine {
+                len: self.prefix,
+                meaning: meaning.clone(),
+                ..line
+            }),
+            _ => Some(line),
+        }
+    }
 }
 
 /// The name of a literal's kind in a placeholder (`?text:…`).

@@ -303,9 +303,6 @@ impl Registry {
 pub struct Explained {
     /// One line per wire item, offsets into the body.
     pub lines: Vec<ExplainLine>,
-    /// The parts of the body that hold captured data (values, tokens, query texts, …), in order:
-    /// what [`crate::inspect::ValueForm::explain_lines`] hides.
-    pub spans: Vec<crate::inspect::SecretSpan>,
     /// The message, or the fault.
     pub result: Result<Message, DecodeError>,
 }
@@ -367,7 +364,6 @@ impl Message {
         let mut lines = Vec::new();
         let mut each = |line| lines.push(line);
         let mut reader = Reader::new(&body, Some(&mut each));
-        reader.keep_spans = true;
         let result = decode_with(
             &mut reader,
             &body,
@@ -377,19 +373,15 @@ impl Message {
             registry,
             request,
         );
-        let spans = std::mem::take(&mut reader.spans);
         drop(reader);
-        Explained {
-            lines,
-            spans,
-            result,
-        }
+        Explained { lines, result }
     }
 
     /// Decodes like [`Message::explain`], handing each explain line to `each` as it is read
-    /// instead of gathering them (a body of millions of items needs memory for one line); the
-    /// message shares `body`. The spans of captured data are not kept: a form that hides some
-    /// ([`crate::inspect::ValueForm`]) needs [`Message::explain`].
+    /// instead of gathering them (a body of millions of items needs memory for one line), as
+    /// `form` shows it: the lines inside captured data it hides are left out, and the first line
+    /// of each says what it was, masked or redacted. The message shares `body`.
+    #[allow(clippy::too_many_arguments)]
     pub fn explain_each(
         version: u8,
         flags: u8,
@@ -397,9 +389,11 @@ impl Message {
         body: &Arc<Vec<u8>>,
         registry: &Registry,
         request: Option<&Message>,
+        form: crate::inspect::ValueForm<'_>,
         each: &mut dyn FnMut(ExplainLine),
     ) -> Result<Message, DecodeError> {
         let mut reader = Reader::new(body, Some(each));
+        reader.hide = Some((form, opcode));
         decode_with(&mut reader, body, version, flags, opcode, registry, request)
     }
 

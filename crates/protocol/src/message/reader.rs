@@ -3,7 +3,8 @@
 
 use super::types::{Cell, ColumnType, StringMultimap};
 use crate::cursor::{Cursor, DecodeError};
-use crate::inspect::secrets::{SecretSpan, SpanKind};
+use crate::inspect::secrets::{Captured, OpenSpan};
+use crate::inspect::ValueForm;
 use crate::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use crate::value::print::{write_pieces, PrintError, TextForm};
 use crate::value::ExplainLine;
@@ -51,11 +52,10 @@ pub(crate) struct Reader<'b> {
     pub lines: Option<&'b mut dyn FnMut(ExplainLine)>,
     /// Extra indentation of the next lines (nested lists).
     pub indent: usize,
-    /// The parts of the body that hold captured data, when [`Reader::keep_spans`] is set.
-    pub spans: Vec<SecretSpan>,
-    /// Whether to record [`Reader::spans`] (only a decode that gathers its explain lines can use
-    /// them; one that streams them must not grow with the body).
-    pub keep_spans: bool,
+    /// The form whose hidden captured data the lines leave out, and the message's opcode.
+    pub hide: Option<(ValueForm<'b>, u8)>,
+    /// The last part of the body holding captured data that was read, while hiding.
+    open: Option<OpenSpan>,
 }
 
 impl<'b> Reader<'b> {
@@ -65,21 +65,28 @@ impl<'b> Reader<'b> {
             cursor: Cursor::new(body),
             lines,
             indent: 0,
-            spans: Vec::new(),
-            keep_spans: false,
+            hide: None,
+            open: None,
         }
     }
 
     /// Marks the item from `start` (a `prefix`-byte length, then its bytes) to the position as
-    /// captured data, when keeping spans.
-    fn mark(&mut self, start: usize, prefix: usize, what: &str, kind: SpanKind) {
-        if self.keep_spans {
-            self.spans.push(SecretSpan {
-                range: start..self.cursor.pos(),
-                prefix,
-                what: what.to_string(),
-                kind,
-            });
+    /// captured data of `kind`, when hiding: the lines inside it are shown as the form shows it.
+    fn mark(&mut self, start: usize, prefix: usize, what: &str, kind: Captured<'_>) {
+        if let Some((form, opcode)) = self.hide {
+            let range = start..self.cursor.pos();
+            self.open = Some(form.open(range, prefix, what, kind, self.cursor.bytes(), opcode));
+        }
+    }
+
+    /// Hands `line` on, as the open span shows it.
+    fn hand_on(&mut self, line: ExplainLine) {
+        let line = match &self.open {
+            Some(span) => span.show(line),
+            None => Some(line),
+        };
+        if let (Some(lines), Some(line)) = (self.lines.as_mut(), line) {
+            lines(line);
         }
     }
 
@@ -104,9 +111,7 @@ impl<'b> Reader<'b> {
                 path: self.cursor.path(),
                 meaning: meaning(),
             };
-            if let Some(lines) = self.lines.as_mut() {
-                lines(line);
-            }
+            self.hand_on(line);
         }
     }
 
@@ -221,8 +226,8 @@ impl<'b> Reader<'b> {
             return Err(self.error(start, format!("invalid {what} length {len}")));
         };
         let text = self.text(len, what)?;
+        self.mark(start, 4, what, Captured::Query);
         self.line(start, || format!("{what} {}", quoted(&text)));
-        self.mark(start, 4, what, SpanKind::Query);
         Ok(text)
     }
 
@@ -230,23 +235,18 @@ impl<'b> Reader<'b> {
     /// body) as a line of no bytes.
     pub fn prepared_query(&mut self, query: &str) {
         let at = self.cursor.pos();
+        self.mark(at, 0, "prepared query", Captured::PreparedQuery(query));
         self.line_at(at, 0, || format!("prepared query {query:?}"));
-        if self.keep_spans {
-            self.spans.push(SecretSpan {
-                range: at..at,
-                prefix: 0,
-                what: "prepared query".into(),
-                kind: SpanKind::PreparedQuery(query.to_string()),
-            });
-        }
     }
 
     /// A `[string]` written by the server about the request (an error message, a warning), which
     /// may quote its values.
     pub fn server_text(&mut self, what: &str) -> Result<String> {
         let start = self.cursor.pos();
-        let text = self.string(what)?;
-        self.mark(start, 2, what, SpanKind::ServerText);
+        let len = self.cursor.u16(what)?;
+        let text = self.text(len.into(), what)?;
+        self.mark(start, 2, what, Captured::ServerText);
+        self.line(start, || format!("{what} {}", quoted(&text)));
         Ok(text)
     }
 
@@ -259,8 +259,8 @@ impl<'b> Reader<'b> {
             return Ok(None);
         };
         let bytes = self.cursor.take(len, what)?;
+        self.mark(start, 4, what, Captured::Bytes);
         self.line(start, || format!("{what} {}", hex_text(bytes)));
-        self.mark(start, 4, what, SpanKind::Bytes);
         Ok(Some(bytes))
     }
 
@@ -307,7 +307,7 @@ impl<'b> Reader<'b> {
             }
             RawValue::Bytes(bytes, offset) => (bytes, offset),
         };
-        self.mark(start, 4, what, SpanKind::Value(ty.cloned()));
+        self.mark(start, 4, what, Captured::Value(ty));
         let range = offset..offset + bytes.len();
         let Some(ty) = ty.and_then(ColumnType::cql) else {
             self.line(start, || {
@@ -315,6 +315,11 @@ impl<'b> Reader<'b> {
             });
             return Ok(Cell::Bytes(range));
         };
+        if self.open.as_ref().is_some_and(OpenSpan::is_hidden) {
+            // Its one line says what it was; the lines inside it would all go.
+            self.line_at(start, 4, String::new);
+            return Ok(Cell::Value(range));
+        }
         if !self.tracing() {
             // A value that does not decode is still a cell of its row (its bytes and why are
             // shown where it is written), so the other values of the message are not lost.
@@ -329,8 +334,8 @@ impl<'b> Reader<'b> {
         let depth = self.cursor.depth() + self.indent + 1;
         // The value's lines are handed on as they are read, never gathered.
         let mut forward = |line: ExplainLine| {
-            if let Some(lines) = self.lines.as_mut() {
-                lines(ExplainLine {
+            if self.lines.is_some() {
+                self.hand_on(ExplainLine {
                     offset: line.offset + offset,
                     depth: line.depth + depth,
                     path: match (path.is_empty(), line.path.is_empty()) {

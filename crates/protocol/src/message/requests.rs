@@ -133,17 +133,6 @@ pub struct Batch {
 pub const BATCH_REPEATED_QUERY_MAX: usize = 1024;
 
 impl Batch {
-    /// The query texts of the statements, a text shared by several statements (those that run
-    /// the same prepared statement) once.
-    pub fn queries(&self) -> impl Iterator<Item = &str> {
-        let mut seen = std::collections::HashSet::new();
-        self.statements
-            .iter()
-            .filter_map(|s| s.query.as_ref())
-            .filter(move |q| seen.insert(Arc::as_ptr(q).cast::<u8>()))
-            .map(|q| &**q)
-    }
-
     /// The batch type's name: `LOGGED`, `UNLOGGED`, `COUNTER`.
     pub fn kind_name(&self) -> String {
         match self.kind {
