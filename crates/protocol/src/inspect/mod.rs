@@ -24,10 +24,7 @@ mod tls;
 
 pub use cql_lexer::{tokens, Token, TokenKind, Tokens};
 pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_DIGITS};
-pub use secrets::{
-    mask_server_text, password_text, redact_query, redact_server_text, sasl_plain, SaslPlain,
-    ValueForm,
-};
+pub use secrets::{redact_query, redact_server_text, ValueForm};
 pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
 pub use tls::{looks_like_tls, KeyLog, TlsRecord};
 

@@ -33,7 +33,7 @@ pub enum ValueForm<'k> {
     /// As captured, passwords excepted: `<password: N bytes>`.
     Masked,
     /// As [`ValueForm::Masked`], and every quoted or bracketed span of server text masked
-    /// ([`mask_server_text`]): the form of a response to a statement that mentions a password.
+    /// (`<masked: N bytes>`): the form of a response to a statement that mentions a password.
     MaskedQuotes,
     /// Nothing captured: values, tokens, payloads, paging states, literals and quoted server text
     /// replaced by their type, length and a tag under this key; nulls and unsets stay.
@@ -44,7 +44,7 @@ pub enum ValueForm<'k> {
 const AUTH_RESPONSE: u8 = 0x0F;
 
 /// `<password: N bytes>`.
-pub fn password_text(len: usize) -> String {
+pub(crate) fn password_text(len: usize) -> String {
     format!("<password: {len} bytes>")
 }
 
@@ -77,7 +77,7 @@ fn mentions_password(text: &str) -> bool {
 
 /// SASL PLAIN credentials (RFC 4616): `authzid NUL authcid NUL passwd`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SaslPlain<'t> {
+pub(crate) struct SaslPlain<'t> {
     /// The authorization identity (often empty).
     pub authzid: &'t [u8],
     /// The user.
@@ -87,7 +87,7 @@ pub struct SaslPlain<'t> {
 }
 
 /// The SASL PLAIN credentials a token holds: exactly two NUL bytes and a user.
-pub fn sasl_plain(token: &[u8]) -> Option<SaslPlain<'_>> {
+pub(crate) fn sasl_plain(token: &[u8]) -> Option<SaslPlain<'_>> {
     let mut parts = token.split(|&b| b == 0);
     let (authzid, user, password) = (parts.next()?, parts.next()?, parts.next()?);
     (parts.next().is_none() && !user.is_empty()).then_some(SaslPlain {
@@ -153,7 +153,7 @@ impl ValueForm<'_> {
 
     /// A server's text (error message, warning) as shown: quoted spans and numbers replaced when
     /// redacted, quoted spans masked in [`ValueForm::MaskedQuotes`].
-    pub fn server_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+    pub(crate) fn server_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
         match self {
             ValueForm::Redacted(hash) => Cow::Owned(redact_server_text(text, hash)),
             ValueForm::MaskedQuotes => Cow::Owned(mask_server_text(text)),
@@ -162,7 +162,7 @@ impl ValueForm<'_> {
     }
 
     /// Writes opaque bytes (a paging state, a custom payload value): `"0x…"`, or redacted.
-    pub fn write_bytes(&self, w: &mut JsonWriter, bytes: Option<&[u8]>) {
+    pub(crate) fn write_bytes(&self, w: &mut JsonWriter, bytes: Option<&[u8]>) {
         match (bytes, self) {
             (None, _) => w.null(),
             (Some(bytes), ValueForm::Redacted(hash)) => {
@@ -174,7 +174,7 @@ impl ValueForm<'_> {
 
     /// Writes the token of an AUTH_* message of `opcode`: `"0x…"`; masked, SASL PLAIN credentials
     /// as `{"sasl_plain": {"authzid", "user", "password": "<password: N bytes>"}}`; redacted.
-    pub fn write_token(&self, w: &mut JsonWriter, opcode: u8, token: Option<&[u8]>) {
+    pub(crate) fn write_token(&self, w: &mut JsonWriter, opcode: u8, token: Option<&[u8]>) {
         let plain = token
             .filter(|_| opcode == AUTH_RESPONSE)
             .and_then(sasl_plain);
@@ -198,7 +198,7 @@ impl ValueForm<'_> {
 
     /// The gist of a token: its length, and the SASL PLAIN user and password (masked unless plain;
     /// nothing of them redacted).
-    pub fn token_gist(&self, opcode: u8, token: Option<&[u8]>) -> String {
+    pub(crate) fn token_gist(&self, opcode: u8, token: Option<&[u8]>) -> String {
         let Some(token) = token else {
             return "null token".into();
         };
@@ -617,7 +617,7 @@ pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
 /// bracketed span (`rewrite_server_text`) becomes `<masked: N bytes>` (a syntax error quotes
 /// the statement it could not parse, password included: `mismatched input 'pw' expecting '='
 /// (ALTER ROLE r WITH PASSWORD ['p]...)`).
-pub fn mask_server_text(text: &str) -> String {
+pub(crate) fn mask_server_text(text: &str) -> String {
     rewrite_server_text(
         text,
         |content| format!("<masked: {} bytes>", content.len()),
