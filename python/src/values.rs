@@ -7,7 +7,8 @@ use cqlwire_codec::value::{self, json};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
+    PyTuple,
 };
 use serde_json::{Map, Number, Value as Json};
 
@@ -26,7 +27,8 @@ pub(crate) fn cql_type(text: &str, udts: &[String]) -> PyResult<CqlType> {
 }
 
 /// Encodes `value` (JSON-shaped: numbers, strings, lists, dicts, None; big integers and decimals may
-/// be `int` or `str`, blobs `bytes` or `"0x…"`) as a value of `cql_type`.
+/// be `int` or `str`, blobs `bytes` or `"0x…"`, sets `set`s, maps dicts with any keys) as a value
+/// of `cql_type`.
 ///
 /// >>> cqlwire.encode("map<text, int>", [["a", 1]]).hex()
 /// '0000000100000001610000000400000001'
@@ -127,7 +129,8 @@ fn int_text(object: &Bound<'_, PyAny>) -> PyResult<String> {
 /// A Python object as JSON for a value of `ty` (None where not known): bool, int (beyond 64 bits
 /// as a decimal string), float (NaN and the infinities as their strings; for a float type rounded
 /// to float first, as the driver's `struct.pack('>f')`), str, bytes or bytearray (as `0x…`, for a
-/// blob only), None, list/tuple, dict with str keys.
+/// blob only), None, list/tuple/set/frozenset, dict (with keys other than str only for a map:
+/// then as `[key, value]` pairs).
 fn to_json(object: &Bound<'_, PyAny>, ty: Option<&CqlType>, depth: usize) -> PyResult<Json> {
     if depth > MAX_DEPTH {
         return Err(value_error(format!(
@@ -188,6 +191,18 @@ fn to_json(object: &Bound<'_, PyAny>, ty: Option<&CqlType>, depth: usize) -> PyR
         )));
     }
     if let Ok(d) = object.cast::<PyDict>() {
+        if let Some(CqlType::Map(key_type, value_type)) = ty {
+            if d.keys().iter().any(|k| !k.is_instance_of::<PyString>()) {
+                // Keys other than text (`{1: 2}`) as `[key, value]` pairs, each by its type.
+                let pairs = d.iter().map(|(key, item)| {
+                    Ok(Json::Array(vec![
+                        to_json(&key, Some(key_type), depth + 1)?,
+                        to_json(&item, Some(value_type), depth + 1)?,
+                    ]))
+                });
+                return Ok(Json::Array(pairs.collect::<PyResult<_>>()?));
+            }
+        }
         let mut map = Map::new();
         for (key, item) in d.iter() {
             let key = key.cast::<PyString>().map_err(|_| {
@@ -199,7 +214,10 @@ fn to_json(object: &Bound<'_, PyAny>, ty: Option<&CqlType>, depth: usize) -> PyR
         }
         return Ok(Json::Object(map));
     }
-    if object.is_instance_of::<PyList>() || object.is_instance_of::<PyTuple>() {
+    let sequence = object.is_instance_of::<PyList>() || object.is_instance_of::<PyTuple>();
+    // A set's elements in its iteration order, as the driver writes them.
+    let set = object.is_instance_of::<PySet>() || object.is_instance_of::<PyFrozenSet>();
+    if sequence || set {
         let items = object
             .try_iter()?
             .enumerate()
@@ -208,7 +226,7 @@ fn to_json(object: &Bound<'_, PyAny>, ty: Option<&CqlType>, depth: usize) -> PyR
         return Ok(Json::Array(items));
     }
     Err(PyTypeError::new_err(format!(
-        "cannot encode a {} (use None, bool, int, float, str, bytes, list, tuple or dict)",
+        "cannot encode a {} (use None, bool, int, float, str, bytes, list, tuple, set or dict)",
         object.get_type().name()?
     )))
 }

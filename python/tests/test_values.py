@@ -2,6 +2,7 @@
 import subprocess
 
 import pytest
+from cassandra.cqltypes import lookup_casstype
 from conftest import cases
 
 import cqlwire
@@ -30,6 +31,28 @@ def test_python_values():
     assert cqlwire.decode("int", b"") == {"$empty": True}
 
 
+def test_python_sets_and_maps_keyed_by_other_than_text_encode_as_the_driver():
+    marshal = "org.apache.cassandra.db.marshal."
+    cases = [
+        ("set<int>", "SetType(" + marshal + "Int32Type)", {3, 1, 2}),
+        ("set<text>", "SetType(" + marshal + "UTF8Type)", frozenset({"a", "b"})),
+        ("map<int, double>", "MapType(" + marshal + "Int32Type," + marshal + "DoubleType)", {1: 2.5, -7: 0.0}),
+        ("map<uuid, int>", "MapType(" + marshal + "UUIDType," + marshal + "Int32Type)",
+         {"5b6962dd-3f90-4c93-8f61-eabfa4a803e2": 1}),
+        ("map<frozen<tuple<int, text>>, int>",
+         "MapType(" + marshal + "TupleType(" + marshal + "Int32Type," + marshal + "UTF8Type)," + marshal + "Int32Type)",
+         {(1, "a"): 2}),
+    ]
+    for cql_type, driver_type, value in cases:
+        driver = lookup_casstype(marshal + driver_type)
+        if cql_type.startswith("map<uuid"):
+            import uuid
+            expected = driver.serialize({uuid.UUID(k): v for k, v in value.items()}, 4)
+        else:
+            expected = driver.serialize(value, 4)
+        assert cqlwire.encode(cql_type, value) == expected, cql_type
+
+
 def test_errors():
     with pytest.raises(TypeError, match="invalid type"):
         cqlwire.decode("list<", b"")
@@ -41,8 +64,10 @@ def test_errors():
         cqlwire.decode("int", bytes(5))
     with pytest.raises(ValueError, match="invalid int value"):
         cqlwire.encode("int", "x")
-    with pytest.raises(TypeError, match="cannot encode a set"):
-        cqlwire.encode("set<int>", {1})
+    with pytest.raises(TypeError, match="cannot encode a object"):
+        cqlwire.encode("set<int>", object())
+    with pytest.raises(TypeError, match="dict keys must be str"):
+        cqlwire.encode("frozen<tuple<int>>", {1: 2})
     deep = []
     for _ in range(1000):
         deep = [deep]
