@@ -23,8 +23,7 @@
 //! Memory stays at one frame (at most `max_frame` bytes) plus the chunk being fed.
 
 use super::compression::{self, BodyError, Compression};
-use super::frame::split_frame;
-use super::frame::{Direction, FrameHeader, Opcode, HEADER_LEN, MAX_VERSION};
+use super::frame::{split_frame, Direction, FrameHeader, Opcode, HEADER_LEN, MAX_VERSION};
 use super::segment::{split_segment, EnvelopeAssembler, SegmentFormat, SegmentHeader};
 use crate::cursor::{Cursor, DecodeError};
 
