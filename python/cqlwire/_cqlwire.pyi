@@ -39,7 +39,8 @@ def deserialize_vectors(data: Union[bytes, Sequence[bytes]], cql_type: str) -> n
 
 def encode(cql_type: str, value: Json, *, udts: Sequence[str] = ()) -> bytes:
     """The wire bytes of one value given in the JSON shapes of ``decode --format json``; ``bytes``
-    only for a blob (a ``TypeError`` elsewhere, as in the driver)."""
+    only for a blob (a ``TypeError`` elsewhere, as in the driver); a ``set`` for a set, and a dict
+    with keys other than ``str`` for a map, as the driver takes them."""
 
 def decode(cql_type: str, data: BytesLike, *, udts: Sequence[str] = ()) -> Json:
     """One value's bytes as the JSON shapes of ``decode --format json``."""
