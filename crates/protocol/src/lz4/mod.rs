@@ -435,7 +435,7 @@ fn locate_fault(block: &[u8], declared: usize, base: usize) -> Option<Lz4Error> 
     }
 }
 
-/// A read position in an LZ4 block, for [`locate_fault`].
+/// A read position in an LZ4 block, for [`locate_fault`] and [`prefix::decompress_prefix`].
 struct BlockWalker<'a> {
     block: &'a [u8],
     pos: usize,

@@ -1,50 +1,36 @@
 //! What the first bytes of an LZ4 block say when the rest was not captured: the block's sequences
 //! decoded as far as they go, stopping at the first one the bytes do not finish.
 
+use super::{BlockWalker, MIN_MATCH};
+
 /// The start of what `block`, the first bytes of an LZ4 block, decompresses to: every literal and
 /// match its bytes hold (the literals of the sequence they end in too), at most `max` bytes. A
 /// match reaching before the start of the output ends it (the block is not what it claims).
 pub(crate) fn decompress_prefix(block: &[u8], max: usize) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut pos = 0;
-    // A length of 15 goes on in bytes of 255 until a smaller one; `None` when the bytes end first.
-    let extended = |pos: &mut usize, mut len: usize| -> Option<usize> {
-        if len == 15 {
-            loop {
-                let byte = *block.get(*pos)?;
-                *pos += 1;
-                len = len.checked_add(usize::from(byte))?;
-                if byte != 255 {
-                    break;
-                }
-            }
-        }
-        Some(len)
-    };
+    let mut walker = BlockWalker { block, pos: 0 };
     while out.len() < max {
-        let Some(&token) = block.get(pos) else {
+        let Some(token) = walker.byte() else {
             break;
         };
-        pos += 1;
-        let Some(literals) = extended(&mut pos, usize::from(token >> 4)) else {
+        let Some(literals) = walker.length(usize::from(token >> 4)) else {
             break;
         };
-        let available = &block[pos.min(block.len())..];
+        let available = block.get(walker.pos..).unwrap_or_default();
         let take = literals.min(available.len()).min(max - out.len());
         out.extend_from_slice(&available[..take]);
-        pos += literals;
-        let Some(offset) = block.get(pos..pos + 2) else {
+        walker.pos = walker.pos.saturating_add(literals);
+        let (Some(low), Some(high)) = (walker.byte(), walker.byte()) else {
             break;
         };
-        let offset = usize::from(u16::from_le_bytes([offset[0], offset[1]]));
-        pos += 2;
-        let Some(len) = extended(&mut pos, usize::from(token & 15)) else {
+        let offset = usize::from(u16::from_le_bytes([low, high]));
+        let Some(extra) = walker.length(usize::from(token & 0x0f)) else {
             break;
         };
         if offset == 0 || offset > out.len() {
             break;
         }
-        let len = (len + 4).min(max - out.len());
+        let len = MIN_MATCH.saturating_add(extra).min(max - out.len());
         // Byte by byte: a match may overlap what it writes.
         for _ in 0..len {
             out.push(out[out.len() - offset]);

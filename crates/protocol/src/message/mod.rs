@@ -21,6 +21,7 @@
 mod reader;
 mod render;
 mod requests;
+mod reread;
 mod responses;
 mod results;
 mod types;

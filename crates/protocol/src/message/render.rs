@@ -636,9 +636,10 @@ const GIST_QUERY_CHARS: usize = 120;
 /// 500); a longer one ends in `…`.
 const GIST_LIST_BYTES: usize = 4096;
 
-/// A gist of items separated by spaces, ended with `…` once it passes [`GIST_LIST_BYTES`].
+/// A gist of items separated by spaces, ended with `…` once it passes [`GIST_LIST_BYTES`] (so it
+/// is longer than that only when ended).
 #[derive(Default)]
-struct CappedGist(String, bool);
+struct CappedGist(String);
 
 impl CappedGist {
     /// Starts an item made of `parts`.
@@ -653,7 +654,7 @@ impl CappedGist {
 
     /// Adds `text` to the current item.
     fn push(&mut self, text: &str) {
-        if self.1 {
+        if self.0.len() > GIST_LIST_BYTES {
             return;
         }
         if self.0.len() + text.len() <= GIST_LIST_BYTES {
@@ -665,7 +666,6 @@ impl CappedGist {
         }
         self.0.push_str(&text[..end]);
         self.0.push('…');
-        self.1 = true;
     }
 }
 

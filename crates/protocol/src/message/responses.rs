@@ -1,6 +1,7 @@
 //! ERROR bodies with each code's extra fields, and EVENT bodies of every kind.
 
 use super::reader::{Reader, Step};
+use super::reread::Reread;
 use super::results::{schema_change, SchemaChange};
 use crate::cursor::DecodeError;
 use std::net::{IpAddr, SocketAddr};
@@ -41,18 +42,16 @@ impl FailureReasons {
 
     /// Each failed replica's address and reason code, read from `body`, the body of the message.
     pub fn iter<'a>(&self, body: &'a [u8]) -> impl Iterator<Item = (IpAddr, u16)> + 'a {
-        let body = body.get(..self.range.end).unwrap_or_default();
-        let mut pos = self.range.start;
+        let mut reasons = Reread::new(body, &self.range);
         (0..self.count).map_while(move |_| {
-            let len = usize::from(*body.get(pos)?);
-            let address = body.get(pos + 1..pos + 1 + len)?;
-            let address = match len {
-                4 => IpAddr::from(<[u8; 4]>::try_from(address).ok()?),
-                _ => IpAddr::from(<[u8; 16]>::try_from(address).ok()?),
+            let len = reasons.byte()?;
+            let address = reasons.take(len.into())?;
+            let address = reasons.bytes(address);
+            let address = match <[u8; 4]>::try_from(address) {
+                Ok(v4) => IpAddr::from(v4),
+                Err(_) => IpAddr::from(<[u8; 16]>::try_from(address).ok()?),
             };
-            let code = body.get(pos + 1 + len..pos + 3 + len)?;
-            pos += 3 + len;
-            Some((address, u16::from_be_bytes([code[0], code[1]])))
+            Some((address, reasons.short()?))
         })
     }
 }

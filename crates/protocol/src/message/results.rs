@@ -3,6 +3,7 @@
 //! ScyllaDB's LWT bit) and Schema_change.
 
 use super::reader::{Reader, Step};
+use super::reread::Reread;
 use super::types::{Cell, Columns};
 use super::{bit_names, Body, Message, Registry};
 use crate::cursor::DecodeError;
@@ -92,30 +93,12 @@ impl Rows {
     pub fn cells<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = Cell> + 'a {
         let columns = self.columns();
         let width = self.metadata.column_count.max(1);
-        let mut pos = self.values.start;
+        let mut cells = Reread::new(body, &self.values);
         (0..self.count.saturating_mul(width)).map_while(move |i| {
-            let length = body.get(pos..pos + 4)?;
-            let length = i32::from_be_bytes(length.try_into().ok()?);
-            pos += 4;
-            let Ok(length) = usize::try_from(length) else {
-                return Some(if length == -2 {
-                    Cell::Unset
-                } else {
-                    Cell::Null
-                });
-            };
-            let range = pos..pos
-                .checked_add(length)
-                .filter(|&end| end <= self.values.end)?;
-            pos = range.end;
             let known = columns
                 .and_then(|c| c.get(i % width))
                 .is_some_and(|c| c.ty.cql().is_some());
-            Some(if known {
-                Cell::Value(range)
-            } else {
-                Cell::Bytes(range)
-            })
+            cells.cell(known)
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Column types and values as a message carries them: a type the grammar knows or a custom class it
 //! does not, and a value that is null, unset, decoded, or raw bytes when its type is unknown.
 
+use super::reread::Reread;
 use crate::types::CqlType;
 use std::fmt;
 use std::ops::Range;
@@ -246,56 +247,26 @@ impl StringMultimap {
         &self,
         body: &'a [u8],
     ) -> impl Iterator<Item = (&'a str, MultimapValues<'a>)> + 'a {
-        let mut strings = Strings {
-            body: body.get(..self.range.end).unwrap_or_default(),
-            pos: self.range.start,
-        };
+        let mut strings = Reread::new(body, &self.range);
         (0..self.keys).map_while(move |_| {
-            let key = strings.next()?;
+            let key = strings.string()?;
             let count = strings.short()?;
             let values = MultimapValues {
                 strings: strings.clone(),
                 left: count,
             };
             for _ in 0..count {
-                strings.next()?;
+                strings.string()?;
             }
             Some((key, values))
         })
     }
 }
 
-/// `[string]`s read one after the other from a body.
-#[derive(Debug, Clone)]
-struct Strings<'a> {
-    body: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Strings<'a> {
-    /// A `[short]`.
-    fn short(&mut self) -> Option<u16> {
-        let bytes = self.body.get(self.pos..self.pos + 2)?;
-        self.pos += 2;
-        Some(u16::from_be_bytes([bytes[0], bytes[1]]))
-    }
-}
-
-impl<'a> Iterator for Strings<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let len = usize::from(self.short()?);
-        let bytes = self.body.get(self.pos..self.pos + len)?;
-        self.pos += len;
-        std::str::from_utf8(bytes).ok()
-    }
-}
-
 /// The values of one key of a [`StringMultimap`].
 #[derive(Debug, Clone)]
 pub struct MultimapValues<'a> {
-    strings: Strings<'a>,
+    strings: Reread<'a>,
     left: u16,
 }
 
@@ -304,7 +275,7 @@ impl<'a> Iterator for MultimapValues<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         self.left = self.left.checked_sub(1)?;
-        self.strings.next()
+        self.strings.string()
     }
 }
 
@@ -354,37 +325,19 @@ impl BoundValues {
     /// each with the name the message gives it or else its variable's, the variable's type when
     /// known, and its cell ([`Cell::Value`] when the type is known, else [`Cell::Bytes`]).
     pub fn iter<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = BoundValue<'a>> + 'a {
-        let body = body.get(..self.range.end).unwrap_or_default();
-        let mut pos = self.range.start;
+        let mut values = Reread::new(body, &self.range);
         (0..self.count).map_while(move |i| {
-            // The next `len` bytes, as a range of the body.
-            let mut take = |len: usize| {
-                let range = pos..pos.checked_add(len)?;
-                body.get(range.clone())?;
-                pos = range.end;
-                Some(range)
-            };
             let given = if self.named {
-                let len = take(2)?;
-                let len = u16::from_be_bytes([body[len.start], body[len.start + 1]]);
-                Some(std::str::from_utf8(&body[take(len.into())?]).ok()?)
+                Some(values.string()?)
             } else {
                 None
             };
-            let length = take(4)?;
-            let length = i32::from_be_bytes(body[length].try_into().ok()?);
             let variable = self.variables.as_ref().and_then(|v| v.get(i));
             let ty = variable.map(|v| v.ty);
-            let value = match usize::try_from(length) {
-                Ok(len) if ty.is_some_and(|t| t.cql().is_some()) => Cell::Value(take(len)?),
-                Ok(len) => Cell::Bytes(take(len)?),
-                Err(_) if length == -2 => Cell::Unset,
-                Err(_) => Cell::Null,
-            };
             Some(BoundValue {
                 name: given.or(variable.map(|v| v.name)),
                 ty,
-                value,
+                value: values.cell(ty.is_some_and(|t| t.cql().is_some()))?,
             })
         })
     }
