@@ -39,6 +39,8 @@ pub(crate) struct FlatReader {
     batch_rows: usize,
     /// Memory of a finished batch, given back by [`BatchReader::recycle`].
     spare: Option<Elements>,
+    /// The damage found after the rows of the last batch, reported by the next call.
+    damage: Option<InputError>,
 }
 
 impl FlatReader {
@@ -67,6 +69,7 @@ impl FlatReader {
             row_bytes,
             range,
             spare: None,
+            damage: None,
         })
     }
 
@@ -131,6 +134,9 @@ impl BatchReader for FlatReader {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
+        if let Some(damage) = self.damage.take() {
+            return Err(damage);
+        }
         let left = self.range.end - self.next_row;
         if left == 0 {
             if self.layout.nothing_after && self.next_row == self.layout.rows {
@@ -158,16 +164,19 @@ impl BatchReader for FlatReader {
             rows * self.layout.dimension,
         );
         let got = self.source.read_full(elements.bytes_mut())?;
+        let mut rows = rows;
         if got < rows * self.row_bytes {
-            let row = first_row + (got / self.row_bytes) as u64;
+            // The rows before the end are handed over first, the damage on the next call.
+            let complete = got / self.row_bytes;
+            let row = first_row + complete as u64;
             let end = self.source.position();
-            return Err(truncated(
-                &self.source,
-                &self.layout,
-                self.row_bytes,
-                row,
-                end,
-            ));
+            let damage = truncated(&self.source, &self.layout, self.row_bytes, row, end);
+            if complete == 0 {
+                return Err(damage);
+            }
+            self.damage = Some(damage);
+            rows = complete;
+            elements.truncate(rows * self.layout.dimension);
         }
         if self.layout.swap {
             elements.swap_bytes();

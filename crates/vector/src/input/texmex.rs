@@ -27,6 +27,8 @@ struct TexmexReader {
     batch_rows: usize,
     /// Memory of a finished batch, given back by [`BatchReader::recycle`].
     spare: Option<Elements>,
+    /// The damage found after the rows of the last batch, reported by the next call.
+    damage: Option<InputError>,
 }
 
 /// Opens a TEXMEX input; the first row's prefix sets the dimension.
@@ -96,6 +98,7 @@ pub(crate) fn open(
         end_row,
         batch_rows: rows_per_batch(options, record_bytes),
         spare: None,
+        damage: None,
     }))
 }
 
@@ -134,6 +137,9 @@ impl BatchReader for TexmexReader {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
+        if let Some(damage) = self.damage.take() {
+            return Err(damage);
+        }
         let left = self
             .end_row
             .map_or(u64::MAX, |end| end.saturating_sub(self.next_row));
@@ -169,30 +175,33 @@ impl BatchReader for TexmexReader {
         if got == 0 && first_row == self.start_row && first_row > 0 {
             return Err(self.range_past_end());
         }
-        let complete = got / self.record_bytes;
+        let mut complete = got / self.record_bytes;
         let bytes = elements.bytes_mut();
-        for (index, record) in bytes
+        let wrong_dimension = bytes
             .get(..got)
             .unwrap_or_default()
             .chunks(self.record_bytes)
             .enumerate()
-        {
-            if let [a, b, c, d, ..] = *record {
-                let declared = i32::from_le_bytes([a, b, c, d]);
-                if usize::try_from(declared).ok() != Some(self.dimension) {
-                    let row = first_row + index as u64;
-                    return Err(InputError::Data(format!(
-                        "{}: row {row} at byte {} declares dimension {declared}, but row 0 has {}",
-                        self.source.name(),
-                        self.offset_of(row),
-                        self.dimension
-                    )));
+            .find_map(|(index, record)| match *record {
+                [a, b, c, d, ..] => {
+                    let declared = i32::from_le_bytes([a, b, c, d]);
+                    (usize::try_from(declared).ok() != Some(self.dimension))
+                        .then_some((index, declared))
                 }
-            }
-        }
-        if got % self.record_bytes != 0 {
+                _ => None,
+            });
+        if let Some((index, declared)) = wrong_dimension {
+            let row = first_row + index as u64;
+            complete = index;
+            self.damage = Some(InputError::Data(format!(
+                "{}: row {row} at byte {} declares dimension {declared}, but row 0 has {}",
+                self.source.name(),
+                self.offset_of(row),
+                self.dimension
+            )));
+        } else if got % self.record_bytes != 0 {
             let row = first_row + complete as u64;
-            return Err(InputError::Data(format!(
+            self.damage = Some(InputError::Data(format!(
                 "{}: truncated {} data: row {row} at byte {} is incomplete (rows are {} bytes; \
                  the input ends at byte {})",
                 self.source.name(),
@@ -203,7 +212,9 @@ impl BatchReader for TexmexReader {
             )));
         }
         if complete == 0 {
-            return Ok(None);
+            // Damage at the batch's first row is reported now; otherwise the rows before it
+            // are handed over first and the damage on the next call.
+            return self.damage.take().map_or(Ok(None), Err);
         }
         if complete < rows {
             // The stream ended: nothing more after this batch.
