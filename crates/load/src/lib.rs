@@ -49,6 +49,7 @@ mod options;
 mod rejects;
 mod report;
 mod run;
+mod table_guard;
 mod tls;
 mod types;
 mod value;

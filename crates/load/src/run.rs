@@ -1,20 +1,25 @@
 //! The run: rows in, single-partition EXECUTEs out, bounded by the window, retried with backoff.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
+use scylla::response::query_result::QueryResult;
 use scylla::serialize::SerializationError;
 use scylla::statement::bound::BoundStatement;
+use scylla::value::CqlValue;
 use tokio::sync::mpsc;
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::Loader;
 use crate::rejects::RejectSink;
 use crate::report::{LoadReport, RunControl};
+use crate::table_guard::{self, TableGuard};
 use crate::value::{BindError, Row};
 use crate::window::Window;
 
@@ -24,39 +29,66 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 /// What to do after a failed request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Failure {
-    /// It may pass: retry after a backoff; `congestion` says whether it is a sign of overload.
-    Retry { congestion: bool },
+    /// It may pass: retry after a backoff; `congestion` says whether it is a sign of overload,
+    /// `exhausted` what to do when the retries run out.
+    Retry {
+        congestion: bool,
+        exhausted: Exhausted,
+    },
     /// Retrying cannot help this row: reject it.
     Reject,
     /// Retrying cannot help any row (e.g. permission denied): end the run.
     Fatal,
 }
 
+/// What happens to a row whose retries ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exhausted {
+    /// The cluster is taken as gone: the run ends, with a resume point.
+    EndRun,
+    /// The failure is the row's own (a replica failed to apply this write): the row is rejected
+    /// and the run goes on.
+    Reject,
+}
+
+/// Retried; when the retries run out the cluster is taken as gone.
+const RETRY: Failure = Failure::Retry {
+    congestion: true,
+    exhausted: Exhausted::EndRun,
+};
+
 /// Sorts an error of the driver. A statement that is not idempotent is retried only where the
 /// server has certainly not applied it; an unknown outcome rejects the row.
+///
+/// A `WriteFailure` (a replica failed to apply the write, e.g. Apache Cassandra 5.0.9's vector
+/// index refusing writes under load, CASSANDRA-21644) is retried with a narrower window and, when
+/// the retries run out, rejects the row only.
 fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
-    let unknown_outcome = if idempotent {
-        Failure::Retry { congestion: true }
-    } else {
-        Failure::Reject
-    };
+    let unknown_outcome = if idempotent { RETRY } else { Failure::Reject };
     match error {
         ExecutionError::BadQuery(_) => Failure::Reject,
         ExecutionError::EmptyPlan
         | ExecutionError::ConnectionPoolError(_)
-        | ExecutionError::PrepareError(_) => Failure::Retry { congestion: true },
+        | ExecutionError::PrepareError(_) => RETRY,
         ExecutionError::RequestTimeout(_) => unknown_outcome,
         ExecutionError::LastAttemptError(attempt) => match attempt {
             RequestAttemptError::SerializationError(_)
             | RequestAttemptError::CqlRequestSerialization(_) => Failure::Reject,
-            RequestAttemptError::UnableToAllocStreamId => Failure::Retry { congestion: true },
+            RequestAttemptError::UnableToAllocStreamId => RETRY,
             RequestAttemptError::BrokenConnectionError(_) => unknown_outcome,
             RequestAttemptError::DbError(db_error, _) => match db_error {
                 DbError::Overloaded
                 | DbError::Unavailable { .. }
                 | DbError::IsBootstrapping
-                | DbError::RateLimitReached { .. } => Failure::Retry { congestion: true },
-                DbError::Unprepared { .. } => Failure::Retry { congestion: false },
+                | DbError::RateLimitReached { .. } => RETRY,
+                DbError::Unprepared { .. } => Failure::Retry {
+                    congestion: false,
+                    exhausted: Exhausted::EndRun,
+                },
+                DbError::WriteFailure { .. } if idempotent => Failure::Retry {
+                    congestion: true,
+                    exhausted: Exhausted::Reject,
+                },
                 DbError::WriteTimeout { .. } | DbError::ReadTimeout { .. } => unknown_outcome,
                 DbError::AuthenticationError | DbError::Unauthorized => Failure::Fatal,
                 _ => Failure::Reject,
@@ -167,6 +199,21 @@ impl Loader {
         let mut rows = Rows::new(first_row);
         let mut in_flight = FuturesUnordered::new();
         let mut failure: Option<LoadError> = None;
+        // Client timestamps in row order: of two rows with the same key, the later one wins (with
+        // server timestamps, concurrent writes land in any order). One microsecond per row from
+        // the start of the run stays behind the clock: no row is sent within a microsecond of
+        // the one before. Counter updates take no timestamp.
+        let timestamps = self.prepared.get_is_idempotent().then(now_micros);
+        let guard = match self.prepared.get_table_spec() {
+            Some(spec) => TableGuard::start(&self.session, spec.ks_name(), spec.table_name()).await,
+            None => None,
+        };
+        let mut guard_tick = tokio::time::interval(table_guard::POLL);
+        guard_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut guard_check: Option<Pin<Box<dyn Future<Output = Option<String>> + Send + '_>>> =
+            None;
+        // Set when the table changed: every row of the run must be written again.
+        let mut table_changed = false;
         let mut tick = tokio::time::interval(STOP_POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -188,7 +235,14 @@ impl Loader {
                 }
                 let Some(row) = rows.take() else { break };
                 let bytes = row.value_bytes() as u64;
-                match self.prepared.clone().bind(&row) {
+                let mut statement = self.prepared.clone();
+                if let Some(base) = timestamps {
+                    let offset = row.number.saturating_sub(first_row);
+                    statement.set_timestamp(Some(
+                        base.saturating_add(i64::try_from(offset).unwrap_or(i64::MAX)),
+                    ));
+                }
+                match statement.bind(&row) {
                     Ok(bound) => {
                         rows.unresolved.insert(row.number);
                         let sent = Sent {
@@ -252,11 +306,37 @@ impl Loader {
                     Some(batch) => rows.pending.extend(batch),
                     None => rows.input_done = true,
                 },
+                _ = guard_tick.tick(), if guard.is_some() && guard_check.is_none() && !halted => {
+                    guard_check = guard
+                        .as_ref()
+                        .map(|guard| Box::pin(guard.check(&self.session)) as Pin<Box<_>>);
+                }
+                change = async { guard_check.as_mut().expect("checked by the guard").await },
+                    if guard_check.is_some() =>
+                {
+                    guard_check = None;
+                    if let Some(change) = change {
+                        table_changed = true;
+                        failure.get_or_insert_with(|| LoadError::new(
+                            LoadErrorKind::TableChanged,
+                            format!(
+                                "{change}: the rows of this run are gone with the old table or \
+                                 may hold bytes made for the old types, so the whole run must \
+                                 be loaded again"
+                            ),
+                        ));
+                    }
+                }
                 _ = tick.tick() => {}
             }
         }
         progress.set_in_flight(0, window_size());
-        finish(rejects, control, &rows, failure)
+        let resume_from = if table_changed {
+            Some(first_row)
+        } else {
+            rows.resume_from()
+        };
+        finish(rejects, control, resume_from, failure)
     }
 
     /// Everything [`run`](Loader::run) does but sending: binds every row to the prepared statement
@@ -294,7 +374,7 @@ impl Loader {
                 }
             }
         }
-        finish(rejects, control, &rows, failure)
+        finish(rejects, control, rows.resume_from(), failure)
     }
 
     /// Sends one bound row until it is acknowledged, rejected, retried too often, or the run stops;
@@ -327,13 +407,21 @@ impl Loader {
         loop {
             let started = Instant::now();
             let error = match self.session.execute_bound_unpaged(bound).await {
-                Ok(_) => return Outcome::Acknowledged(started.elapsed()),
+                Ok(result) => {
+                    return match not_applied(result) {
+                        None => Outcome::Acknowledged(started.elapsed()),
+                        Some(reason) => Outcome::Rejected(reason),
+                    }
+                }
                 Err(error) => error,
             };
             match classify(&error, idempotent) {
                 Failure::Reject => return Outcome::Rejected(error.to_string()),
                 Failure::Fatal => return Outcome::GaveUp(error.to_string()),
-                Failure::Retry { congestion } => {
+                Failure::Retry {
+                    congestion,
+                    exhausted,
+                } => {
                     if congestion {
                         if let Ok(mut window) = window.lock() {
                             window.on_congestion();
@@ -343,7 +431,11 @@ impl Loader {
                         return Outcome::Abandoned;
                     }
                     if retries >= retry.max_retries {
-                        return Outcome::GaveUp(format!("{error} (after {retries} retries)"));
+                        let error = format!("{error} (after {retries} retries)");
+                        return match exhausted {
+                            Exhausted::EndRun => Outcome::GaveUp(error),
+                            Exhausted::Reject => Outcome::Rejected(error),
+                        };
                     }
                     control.progress.add_retry();
                     tokio::time::sleep(retry.backoff(retries, row)).await;
@@ -357,15 +449,43 @@ impl Loader {
     }
 }
 
+/// Why a conditional statement (`… IF NOT EXISTS`, `UPDATE … IF …`) did not write its row: its
+/// result is a row whose `[applied]` column is false. `None` for every other result. Apache
+/// Cassandra does not mark such a statement when it is prepared, so each result is looked at.
+fn not_applied(result: QueryResult) -> Option<String> {
+    let rows = result.into_rows_result().ok()?;
+    let applied = rows.column_specs().get_by_index(0)?.name() == "[applied]";
+    if !applied {
+        return None;
+    }
+    let first = rows.rows::<scylla::value::Row>().ok()?.next()?.ok()?;
+    match first.columns.first() {
+        Some(Some(CqlValue::Boolean(true))) => None,
+        _ => Some(
+            "not applied: the statement's IF condition was false, so the row was not written"
+                .to_owned(),
+        ),
+    }
+}
+
+/// Microseconds since the Unix epoch, the unit of CQL write timestamps.
+fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
+        })
+}
+
 /// Flushes the rejects and reports the run, as an error when it ended with `failure`.
 fn finish(
     rejects: &mut dyn RejectSink,
     control: &RunControl,
-    rows: &Rows,
+    resume_from: Option<u64>,
     failure: Option<LoadError>,
 ) -> Result<LoadReport, LoadError> {
     let flushed = rejects.flush();
-    let report = control.progress.report(rows.resume_from());
+    let report = control.progress.report(resume_from);
     match (failure, flushed) {
         (Some(error), _) => Err(error.with_report(report)),
         (None, Err(error)) => Err(rejects_failed(&error).with_report(report)),
@@ -392,7 +512,7 @@ mod tests {
 
     #[test]
     fn overload_timeouts_and_lost_connections_are_retried() {
-        let retry = Failure::Retry { congestion: true };
+        let retry = RETRY;
         assert_eq!(classify(&db(DbError::Overloaded), true), retry);
         let unavailable = DbError::Unavailable {
             consistency: Consistency::LocalQuorum,
@@ -426,6 +546,25 @@ mod tests {
         )));
         assert_eq!(classify(&bad, true), Failure::Reject);
         assert_eq!(classify(&db(DbError::Unauthorized), true), Failure::Fatal);
+    }
+
+    #[test]
+    fn a_failed_write_is_retried_then_rejects_only_its_row() {
+        let failure = db(DbError::WriteFailure {
+            consistency: Consistency::LocalQuorum,
+            received: 0,
+            required: 1,
+            numfailures: 1,
+            write_type: WriteType::Simple,
+        });
+        assert_eq!(
+            classify(&failure, true),
+            Failure::Retry {
+                congestion: true,
+                exhausted: Exhausted::Reject
+            }
+        );
+        assert_eq!(classify(&failure, false), Failure::Reject);
     }
 
     fn row(number: u64) -> Row {
