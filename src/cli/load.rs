@@ -7,17 +7,18 @@
 use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
 use super::progress::{self, Unit};
 use super::CliError;
+use crate::files;
 use cqlwire_load::{
     parse_consistency, Concurrency, Credentials, CsvRejects, Dataset, DatasetOptions, Host,
-    LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Password, RejectSink, Row,
+    LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Mode, Password, RejectSink,
     RunControl, TlsOptions,
 };
 use cqlwire_vector::input::{InputFormat, InputOptions};
-use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The environment variable that holds the password of `--username`.
@@ -25,9 +26,6 @@ const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
 
 /// Rows per input batch handed to the run.
 const BATCH_ROWS: usize = 1024;
-
-/// Batches queued between the reader and the run (memory: this many batches of rows).
-const QUEUED_BATCHES: usize = 4;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -241,43 +239,38 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map_err(load_error)?;
 
     let mut rejects: Box<dyn RejectSink> = match &args.rejects {
-        Some(path) => Box::new(
-            CsvRejects::new(BufWriter::new(File::create(path).map_err(|e| {
-                CliError::data(format!("cannot create {}: {e}", path.display()))
-            })?))
-            .map_err(CliError::from)?,
-        ),
+        Some(path) => {
+            files::refuse_same_file(args.input.as_deref(), Some(path)).map_err(|_| {
+                CliError::usage(format!(
+                    "--rejects {} names the input: choose another file for the rejected rows",
+                    path.display()
+                ))
+            })?;
+            Box::new(
+                CsvRejects::append(path)
+                    .map_err(|e| CliError::data(format!("cannot open {}: {e}", path.display())))?,
+            )
+        }
         None => Box::new(StderrRejects),
     };
     let control = RunControl::default();
     let bar = progress::bar(dataset.rows(), Unit::Rows, args.quiet);
-    let first_row = dataset.first_row();
-    let (sender, receiver) = tokio::sync::mpsc::channel::<Vec<Row>>(QUEUED_BATCHES);
-    let stop = control.stop.clone();
-    let reader = std::thread::spawn(move || -> Result<(), LoadError> {
-        while !stop.load(Ordering::Relaxed) {
-            match dataset.next_rows()? {
-                Some(rows) => {
-                    if sender.blocking_send(rows).is_err() {
-                        break;
-                    }
-                }
-                None => break,
-            }
-        }
-        Ok(())
-    });
-    let report = runtime.block_on(async {
-        let stop = control.stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.store(true, Ordering::Relaxed);
-                // A second Ctrl-C ends at once.
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
+    let selection_end = match (&args.rows, args.shard) {
+        (Some(range), _) if range.end != u64::MAX => Some(
+            dataset
+                .rows()
+                .map_or(range.end, |rows| dataset.first_row() + rows),
+        ),
+        (None, Some(_)) => dataset.rows().map(|rows| dataset.first_row() + rows),
+        _ => None,
+    };
+    let mode = if args.dry_run {
+        Mode::DryRun
+    } else {
+        Mode::Write
+    };
+    let result = runtime.block_on(async {
+        drain_on_signals(control.stop.clone());
         let progress = control.progress.clone();
         let ticker_bar = bar.clone();
         let ticker = tokio::spawn(async move {
@@ -294,43 +287,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 ));
             }
         });
-        let result = if args.dry_run {
-            loader
-                .dry_run(receiver, first_row, rejects.as_mut(), &control)
-                .await
-        } else {
-            loader
-                .run(receiver, first_row, rejects.as_mut(), &control)
-                .await
-        };
+        let result = loader.load(dataset, rejects.as_mut(), &control, mode).await;
         ticker.abort();
         result
     });
     bar.finish_and_clear();
-    let read = reader.join().unwrap_or_else(|_| {
-        Err(LoadError::new(
-            LoadErrorKind::Input,
-            "the input reader failed",
-        ))
-    });
     let stopped = control.stop.load(Ordering::Relaxed);
-    match report {
+    let hint = |report: &LoadReport| resume_hint(report, selection_end);
+    match result {
         Ok(report) => {
             if !args.quiet {
                 summary(&report, args.dry_run);
             }
-            if let Err(error) = read {
-                return Err(CliError::data(format!(
-                    "{}; rows before it are loaded{}",
-                    error.message(),
-                    resume_hint(&report)
-                )));
-            }
             if stopped {
-                return Err(CliError::data(format!(
-                    "interrupted{}",
-                    resume_hint(&report)
-                )));
+                return Err(CliError::data(format!("interrupted{}", hint(&report))));
             }
             if report.rejected > 0 {
                 return Err(CliError::data(format!(
@@ -344,23 +314,66 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Ok(())
         }
         Err(error) => {
-            let hint = error.report().map(resume_hint).unwrap_or_default();
-            if let Some(report) = error.report() {
+            let report = error.report();
+            if let Some(report) = report {
                 if !args.quiet {
                     summary(report, args.dry_run);
                 }
             }
-            Err(CliError::data(format!("{}{hint}", error.message())))
+            let before = if error.kind() == LoadErrorKind::Input && report.is_some() {
+                "; the rows before it are loaded or listed as rejected"
+            } else {
+                ""
+            };
+            let hint = report.map(hint).unwrap_or_default();
+            Err(CliError::data(format!("{}{before}{hint}", error.message())))
         }
     }
 }
 
-/// `; N rows confirmed, resume with --rows R..` when the run did not finish.
-fn resume_hint(report: &LoadReport) -> String {
+/// Makes SIGINT, SIGTERM and SIGHUP drain the run (stop reading, wait for the rows in flight, say
+/// where to resume); a second one of them ends the process at once.
+fn drain_on_signals(stop: Arc<AtomicBool>) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return;
+        };
+        loop {
+            let number = tokio::select! {
+                _ = interrupt.recv() => libc::SIGINT,
+                _ = terminate.recv() => libc::SIGTERM,
+                _ = hangup.recv() => libc::SIGHUP,
+            };
+            if stop.swap(true, Ordering::Relaxed) {
+                std::process::exit(128 + number);
+            }
+        }
+    });
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.store(true, Ordering::Relaxed);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+}
+
+/// `; N rows confirmed; resume with --rows R..E` when the run did not finish (`E`, the end of the
+/// selection, when `--rows` or `--shard` set one).
+fn resume_hint(report: &LoadReport, end: Option<u64>) -> String {
     match report.resume_from {
         Some(row) => format!(
-            "; {} rows confirmed; resume with --rows {row}..",
-            report.written
+            "; {} rows confirmed; resume with --rows {row}..{}",
+            report.written,
+            end.map_or(String::new(), |end| end.to_string())
         ),
         None => String::new(),
     }

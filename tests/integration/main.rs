@@ -24,6 +24,7 @@ mod inspect_secrets;
 mod inspect_shapes;
 mod inspect_tls;
 mod limits;
+mod load_cli;
 mod lz4_reference;
 mod malformed;
 mod messages;

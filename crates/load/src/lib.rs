@@ -44,6 +44,7 @@
 
 mod dataset;
 mod error;
+mod feed;
 mod loader;
 mod options;
 mod rejects;
@@ -57,6 +58,7 @@ mod window;
 
 pub use dataset::{Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind};
+pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{
     parse_consistency, Concurrency, Credentials, Host, LoadOptions, Password, RetryOptions,

@@ -173,17 +173,32 @@ async fn open_session(options: &LoadOptions, keyspace: &str) -> Result<Session, 
     if let Some(tls) = &options.tls {
         builder = builder.tls_context(Some(crate::tls::client_config(tls)?));
     }
-    builder.build().await.map_err(|error| {
+    // The driver waits much longer for a node that accepts the connection but never answers
+    // (a minute, then blames a keepalive): the whole setup gets the request timeout.
+    let hosts_text = || {
+        let hosts: Vec<String> = options.hosts.iter().map(ToString::to_string).collect();
+        hosts.join(",")
+    };
+    let timeout = options.request_timeout;
+    let built = tokio::time::timeout(timeout, builder.connection_timeout(timeout).build())
+        .await
+        .map_err(|_| {
+            LoadError::new(
+                LoadErrorKind::Connect,
+                format!(
+                    "cannot connect to {}: no answer within {:.1} s (the request timeout)",
+                    hosts_text(),
+                    timeout.as_secs_f64()
+                ),
+            )
+        })?;
+    built.map_err(|error| {
         let kind = if is_authentication_failure(&error) {
             LoadErrorKind::Authentication
         } else {
             LoadErrorKind::Connect
         };
-        let hosts: Vec<String> = options.hosts.iter().map(ToString::to_string).collect();
-        LoadError::new(
-            kind,
-            format!("cannot connect to {}: {error}", hosts.join(",")),
-        )
+        LoadError::new(kind, format!("cannot connect to {}: {error}", hosts_text()))
     })
 }
 

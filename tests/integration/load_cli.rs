@@ -1,0 +1,41 @@
+//! `cqlwire load` against servers that misbehave, played by the test itself: no Cassandra needed.
+
+use crate::common::{assert_error, fixture, run, with_args};
+use std::net::TcpListener;
+use std::time::Duration;
+
+/// A server that accepts connections and never answers: the load gives up within its request
+/// timeout, saying so, instead of waiting for the driver's keepalive.
+#[test]
+fn a_server_that_never_answers_fails_within_the_request_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let held = std::thread::spawn(move || {
+        let mut connections = Vec::new();
+        for connection in listener.incoming().take(8) {
+            match connection {
+                Ok(connection) => connections.push(connection),
+                Err(_) => break,
+            }
+        }
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    let input = fixture("convert/sample/train.npy");
+    let output = run(
+        with_args(&[
+            "load",
+            input.to_str().unwrap(),
+            "--hosts",
+            &address,
+            "--table",
+            "ks.t",
+            "--row-number-column",
+            "id",
+            "--timeout",
+            "2",
+        ]),
+        b"",
+    );
+    assert_error(&output, 1, "no answer within 2.0 s", "silent server");
+    drop(held);
+}
