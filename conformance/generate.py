@@ -10,6 +10,7 @@ typed in by hand. Fields of a case:
   id        stable identifier: the type's slug and a hash of (type, hex, valid)
   family    native | collection | collection-nested | tuple | udt | vector | vector-nested
   type      the CQL type as `cqlwire decode` takes it; `udts` the `--udt` declarations it needs
+  java_type the type as Apache Cassandra's class name, as drivers see it in result metadata for custom types
   type_tree the type as JSON: "int", ["list", T], ["set", T], ["map", K, V], ["tuple", [T, ...]],
             ["udt", name, [[field, T], ...]], ["vector", T, N]
   literal   a CQL literal that Apache Cassandra writes as exactly `hex` (absent when there is none)
@@ -174,7 +175,8 @@ CASES = []
 SEEN = set()
 
 
-def add(t, data, valid, value=None, has_value=True, lit=None, note=None, canonical=None, quirk=None):
+def add(t, data, valid, value=None, has_value=True, lit=None, note=None, canonical=None, quirk=None,
+        equivalent=None):
     type_text = t.cql
     key = (type_text, data.hex(), valid)
     if key in SEEN:
@@ -182,7 +184,7 @@ def add(t, data, valid, value=None, has_value=True, lit=None, note=None, canonic
     SEEN.add(key)
     digest = hashlib.sha1("\n".join([type_text, data.hex(), str(valid)]).encode()).hexdigest()[:10]
     entry = {"id": f"{slug(type_text)}/{digest}", "family": family(t), "type": type_text,
-             "udts": g.udts_of(t, []), "type_tree": tree(t), "column": column_type(t),
+             "udts": g.udts_of(t, []), "type_tree": tree(t), "java_type": t.java, "column": column_type(t),
              "create_types": udt_declarations(t, [])}
     if lit is not None:
         entry["literal"] = lit
@@ -191,6 +193,8 @@ def add(t, data, valid, value=None, has_value=True, lit=None, note=None, canonic
     entry["hex"] = data.hex()
     if canonical is not None and canonical != data:
         entry["canonical"] = canonical.hex()
+    if equivalent is not None and equivalent != data:
+        entry["equivalent"] = [equivalent.hex()]
     entry["valid"] = valid
     if note:
         entry["note"] = note
@@ -348,14 +352,26 @@ def valid(t, v, note=None, raw=None):
                      "Cassandra refuses it")
         add(t, data, False, value, note="; ".join(notes))
         return
-    lit = None
+    lit = padded = None
     if anywhere(t, v, ended_early):
-        pass
+        padded = ser(t, pad(t, v))
     elif literal_problem(t, v):
         notes.append(literal_problem(t, v))
     else:
         lit = literal(t, v)
-    add(t, data, True, value, lit=lit, note="; ".join(notes))
+    add(t, data, True, value, lit=lit, note="; ".join(notes), equivalent=padded)
+
+
+def pad(t, v):
+    """`v` with every tuple and UDT that ends early completed with nulls (the same value)."""
+    if v is None or isinstance(v, g.Empty) or isinstance(t, g.Native):
+        return v
+    if isinstance(t, g.MapOf):
+        return [(pad(t.key, k), pad(t.value, x)) for k, x in v]
+    if isinstance(t, (g.Collection, g.Vector)):
+        return [pad(t.element, x) for x in v]
+    types = t.components if isinstance(t, g.TupleOf) else [ft for _, ft in t.fields]
+    return tuple(pad(c, x) for c, x in zip(types, list(v) + [None] * (len(types) - len(v))))
 
 
 def invalid(t, data, note, quirk=None):
