@@ -54,17 +54,9 @@ def driver_type(tree):
     return ct.VectorType.apply_parameters([driver_type(tree[1]), tree[2]], None)
 
 
-class Pairs:
-    """Map entries in the corpus order (keys need not be hashable) for MapType.serialize."""
-
-    def __init__(self, entries):
-        self.entries = entries
-
-    def items(self):
-        return self.entries
-
-    def __len__(self):
-        return len(self.entries)
+def hashable(value):
+    """A map key as the driver takes it: lists (list, set and vector keys) as tuples."""
+    return tuple(hashable(x) for x in value) if isinstance(value, (list, tuple)) else value
 
 
 DURATION_UNITS = {"y": (12, 0, 0), "mo": (1, 0, 0), "w": (0, 7, 0), "d": (0, 1, 0),
@@ -122,7 +114,7 @@ def python_value(tree, value):
     if kind in ("list", "set", "vector"):
         return [python_value(tree[1], x) for x in value]
     if kind == "map":
-        return Pairs([(python_value(tree[1], k), python_value(tree[2], v)) for k, v in value])
+        return {hashable(python_value(tree[1], k)): python_value(tree[2], v) for k, v in value}
     if kind == "tuple":  # a tuple that ends early is completed with nulls, the same value
         return tuple(python_value(t, x) for t, x in zip(tree[1], value + [None] * (len(tree[1]) - len(value))))
     return tuple(python_value(t, value.get(name)) for name, t in tree[2])

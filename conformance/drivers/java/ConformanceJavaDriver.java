@@ -121,6 +121,46 @@ public final class ConformanceJavaDriver {
         return text.length() > 300 ? text.substring(0, 300) : text;
     }
 
+    /** Decodes and re-encodes one case, filling its raw line. */
+    static void run(JsonNode c, ObjectNode line) {
+        String why = unsupported(c.get("type_tree"));
+        if (why != null) {
+            line.put("unsupported", why);
+            return;
+        }
+        TypeCodec<Object> codec;
+        Object decoded;
+        try {
+            codec = CodecRegistry.DEFAULT.codecFor(type(c.get("type_tree")));
+        } catch (Throwable error) {
+            line.put("unsupported", message(error));
+            return;
+        }
+        try {
+            decoded = codec.decode(bytes(c.get("hex").asText()), ProtocolVersion.V4);
+        } catch (Throwable error) {
+            line.put("decode_error", message(error));
+            return;
+        }
+        String shown;
+        try {
+            shown = String.valueOf(decoded);
+        } catch (Throwable error) {
+            shown = "(printing it failed: " + message(error) + ")";
+        }
+        line.put("decoded", shown.length() > 200 ? shown.substring(0, 200) : shown);
+        try {
+            ByteBuffer encoded = codec.encode(decoded, ProtocolVersion.V4);
+            if (encoded == null) {
+                line.put("reencode_error", "encoded as null (no value)");
+            } else {
+                line.put("reencoded", hex(encoded));
+            }
+        } catch (Throwable error) {
+            line.put("reencode_error", message(error));
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         ObjectMapper json = new ObjectMapper();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -131,45 +171,7 @@ public final class ConformanceJavaDriver {
             ObjectNode line = json.createObjectNode();
             line.put("case", c.get("id").asText());
             line.put("driver", version);
-            String why = unsupported(c.get("type_tree"));
-            if (why != null) {
-                line.put("unsupported", why);
-                out.println(json.writeValueAsString(line));
-                continue;
-            }
-            TypeCodec<Object> codec;
-            try {
-                codec = CodecRegistry.DEFAULT.codecFor(type(c.get("type_tree")));
-            } catch (Throwable error) {
-                line.put("unsupported", message(error));
-                out.println(json.writeValueAsString(line));
-                continue;
-            }
-            Object decoded;
-            try {
-                decoded = codec.decode(bytes(c.get("hex").asText()), ProtocolVersion.V4);
-            } catch (Throwable error) {
-                line.put("decode_error", message(error));
-                out.println(json.writeValueAsString(line));
-                continue;
-            }
-            String shown;
-            try {
-                shown = String.valueOf(decoded);
-            } catch (Throwable error) {
-                shown = "(printing it failed: " + message(error) + ")";
-            }
-            line.put("decoded", shown.length() > 200 ? shown.substring(0, 200) : shown);
-            try {
-                ByteBuffer encoded = codec.encode(decoded, ProtocolVersion.V4);
-                if (encoded == null) {
-                    line.put("reencode_error", "encoded as null (no value)");
-                } else {
-                    line.put("reencoded", hex(encoded));
-                }
-            } catch (Throwable error) {
-                line.put("reencode_error", message(error));
-            }
+            run(c, line);
             out.println(json.writeValueAsString(line));
         }
         out.flush();
