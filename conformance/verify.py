@@ -102,6 +102,9 @@ def error_text(error, names):
     text = match.group(1) if match else text
     for name in names:
         text = text.replace(name, "v")
+    # The JVM leaves the message out of these once the code throwing them is compiled: keep only the class.
+    text = re.sub(r"(java\.lang\.(NullPointerException|ArrayIndexOutOfBoundsException|ClassCastException|"
+                  r"ArithmeticException)).*", r"\1", text, flags=re.S)
     return f"{type(error).__name__}: {text}"
 
 
@@ -109,9 +112,20 @@ class Server:
     def __init__(self, address):
         profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), row_factory=tuple_factory,
                                    consistency_level=ConsistencyLevel.ONE, request_timeout=60)
-        self.cluster = Cluster([address], protocol_version=4, schema_metadata_enabled=False,
-                               token_metadata_enabled=False, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
-        self.session = self.cluster.connect()
+        # Generous timeouts and retries: a server that has just opened its port on busy cores is slow.
+        for attempt in range(12):
+            self.cluster = Cluster([address], protocol_version=4, schema_metadata_enabled=False,
+                                   token_metadata_enabled=False, connect_timeout=30,
+                                   control_connection_timeout=30,
+                                   execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+            try:
+                self.session = self.cluster.connect()
+                break
+            except NoHostAvailable:
+                self.cluster.shutdown()
+                if attempt == 11:
+                    raise
+                time.sleep(10)
         self.session.client_protocol_handler = RawProtocolHandler
         # PREPARE answers are decoded by the driver's own handler: their types are read past in the same way
         # (the control connection, which reads the system tables, is up by now).
