@@ -19,6 +19,7 @@ typed in by hand. Fields of a case:
   valid     whether the bytes are a value of the type that Apache Cassandra 5.0 takes (written as a literal
             when there is one, bound as bytes, read back as the same bytes)
   server_quirk  how Cassandra 5.0.9 takes an invalid case all the same (lax validation), when it does
+  server_json_quirk  how Cassandra's SELECT JSON gets a valid case wrong, when it does
   server    what Cassandra 5.0.9 did with the case, as recorded by verify.py in server.jsonl (null until run):
             the bytes read back after writing the `literal` and after binding `hex` (plain_…: in a non-frozen
             column, for a top-level collection), "hex" when they equal `hex`, or {"error": the server's error};
@@ -176,7 +177,7 @@ SEEN = set()
 
 
 def add(t, data, valid, value=None, has_value=True, lit=None, note=None, canonical=None, quirk=None,
-        equivalent=None):
+        equivalent=None, json_quirk=None):
     type_text = t.cql
     key = (type_text, data.hex(), valid)
     if key in SEEN:
@@ -200,6 +201,8 @@ def add(t, data, valid, value=None, has_value=True, lit=None, note=None, canonic
         entry["note"] = note
     if quirk:
         entry["server_quirk"] = quirk
+    if json_quirk:
+        entry["server_json_quirk"] = json_quirk
     CASES.append(entry)
 
 
@@ -359,7 +362,19 @@ def valid(t, v, note=None, raw=None):
         notes.append(literal_problem(t, v))
     else:
         lit = literal(t, v)
-    add(t, data, True, value, lit=lit, note="; ".join(notes), equivalent=padded)
+    add(t, data, True, value, lit=lit, note="; ".join(notes), equivalent=padded, json_quirk=json_problem(t, v))
+
+
+def json_problem(t, v):
+    """How Cassandra's SELECT JSON gets the value wrong, or None."""
+    if anywhere(t, v, lambda t, x: isinstance(t, g.TupleOf) and ended_early(t, x)):
+        return "SELECT JSON fails with an internal error (IndexOutOfBoundsException) on a tuple that ends early"
+    if anywhere(t, v, lambda t, x: isinstance(x, g.Empty) and t.cql == "boolean"):
+        return "SELECT JSON fails with an internal error (NullPointerException) on an empty boolean"
+    if anywhere(t, v, lambda t, x: isinstance(t, g.Native) and t.cql == "duration" and x is not None
+                and not isinstance(x, g.Empty) and x.months == -2**31):
+        return 'SELECT JSON renders a duration of -2^31 months as "-"'
+    return None
 
 
 def pad(t, v):

@@ -10,7 +10,8 @@ For every case:
     the raw value bytes the server sends (the Python driver with a result decoder that keeps bytes);
   - `bound`: the case's bytes bound to a prepared INSERT as they are, read back the same way, or the
     server's error;
-  - `json`: the server's own rendering of the bound value (`SELECT JSON`), as text;
+  - `json`: the server's own rendering of the bound value (`SELECT JSON`), as text, which must be the
+    case's `value` (same_json says how the two forms differ) unless `server_json_quirk` says otherwise;
   - `plain_literal` / `plain_bound`: the same in a non-frozen column, for a top-level list, set or map.
 The answers go to server.jsonl (id → answer; "hex" stands for a read-back equal to the case's `hex`) and into
 cases.jsonl through generate.py, unless --no-write.
@@ -20,10 +21,13 @@ the server takes (unless its `server_quirk` says it does), or a quirk case it re
 """
 
 import argparse
+import decimal
 import hashlib
 import json
 import os
 import re
+import socket
+import struct
 import sys
 import time
 
@@ -238,6 +242,66 @@ def select_json(server, column, key):
     return text[len(prefix):-1] if text.startswith(prefix) and text.endswith("}") else text
 
 
+def load_server_json(text):
+    return json.loads(text, parse_float=decimal.Decimal, parse_constant=lambda constant: constant)
+
+
+def packed_address(text):
+    family = socket.AF_INET6 if ":" in text else socket.AF_INET
+    data = socket.inet_pton(family, text)
+    return data[12:] if data[:12] == bytes(10) + b"\xff\xff" else data
+
+
+def map_key(text):
+    """A map key as SELECT JSON writes it: JSON text for most types, bare text for dates, times..."""
+    try:
+        return load_server_json(text)
+    except ValueError:
+        return text
+
+
+def same_json(tree, value, server):
+    """Whether the server's SELECT JSON rendering is the corpus `value` (cqlwire's JSON form). The server
+    writes varints and decimals as numbers, NaN and infinities as null, floats as Java prints them, IPv6
+    uncompressed, maps as objects with JSON text keys, the empty value as null, the zero duration as ""."""
+    if value is None:
+        return server is None
+    if value == {"$empty": True}:
+        return server in (None, "")
+    if isinstance(tree, str):
+        if tree in ("varint", "decimal"):
+            return isinstance(server, (int, decimal.Decimal)) and decimal.Decimal(value) == decimal.Decimal(server)
+        if tree in ("float", "double"):
+            if isinstance(value, str):
+                return server is None
+            pack = ">f" if tree == "float" else ">d"
+            return isinstance(server, (int, decimal.Decimal)) and struct.pack(pack, float(server)) == struct.pack(
+                pack, value)
+        if tree == "inet":
+            return isinstance(server, str) and packed_address(server) == packed_address(value)
+        if tree in ("timestamp", "date") and isinstance(value, int):
+            return isinstance(server, str)  # beyond the years cqlwire prints: the server's own calendar text
+        if tree == "duration" and value == "0s":
+            return server == ""
+        return value == server
+    kind = tree[0]
+    if kind in ("list", "set", "vector"):
+        return isinstance(server, list) and len(server) == len(value) and all(
+            same_json(tree[1], x, y) for x, y in zip(value, server))
+    if kind == "map":
+        text_keys = isinstance(tree[1], str) and tree[1] in ("text", "ascii", "varchar", "inet")
+        return isinstance(server, dict) and len(server) == len(value) and all(
+            same_json(tree[1], k, sk if text_keys else map_key(sk)) and same_json(tree[2], x, sx)
+            for (k, x), (sk, sx) in zip(value, server.items()))
+    if kind == "tuple":
+        return isinstance(server, list) and len(server) == len(tree[1]) and all(
+            same_json(t, value[i] if i < len(value) else None, server[i]) for i, t in enumerate(tree[1]))
+    if not isinstance(server, dict):
+        return False
+    names = {key.strip('"').replace('""', '"'): key for key in server}
+    return all(same_json(t, value.get(name), server.get(names.get(name))) for name, t in tree[2])
+
+
 def disagreements(case, answer):
     """How the server's answer departs from the corpus, as lines."""
     problems = []
@@ -251,6 +315,10 @@ def disagreements(case, answer):
             if answered != expected[kind] and not (key.startswith("plain_") and answered is None
                                                    and case["value"] == []):
                 problems.append(f"{key}: {json.dumps(answered)[:300]}")
+        rendered = answer.get("json")
+        if case["type"] != "counter" and not case.get("server_json_quirk") and not (
+                isinstance(rendered, str) and same_json(case["type_tree"], case["value"], load_server_json(rendered))):
+            problems.append(f"json: {json.dumps(rendered)[:300]}")
     elif case.get("server_quirk"):
         if isinstance(answer.get("bound"), dict):
             problems.append(f"bound: the server refused bytes it is known to take: {answer['bound']['error']}")
