@@ -21,7 +21,8 @@ import java.util.Map;
  * The Java driver 4.17's offline codec (CodecRegistry.DEFAULT, TypeCodec.decode/encode, protocol v4) on the
  * conformance corpus: reads conformance/cases.jsonl on standard input and writes, per case, the raw line that
  * conformance/drivers/judge.py takes: "unsupported", or "decode_error", or "decoded" and "reencoded" /
- * "reencode_error".
+ * "reencode_error", and for a case with a value "value_encoded" / "value_error": the driver's bytes for the
+ * Java value built from its JSON form.
  *
  * <pre>java -cp CLASSES:LIB/* ConformanceJavaDriver &lt; cases.jsonl</pre>
  */
@@ -121,6 +122,114 @@ public final class ConformanceJavaDriver {
         return text.length() > 300 ? text.substring(0, 300) : text;
     }
 
+    /** A value the driver's Java types cannot hold. */
+    static final class Unsupported extends Exception {
+        Unsupported(String why) {
+            super("unsupported: " + why);
+        }
+    }
+
+    static double doubleValue(JsonNode node, boolean single) throws Unsupported {
+        if (!node.isTextual()) {
+            return node.asDouble();
+        }
+        String text = node.asText();
+        if (text.startsWith("NaN(0x")) {
+            long bits = Long.parseUnsignedLong(text.substring(6, text.length() - 1), 16);
+            if (single) {
+                throw new Unsupported("a float NaN with other bits goes through a double");
+            }
+            return Double.longBitsToDouble(bits);
+        }
+        return Double.parseDouble(text);
+    }
+
+    /** The Java value the driver takes for a corpus JSON value (its documented type mapping). */
+    static Object javaValue(JsonNode tree, DataType type, JsonNode value) throws Exception {
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (value.isObject() && value.has("$empty")) {
+            throw new Unsupported("the driver has no way to write the empty value");
+        }
+        if (tree.isTextual()) {
+            String text = value.asText();
+            switch (tree.asText()) {
+                case "tinyint": return (byte) value.asInt();
+                case "smallint": return (short) value.asInt();
+                case "int": return value.asInt();
+                case "bigint": case "counter": return value.asLong();
+                case "varint": return new java.math.BigInteger(text);
+                case "decimal": return new java.math.BigDecimal(text);
+                case "float": {
+                    if (value.isTextual() && text.startsWith("NaN(0x")) {
+                        return Float.intBitsToFloat((int) Long.parseLong(text.substring(6, text.length() - 1), 16));
+                    }
+                    return (float) doubleValue(value, false);
+                }
+                case "double": return doubleValue(value, false);
+                case "boolean": return value.asBoolean();
+                case "blob": return bytes(text.substring(2));
+                case "uuid": case "timeuuid": return java.util.UUID.fromString(text);
+                case "inet": return java.net.InetAddress.getByName(text);
+                case "timestamp":
+                    return value.isNumber() ? java.time.Instant.ofEpochMilli(value.asLong())
+                            : java.time.Instant.parse(text.replace(' ', 'T'));
+                case "date":
+                    return value.isNumber() ? java.time.LocalDate.ofEpochDay(value.asLong() - (1L << 31))
+                            : java.time.LocalDate.parse(text);
+                case "time": return java.time.LocalTime.parse(text);
+                case "duration": return com.datastax.oss.driver.api.core.data.CqlDuration.from(text);
+                default: return text;
+            }
+        }
+        String kind = tree.get(0).asText();
+        switch (kind) {
+            case "list": case "set": case "vector": {
+                DataType element = kind.equals("list") ? ((com.datastax.oss.driver.api.core.type.ListType) type).getElementType()
+                        : kind.equals("set") ? ((com.datastax.oss.driver.api.core.type.SetType) type).getElementType()
+                        : ((com.datastax.oss.driver.api.core.type.VectorType) type).getElementType();
+                java.util.Collection<Object> out = kind.equals("set") ? new java.util.LinkedHashSet<>() : new ArrayList<>();
+                for (JsonNode x : value) {
+                    out.add(javaValue(tree.get(1), element, x));
+                }
+                if (kind.equals("vector")) {
+                    @SuppressWarnings("unchecked")
+                    List<Number> numbers = (List<Number>) (List<?>) out;
+                    return com.datastax.oss.driver.api.core.data.CqlVector.newInstance(numbers);
+                }
+                return out;
+            }
+            case "map": {
+                com.datastax.oss.driver.api.core.type.MapType map = (com.datastax.oss.driver.api.core.type.MapType) type;
+                Map<Object, Object> out = new java.util.LinkedHashMap<>();
+                for (JsonNode pair : value) {
+                    out.put(javaValue(tree.get(1), map.getKeyType(), pair.get(0)),
+                            javaValue(tree.get(2), map.getValueType(), pair.get(1)));
+                }
+                return out;
+            }
+            case "tuple": {
+                com.datastax.oss.driver.api.core.type.TupleType tuple = (com.datastax.oss.driver.api.core.type.TupleType) type;
+                Object[] fields = new Object[tuple.getComponentTypes().size()];
+                for (int i = 0; i < fields.length; i++) {
+                    fields[i] = javaValue(tree.get(1).get(i), tuple.getComponentTypes().get(i), value.get(i));
+                }
+                return tuple.newValue(fields);
+            }
+            default: {
+                com.datastax.oss.driver.api.core.type.UserDefinedType udt =
+                        (com.datastax.oss.driver.api.core.type.UserDefinedType) type;
+                Object[] fields = new Object[udt.getFieldTypes().size()];
+                for (int i = 0; i < fields.length; i++) {
+                    JsonNode field = tree.get(2).get(i);
+                    fields[i] = javaValue(field.get(1), udt.getFieldTypes().get(i), value.get(field.get(0).asText()));
+                }
+                return udt.newValue(fields);
+            }
+        }
+    }
+
     /** Decodes and re-encodes one case, filling its raw line. */
     static void run(JsonNode c, ObjectNode line) {
         String why = unsupported(c.get("type_tree"));
@@ -129,9 +238,11 @@ public final class ConformanceJavaDriver {
             return;
         }
         TypeCodec<Object> codec;
+        DataType dataType;
         Object decoded;
         try {
-            codec = CodecRegistry.DEFAULT.codecFor(type(c.get("type_tree")));
+            dataType = type(c.get("type_tree"));
+            codec = CodecRegistry.DEFAULT.codecFor(dataType);
         } catch (Throwable error) {
             line.put("unsupported", message(error));
             return;
@@ -158,6 +269,20 @@ public final class ConformanceJavaDriver {
             }
         } catch (Throwable error) {
             line.put("reencode_error", message(error));
+        }
+        if (c.has("value")) {
+            try {
+                ByteBuffer encoded = codec.encode(javaValue(c.get("type_tree"), dataType, c.get("value")), ProtocolVersion.V4);
+                if (encoded == null) {
+                    line.put("value_error", "encoded as null (no value)");
+                } else {
+                    line.put("value_encoded", hex(encoded));
+                }
+            } catch (Unsupported error) {
+                line.put("value_error", error.getMessage());
+            } catch (Throwable error) {
+                line.put("value_error", message(error));
+            }
         }
     }
 
