@@ -22,7 +22,8 @@ typed in by hand. Fields of a case:
   server_json_quirk  how Cassandra's SELECT JSON gets a valid case wrong, when it does
   server    what Cassandra 5.0.9 did with the case, as recorded by verify.py in server.jsonl (null until run):
             the bytes read back after writing the `literal` and after binding `hex` (plain_…: in a non-frozen
-            column, for a top-level collection), "hex" when they equal `hex`, or {"error": the server's error};
+            column, for a top-level collection; equivalent: after binding `equivalent`), "hex" when they equal `hex`,
+            or {"error": the server's error};
             `json` the server's SELECT JSON rendering of the bound value
   note      why a case is there, when it is not obvious
 

@@ -12,7 +12,9 @@ For every case:
     server's error;
   - `json`: the server's own rendering of the bound value (`SELECT JSON`), as text, which must be the
     case's `value` (same_json says how the two forms differ) unless `server_json_quirk` says otherwise;
-  - `plain_literal` / `plain_bound`: the same in a non-frozen column, for a top-level list, set or map.
+  - `plain_literal` / `plain_bound`: the same in a non-frozen column, for a top-level list, set or map;
+  - `equivalent`: the case's `equivalent` bytes (its tuples and UDTs completed with nulls) bound and read
+    back, which must give them back.
 The answers go to server.jsonl (id → answer; "hex" stands for a read-back equal to the case's `hex`) and into
 cases.jsonl through generate.py, unless --no-write.
 Exits 1 when the server disagrees with the corpus: a valid case whose literal or bytes do not read back as
@@ -225,6 +227,12 @@ def run_case(server, index, case):
         answer[prefix + "bound"] = attempt(names, write_bound)
         if prefix == "" and not isinstance(answer["bound"], dict):
             answer["json"] = select_json(server, column, 2 * index + 1)
+        if prefix == "" and case.get("equivalent"):
+            def write_equivalent(data=bytes.fromhex(case["equivalent"][0])):
+                server.bind(f"INSERT INTO cases (k, {column}) VALUES (?, ?)", [int32_pack(2 * index + 1), data])
+                return server.read("cases", column, 2 * index + 1)
+
+            answer["equivalent"] = attempt(names, write_equivalent)
     return answer
 
 
@@ -309,6 +317,8 @@ def disagreements(case, answer):
         expected = {"literal": case.get("canonical", case["hex"]), "bound": case["hex"]}
         for key, answered in answer.items():
             kind = key.removeprefix("plain_")
+            if key == "equivalent" and answered != case["equivalent"][0]:
+                problems.append(f"equivalent: {json.dumps(answered)[:300]}")
             if kind not in expected:
                 continue
             # A non-frozen collection with no element is no cell at all: it reads back as null.
