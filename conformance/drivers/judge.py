@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Runs a driver harness on the corpus and writes conformance/results/DRIVER.jsonl.
+
+    python3 conformance/drivers/judge.py DRIVER [--memory MiB] -- COMMAND [ARG...]
+
+COMMAND reads conformance/cases.jsonl on standard input and writes one raw line per case, flushed (see
+python_driver.py): "unsupported", or "decode_error", or "reencoded" / "reencode_error", and optionally
+"value_encoded" / "value_error". When the harness dies (a crash, or the address-space limit of --memory
+reached by a driver that allocates what hostile bytes claim), the first case it did not answer is recorded
+as a crash and the harness is started again on the cases after it. The verdict, the same for every driver:
+  - unsupported: the driver cannot express the case's type (or, for "value_error" starting "unsupported",
+    its value);
+  - a valid case passes when the driver decodes `hex`, re-encodes what it decoded as `hex` (or `canonical`,
+    or one of the `equivalent` forms, or these with set elements or map entries in another order — a Go map
+    has no order — or with more or fewer trailing null fields in a tuple or UDT) and, where the harness
+    encodes the JSON value, writes one of those;
+  - an invalid case without a value passes when the driver refuses to decode it;
+  - an invalid, wire-legal case (with a value) passes when the driver refuses it or re-encodes it unchanged.
+A failure carries `detail`, and where bytes differ the first differing byte and, with env CQLWIRE set,
+what `cqlwire decode --format explain` says of the driver's bytes (its last line).
+Prints a one-line summary on standard error.
+"""
+
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFORMANCE = os.path.dirname(HERE)
+
+
+FIXED_SIZES = {"boolean": 1, "int": 4, "float": 4, "bigint": 8, "double": 8, "timestamp": 8, "uuid": 16,
+               "timeuuid": 16}
+
+
+def fixed_size(tree):
+    if isinstance(tree, str):
+        return FIXED_SIZES.get(tree)
+    if tree[0] == "vector" and fixed_size(tree[1]):
+        return fixed_size(tree[1]) * tree[2]
+    return None
+
+
+def unordered(tree, data):
+    """The value's structure with every set and map in a fixed order and the trailing null fields of tuples
+    and UDTs dropped (JSON text), or None if the bytes do not parse: two encodings of a value that differ only
+    in the order of set elements or map entries (which servers sort anyway) or in how many trailing null
+    fields they write give the same result."""
+    position = 0
+
+    def take(n):
+        nonlocal position
+        if n < 0 or position + n > len(data):
+            raise ValueError("truncated")
+        position += n
+        return data[position - n:position]
+
+    def framed():
+        n = int.from_bytes(take(4), "big", signed=True)
+        return None if n < 0 else take(n)
+
+    def vint():
+        first = take(1)[0]
+        extra = 8 - len(bin(first ^ 0xff)[2:].lstrip("0")) if first != 0xff else 8
+        value = first & (0xff >> extra)
+        for b in take(extra):
+            value = value << 8 | b
+        return value
+
+    def parse(tree, chunk):
+        nonlocal data, position
+        if chunk is None or isinstance(tree, str):
+            return None if chunk is None else chunk.hex()
+        saved = data, position
+        data, position = chunk, 0
+        kind = tree[0]
+        if kind in ("list", "set", "map"):
+            count = int.from_bytes(take(4), "big", signed=True)
+            if count < 0:
+                raise ValueError("negative count")
+            if kind == "map":
+                items = sorted(json.dumps([parse(tree[1], framed()), parse(tree[2], framed())]) for _ in range(count))
+            else:
+                items = [json.dumps(parse(tree[1], framed())) for _ in range(count)]
+                items = sorted(items) if kind == "set" else items
+        elif kind == "vector":
+            size = fixed_size(tree[1])
+            items = [json.dumps(parse(tree[1], take(size) if size else take(vint()))) for _ in range(tree[2])]
+        else:
+            types = tree[1] if kind == "tuple" else [t for _, t in tree[2]]
+            items = []
+            while position < len(data) and len(items) < len(types):
+                items.append(json.dumps(parse(types[len(items)], framed())))
+            while items and items[-1] == "null":  # missing trailing fields are null fields
+                items.pop()
+        if position != len(data):
+            raise ValueError("trailing bytes")
+        data, position = saved
+        return items
+
+    try:
+        return json.dumps(parse(tree, data))
+    except (ValueError, IndexError):
+        return None
+
+
+def first_difference(got, expected):
+    for i, (a, b) in enumerate(zip(got, expected)):
+        if a != b:
+            return i // 2
+    return min(len(got), len(expected)) // 2
+
+
+def explain(case, data_hex):
+    cqlwire = os.environ.get("CQLWIRE")
+    if not cqlwire:
+        return None
+    udts = [arg for declaration in case["udts"] for arg in ("--udt", declaration)]
+    result = subprocess.run([cqlwire, "decode", "--format", "explain", *udts, case["type"]],
+                            input=data_hex.encode(), capture_output=True)
+    lines = (result.stdout.decode() + result.stderr.decode()).strip().splitlines()
+    return lines[-1][:300] if lines else None
+
+
+def bytes_failure(case, what, got):
+    expected = case.get("canonical", case["hex"]) if what == "value_encoded" else case["hex"]
+    offset = first_difference(got, expected)
+    verdict = {"status": "fail", "check": what,
+               "detail": f"{'re-encoded' if what == 'reencoded' else 'encoded the value'} as {len(got) // 2} "
+                         f"bytes, expected {len(expected) // 2}; first difference at byte {offset}",
+               "got": got[:400], "expected": expected[:400]}
+    explanation = explain(case, got)
+    if explanation:
+        verdict["explain"] = explanation
+    return verdict
+
+
+def judge(case, raw):
+    if "crash" in raw:
+        return {"status": "fail", "check": "decode", "detail": raw["crash"][:300]}
+    if "unsupported" in raw:
+        return {"status": "unsupported", "detail": raw["unsupported"][:300]}
+    accepted = {case["hex"], case.get("canonical", case["hex"]), *case.get("equivalent", [])}
+    if not case["valid"]:
+        if "decode_error" in raw:
+            return {"status": "pass", "detail": "refused: " + raw["decode_error"][:200]}
+        if "value" in case and raw.get("reencoded") == case["hex"]:
+            return {"status": "pass", "detail": "read and re-encoded unchanged"}
+        if "value" in case:
+            if "reencoded" in raw:
+                verdict = bytes_failure(case, "reencoded", raw["reencoded"])
+                verdict["detail"] = ("read wire-legal bytes Cassandra refuses as " + raw.get("decoded", "?")[:100]
+                                     + ", and " + verdict["detail"])
+                return verdict
+            return {"status": "fail", "check": "reencoded", "detail": raw.get("reencode_error", "?")[:300]}
+        return {"status": "fail", "check": "decode",
+                "detail": "accepted invalid bytes, read as " + raw.get("decoded", "?")[:200]}
+    if "decode_error" in raw:
+        return {"status": "fail", "check": "decode", "detail": "refused valid bytes: " + raw["decode_error"][:300]}
+    if "reencode_error" in raw:
+        return {"status": "fail", "check": "reencoded",
+                "detail": "could not re-encode what it decoded: " + raw["reencode_error"][:300]}
+    if raw.get("reencoded") not in accepted:
+        if not same_but_order(case, raw.get("reencoded", "")):
+            return bytes_failure(case, "reencoded", raw.get("reencoded", ""))
+    if "value_error" in raw:
+        if raw["value_error"].startswith("unsupported") or "no way to write" in raw["value_error"]:
+            return {"status": "pass", "detail": "decoded and re-encoded; the value itself cannot be expressed: "
+                                                + raw["value_error"][:200]}
+        return {"status": "fail", "check": "value_encoded", "detail": "could not encode the value: "
+                                                                     + raw["value_error"][:300]}
+    if "value_encoded" in raw and raw["value_encoded"] not in accepted:
+        if not same_but_order(case, raw["value_encoded"]):
+            return bytes_failure(case, "value_encoded", raw["value_encoded"])
+    # No detail for an order that differs: a Go map's order changes from run to run.
+    return {"status": "pass"}
+
+
+def same_but_order(case, got):
+    ours = unordered(case["type_tree"], bytes.fromhex(got))
+    return ours is not None and ours == unordered(case["type_tree"], bytes.fromhex(case["hex"]))
+
+
+def run_harness(command, cases, memory):
+    """The raw line of every case, restarting the harness after a case it dies on."""
+    def limit():
+        if memory:
+            resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
+
+    raws = {}
+    remaining = cases
+    while remaining:
+        data = "".join(json.dumps(case, ensure_ascii=False) + "\n" for case in remaining).encode()
+        result = subprocess.run(command, input=data, capture_output=True, preexec_fn=limit)
+        for line in result.stdout.decode(errors="replace").splitlines():
+            try:
+                raw = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a crash
+            raws[raw["case"]] = raw
+        unanswered = [i for i, case in enumerate(remaining) if case["id"] not in raws]
+        if not unanswered:
+            break
+        first = remaining[unanswered[0]]
+        why = (f"killed by signal {-result.returncode}" if result.returncode < 0
+               else f"exit status {result.returncode}")
+        stderr = [line for line in result.stderr.decode(errors="replace").splitlines() if line.strip()]
+        raws[first["id"]] = {"case": first["id"],
+                             "crash": f"the driver's process died on these bytes ({why}"
+                                      + (f": {re.sub(r'[0-9]+', 'N', stderr[0][:200])}" if stderr else "") + ")"}
+        remaining = remaining[unanswered[0] + 1:]
+    return raws
+
+
+def main():
+    args = sys.argv[1:]
+    if "--" not in args:
+        sys.exit("usage: judge.py DRIVER [--memory MiB] -- COMMAND [ARG...]")
+    split = args.index("--")
+    options, command = args[:split], args[split + 1:]
+    driver = options[0]
+    memory = int(options[options.index("--memory") + 1]) if "--memory" in options else 0
+    with open(os.path.join(CONFORMANCE, "cases.jsonl"), encoding="utf-8") as f:
+        cases = [json.loads(line) for line in f]
+    raws = run_harness(command, cases, memory)
+    counts = {}
+    os.makedirs(os.path.join(CONFORMANCE, "results"), exist_ok=True)
+    with open(os.path.join(CONFORMANCE, "results", driver + ".jsonl"), "w", encoding="utf-8", newline="\n") as out:
+        for case in cases:
+            raw = raws.get(case["id"])
+            verdict = judge(case, raw) if raw else {"status": "fail", "detail": "no answer from the harness"}
+            entry = {"case": case["id"], "status": verdict.pop("status")}
+            if raw and raw.get("driver"):
+                entry["driver"] = raw["driver"]
+            entry.update(verdict)
+            counts[entry["status"]] = counts.get(entry["status"], 0) + 1
+            out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    drivers = sorted({raw["driver"] for raw in raws.values() if raw.get("driver")})
+    print(f"{driver} ({', '.join(drivers)}): "
+          + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "unsupported")), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
