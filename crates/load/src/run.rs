@@ -20,7 +20,7 @@ use crate::loader::Loader;
 use crate::rejects::RejectSink;
 use crate::report::{LoadReport, RunControl};
 use crate::table_guard::{self, TableGuard};
-use crate::value::{BindError, Row};
+use crate::value::{BindError, Cell, Row};
 use crate::window::Window;
 
 /// How often the run looks at the stop flag while it waits.
@@ -235,14 +235,11 @@ impl Loader {
                 }
                 let Some(row) = rows.take() else { break };
                 let bytes = row.value_bytes() as u64;
-                let mut statement = self.prepared.clone();
-                if let Some(base) = timestamps {
+                let timestamp = timestamps.map(|base| {
                     let offset = row.number.saturating_sub(first_row);
-                    statement.set_timestamp(Some(
-                        base.saturating_add(i64::try_from(offset).unwrap_or(i64::MAX)),
-                    ));
-                }
-                match statement.bind(&row) {
+                    base.saturating_add(i64::try_from(offset).unwrap_or(i64::MAX))
+                });
+                match self.bind(&row, timestamp) {
                     Ok(bound) => {
                         rows.unresolved.insert(row.number);
                         let sent = Sent {
@@ -253,10 +250,8 @@ impl Loader {
                         };
                         in_flight.push(self.send(bound, sent, &window, &stopping, control));
                     }
-                    Err(error) => {
-                        if let Err(error) =
-                            rejects.reject(row.number, &row.key, &bind_error_text(&error))
-                        {
+                    Err(reason) => {
+                        if let Err(error) = rejects.reject(row.number, &row.key, &reason) {
                             failure = Some(rejects_failed(&error));
                             rows.unresolved.insert(row.number);
                             break;
@@ -359,12 +354,10 @@ impl Loader {
             };
             rows.pending.extend(batch);
             while let Some(row) = rows.take() {
-                match self.prepared.clone().bind(&row) {
+                match self.bind(&row, None) {
                     Ok(_) => progress.add_written(row.value_bytes() as u64),
-                    Err(error) => {
-                        if let Err(error) =
-                            rejects.reject(row.number, &row.key, &bind_error_text(&error))
-                        {
+                    Err(reason) => {
+                        if let Err(error) = rejects.reject(row.number, &row.key, &reason) {
                             rows.unresolved.insert(row.number);
                             failure = Some(rejects_failed(&error));
                             break 'input;
@@ -375,6 +368,26 @@ impl Loader {
             }
         }
         finish(rejects, control, rows.resume_from(), failure)
+    }
+
+    /// The row bound to the prepared statement (written at `timestamp`, when given), or why it
+    /// cannot be: a value the input could not convert is refused here, before any binding, and
+    /// binding checks each value's type against its marker.
+    fn bind(&self, row: &Row, timestamp: Option<i64>) -> Result<BoundStatement, String> {
+        let unconverted = row
+            .values
+            .iter()
+            .zip(self.bind_markers())
+            .find_map(|(value, marker)| match value.cell() {
+                Cell::Invalid(reason) => Some(format!("column {}: {reason}", marker.name)),
+                _ => None,
+            });
+        if let Some(reason) = unconverted {
+            return Err(reason);
+        }
+        let mut statement = self.prepared.clone();
+        statement.set_timestamp(timestamp);
+        statement.bind(row).map_err(|error| bind_error_text(&error))
     }
 
     /// Sends one bound row until it is acknowledged, rejected, retried too often, or the run stops;

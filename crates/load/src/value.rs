@@ -19,8 +19,8 @@ pub enum Cell {
     Null,
     /// Not set: the column is left as it is (protocol v4 `unset`).
     Unset,
-    /// The input value could not be converted to the column's type, for this reason: binding the row
-    /// fails with it, so the run rejects the row.
+    /// The input value could not be converted to the column's type, for this reason: the run
+    /// rejects its row with it before binding (binding such a value fails too).
     Invalid(String),
 }
 

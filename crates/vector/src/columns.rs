@@ -331,6 +331,9 @@ fn cell(array: &dyn Array, row: usize, target: &CqlType) -> Result<Value, Column
             let values = entries.column(1);
             (0..entries.len())
                 .map(|i| {
+                    if keys.is_null(i) || values.is_null(i) {
+                        return Err(null_element(i, target));
+                    }
                     Ok((
                         cell(keys.as_ref(), i, key_type)?,
                         cell(values.as_ref(), i, value_type)?,
@@ -533,9 +536,22 @@ fn collection(elements: ArrayRef, target: &CqlType) -> Result<Value, ColumnError
         _ => return Err(unexpected(elements.as_ref(), target)),
     };
     (0..elements.len())
-        .map(|i| cell(elements.as_ref(), i, element))
+        .map(|i| match elements.is_null(i) {
+            true => Err(null_element(i, target)),
+            false => cell(elements.as_ref(), i, element),
+        })
         .collect::<Result<_, _>>()
         .map(Value::List)
+}
+
+/// A null element of a collection or vector: the CQL bytes can carry one, but Apache Cassandra
+/// refuses it (with a NullPointerException for a non-frozen list), so the row is refused here.
+fn null_element(index: usize, target: &CqlType) -> ColumnError {
+    ColumnError::new(format!(
+        "element #{} is null, which a {} cannot hold",
+        index + 1,
+        named(target)
+    ))
 }
 
 /// `raw` counted in `from` units, in `to` units; an error when that is not a whole number of them
