@@ -7,6 +7,7 @@
 use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
 use super::progress::{self, Unit};
 use super::CliError;
+use crate::messages;
 use cqlwire_load::{
     parse_consistency, Concurrency, Credentials, CsvRejects, Dataset, DatasetOptions, Host,
     LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Password, RejectSink, Row,
@@ -14,7 +15,7 @@ use cqlwire_load::{
 };
 use cqlwire_vector::input::{InputFormat, InputOptions};
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -184,7 +185,7 @@ impl RejectSink for StderrRejects {
     fn reject(&mut self, row: u64, key: &str, error: &str) -> io::Result<()> {
         let error = crate::display::visible(error);
         let key = crate::display::visible(key);
-        writeln!(io::stderr(), "cqlwire: rejected row {row} ({key}): {error}")
+        messages::try_line(format_args!("cqlwire: rejected row {row} ({key}): {error}"))
     }
 }
 
@@ -370,13 +371,12 @@ fn resume_hint(report: &LoadReport) -> String {
 fn summary(report: &LoadReport, dry_run: bool) {
     let seconds = report.elapsed.as_secs_f64();
     let verb = if dry_run { "checked" } else { "loaded" };
-    let _ = writeln!(
-        io::stderr(),
+    messages::line(format_args!(
         "{verb} {} rows ({:.1} MB) in {seconds:.2} s, {:.0} rows/s, {} retries, {} rejected",
         report.written,
         report.bytes as f64 / 1e6,
         report.rows_per_second(),
         report.retried,
         report.rejected,
-    );
+    ));
 }

@@ -666,13 +666,88 @@ fn a_failing_run_leaves_the_destination_untouched() {
     }
 }
 
-/// Standard error that cannot be written does not turn an error into a panic.
+/// Which of a command's outputs is on `/dev/full`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Full {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `args` with one output on `/dev/full` (the other piped) and returns the exit code.
+fn exit_with_full(args: &[String], full: Full) -> Option<i32> {
+    let mut command = with_args(args);
+    let device = File::options().write(true).open("/dev/full").unwrap();
+    match full {
+        Full::Stdout => command.stdout(device).stderr(Stdio::piped()),
+        Full::Stderr => command.stderr(device).stdout(Stdio::piped()),
+    };
+    command.stdin(Stdio::null()).output().unwrap().status.code()
+}
+
+/// Every command, with standard error and then standard output on `/dev/full`: never a panic or an
+/// abort, and a run whose output was lost (a warning, a summary, a hint, help text) exits non-zero
+/// (1 where it would have succeeded); a run that writes nothing there exits as it otherwise would.
 #[test]
-fn an_unwritable_standard_error_does_not_panic() {
-    let mut command = with_args(&["decode", "int", "00"]);
-    command.stderr(File::options().write(true).open("/dev/full").unwrap());
-    let status = command.status().unwrap();
-    assert_eq!(status.code(), Some(1));
+fn every_command_with_a_full_output_loses_nothing_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 100, 16);
+    let bad_log = dir.path().join("bad.keylog");
+    fs::write(&bad_log, "not a key log line\n").unwrap();
+    let capture = fixture("inspect/tls13-v5-lz4.pcap");
+    let truncated = fixture("inspect/hostile/truncated.pcap");
+    let body = fixture("lz4/bodies/text-65536.lz4");
+    let man = dir.path().join("man");
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let cases: Vec<Vec<String>> = [
+        vec!["--help"],
+        vec!["--version"],
+        vec![],
+        vec!["load", "--help"],
+        vec!["inspect", "--help"],
+        vec!["decode", "int", "0000002a"],
+        vec!["decode", "int", "00"],
+        vec!["encode", "int", "42"],
+        vec!["convert", &path(&npy), "--format", "hex"],
+        vec!["convert", &path(&npy), "--format", "hex", "--quiet"],
+        vec!["decompress", &path(&body)],
+        vec!["compress", &path(&npy)],
+        vec!["generate", "completions", "bash"],
+        vec!["generate", "man", &path(&man)],
+        vec!["inspect", &path(&capture)],
+        vec!["inspect", &path(&capture), "--tls-keylog", &path(&bad_log)],
+        vec!["inspect", &path(&capture), "--port", "1"],
+        vec!["inspect", &path(&truncated)],
+        vec!["inspect", &path(&truncated), "--stats"],
+        vec![
+            "load",
+            &path(&npy),
+            "--hosts",
+            "127.0.0.1:1",
+            "--table",
+            "k.t",
+        ],
+    ]
+    .iter()
+    .map(|args| args.iter().map(|a| a.to_string()).collect())
+    .collect();
+    for args in &cases {
+        let normal = with_args(args).stdin(Stdio::null()).output().unwrap();
+        let code = normal.status.code();
+        assert!(matches!(code, Some(0..=2)), "{args:?}: {normal:?}");
+        for (full, lost) in [
+            (Full::Stderr, !normal.stderr.is_empty()),
+            (Full::Stdout, !normal.stdout.is_empty()),
+        ] {
+            let got = exit_with_full(args, full);
+            let expected = if lost && code == Some(0) {
+                Some(1)
+            } else {
+                code
+            };
+            assert_eq!(got, expected, "{args:?} with {full:?} on /dev/full");
+        }
+    }
 }
 
 /// `-o /dev/stdout` writes to whatever standard output is, in place: a regular file (appending, as
