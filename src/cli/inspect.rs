@@ -993,6 +993,14 @@ fn read_key_logs(paths: &[PathBuf]) -> Result<Option<Arc<KeyLog>>, CliError> {
             ));
         }
     }
+    let dropped = log.dropped_client_randoms();
+    if dropped > 0 {
+        messages::line(format_args!(
+            "cqlwire: warning: key log: {dropped} older client randoms dropped to keep the latest {}; \
+             their connections stay encrypted",
+            KeyLog::DEFAULT_MAX_CLIENT_RANDOMS
+        ));
+    }
     Ok(Some(Arc::new(log)))
 }
 
