@@ -835,3 +835,65 @@ fn binary_output_to_a_terminal_is_refused() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(!text.contains("refusing"), "{text}");
 }
+
+/// A fake server that answers a client's first frame on every connection with a SUPPORTED header
+/// claiming a 1.5 GiB body, then sends zeros towards it until the client goes away.
+fn lying_frame_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut header = [0u8; 9];
+                if stream.read_exact(&mut header).is_err() {
+                    return;
+                }
+                let claimed: u32 = 3 << 29;
+                let mut answer = vec![0x84, 0, header[2], header[3], 0x06];
+                answer.extend_from_slice(&claimed.to_be_bytes());
+                let zeros = vec![0u8; 1 << 16];
+                if stream.write_all(&answer).is_err() {
+                    return;
+                }
+                for _ in 0..(claimed >> 16) {
+                    if stream.write_all(&zeros).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A server whose frame header claims 1.5 GiB is refused from the header: `load` ends with one
+/// error line within seconds, under an address-space ceiling far below the claim (the driver
+/// reserved the claim, up to 4 GiB per connection, and filled it with what the server sent).
+#[test]
+fn a_server_claiming_a_huge_frame_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 10, 4);
+    let port = lying_frame_server();
+    let ceiling_mib = common::own_address_space_mib() + 768;
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v $1; exec \"${@:2}\"")
+        .arg("bash")
+        .arg((ceiling_mib << 10).to_string())
+        .arg(common::binary())
+        .arg("load")
+        .arg(&npy)
+        .args(["--hosts", &format!("127.0.0.1:{port}"), "--table", "k.t"])
+        .args(["--timeout", "5"])
+        .output()
+        .unwrap();
+    assert_error(&output, 1, "frame body of 1610612736 bytes", "lying server");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}
