@@ -897,3 +897,80 @@ fn a_server_claiming_a_huge_frame_is_refused_in_bounded_memory() {
         started.elapsed()
     );
 }
+
+/// The bytes of an `.fvecs` (each row: its dimension as i32, then f32s) and an `.fbin` (rows and
+/// dimension as u32, then the f32s) of `rows` × `dim` small integers.
+fn ann_files(rows: u32, dim: u32) -> (Vec<u8>, Vec<u8>) {
+    let value = |r: u32, d: u32| ((r * 7 + d) % 1000) as f32;
+    let mut fvecs = Vec::new();
+    let mut fbin = [rows.to_le_bytes(), dim.to_le_bytes()].concat();
+    for r in 0..rows {
+        fvecs.extend_from_slice(&dim.to_le_bytes());
+        for d in 0..dim {
+            fvecs.extend_from_slice(&value(r, d).to_le_bytes());
+            fbin.extend_from_slice(&value(r, d).to_le_bytes());
+        }
+    }
+    (fvecs, fbin)
+}
+
+/// Inputs that stream (`.npy`, `.fvecs`, `.fbin`) convert from a named pipe, `/dev/stdin` on a pipe
+/// and `/dev/fd/N` (what `<(…)` gives) exactly as from the file; they were read as empty files
+/// ("truncated NPY data") or seeked ("Illegal seek").
+#[test]
+fn streamable_inputs_convert_from_pipes_as_from_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 300, 8);
+    let (fvecs, fbin) = ann_files(300, 8);
+    let inputs = [
+        ("npy", fs::read(&npy).unwrap()),
+        ("fvecs", fvecs),
+        ("fbin", fbin),
+    ];
+    for (format, bytes) in inputs {
+        let file = dir.path().join(format!("file.{format}"));
+        fs::write(&file, &bytes).unwrap();
+        let expected = with_args(&["convert".as_ref(), file.as_os_str()])
+            .args(["--format", "hex"])
+            .output()
+            .unwrap();
+        assert!(expected.status.success(), "{format}: {expected:?}");
+
+        let fifo = dir.path().join(format!("fifo.{format}"));
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        // Not joined: a run that never opens the pipe would leave the writer blocked.
+        let (path, copy) = (fifo.clone(), bytes.clone());
+        std::thread::spawn(move || {
+            let _ = File::options()
+                .write(true)
+                .open(path)
+                .map(|mut f| f.write_all(&copy));
+        });
+        // Under `timeout`: a run that opens the pipe twice waits for a second writer forever.
+        let from_fifo = Command::new("timeout")
+            .arg("60")
+            .arg(common::binary())
+            .args(["convert".as_ref(), fifo.as_os_str()])
+            .args(["--format", "hex"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            from_fifo.stdout, expected.stdout,
+            "{format} from a named pipe: {from_fifo:?}"
+        );
+        assert!(from_fifo.status.success(), "{format}: {from_fifo:?}");
+
+        for name in ["/dev/stdin", "/dev/fd/0"] {
+            let mut command = with_args(&["convert", name, "--format", "hex"]);
+            command.args(["--input-format", format]);
+            let piped = run(command, &bytes);
+            assert_eq!(
+                piped.stdout, expected.stdout,
+                "{format} from {name}: {piped:?}"
+            );
+            assert!(piped.status.success(), "{format} from {name}: {piped:?}");
+        }
+    }
+}
