@@ -3,6 +3,7 @@
 mod cli;
 mod display;
 mod files;
+mod messages;
 
 use clap::error::ErrorKind;
 use clap::Parser;
@@ -21,13 +22,28 @@ fn main() -> ExitCode {
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) =>
         {
-            error.exit()
+            return print_clap(&error);
         }
         Err(error) => return fail(&cli::CliError::Usage(cli::usage_message(&error))),
     };
     match cli::run(cli) {
+        // A warning or summary that could not be written to standard error is output lost.
+        Ok(()) if messages::lost() => ExitCode::FAILURE,
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(&error),
+    }
+}
+
+/// Prints clap's help or version text, and fails when it cannot be written (`>/dev/full`), which
+/// clap's own `exit` would not report.
+fn print_clap(error: &clap::Error) -> ExitCode {
+    let written = error.print().and_then(|()| io::stdout().flush());
+    match written {
+        Ok(()) => ExitCode::from(error.exit_code() as u8),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        // The help shown for a missing command goes to standard error, which just failed.
+        Err(_) if error.use_stderr() => ExitCode::from(error.exit_code().max(1) as u8),
+        Err(e) => fail(&cli::CliError::from(messages::stdout_error(e))),
     }
 }
 
@@ -43,7 +59,7 @@ fn fail(error: &cli::CliError) -> ExitCode {
         // Control characters of quoted input are shown visibly, never sent to the terminal.
         let message = crate::display::visible(&message);
         let message = crate::display::elide(&message, MAX_ERROR_CHARS);
-        let _ = writeln!(io::stderr(), "cqlwire: error: {message}");
+        messages::line(format_args!("cqlwire: error: {message}"));
     }
     ExitCode::from(error.exit_code() as u8)
 }

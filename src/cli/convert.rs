@@ -6,6 +6,7 @@
 use super::progress;
 use super::CliError;
 use crate::files::{self, Output};
+use crate::messages;
 use cqlwire_codec::types::{self, UdtRegistry};
 use cqlwire_vector::convert::{self, ConvertError, ConvertOptions, Totals};
 use cqlwire_vector::input::{
@@ -14,7 +15,6 @@ use cqlwire_vector::input::{
 use cqlwire_vector::kernel::{VectorEncoder, VectorError};
 use cqlwire_vector::output::{NullPolicy, OutputFormat, WriteError};
 use indicatif::ProgressBar;
-use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -245,12 +245,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     output.commit()?;
     progress.finish_and_clear();
     if !args.quiet {
-        // Not eprintln!, which panics when standard error cannot be written.
-        let _ = writeln!(
-            std::io::stderr(),
+        messages::line(format_args!(
             "{}",
             summary(&totals, started.elapsed().as_secs_f64())
-        );
+        ));
     }
     Ok(())
 }

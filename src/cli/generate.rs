@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         What::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command, "cqlwire", &mut script);
-            let mut stdout = std::io::stdout().lock();
+            let mut stdout = crate::messages::Stdout(std::io::stdout().lock());
             stdout.write_all(&script)?;
             stdout.flush()?;
             Ok(())

@@ -5,6 +5,7 @@ use super::progress::{self, Unit};
 use super::CliError;
 use crate::display::{one_line, Visible};
 use crate::files;
+use crate::messages;
 use cqlwire_codec::hex::HexReader;
 use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
@@ -794,7 +795,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     // On a terminal, control characters of captured text are shown, not obeyed (a query or value
     // holding ESC sequences cannot drive the terminal); a pipe or file gets the exact text and JSON.
-    let buffered = io::BufWriter::new(io::stdout().lock());
+    let buffered = messages::Stdout(io::BufWriter::new(io::stdout().lock()));
     let out: Box<dyn Write> = if io::stdout().is_terminal() {
         Box::new(Visible(buffered))
     } else {
@@ -941,7 +942,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     if !args.quiet && !summary.is_empty() {
-        eprintln!("cqlwire: {}", summary.join("; "));
+        messages::line(format_args!("cqlwire: {}", summary.join("; ")));
     }
     Ok(())
 }
@@ -958,12 +959,12 @@ fn port_hint(inspector: &Inspector, ports: &[u16]) {
         .iter()
         .map(|(port, bytes)| format!("{port} ({bytes} bytes)"))
         .collect();
-    eprintln!(
+    messages::line(format_args!(
         "cqlwire: hint: no CQL found on port {}; TCP traffic on port {}: if it is CQL, name \
          its port with --port {first}",
         watched.join(" or "),
         seen.join(", ")
-    );
+    ));
 }
 
 /// Reads the `--tls-keylog` files into one key log (none without any); a file's malformed lines are
@@ -985,12 +986,20 @@ fn read_key_logs(paths: &[PathBuf]) -> Result<Option<Arc<KeyLog>>, CliError> {
                 (None, Some(line)) => format!(", the first at line {}", line - lines),
                 _ => String::new(),
             };
-            eprintln!(
+            messages::line(format_args!(
                 "cqlwire: warning: key log {}: {new} malformed line{} skipped{at}",
                 path.display(),
                 if new == 1 { "" } else { "s" }
-            );
+            ));
         }
+    }
+    let dropped = log.dropped_client_randoms();
+    if dropped > 0 {
+        messages::line(format_args!(
+            "cqlwire: warning: key log: {dropped} older client randoms dropped to keep the latest {}; \
+             their connections stay encrypted",
+            KeyLog::DEFAULT_MAX_CLIENT_RANDOMS
+        ));
     }
     Ok(Some(Arc::new(log)))
 }

@@ -8,13 +8,14 @@ use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files;
+use crate::messages;
 use cqlwire_load::{
     parse_consistency, Concurrency, Credentials, CsvRejects, Dataset, DatasetOptions, Host,
     LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Mode, Password, RejectSink,
     RunControl, TlsOptions,
 };
 use cqlwire_vector::input::{InputFormat, InputOptions};
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -182,7 +183,7 @@ impl RejectSink for StderrRejects {
     fn reject(&mut self, row: u64, key: &str, error: &str) -> io::Result<()> {
         let error = crate::display::visible(error);
         let key = crate::display::visible(key);
-        writeln!(io::stderr(), "cqlwire: rejected row {row} ({key}): {error}")
+        messages::try_line(format_args!("cqlwire: rejected row {row} ({key}): {error}"))
     }
 }
 
@@ -383,13 +384,12 @@ fn resume_hint(report: &LoadReport, end: Option<u64>) -> String {
 fn summary(report: &LoadReport, dry_run: bool) {
     let seconds = report.elapsed.as_secs_f64();
     let verb = if dry_run { "checked" } else { "loaded" };
-    let _ = writeln!(
-        io::stderr(),
+    messages::line(format_args!(
         "{verb} {} rows ({:.1} MB) in {seconds:.2} s, {:.0} rows/s, {} retries, {} rejected",
         report.written,
         report.bytes as f64 / 1e6,
         report.rows_per_second(),
         report.retried,
         report.rejected,
-    );
+    ));
 }

@@ -666,13 +666,88 @@ fn a_failing_run_leaves_the_destination_untouched() {
     }
 }
 
-/// Standard error that cannot be written does not turn an error into a panic.
+/// Which of a command's outputs is on `/dev/full`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Full {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `args` with one output on `/dev/full` (the other piped) and returns the exit code.
+fn exit_with_full(args: &[String], full: Full) -> Option<i32> {
+    let mut command = with_args(args);
+    let device = File::options().write(true).open("/dev/full").unwrap();
+    match full {
+        Full::Stdout => command.stdout(device).stderr(Stdio::piped()),
+        Full::Stderr => command.stderr(device).stdout(Stdio::piped()),
+    };
+    command.stdin(Stdio::null()).output().unwrap().status.code()
+}
+
+/// Every command, with standard error and then standard output on `/dev/full`: never a panic or an
+/// abort, and a run whose output was lost (a warning, a summary, a hint, help text) exits non-zero
+/// (1 where it would have succeeded); a run that writes nothing there exits as it otherwise would.
 #[test]
-fn an_unwritable_standard_error_does_not_panic() {
-    let mut command = with_args(&["decode", "int", "00"]);
-    command.stderr(File::options().write(true).open("/dev/full").unwrap());
-    let status = command.status().unwrap();
-    assert_eq!(status.code(), Some(1));
+fn every_command_with_a_full_output_loses_nothing_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 100, 16);
+    let bad_log = dir.path().join("bad.keylog");
+    fs::write(&bad_log, "not a key log line\n").unwrap();
+    let capture = fixture("inspect/tls13-v5-lz4.pcap");
+    let truncated = fixture("inspect/hostile/truncated.pcap");
+    let body = fixture("lz4/bodies/text-65536.lz4");
+    let man = dir.path().join("man");
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let cases: Vec<Vec<String>> = [
+        vec!["--help"],
+        vec!["--version"],
+        vec![],
+        vec!["load", "--help"],
+        vec!["inspect", "--help"],
+        vec!["decode", "int", "0000002a"],
+        vec!["decode", "int", "00"],
+        vec!["encode", "int", "42"],
+        vec!["convert", &path(&npy), "--format", "hex"],
+        vec!["convert", &path(&npy), "--format", "hex", "--quiet"],
+        vec!["decompress", &path(&body)],
+        vec!["compress", &path(&npy)],
+        vec!["generate", "completions", "bash"],
+        vec!["generate", "man", &path(&man)],
+        vec!["inspect", &path(&capture)],
+        vec!["inspect", &path(&capture), "--tls-keylog", &path(&bad_log)],
+        vec!["inspect", &path(&capture), "--port", "1"],
+        vec!["inspect", &path(&truncated)],
+        vec!["inspect", &path(&truncated), "--stats"],
+        vec![
+            "load",
+            &path(&npy),
+            "--hosts",
+            "127.0.0.1:1",
+            "--table",
+            "k.t",
+        ],
+    ]
+    .iter()
+    .map(|args| args.iter().map(|a| a.to_string()).collect())
+    .collect();
+    for args in &cases {
+        let normal = with_args(args).stdin(Stdio::null()).output().unwrap();
+        let code = normal.status.code();
+        assert!(matches!(code, Some(0..=2)), "{args:?}: {normal:?}");
+        for (full, lost) in [
+            (Full::Stderr, !normal.stderr.is_empty()),
+            (Full::Stdout, !normal.stdout.is_empty()),
+        ] {
+            let got = exit_with_full(args, full);
+            let expected = if lost && code == Some(0) {
+                Some(1)
+            } else {
+                code
+            };
+            assert_eq!(got, expected, "{args:?} with {full:?} on /dev/full");
+        }
+    }
 }
 
 /// `-o /dev/stdout` writes to whatever standard output is, in place: a regular file (appending, as
@@ -759,4 +834,143 @@ fn binary_output_to_a_terminal_is_refused() {
     let output = in_terminal(&format!("'{binary}' compress --hex /dev/null")).unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(!text.contains("refusing"), "{text}");
+}
+
+/// A fake server that answers a client's first frame on every connection with a SUPPORTED header
+/// claiming a 1.5 GiB body, then sends zeros towards it until the client goes away.
+fn lying_frame_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut header = [0u8; 9];
+                if stream.read_exact(&mut header).is_err() {
+                    return;
+                }
+                let claimed: u32 = 3 << 29;
+                let mut answer = vec![0x84, 0, header[2], header[3], 0x06];
+                answer.extend_from_slice(&claimed.to_be_bytes());
+                let zeros = vec![0u8; 1 << 16];
+                if stream.write_all(&answer).is_err() {
+                    return;
+                }
+                for _ in 0..(claimed >> 16) {
+                    if stream.write_all(&zeros).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A server whose frame header claims 1.5 GiB is refused from the header: `load` ends with one
+/// error line within seconds, under an address-space ceiling far below the claim (the driver
+/// reserved the claim, up to 4 GiB per connection, and filled it with what the server sent).
+#[test]
+fn a_server_claiming_a_huge_frame_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 10, 4);
+    let port = lying_frame_server();
+    let ceiling_mib = common::own_address_space_mib() + 768;
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v $1; exec \"${@:2}\"")
+        .arg("bash")
+        .arg((ceiling_mib << 10).to_string())
+        .arg(common::binary())
+        .arg("load")
+        .arg(&npy)
+        .args(["--hosts", &format!("127.0.0.1:{port}"), "--table", "k.t"])
+        .args(["--timeout", "5"])
+        .output()
+        .unwrap();
+    assert_error(&output, 1, "frame body of 1610612736 bytes", "lying server");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// The bytes of an `.fvecs` (each row: its dimension as i32, then f32s) and an `.fbin` (rows and
+/// dimension as u32, then the f32s) of `rows` × `dim` small integers.
+fn ann_files(rows: u32, dim: u32) -> (Vec<u8>, Vec<u8>) {
+    let value = |r: u32, d: u32| ((r * 7 + d) % 1000) as f32;
+    let mut fvecs = Vec::new();
+    let mut fbin = [rows.to_le_bytes(), dim.to_le_bytes()].concat();
+    for r in 0..rows {
+        fvecs.extend_from_slice(&dim.to_le_bytes());
+        for d in 0..dim {
+            fvecs.extend_from_slice(&value(r, d).to_le_bytes());
+            fbin.extend_from_slice(&value(r, d).to_le_bytes());
+        }
+    }
+    (fvecs, fbin)
+}
+
+/// Inputs that stream (`.npy`, `.fvecs`, `.fbin`) convert from a named pipe, `/dev/stdin` on a pipe
+/// and `/dev/fd/N` (what `<(…)` gives) exactly as from the file; they were read as empty files
+/// ("truncated NPY data") or seeked ("Illegal seek").
+#[test]
+fn streamable_inputs_convert_from_pipes_as_from_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("v.npy");
+    write_npy(&npy, 300, 8);
+    let (fvecs, fbin) = ann_files(300, 8);
+    let inputs = [
+        ("npy", fs::read(&npy).unwrap()),
+        ("fvecs", fvecs),
+        ("fbin", fbin),
+    ];
+    for (format, bytes) in inputs {
+        let file = dir.path().join(format!("file.{format}"));
+        fs::write(&file, &bytes).unwrap();
+        let expected = with_args(&["convert".as_ref(), file.as_os_str()])
+            .args(["--format", "hex"])
+            .output()
+            .unwrap();
+        assert!(expected.status.success(), "{format}: {expected:?}");
+
+        let fifo = dir.path().join(format!("fifo.{format}"));
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        // Not joined: a run that never opens the pipe would leave the writer blocked.
+        let (path, copy) = (fifo.clone(), bytes.clone());
+        std::thread::spawn(move || {
+            let _ = File::options()
+                .write(true)
+                .open(path)
+                .map(|mut f| f.write_all(&copy));
+        });
+        // Under `timeout`: a run that opens the pipe twice waits for a second writer forever.
+        let from_fifo = Command::new("timeout")
+            .arg("60")
+            .arg(common::binary())
+            .args(["convert".as_ref(), fifo.as_os_str()])
+            .args(["--format", "hex"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            from_fifo.stdout, expected.stdout,
+            "{format} from a named pipe: {from_fifo:?}"
+        );
+        assert!(from_fifo.status.success(), "{format}: {from_fifo:?}");
+
+        for name in ["/dev/stdin", "/dev/fd/0"] {
+            let mut command = with_args(&["convert", name, "--format", "hex"]);
+            command.args(["--input-format", format]);
+            let piped = run(command, &bytes);
+            assert_eq!(
+                piped.stdout, expected.stdout,
+                "{format} from {name}: {piped:?}"
+            );
+            assert!(piped.status.success(), "{format} from {name}: {piped:?}");
+        }
+    }
 }

@@ -400,6 +400,38 @@ fn malformed_key_log_lines_are_skipped_with_one_warning() {
     assert_eq!(conns.messages["50001"].len(), plaintext_session().len());
 }
 
+/// A long-lived key log (here 100,005 other connections before the capture's): the latest 100,000
+/// client randoms are kept, the older ones dropped with one warning, and the capture's connections,
+/// written last, still decrypt. (More than 100,000 failed the run.)
+#[test]
+fn a_key_log_of_many_connections_keeps_the_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(key_log("tls12-aes128gcm-cql")).unwrap();
+    let own = text
+        .lines()
+        .filter(|l| l.starts_with("CLIENT_RANDOM"))
+        .count();
+    let others: String = (0..100_005u32)
+        .map(|i| format!("CLIENT_RANDOM {:064x} {}\n", i, "5a".repeat(48)))
+        .collect();
+    let path = dir.path().join("keys.log");
+    std::fs::write(&path, format!("{others}{text}")).unwrap();
+    let output = inspect(
+        &[pcap("cql").to_str().unwrap(), "--format", "json"],
+        &[path],
+    );
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    let dropped = 100_005 + own - 100_000;
+    assert!(
+        stderr.contains(&format!(
+            "key log: {dropped} older client randoms dropped to keep the latest 100000"
+        )),
+        "{stderr}"
+    );
+    let conns = by_conn(&json_lines(&output));
+    assert_eq!(conns.messages["50001"].len(), plaintext_session().len());
+}
+
 #[test]
 fn key_material_never_appears_in_any_output() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,7 +16,6 @@
 //! assert_eq!(format_cql(&ty, &decoded), "[42]");
 //! ```
 
-#![warn(missing_docs)]
 pub mod cursor;
 pub mod hex;
 mod lexer;

@@ -1,5 +1,6 @@
 //! The rustls client configuration of [`TlsOptions`].
 
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,9 +19,29 @@ fn tls_error(what: impl std::fmt::Display) -> LoadError {
     LoadError::new(LoadErrorKind::Tls, what.to_string())
 }
 
+/// The largest PEM file read (a CA file, a client certificate or its key): 16 MiB, some thirty
+/// times a system's whole CA bundle.
+const MAX_PEM_BYTES: u64 = 16 << 20;
+
+/// The bytes of a PEM file, refused past [`MAX_PEM_BYTES`] (so `/dev/zero` is not read whole).
+fn read_pem(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let in_context =
+        |error: &dyn std::fmt::Display| tls_error(format_args!("{}: {error}", path.display()));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_PEM_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|error| in_context(&error))?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(in_context(&format_args!(
+            "larger than {MAX_PEM_BYTES} bytes, the most read of a PEM file"
+        )));
+    }
+    Ok(bytes)
+}
+
 fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, LoadError> {
-    let certificates = CertificateDer::pem_file_iter(path)
-        .and_then(|certificates| certificates.collect::<Result<Vec<_>, _>>())
+    let certificates = CertificateDer::pem_slice_iter(&read_pem(path)?)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|error| tls_error(format_args!("{}: {error}", path.display())))?;
     if certificates.is_empty() {
         return Err(tls_error(format_args!(
@@ -76,7 +97,7 @@ pub(crate) fn client_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, L
     };
     let config = match &options.client_cert {
         Some((cert_path, key_path)) => {
-            let key = PrivateKeyDer::from_pem_file(key_path)
+            let key = PrivateKeyDer::from_pem_slice(&read_pem(key_path)?)
                 .map_err(|error| tls_error(format_args!("{}: {error}", key_path.display())))?;
             builder
                 .with_client_auth_cert(read_certificates(cert_path)?, key)
@@ -159,5 +180,22 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_endless_pem_file_is_refused_after_the_cap() {
+        let endless = std::path::PathBuf::from("/dev/zero");
+        let message = "/dev/zero: larger than 16777216 bytes, the most read of a PEM file";
+        // The CA file; the client certificate and key are read by the same function.
+        let options = TlsOptions {
+            ca_file: Some(endless.clone()),
+            ..TlsOptions::default()
+        };
+        let error = client_config(&options).unwrap_err();
+        assert_eq!(
+            (error.kind(), error.message()),
+            (LoadErrorKind::Tls, message)
+        );
+        assert_eq!(read_pem(&endless).unwrap_err().message(), message);
     }
 }

@@ -9,7 +9,6 @@
 //! - [`capture`]: packet captures read down to reassembled TCP streams;
 //! - [`inspect`]: captured CQL conversations decoded message by message.
 
-#![warn(missing_docs)]
 pub mod capture;
 pub mod compression;
 pub mod frame;

@@ -12,20 +12,25 @@
 //! bad line must not hide the keys of every other connection. [`KeyLog::skipped_lines`] and
 //! [`KeyLog::first_skipped_line`] say how many and where, for a warning.
 //!
-//! Memory is bounded: a line is never buffered beyond [`MAX_LINE_LEN`] bytes, and at most
-//! [`KeyLog::DEFAULT_MAX_CLIENT_RANDOMS`] connections (or the limit given) are kept, beyond which
-//! reading fails with [`KeyLogErrorKind::TooManyClientRandoms`].
+//! Memory and time are bounded: a line is never buffered beyond [`MAX_LINE_LEN`] bytes, one read
+//! stops with [`KeyLogErrorKind::TooLarge`] after [`MAX_KEY_LOG_BYTES`] (so `/dev/zero` ends), and
+//! at most [`KeyLog::DEFAULT_MAX_CLIENT_RANDOMS`] connections (or the limit given) are kept: the
+//! latest ones, as a long-lived `SSLKEYLOGFILE` appends them. Older ones are dropped and counted
+//! ([`KeyLog::dropped_client_randoms`]); their connections stay encrypted.
 //!
 //! Secrets never leave this module except as keys for decryption: [`KeyLog`]'s `Debug` prints
 //! counts only, and no error or problem quotes a secret.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::BufRead;
 use std::path::Path;
 
 /// The longest line kept; longer lines are skipped as malformed (a valid line is under 200 bytes).
 pub const MAX_LINE_LEN: usize = 1024;
+
+/// The most bytes one [`KeyLog::read_from`] reads (1 GiB: over five million valid lines).
+pub const MAX_KEY_LOG_BYTES: u64 = 1 << 30;
 
 /// A key log label this crate reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -143,11 +148,11 @@ pub enum KeyLogErrorKind {
     /// Reading the file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// More connections than the limit: the file is not a key log, or needs a higher limit.
-    #[error("more than {limit} client randoms")]
-    TooManyClientRandoms {
+    /// More bytes than [`MAX_KEY_LOG_BYTES`]: the file is not a key log.
+    #[error("larger than {limit} bytes, the most read of one key log")]
+    TooLarge {
         /// The limit in force.
-        limit: usize,
+        limit: u64,
     },
 }
 
@@ -155,7 +160,10 @@ pub enum KeyLogErrorKind {
 #[derive(Clone, Default)]
 pub struct KeyLog {
     entries: HashMap<[u8; 32], Secrets>,
+    /// The client randoms of `entries`, oldest first.
+    order: VecDeque<[u8; 32]>,
     max_client_randoms: usize,
+    dropped: u64,
     lines: u64,
     skipped: u64,
     first_skipped: Option<u64>,
@@ -165,6 +173,7 @@ impl fmt::Debug for KeyLog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyLog")
             .field("client_randoms", &self.entries.len())
+            .field("dropped_client_randoms", &self.dropped)
             .field("lines", &self.lines)
             .field("skipped_lines", &self.skipped)
             .finish()
@@ -180,10 +189,10 @@ impl KeyLog {
         KeyLog::with_max_client_randoms(KeyLog::DEFAULT_MAX_CLIENT_RANDOMS)
     }
 
-    /// An empty key log holding up to `max` connections.
+    /// An empty key log holding up to `max` connections (the latest; at least one).
     pub fn with_max_client_randoms(max: usize) -> KeyLog {
         KeyLog {
-            max_client_randoms: max,
+            max_client_randoms: max.max(1),
             ..KeyLog::default()
         }
     }
@@ -206,12 +215,21 @@ impl KeyLog {
 
     /// Adds the lines of `reader` (e.g. what was appended to the file since the last read); line
     /// numbers continue from the lines read before.
-    pub fn read_from<R: BufRead>(&mut self, mut reader: R) -> Result<(), KeyLogError> {
+    pub fn read_from<R: BufRead>(&mut self, reader: R) -> Result<(), KeyLogError> {
+        self.read_at_most(reader, MAX_KEY_LOG_BYTES)
+    }
+
+    /// [`KeyLog::read_from`], reading at most `limit` bytes.
+    fn read_at_most<R: BufRead>(&mut self, mut reader: R, limit: u64) -> Result<(), KeyLogError> {
         let mut line = Vec::with_capacity(256);
+        let mut budget = limit;
         loop {
-            let (ended, too_long) =
-                read_bounded_line(&mut reader, &mut line).map_err(|e| KeyLogError {
-                    kind: e.into(),
+            let (ended, too_long) = read_bounded_line(&mut reader, &mut line, &mut budget)
+                .map_err(|e| KeyLogError {
+                    kind: match e {
+                        KeyLogErrorKind::TooLarge { .. } => KeyLogErrorKind::TooLarge { limit },
+                        other => other,
+                    },
                     line: Some(self.lines + 1),
                 })?;
             if ended && line.is_empty() && !too_long {
@@ -262,13 +280,14 @@ impl KeyLog {
         if !label.accepts_len(secret.len()) {
             return Ok(false);
         }
-        if !self.entries.contains_key(&random) && self.entries.len() >= self.max_client_randoms {
-            return Err(KeyLogError {
-                kind: KeyLogErrorKind::TooManyClientRandoms {
-                    limit: self.max_client_randoms,
-                },
-                line: Some(self.lines),
-            });
+        if !self.entries.contains_key(&random) {
+            if self.entries.len() >= self.max_client_randoms {
+                if let Some(oldest) = self.order.pop_front() {
+                    self.entries.remove(&oldest);
+                    self.dropped += 1;
+                }
+            }
+            self.order.push_back(random);
         }
         self.entries.entry(random).or_default()[label.index()] = Some(Secret::from_slice(secret));
         Ok(true)
@@ -282,6 +301,12 @@ impl KeyLog {
     /// Whether no secret was read.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The number of connections (client randoms) dropped to keep the latest
+    /// `max_client_randoms`; a client random read again after it was dropped counts again.
+    pub fn dropped_client_randoms(&self) -> u64 {
+        self.dropped
     }
 
     /// The number of lines read.
@@ -311,18 +336,20 @@ impl KeyLog {
 }
 
 /// Reads one line (without its `\n`) into `line`, keeping at most [`MAX_LINE_LEN`] bytes and
-/// discarding the rest. Returns (whether the input ended, whether the line was too long).
+/// discarding the rest, and takes the bytes consumed from `budget`. Returns (whether the input
+/// ended, whether the line was too long).
 fn read_bounded_line<R: BufRead>(
     reader: &mut R,
     line: &mut Vec<u8>,
-) -> std::io::Result<(bool, bool)> {
+    budget: &mut u64,
+) -> Result<(bool, bool), KeyLogErrorKind> {
     line.clear();
     let mut too_long = false;
     loop {
         let available = match reader.fill_buf() {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         if available.is_empty() {
             return Ok((true, too_long));
@@ -337,6 +364,11 @@ fn read_bounded_line<R: BufRead>(
         }
         line.extend_from_slice(&chunk[..chunk.len().min(room)]);
         let used = chunk.len() + usize::from(newline);
+        *budget = budget
+            .checked_sub(used as u64)
+            .ok_or(KeyLogErrorKind::TooLarge {
+                limit: MAX_KEY_LOG_BYTES,
+            })?;
         reader.consume(used);
         if newline {
             return Ok((false, too_long));
@@ -417,28 +449,43 @@ mod tests {
     }
 
     #[test]
-    fn refuses_more_client_randoms_than_the_limit() {
-        let text: String = (0..3u8)
-            .map(|i| {
-                format!(
-                    "CLIENT_RANDOM {} {}\n",
-                    format!("{i:02x}").repeat(32),
-                    "00".repeat(48)
-                )
-            })
-            .collect();
+    fn keeps_the_latest_client_randoms_and_counts_the_dropped() {
+        let line = |i: u8| {
+            format!(
+                "CLIENT_RANDOM {} {}\n",
+                format!("{i:02x}").repeat(32),
+                "00".repeat(48)
+            )
+        };
+        let text: String = (0..5u8).map(line).collect();
         let mut log = KeyLog::with_max_client_randoms(2);
-        let error = log
-            .read_from(text.as_bytes())
-            .expect_err("third random is over the limit");
-        assert!(matches!(
-            error.kind,
-            KeyLogErrorKind::TooManyClientRandoms { limit: 2 }
-        ));
-        assert_eq!(error.line, Some(3));
+        log.read_from(text.as_bytes())
+            .expect("an old random is dropped, not an error");
+        assert_eq!((log.len(), log.dropped_client_randoms()), (2, 3));
+        let kept = |i: u8| log.contains(SecretLabel::ClientRandom, &[i; 32]);
+        assert_eq!(
+            (0..5).map(kept).collect::<Vec<_>>(),
+            [false, false, false, true, true]
+        );
+    }
+
+    #[test]
+    fn stops_after_the_most_bytes_of_one_key_log() {
+        let line = format!("CLIENT_RANDOM {RANDOM} {}\n", "5a".repeat(48));
+        let mut log = KeyLog::new();
+        log.read_at_most(line.as_bytes(), line.len() as u64)
+            .expect("a key log of exactly the cap");
+        let endless = std::io::repeat(0);
+        let error = KeyLog::new()
+            .read_at_most(std::io::BufReader::new(endless), 1 << 20)
+            .expect_err("a key log over the cap");
+        assert!(
+            matches!(error.kind, KeyLogErrorKind::TooLarge { .. }),
+            "{error}"
+        );
         assert_eq!(
             error.to_string(),
-            "key log: more than 2 client randoms at line 3"
+            "key log: larger than 1048576 bytes, the most read of one key log at line 1"
         );
     }
 

@@ -140,7 +140,11 @@ pub fn open(
     mut options: InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
     let reader = input::open(path, &options)?;
-    if crate::input::named(path).is_none() {
+    // Only a regular file can be opened again: a named pipe or `/dev/stdin` is read once.
+    let regular = crate::input::named(path)
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| m.is_file());
+    if !regular {
         return Ok(reader);
     }
     let row_bytes = reader

@@ -157,14 +157,26 @@ fn plan(selection: &RowSelection, group_rows: &[u64], input: &str) -> Result<Pla
 }
 
 /// The K-th of N shards as a run of whole row groups: each shard boundary is the row-group
-/// boundary nearest to the balanced one. None when that would leave a shard empty.
+/// boundary nearest to the balanced one. None when that would leave a shard empty, which N above
+/// the number of row groups always does: so the work and memory follow the file's row groups,
+/// never N (which may be up to 2^64 − 1).
 fn shard_by_groups(starts: &[u64], k: u64, n: u64) -> Option<Plan> {
     let total = starts.last().copied()?;
+    let groups = u64::try_from(starts.len().saturating_sub(1)).ok()?;
+    if n > groups {
+        return None;
+    }
+    // The boundary nearest to the balanced bound (the earlier of two equally near ones).
     let nearest = |j: u64| {
         let target = shard_bound(total, j, n);
-        (0..starts.len())
-            .min_by_key(|&g| starts.get(g).map_or(u64::MAX, |&s| s.abs_diff(target)))
-            .unwrap_or(0)
+        let after = starts.partition_point(|&s| s < target);
+        let before = after.saturating_sub(1);
+        match (starts.get(before), starts.get(after)) {
+            (Some(&b), Some(&a)) if a.abs_diff(target) < b.abs_diff(target) => after,
+            // The first of equal starts (empty row groups repeat one).
+            (Some(&b), _) => starts.partition_point(|&s| s < b),
+            _ => after,
+        }
     };
     let bounds: Vec<usize> = (0..=n).map(nearest).collect();
     if bounds.windows(2).any(|w| w.first() >= w.last()) {
@@ -268,6 +280,7 @@ mod tests {
             vec![10, 10, 10],
             vec![7, 30, 1, 1, 50, 3],
             vec![1, 1000],
+            vec![5, 0, 0, 5, 0, 5],
             vec![],
         ] {
             let total: u64 = group_rows.iter().sum();
@@ -278,6 +291,18 @@ mod tests {
                     seen.extend(rows_of(&plan, &group_rows));
                 }
                 assert_eq!(seen, (0..total).collect::<Vec<_>>(), "{group_rows:?} n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn shards_of_huge_counts_take_no_memory_of_their_count() {
+        let group_rows = [10, 0, 10, 10];
+        for n in [1 << 32, 1_000_000_000, u64::MAX] {
+            for k in [1, n / 2, n] {
+                let plan = plan(&RowSelection::Shard { k, n }, &group_rows, "t").unwrap();
+                let expected = shard_bound(30, k - 1, n)..shard_bound(30, k, n);
+                assert_eq!(rows_of(&plan, &group_rows), expected.collect::<Vec<_>>());
             }
         }
     }

@@ -38,7 +38,8 @@ enum Reader {
 }
 
 impl Source {
-    /// Opens a file, or standard input for `None` or `-`.
+    /// Opens a file, or standard input for `None` or `-`; a path that is not a regular file (a
+    /// named pipe, a device) is read as a stream.
     pub(crate) fn open(path: Option<&Path>) -> Result<Source, InputError> {
         match named(path) {
             None => Ok(match stdin_file() {
@@ -52,7 +53,13 @@ impl Source {
             Some(p) => {
                 let name = p.display().to_string();
                 let file = open_file(p).map_err(io_error(&name))?;
-                let len = file.metadata().map_err(io_error(&name))?.len();
+                let metadata = file.metadata().map_err(io_error(&name))?;
+                // A named pipe, `/dev/stdin` on a pipe, `<(…)` or a device: read forward only,
+                // like standard input (its size says nothing and it cannot seek).
+                if !metadata.is_file() {
+                    return Ok(Source::from_stream(&name, Box::new(file)));
+                }
+                let len = metadata.len();
                 Ok(Source {
                     name,
                     reader: Reader::File { file, len },
