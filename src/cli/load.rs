@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The environment variable that holds the password of `--username`.
-const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
+pub(super) const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
 
 /// Rows per input batch handed to the run.
 const BATCH_ROWS: usize = 1024;
@@ -142,7 +142,7 @@ fn parse_rename(pair: &str) -> Result<(String, String), String> {
 }
 
 /// The loader's error with the exit code it deserves: options, mapping and schema are usage.
-fn load_error(error: LoadError) -> CliError {
+pub(super) fn load_error(error: LoadError) -> CliError {
     match error.kind() {
         LoadErrorKind::Authentication => CliError::data(format!(
             "{} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a prompt)",
@@ -160,7 +160,7 @@ fn load_error(error: LoadError) -> CliError {
 }
 
 /// The password of `user`: the environment variable, else a prompt on the terminal.
-fn password(user: &str) -> Result<Password, CliError> {
+pub(super) fn password(user: &str) -> Result<Password, CliError> {
     if let Some(password) = std::env::var_os(PASSWORD_VARIABLE) {
         return password
             .into_string()

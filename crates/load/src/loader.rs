@@ -149,7 +149,10 @@ impl Loader {
     }
 }
 
-async fn open_session(options: &LoadOptions, keyspace: &str) -> Result<Session, LoadError> {
+pub(crate) async fn open_session(
+    options: &LoadOptions,
+    keyspace: &str,
+) -> Result<Session, LoadError> {
     if options.hosts.is_empty() {
         return Err(LoadError::new(
             LoadErrorKind::InvalidOption,
@@ -206,7 +209,7 @@ fn is_authentication_failure(error: &NewSessionError) -> bool {
     }
 }
 
-fn find_table<'a>(
+pub(crate) fn find_table<'a>(
     state: &'a scylla::cluster::ClusterState,
     keyspace: &str,
     table: &str,
@@ -227,7 +230,7 @@ fn find_table<'a>(
     })
 }
 
-fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
+pub(crate) fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
     let role_of = |name: &str, kind: ColumnKind| {
         if let Some(i) = table.partition_key.iter().position(|key| key == name) {
             ColumnRole::PartitionKey(i)

@@ -23,7 +23,7 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// What to do after a failed request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Failure {
+pub(crate) enum Failure {
     /// It may pass: retry after a backoff; `congestion` says whether it is a sign of overload.
     Retry { congestion: bool },
     /// Retrying cannot help this row: reject it.
@@ -34,7 +34,7 @@ enum Failure {
 
 /// Sorts an error of the driver. A statement that is not idempotent is retried only where the
 /// server has certainly not applied it; an unknown outcome rejects the row.
-fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
+pub(crate) fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
     let unknown_outcome = if idempotent {
         Failure::Retry { congestion: true }
     } else {
