@@ -51,6 +51,7 @@ mod report;
 mod run;
 mod tls;
 mod types;
+mod unload;
 mod value;
 mod window;
 
@@ -64,6 +65,10 @@ pub use options::{
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use types::{CqlType, UnsupportedType};
+pub use unload::{
+    IdsFormat, UnloadControl, UnloadFormat, UnloadOptions, UnloadProgress, UnloadReport,
+    UnloadWriter, Unloader, PAGE_BYTES,
+};
 pub use value::{BindError, Cell, Row, Value};
 
 /// The driver's consistency levels.
