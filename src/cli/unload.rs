@@ -84,6 +84,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub concurrency: u32,
+    /// Rows per page [default: about 4 MiB of rows, from the columns' types].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub page_rows: Option<u32>,
     /// Consistency level of the reads [default: LOCAL_QUORUM].
     #[arg(long, value_name = "LEVEL")]
     pub consistency: Option<String>,
@@ -250,6 +253,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     options.condition = args.condition.clone();
     options.splits = args.split as usize;
     options.concurrency = args.concurrency as usize;
+    options.page_rows = args.page_rows.map(|n| n as usize);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
