@@ -66,8 +66,8 @@ pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use types::{CqlType, UnsupportedType};
 pub use unload::{
-    IdsFormat, UnloadControl, UnloadFormat, UnloadOptions, UnloadProgress, UnloadReport,
-    UnloadWriter, Unloader, PAGE_BYTES,
+    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
+    UnloadProgress, UnloadReport, UnloadWriter, Unloader, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 

@@ -31,9 +31,21 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use cqlwire_codec::types::{CqlType, NativeType};
 use cqlwire_codec::vint;
 
-/// Why a value could not be decoded (a value the server should never send).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DecodeError(pub(crate) String);
+/// Why values could not become an Arrow array: a type without an Arrow form here, or a value that
+/// is not one of its type (which a server never sends).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub(crate) String);
+
+/// The Arrow array of `values` of type `ty`, each given as its CQL value bytes (`None` for null):
+/// what `unload` writes for a column of that type (see the module's table of types).
+pub fn arrow_array(ty: &CqlType, values: &[Option<&[u8]>]) -> Result<ArrayRef> {
+    let mut builder = Builder::new(ty).map_err(|e| DecodeError(e.0))?;
+    for value in values {
+        builder.append(*value)?;
+    }
+    builder.finish()
+}
 
 type Result<T> = std::result::Result<T, DecodeError>;
 

@@ -46,6 +46,7 @@ use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{find_table, open_session, table_columns, ColumnRole, TableColumn};
 use crate::options::{schema_name, LoadOptions};
 
+pub use decode::{arrow_array, DecodeError};
 pub use write::{IdsFormat, UnloadFormat, UnloadWriter};
 
 use decode::Builder;

@@ -274,7 +274,9 @@ impl<W: Destination> UnloadWriter<W> {
                     .map_err(io_error)?;
                 Some(Ids::Npy(output))
             }
-            Some((output, IdsFormat::Csv)) => Some(Ids::Csv(Box::new(csv::Writer::from_writer(output)))),
+            Some((output, IdsFormat::Csv)) => {
+                Some(Ids::Csv(Box::new(csv::Writer::from_writer(output))))
+            }
         };
         Ok(UnloadWriter {
             sink,
