@@ -1,6 +1,7 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
 mod compress;
+mod connection;
 mod convert;
 mod decode;
 mod decompress;

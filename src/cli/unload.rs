@@ -4,14 +4,13 @@
 //! format picks the columns read, and this file adds the output files, Ctrl-C, the progress bar and
 //! the summary line.
 
-use super::load::{load_error, password};
+use super::connection::{engine_error, Connection};
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
 use cqlwire_load::{
-    parse_consistency, ColumnRole, CqlType, Credentials, Host, IdsFormat, LoadError, LoadErrorKind,
-    LoadOptions, TableColumn, TlsOptions, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport,
-    UnloadWriter, Unloader,
+    ColumnRole, CqlType, IdsFormat, LoadError, LoadErrorKind, TableColumn, UnloadControl,
+    UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
 };
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -50,12 +49,9 @@ whatever the table size. The output appears only when the whole table is read.";
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Contact points, HOST[:PORT][,HOST[:PORT]…] (port 9042 by default).
-    #[arg(long, value_name = "HOSTS")]
-    pub hosts: String,
-    /// The table, KEYSPACE.TABLE.
-    #[arg(long, value_name = "KS.TABLE")]
-    pub table: String,
+    /// The cluster and the table.
+    #[command(flatten)]
+    pub connection: Connection,
     /// Output file (`-` or none: standard output; npy and fbin need a file).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -87,28 +83,6 @@ pub struct Args {
     /// Rows per page [default: about 4 MiB of rows, from the columns' types].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub page_rows: Option<u32>,
-    /// Consistency level of the reads [default: LOCAL_QUORUM].
-    #[arg(long, value_name = "LEVEL")]
-    pub consistency: Option<String>,
-    /// Timeout of one page request, in seconds; a request that takes longer is retried.
-    #[arg(long, value_name = "SECONDS", default_value_t = 12)]
-    pub timeout: u64,
-    /// Log in as this user; the password comes from the CQLWIRE_PASSWORD environment variable, else a
-    /// prompt on the terminal (it is never an argument).
-    #[arg(long, value_name = "USER")]
-    pub username: Option<String>,
-    /// Connect with TLS (the server's certificate and host name are verified).
-    #[arg(long)]
-    pub tls: bool,
-    /// CA certificates (PEM) that sign the server's certificate [default: the system's].
-    #[arg(long, value_name = "FILE")]
-    pub tls_ca: Option<PathBuf>,
-    /// Client certificate (PEM), for servers that require one; with --tls-key.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
     /// No progress bar and no summary line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -199,7 +173,7 @@ fn unload_error(error: LoadError) -> CliError {
             error.message()
         ));
     }
-    load_error(error)
+    engine_error(error)
 }
 
 /// Runs `cqlwire unload`.
@@ -229,25 +203,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     }
 
-    let hosts = Host::parse_list(&args.hosts).map_err(load_error)?;
-    let mut connection = LoadOptions::with_table_name(hosts, &args.table).map_err(load_error)?;
-    if let Some(level) = &args.consistency {
-        connection.consistency = parse_consistency(level).map_err(load_error)?;
-    }
-    connection.request_timeout = Duration::from_secs(args.timeout.max(1));
-    if let Some(user) = &args.username {
-        connection.credentials = Some(Credentials {
-            username: user.clone(),
-            password: password(user)?,
-        });
-    }
-    if args.tls || args.tls_ca.is_some() || args.tls_cert.is_some() {
-        connection.tls = Some(TlsOptions {
-            ca_file: args.tls_ca.clone(),
-            client_cert: args.tls_cert.clone().zip(args.tls_key.clone()),
-            ..TlsOptions::default()
-        });
-    }
+    let connection = args.connection.options()?;
     let mut options = UnloadOptions::new(connection);
     options.columns = (!args.columns.is_empty()).then(|| args.columns.clone());
     options.condition = args.condition.clone();

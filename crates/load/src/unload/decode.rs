@@ -393,11 +393,7 @@ impl Builder {
                     items += 1;
                 }
                 reader.end()?;
-                let last = offsets.last().copied().unwrap_or(0);
-                offsets.push(
-                    last.checked_add(offset(items)?)
-                        .ok_or_else(|| error("more than 2^31 elements in one page"))?,
-                );
+                push_offset(offsets, items)?;
                 nulls.append_non_null();
             }
             Builder::Vector {
@@ -462,11 +458,7 @@ impl Builder {
                     entries += 1;
                 }
                 reader.end()?;
-                let last = offsets.last().copied().unwrap_or(0);
-                offsets.push(
-                    last.checked_add(offset(entries)?)
-                        .ok_or_else(|| error("more than 2^31 entries in one page"))?,
-                );
+                push_offset(offsets, entries)?;
                 nulls.append_non_null();
             }
             Builder::Struct {
@@ -660,6 +652,16 @@ impl Builder {
 /// The byte width of a [`Builder::Number`] or [`Builder::Uuid`] type.
 fn fixed_width(data_type: &DataType) -> usize {
     data_type.primitive_width().unwrap_or(16).max(1)
+}
+
+/// Ends a list or map value of `count` items: its end offset after the previous one.
+fn push_offset(offsets: &mut Vec<i32>, count: usize) -> Result<()> {
+    let last = offsets.last().copied().unwrap_or(0);
+    let end = last
+        .checked_add(offset(count)?)
+        .ok_or_else(|| error("more than 2^31 items in one page"))?;
+    offsets.push(end);
+    Ok(())
 }
 
 /// A length as an Arrow offset.

@@ -43,7 +43,9 @@ use scylla::statement::prepared::PreparedStatement;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::{find_table, open_session, table_columns, ColumnRole, TableColumn};
+use crate::loader::{
+    chosen_columns, find_table, open_session, table_columns, ColumnRole, TableColumn,
+};
 use crate::options::{schema_name, LoadOptions};
 
 pub use decode::{arrow_array, DecodeError};
@@ -201,12 +203,21 @@ impl Unloader {
             table_columns(table)?
         };
         adjust(&table_columns, &mut options)?;
-        let columns = choose(
+        let columns: Vec<TableColumn> = chosen_columns(
             &table_columns,
             options.columns.as_deref(),
             &keyspace,
             &table_name,
-        )?;
+        )?
+        .into_iter()
+        .cloned()
+        .collect();
+        if columns.is_empty() {
+            return Err(LoadError::new(
+                LoadErrorKind::InvalidOption,
+                "no column to unload",
+            ));
+        }
         let raw_names: Vec<String> = options.raw_columns.iter().map(|c| schema_name(c)).collect();
         let raw: Vec<bool> = columns
             .iter()
@@ -346,46 +357,6 @@ impl Unloader {
     }
 }
 
-/// The chosen columns (`None`: all), each once and existing.
-fn choose(
-    columns: &[TableColumn],
-    chosen: Option<&[String]>,
-    keyspace: &str,
-    table: &str,
-) -> Result<Vec<TableColumn>, LoadError> {
-    let Some(chosen) = chosen else {
-        return Ok(columns.to_vec());
-    };
-    let mut out: Vec<TableColumn> = Vec::with_capacity(chosen.len());
-    for written in chosen {
-        let name = schema_name(written);
-        let column = columns.iter().find(|c| c.name == name).ok_or_else(|| {
-            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            LoadError::new(
-                LoadErrorKind::UnknownColumn,
-                format!(
-                    "table {keyspace}.{table} has no column {written} (its columns: {})",
-                    known.join(", ")
-                ),
-            )
-        })?;
-        if out.iter().any(|c| c.name == column.name) {
-            return Err(LoadError::new(
-                LoadErrorKind::InvalidOption,
-                format!("column {written} is given twice"),
-            ));
-        }
-        out.push(column.clone());
-    }
-    if out.is_empty() {
-        return Err(LoadError::new(
-            LoadErrorKind::InvalidOption,
-            "no column to unload",
-        ));
-    }
-    Ok(out)
-}
-
 /// `SELECT c1, … FROM ks.t WHERE token(pk…) > ? AND token(pk…) <= ? [AND (condition) ALLOW FILTERING]`.
 fn range_query(
     keyspace: &str,
@@ -433,16 +404,8 @@ fn row_size(types: &[CodecType]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loader::tests::column;
     use crate::types::tests::{native, vector};
-    use crate::types::CqlType;
-
-    fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
-        TableColumn {
-            name: name.into(),
-            cql_type: CqlType::new(typ).unwrap(),
-            role,
-        }
-    }
 
     #[test]
     fn the_range_query_selects_the_columns_by_the_token_of_the_whole_key() {
@@ -461,25 +424,5 @@ mod tests {
             "SELECT a, \"B\", v FROM ks.t WHERE token(a) > ? AND token(a) <= ? AND (a > 3) \
              ALLOW FILTERING"
         );
-    }
-
-    #[test]
-    fn chosen_columns_exist_once_and_keep_their_order() {
-        let table = [
-            column(
-                "id",
-                native(DriverNative::BigInt),
-                ColumnRole::PartitionKey(0),
-            ),
-            column("v", vector(DriverNative::Float, 3), ColumnRole::Regular),
-        ];
-        let chosen = choose(&table, Some(&["V".into(), "id".into()]), "ks", "t").unwrap();
-        assert_eq!(chosen[0].name, "v");
-        assert_eq!(chosen[1].name, "id");
-        let error = choose(&table, Some(&["w".into()]), "ks", "t").unwrap_err();
-        assert_eq!(error.kind(), LoadErrorKind::UnknownColumn);
-        assert!(error.message().contains("its columns: id, v"), "{error}");
-        let error = choose(&table, Some(&["v".into(), "v".into()]), "ks", "t").unwrap_err();
-        assert_eq!(error.kind(), LoadErrorKind::InvalidOption);
     }
 }
