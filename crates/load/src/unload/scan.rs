@@ -45,7 +45,7 @@ impl Unloader {
     /// last page is sent. A page that fails for a reason that may pass (timeout, overload,
     /// unavailability, a lost connection) is retried from its paging state on the next replica,
     /// with backoff; when the retries run out, or the server refuses the query, the run ends with an
-    /// error (of kind [`LoadErrorKind::ServerGone`] or [`LoadErrorKind::Statement`]). A value that
+    /// error of kind [`LoadErrorKind::ServerGone`]. A value that
     /// cannot be decoded ends it with [`LoadErrorKind::Input`]; setting `control.stop`, or closing
     /// `pages`, ends it with [`LoadErrorKind::Stopped`].
     pub async fn run(
@@ -190,8 +190,11 @@ impl RangeReader {
                     }
                     Failure::Reject | Failure::Fatal => {
                         return Err(LoadError::new(
-                            LoadErrorKind::Statement,
-                            format!("the server refused the scan: {error}"),
+                            LoadErrorKind::ServerGone,
+                            format!(
+                                "the server refused to read tokens {}..={}: {error}",
+                                tokens.0, tokens.1
+                            ),
                         ))
                     }
                 },
