@@ -133,9 +133,8 @@ def main() -> None:
         load.create_table(session)
         loading = [str(run.TARGET / "release" / "cqlwire"), "load", str(parquet), "--hosts", ADDRESS, "--table",
                    TABLE, "--quiet"]
+        # (No COUNT(*): it fails on a small heap; every output is checked against the input instead.)
         subprocess.run(loading, check=True)
-        if load.count_rows(session) != args.rows:
-            raise SystemExit("the table does not hold every row")
         for round_ in range(args.rounds):
             order = peers[round_ % len(peers):] + peers[:round_ % len(peers)]
             print(f"round {round_ + 1} of {args.rounds}", file=sys.stderr, flush=True)
