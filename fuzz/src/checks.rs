@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 13] = [
+pub const TARGETS: [(&str, Check); 14] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -41,6 +41,7 @@ pub const TARGETS: [(&str, Check); 13] = [
     ("capture", capture),
     ("vector_kernel", vector_kernel),
     ("query_redaction", query_redaction),
+    ("arrow_values", arrow_values),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -1799,4 +1800,48 @@ pub fn vector_kernel(data: &[u8]) {
         offset += used;
     }
     assert_eq!(offset, together.len(), "rows cover the output");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// arrow_values
+// ---------------------------------------------------------------------------------------------------
+
+/// Decodes values into the Arrow array `unload` writes: the first byte picks a type of
+/// `value_decoder`'s list, the rest is a run of `[bytes]` items (a negative length is null; a
+/// length past the end takes the rest). Refusing is fine; an accepted run must give a valid Arrow
+/// array with one slot per value, null exactly where the value is.
+pub fn arrow_values(data: &[u8]) {
+    static TYPES: OnceLock<Vec<CqlType>> = OnceLock::new();
+    let Some((&selector, mut rest)) = data.split_first() else {
+        return;
+    };
+    let ty = pick(parsed_types(&TYPES, &DECODER_TYPES), selector);
+    let mut values: Vec<Option<&[u8]>> = Vec::new();
+    while let Some((head, tail)) = rest.split_first_chunk::<4>() {
+        let length = i32::from_be_bytes(*head);
+        if length < 0 {
+            values.push(None);
+            rest = tail;
+            continue;
+        }
+        let length = (length as usize).min(tail.len());
+        values.push(Some(&tail[..length]));
+        rest = &tail[length..];
+    }
+    let Ok(array) = cqlwire_load::arrow_array(ty, &values) else {
+        return;
+    };
+    assert_eq!(array.len(), values.len(), "one slot per value ({ty})");
+    array
+        .to_data()
+        .validate_full()
+        .unwrap_or_else(|e| panic!("an invalid Arrow array ({ty}): {e}"));
+    for (index, value) in values.iter().enumerate() {
+        if value.is_none() {
+            assert!(
+                array.is_null(index),
+                "a null value not null in Arrow ({ty})"
+            );
+        }
+    }
 }

@@ -4,26 +4,23 @@
 //! the environment or a prompt, and this file adds Ctrl-C, the progress bar, the rejects file and the
 //! summary line.
 
+use super::connection::{engine_error, Connection};
 use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files;
 use crate::messages;
 use cqlwire_load::{
-    parse_consistency, Concurrency, Credentials, CsvRejects, Dataset, DatasetOptions, Host,
-    LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Mode, Password, RejectSink,
-    RunControl, TlsOptions,
+    Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport, Loader, Mode,
+    RejectSink, RunControl,
 };
 use cqlwire_vector::input::{InputFormat, InputOptions};
-use std::io::{self, IsTerminal};
+use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The environment variable that holds the password of `--username`.
-const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
 
 /// Rows per input batch handed to the run.
 const BATCH_ROWS: usize = 1024;
@@ -64,13 +61,9 @@ pub struct Args {
     /// Input file: Parquet, Arrow IPC, .npy, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin (`-` or none:
     /// standard input, which needs --input-format or magic bytes).
     pub input: Option<PathBuf>,
-    /// Contact points, HOST[:PORT][,HOST[:PORT]…] (port 9042 by default; ScyllaDB's shard-aware
-    /// port is found by the driver).
-    #[arg(long, value_name = "HOSTS")]
-    pub hosts: String,
-    /// The table, KEYSPACE.TABLE.
-    #[arg(long, value_name = "KS.TABLE")]
-    pub table: String,
+    /// The cluster and the table.
+    #[command(flatten)]
+    pub connection: Connection,
     /// Rename input columns: INPUT=COLUMN,… (INPUT= leaves that input column out); repeatable.
     #[arg(long, value_name = "IN=COL,...", value_delimiter = ',', value_parser = parse_rename)]
     pub map: Vec<(String, String)>,
@@ -95,35 +88,13 @@ pub struct Args {
     /// Load the K-th of N contiguous, balanced parts (1 ≤ K ≤ N).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(u64, u64)>,
-    /// Consistency level of the writes [default: LOCAL_QUORUM].
-    #[arg(long, value_name = "LEVEL")]
-    pub consistency: Option<String>,
     /// Requests in flight [default: adaptive, growing while latency holds and backing off on
     /// overload and timeouts].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: Option<u32>,
-    /// Timeout of one request, in seconds; a request that takes longer is retried.
-    #[arg(long, value_name = "SECONDS", default_value_t = 12)]
-    pub timeout: u64,
     /// Write rejected rows here as CSV (row,key,error) [default: standard error].
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
-    /// Log in as this user; the password comes from the CQLWIRE_PASSWORD environment variable, else a
-    /// prompt on the terminal (it is never an argument).
-    #[arg(long, value_name = "USER")]
-    pub username: Option<String>,
-    /// Connect with TLS (the server's certificate and host name are verified).
-    #[arg(long)]
-    pub tls: bool,
-    /// CA certificates (PEM) that sign the server's certificate [default: the system's].
-    #[arg(long, value_name = "FILE")]
-    pub tls_ca: Option<PathBuf>,
-    /// Client certificate (PEM), for servers that require one; with --tls-key.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
     /// Read, convert, map and check every row against the prepared statement; send nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -140,42 +111,6 @@ fn parse_rename(pair: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("expected INPUT=COLUMN, not '{pair}'"))
 }
 
-/// The loader's error with the exit code it deserves: options, mapping and schema are usage.
-fn load_error(error: LoadError) -> CliError {
-    match error.kind() {
-        LoadErrorKind::Authentication => CliError::data(format!(
-            "{} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a prompt)",
-            error.message()
-        )),
-        LoadErrorKind::InvalidOption
-        | LoadErrorKind::UnknownTable
-        | LoadErrorKind::UnknownColumn
-        | LoadErrorKind::MissingKeyColumn
-        | LoadErrorKind::Statement
-        | LoadErrorKind::Mapping
-        | LoadErrorKind::UnsupportedType => CliError::usage(error.message()),
-        _ => CliError::data(error.message()),
-    }
-}
-
-/// The password of `user`: the environment variable, else a prompt on the terminal.
-fn password(user: &str) -> Result<Password, CliError> {
-    if let Some(password) = std::env::var_os(PASSWORD_VARIABLE) {
-        return password
-            .into_string()
-            .map(Password::new)
-            .map_err(|_| CliError::usage(format!("{PASSWORD_VARIABLE} is not valid UTF-8")));
-    }
-    if !io::stdin().is_terminal() {
-        return Err(CliError::usage(format!(
-            "--username {user} needs a password: set {PASSWORD_VARIABLE} (no terminal to ask on)"
-        )));
-    }
-    rpassword::prompt_password(format!("password for {user}: "))
-        .map(Password::new)
-        .map_err(|e| CliError::data(format!("cannot read the password: {e}")))
-}
-
 /// Rejected rows as lines on standard error, when no `--rejects` file is given.
 struct StderrRejects;
 
@@ -189,28 +124,10 @@ impl RejectSink for StderrRejects {
 
 /// Runs `cqlwire load`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let hosts = Host::parse_list(&args.hosts).map_err(load_error)?;
-    let mut options = LoadOptions::with_table_name(hosts, &args.table).map_err(load_error)?;
+    let mut options = args.connection.options()?;
     options.query = args.query.clone();
-    if let Some(level) = &args.consistency {
-        options.consistency = parse_consistency(level).map_err(load_error)?;
-    }
     if let Some(n) = args.concurrency {
         options.concurrency = Concurrency::Fixed(n as usize);
-    }
-    options.request_timeout = Duration::from_secs(args.timeout.max(1));
-    if let Some(user) = &args.username {
-        options.credentials = Some(Credentials {
-            username: user.clone(),
-            password: password(user)?,
-        });
-    }
-    if args.tls || args.tls_ca.is_some() || args.tls_cert.is_some() {
-        options.tls = Some(TlsOptions {
-            ca_file: args.tls_ca.clone(),
-            client_cert: args.tls_cert.clone().zip(args.tls_key.clone()),
-            ..TlsOptions::default()
-        });
     }
     let dataset_options = DatasetOptions {
         path: args.input.clone(),
@@ -223,7 +140,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         map: args.map.clone(),
         row_number_column: args.row_number_column.clone(),
     };
-    let mut dataset = Dataset::open(&dataset_options).map_err(load_error)?;
+    let mut dataset = Dataset::open(&dataset_options).map_err(engine_error)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -234,10 +151,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .block_on(Loader::connect_with(options, |table| {
             dataset.table_columns(table).map(Some)
         }))
-        .map_err(load_error)?;
+        .map_err(engine_error)?;
     dataset
         .bind(loader.bind_markers(), loader.columns())
-        .map_err(load_error)?;
+        .map_err(engine_error)?;
 
     let mut rejects: Box<dyn RejectSink> = match &args.rejects {
         Some(path) => {

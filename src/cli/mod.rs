@@ -1,6 +1,7 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
 mod compress;
+mod connection;
 mod convert;
 mod decode;
 mod decompress;
@@ -10,6 +11,7 @@ mod inspect;
 mod load;
 mod lz4_stream;
 mod progress;
+mod unload;
 mod util;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +56,9 @@ pub enum Command {
     /// Load a dataset (Parquet, Arrow, NPY, ANN formats) into a live Cassandra/ScyllaDB table, each
     /// value converted to its column's type and bound as bytes, never through text.
     Load(load::Args),
+    /// Unload a live Cassandra/ScyllaDB table into Parquet, Arrow, NPY, fbin, raw or hex by a
+    /// parallel token-range scan, each value decoded from its bytes, never through text.
+    Unload(unload::Args),
 }
 
 /// Runs the chosen command.
@@ -67,6 +72,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Generate(args) => generate::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Load(args) => load::run(args),
+        Command::Unload(args) => unload::run(args),
     }
 }
 

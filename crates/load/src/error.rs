@@ -39,6 +39,10 @@ pub enum LoadErrorKind {
     TableChanged,
     /// Writing the rejects file failed; the run was drained and [`LoadError::report`] says how far it got.
     Rejects,
+    /// An unload was stopped by its caller before it read every range.
+    Stopped,
+    /// Writing an unload's output failed.
+    Output,
 }
 
 /// An error of the loader: a kind, a one-line message and, for errors that end a started run, the

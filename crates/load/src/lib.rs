@@ -53,6 +53,7 @@ mod run;
 mod table_guard;
 mod tls;
 mod types;
+mod unload;
 mod value;
 mod window;
 
@@ -67,6 +68,10 @@ pub use options::{
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use types::{CqlType, UnsupportedType};
+pub use unload::{
+    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
+    UnloadProgress, UnloadReport, UnloadWriter, Unloader, PAGE_BYTES,
+};
 pub use value::{BindError, Cell, Row, Value};
 
 /// The driver's consistency levels.

@@ -149,7 +149,10 @@ impl Loader {
     }
 }
 
-async fn open_session(options: &LoadOptions, keyspace: &str) -> Result<Session, LoadError> {
+pub(crate) async fn open_session(
+    options: &LoadOptions,
+    keyspace: &str,
+) -> Result<Session, LoadError> {
     if options.hosts.is_empty() {
         return Err(LoadError::new(
             LoadErrorKind::InvalidOption,
@@ -221,7 +224,7 @@ fn is_authentication_failure(error: &NewSessionError) -> bool {
     }
 }
 
-fn find_table<'a>(
+pub(crate) fn find_table<'a>(
     state: &'a scylla::cluster::ClusterState,
     keyspace: &str,
     table: &str,
@@ -242,7 +245,7 @@ fn find_table<'a>(
     })
 }
 
-fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
+pub(crate) fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
     let role_of = |name: &str, kind: ColumnKind| {
         if let Some(i) = table.partition_key.iter().position(|key| key == name) {
             ColumnRole::PartitionKey(i)
@@ -282,6 +285,41 @@ fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
     Ok(columns)
 }
 
+/// The columns `chosen` names (as written in CQL), in its order, each existing and named once;
+/// `None` names every column.
+pub(crate) fn chosen_columns<'a>(
+    columns: &'a [TableColumn],
+    chosen: Option<&[String]>,
+    keyspace: &str,
+    table: &str,
+) -> Result<Vec<&'a TableColumn>, LoadError> {
+    let Some(chosen) = chosen else {
+        return Ok(columns.iter().collect());
+    };
+    let mut out: Vec<&TableColumn> = Vec::with_capacity(chosen.len());
+    for written in chosen {
+        let name = schema_name(written);
+        let column = columns.iter().find(|c| c.name == name).ok_or_else(|| {
+            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            LoadError::new(
+                LoadErrorKind::UnknownColumn,
+                format!(
+                    "table {keyspace}.{table} has no column {written} (its columns: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        if out.iter().any(|c| c.name == column.name) {
+            return Err(LoadError::new(
+                LoadErrorKind::InvalidOption,
+                format!("column {written} is given twice"),
+            ));
+        }
+        out.push(column);
+    }
+    Ok(out)
+}
+
 /// `INSERT INTO ks.t (c1, c2, ...) VALUES (?, ?, ...)` of `chosen` (as written in CQL) or of every
 /// column, after checking that each chosen column exists and that every key column is there.
 fn default_insert(
@@ -290,36 +328,10 @@ fn default_insert(
     columns: &[TableColumn],
     chosen: Option<&[String]>,
 ) -> Result<String, LoadError> {
-    let names: Vec<&str> = match chosen {
-        None => columns.iter().map(|column| column.name.as_str()).collect(),
-        Some(chosen) => {
-            let mut names = Vec::with_capacity(chosen.len());
-            for written in chosen {
-                let name = schema_name(written);
-                let column = columns
-                    .iter()
-                    .find(|column| column.name == name)
-                    .ok_or_else(|| {
-                        let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-                        LoadError::new(
-                            LoadErrorKind::UnknownColumn,
-                            format!(
-                                "table {keyspace}.{table} has no column {written} (its columns: {})",
-                                known.join(", ")
-                            ),
-                        )
-                    })?;
-                if names.contains(&column.name.as_str()) {
-                    return Err(LoadError::new(
-                        LoadErrorKind::InvalidOption,
-                        format!("column {written} is given twice"),
-                    ));
-                }
-                names.push(column.name.as_str());
-            }
-            names
-        }
-    };
+    let names: Vec<&str> = chosen_columns(columns, chosen, keyspace, table)?
+        .iter()
+        .map(|column| column.name.as_str())
+        .collect();
     let missing: Vec<&str> = columns
         .iter()
         .filter(|column| {
@@ -392,11 +404,12 @@ fn bind_markers(prepared: &PreparedStatement) -> Result<Vec<BindMarker>, LoadErr
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::types::tests::{native, vector};
 
-    fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
+    /// A table column of a driver type.
+    pub(crate) fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
         TableColumn {
             name: name.into(),
             cql_type: CqlType::new(typ).unwrap(),

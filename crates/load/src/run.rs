@@ -28,7 +28,7 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// What to do after a failed request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Failure {
+pub(crate) enum Failure {
     /// It may pass: retry after a backoff; `congestion` says whether it is a sign of overload,
     /// `exhausted` what to do when the retries run out.
     Retry {
@@ -43,7 +43,7 @@ enum Failure {
 
 /// What happens to a row whose retries ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Exhausted {
+pub(crate) enum Exhausted {
     /// The cluster is taken as gone: the run ends, with a resume point.
     EndRun,
     /// The failure is the row's own (a replica failed to apply this write): the row is rejected
@@ -63,7 +63,7 @@ const RETRY: Failure = Failure::Retry {
 /// A `WriteFailure` (a replica failed to apply the write, e.g. Apache Cassandra 5.0.9's vector
 /// index refusing writes under load, CASSANDRA-21644) is retried with a narrower window and, when
 /// the retries run out, rejects the row only.
-fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
+pub(crate) fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
     let unknown_outcome = if idempotent { RETRY } else { Failure::Reject };
     match error {
         ExecutionError::BadQuery(_) => Failure::Reject,

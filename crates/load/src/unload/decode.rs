@@ -1,0 +1,874 @@
+//! CQL value bytes, as the server sends them in a page of rows, straight into Arrow arrays: the
+//! inverse of `load`'s casts. No value becomes an object or text on the way (`inet` aside, whose
+//! Arrow form is its text); a vector's big-endian elements are byte-swapped into the child array of
+//! a `fixed_size_list`.
+//!
+//! | CQL | Arrow |
+//! | --- | --- |
+//! | `tinyint`, `smallint`, `int`, `bigint`, `counter` | `int8`, `int16`, `int32`, `int64`, `int64` |
+//! | `float`, `double`, `boolean` | `float32`, `float64`, `bool` |
+//! | `text`, `ascii`, `varchar` | `utf8` |
+//! | `blob` | `binary` |
+//! | `uuid`, `timeuuid` | `fixed_size_binary(16)` (the 16 bytes in network order) |
+//! | `timestamp` | `timestamp[ms, UTC]` |
+//! | `date`, `time` | `date32`, `time64[ns]` |
+//! | `inet` | `utf8` (the address as text) |
+//! | `vector<T, N>` | `fixed_size_list<T', N>` |
+//! | `list<T>`, `set<T>` | `list<T'>` |
+//! | `map<K, V>` | `map<K', V'>` |
+//! | `tuple<…>` | `struct` with fields `0`, `1`, … |
+//! | user-defined type | `struct` with the type's fields |
+//!
+//! `varint`, `decimal` and `duration` have no exact Arrow form here: a column of those types is
+//! refused. The *empty* value of a native type (zero bytes, legal for e.g. `int`) becomes null.
+
+use std::sync::Arc;
+
+use arrow_array::{make_array, ArrayRef};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
+use arrow_data::ArrayDataBuilder;
+use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use cqlwire_codec::types::{CqlType, NativeType};
+use cqlwire_codec::vint;
+
+/// Why values could not become an Arrow array: a type without an Arrow form here, or a value that
+/// is not one of its type (which a server never sends).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub(crate) String);
+
+/// The Arrow array of `values` of type `ty`, each given as its CQL value bytes (`None` for null):
+/// what `unload` writes for a column of that type (see the module's table of types).
+pub fn arrow_array(ty: &CqlType, values: &[Option<&[u8]>]) -> Result<ArrayRef> {
+    let mut builder = Builder::new(ty).map_err(|e| DecodeError(e.0))?;
+    for value in values {
+        builder.append(*value)?;
+    }
+    builder.finish()
+}
+
+type Result<T> = std::result::Result<T, DecodeError>;
+
+fn error(message: impl Into<String>) -> DecodeError {
+    DecodeError(message.into())
+}
+
+/// Why a CQL type has no Arrow form here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoArrowType(pub(crate) String);
+
+/// Appends the values of one column (and of the elements and fields inside them) to Arrow buffers.
+#[derive(Debug)]
+pub(crate) enum Builder {
+    /// Fixed-width big-endian numbers into little-endian primitives; `date` flips the top bit (a
+    /// CQL date counts days from 2^31, `date32` from 0).
+    Number {
+        width: usize,
+        date: bool,
+        data_type: DataType,
+        values: Vec<u8>,
+        nulls: NullBufferBuilder,
+    },
+    /// `boolean`.
+    Boolean {
+        values: BooleanBufferBuilder,
+        nulls: NullBufferBuilder,
+    },
+    /// Variable-length bytes: `utf8` (checked) or `binary` (any bytes, also the raw CQL value of a
+    /// column of any type); `inet` is written as its text.
+    Bytes {
+        kind: BytesKind,
+        offsets: Vec<i32>,
+        values: Vec<u8>,
+        nulls: NullBufferBuilder,
+    },
+    /// `uuid` and `timeuuid`: 16 bytes each.
+    Uuid {
+        values: Vec<u8>,
+        nulls: NullBufferBuilder,
+    },
+    /// `list` and `set`.
+    List {
+        field: Arc<Field>,
+        offsets: Vec<i32>,
+        nulls: NullBufferBuilder,
+        element: Box<Builder>,
+    },
+    /// `vector`: `dimension` elements, each `element_size` bytes or vint-prefixed.
+    Vector {
+        field: Arc<Field>,
+        dimension: usize,
+        element_size: Option<usize>,
+        nulls: NullBufferBuilder,
+        element: Box<Builder>,
+    },
+    /// `map`.
+    Map {
+        entries: Arc<Field>,
+        offsets: Vec<i32>,
+        nulls: NullBufferBuilder,
+        keys: Box<Builder>,
+        values: Box<Builder>,
+    },
+    /// `tuple` and user-defined types.
+    Struct {
+        fields: Fields,
+        nulls: NullBufferBuilder,
+        children: Vec<Builder>,
+    },
+}
+
+/// What a [`Builder::Bytes`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BytesKind {
+    /// UTF-8 text (`text`, `varchar`, `ascii`).
+    Utf8,
+    /// Any bytes.
+    Binary,
+    /// `inet`: 4 or 16 address bytes, written as text.
+    Inet,
+}
+
+impl Builder {
+    /// A builder of the Arrow form of `ty`, or why it has none.
+    pub(crate) fn new(ty: &CqlType) -> std::result::Result<Builder, NoArrowType> {
+        use NativeType as N;
+        let number = |width, data_type| Builder::Number {
+            width,
+            date: false,
+            data_type,
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        };
+        let bytes = |kind| Builder::Bytes {
+            kind,
+            offsets: vec![0],
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        };
+        Ok(match ty {
+            CqlType::Native(native) => match native {
+                N::TinyInt => number(1, DataType::Int8),
+                N::SmallInt => number(2, DataType::Int16),
+                N::Int => number(4, DataType::Int32),
+                N::BigInt | N::Counter => number(8, DataType::Int64),
+                N::Float => number(4, DataType::Float32),
+                N::Double => number(8, DataType::Float64),
+                N::Timestamp => number(
+                    8,
+                    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                ),
+                N::Time => number(8, DataType::Time64(TimeUnit::Nanosecond)),
+                N::Date => Builder::Number {
+                    width: 4,
+                    date: true,
+                    data_type: DataType::Date32,
+                    values: Vec::new(),
+                    nulls: NullBufferBuilder::new(0),
+                },
+                N::Boolean => Builder::Boolean {
+                    values: BooleanBufferBuilder::new(0),
+                    nulls: NullBufferBuilder::new(0),
+                },
+                N::Text | N::Ascii => bytes(BytesKind::Utf8),
+                N::Blob => bytes(BytesKind::Binary),
+                N::Inet => bytes(BytesKind::Inet),
+                N::Uuid | N::TimeUuid => Builder::Uuid {
+                    values: Vec::new(),
+                    nulls: NullBufferBuilder::new(0),
+                },
+                _ => {
+                    return Err(NoArrowType(format!(
+                        "{native} has no exact Arrow type here"
+                    )))
+                }
+            },
+            CqlType::List(element) | CqlType::Set(element) => {
+                let element = Builder::new(element)?;
+                Builder::List {
+                    field: Arc::new(Field::new("item", element.data_type(), true)),
+                    offsets: vec![0],
+                    nulls: NullBufferBuilder::new(0),
+                    element: Box::new(element),
+                }
+            }
+            CqlType::Vector(element_type, dimension) => {
+                let element = Builder::new(element_type)?;
+                if i32::try_from(*dimension).is_err() {
+                    return Err(NoArrowType(format!("{ty} is too long for Arrow")));
+                }
+                Builder::Vector {
+                    field: Arc::new(Field::new("item", element.data_type(), true)),
+                    dimension: *dimension,
+                    element_size: element_type.vector_element_size(),
+                    nulls: NullBufferBuilder::new(0),
+                    element: Box::new(element),
+                }
+            }
+            CqlType::Map(key, value) => {
+                let keys = Builder::new(key)?;
+                let values = Builder::new(value)?;
+                let entries = Field::new(
+                    "entries",
+                    DataType::Struct(Fields::from(vec![
+                        Field::new("key", keys.data_type(), false),
+                        Field::new("value", values.data_type(), true),
+                    ])),
+                    false,
+                );
+                Builder::Map {
+                    entries: Arc::new(entries),
+                    offsets: vec![0],
+                    nulls: NullBufferBuilder::new(0),
+                    keys: Box::new(keys),
+                    values: Box::new(values),
+                }
+            }
+            CqlType::Tuple(components) => {
+                let children = components
+                    .iter()
+                    .map(Builder::new)
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                let fields = children
+                    .iter()
+                    .enumerate()
+                    .map(|(i, child)| Field::new(i.to_string(), child.data_type(), true))
+                    .collect();
+                Builder::Struct {
+                    fields,
+                    nulls: NullBufferBuilder::new(0),
+                    children,
+                }
+            }
+            CqlType::Udt(udt) => {
+                let children = udt
+                    .fields
+                    .iter()
+                    .map(|(_, ty)| Builder::new(ty))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                let fields = udt
+                    .fields
+                    .iter()
+                    .zip(&children)
+                    .map(|((name, _), child)| Field::new(name, child.data_type(), true))
+                    .collect();
+                Builder::Struct {
+                    fields,
+                    nulls: NullBufferBuilder::new(0),
+                    children,
+                }
+            }
+            other => return Err(NoArrowType(format!("{other} has no Arrow type here"))),
+        })
+    }
+
+    /// A builder that keeps each value's CQL bytes as they are (Arrow `binary`).
+    pub(crate) fn raw() -> Builder {
+        Builder::Bytes {
+            kind: BytesKind::Binary,
+            offsets: vec![0],
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        }
+    }
+
+    /// The Arrow type of the arrays this builder makes.
+    pub(crate) fn data_type(&self) -> DataType {
+        match self {
+            Builder::Number { data_type, .. } => data_type.clone(),
+            Builder::Boolean { .. } => DataType::Boolean,
+            Builder::Bytes { kind, .. } => match kind {
+                BytesKind::Binary => DataType::Binary,
+                BytesKind::Utf8 | BytesKind::Inet => DataType::Utf8,
+            },
+            Builder::Uuid { .. } => DataType::FixedSizeBinary(16),
+            Builder::List { field, .. } => DataType::List(field.clone()),
+            Builder::Vector {
+                field, dimension, ..
+            } => DataType::FixedSizeList(field.clone(), *dimension as i32),
+            Builder::Map { entries, .. } => DataType::Map(entries.clone(), false),
+            Builder::Struct { fields, .. } => DataType::Struct(fields.clone()),
+        }
+    }
+
+    /// Appends one value: its bytes, or `None` for null.
+    pub(crate) fn append(&mut self, value: Option<&[u8]>) -> Result<()> {
+        let Some(bytes) = value else {
+            self.append_null();
+            return Ok(());
+        };
+        match self {
+            Builder::Number {
+                width,
+                date,
+                values,
+                nulls,
+                ..
+            } => {
+                if bytes.is_empty() {
+                    return {
+                        self.append_null();
+                        Ok(())
+                    };
+                }
+                if bytes.len() != *width {
+                    return Err(error(format!(
+                        "a value of {} bytes where {width} were expected",
+                        bytes.len()
+                    )));
+                }
+                let start = values.len();
+                values.extend(bytes.iter().rev());
+                if *date {
+                    values[start + 3] ^= 0x80;
+                }
+                nulls.append_non_null();
+            }
+            Builder::Boolean { values, nulls } => {
+                if bytes.is_empty() {
+                    self.append_null();
+                    return Ok(());
+                }
+                if bytes.len() != 1 {
+                    return Err(error(format!(
+                        "a boolean of {} bytes instead of 1",
+                        bytes.len()
+                    )));
+                }
+                values.append(bytes[0] != 0);
+                nulls.append_non_null();
+            }
+            Builder::Bytes {
+                kind,
+                offsets,
+                values,
+                nulls,
+            } => {
+                match kind {
+                    BytesKind::Binary => values.extend_from_slice(bytes),
+                    BytesKind::Utf8 => {
+                        let text = std::str::from_utf8(bytes)
+                            .map_err(|e| error(format!("text that is not UTF-8: {e}")))?;
+                        values.extend_from_slice(text.as_bytes());
+                    }
+                    BytesKind::Inet => {
+                        let address = match bytes.len() {
+                            0 => {
+                                self.append_null();
+                                return Ok(());
+                            }
+                            4 => std::net::IpAddr::from(
+                                <[u8; 4]>::try_from(bytes).unwrap_or_default(),
+                            ),
+                            16 => std::net::IpAddr::from(
+                                <[u8; 16]>::try_from(bytes).unwrap_or_default(),
+                            ),
+                            n => return Err(error(format!("an inet of {n} bytes"))),
+                        };
+                        values.extend_from_slice(address.to_string().as_bytes());
+                    }
+                }
+                offsets.push(offset(values.len())?);
+                nulls.append_non_null();
+            }
+            Builder::Uuid { values, nulls } => match bytes.len() {
+                0 => self.append_null(),
+                16 => {
+                    values.extend_from_slice(bytes);
+                    nulls.append_non_null();
+                }
+                n => return Err(error(format!("a uuid of {n} bytes"))),
+            },
+            Builder::List {
+                offsets,
+                nulls,
+                element,
+                ..
+            } => {
+                let mut reader = Reader(bytes);
+                let count = reader.count()?;
+                let mut items = 0usize;
+                while items < count {
+                    element.append(reader.value()?)?;
+                    items += 1;
+                }
+                reader.end()?;
+                push_offset(offsets, items)?;
+                nulls.append_non_null();
+            }
+            Builder::Vector {
+                dimension,
+                element_size,
+                nulls,
+                element,
+                ..
+            } => {
+                match element_size {
+                    Some(size) => {
+                        if Some(bytes.len()) != size.checked_mul(*dimension) {
+                            return Err(error(format!(
+                                "a vector of {} bytes, not {dimension} elements of {size}",
+                                bytes.len()
+                            )));
+                        }
+                        element.append_fixed_run(bytes, *size)?;
+                    }
+                    None => {
+                        let mut rest = bytes;
+                        for _ in 0..*dimension {
+                            let (length, used) = vint::decode_unsigned(rest)
+                                .map_err(|e| error(format!("a vector element length: {e}")))?;
+                            rest = &rest[used..];
+                            let length = usize::try_from(length)
+                                .ok()
+                                .filter(|&n| n <= rest.len())
+                                .ok_or_else(|| {
+                                    error(format!(
+                                        "a vector element of {length} bytes with {} left",
+                                        rest.len()
+                                    ))
+                                })?;
+                            element.append(Some(&rest[..length]))?;
+                            rest = &rest[length..];
+                        }
+                        if !rest.is_empty() {
+                            return Err(error(format!(
+                                "{} bytes after the vector's {dimension} elements",
+                                rest.len()
+                            )));
+                        }
+                    }
+                }
+                nulls.append_non_null();
+            }
+            Builder::Map {
+                offsets,
+                nulls,
+                keys,
+                values,
+                ..
+            } => {
+                let mut reader = Reader(bytes);
+                let count = reader.count()?;
+                let mut entries = 0usize;
+                while entries < count {
+                    let key = reader.value()?.ok_or_else(|| error("a null map key"))?;
+                    keys.append(Some(key))?;
+                    values.append(reader.value()?)?;
+                    entries += 1;
+                }
+                reader.end()?;
+                push_offset(offsets, entries)?;
+                nulls.append_non_null();
+            }
+            Builder::Struct {
+                nulls, children, ..
+            } => {
+                // Fields may end early: the missing ones are null.
+                let mut reader = Reader(bytes);
+                for child in children.iter_mut() {
+                    if reader.0.is_empty() {
+                        child.append_null();
+                    } else {
+                        child.append(reader.value()?)?;
+                    }
+                }
+                reader.end()?;
+                nulls.append_non_null();
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the elements of a vector of fixed-size elements: `bytes` is `size`-byte records.
+    fn append_fixed_run(&mut self, bytes: &[u8], size: usize) -> Result<()> {
+        match self {
+            Builder::Number {
+                width,
+                date: false,
+                values,
+                nulls,
+                ..
+            } if *width == size => {
+                let start = values.len();
+                values.resize(start + bytes.len(), 0);
+                swap_records(bytes, &mut values[start..], size);
+                nulls.append_n_non_nulls(bytes.len() / size);
+                Ok(())
+            }
+            _ => bytes
+                .chunks_exact(size)
+                .try_for_each(|element| self.append(Some(element))),
+        }
+    }
+
+    /// Appends a null (and the placeholder values a fixed-size parent needs below it).
+    pub(crate) fn append_null(&mut self) {
+        match self {
+            Builder::Number {
+                width,
+                values,
+                nulls,
+                ..
+            } => {
+                values.resize(values.len() + *width, 0);
+                nulls.append_null();
+            }
+            Builder::Boolean { values, nulls } => {
+                values.append(false);
+                nulls.append_null();
+            }
+            Builder::Bytes { offsets, nulls, .. }
+            | Builder::List { offsets, nulls, .. }
+            | Builder::Map { offsets, nulls, .. } => {
+                offsets.push(offsets.last().copied().unwrap_or(0));
+                nulls.append_null();
+            }
+            Builder::Uuid { values, nulls } => {
+                values.resize(values.len() + 16, 0);
+                nulls.append_null();
+            }
+            Builder::Vector {
+                dimension,
+                nulls,
+                element,
+                ..
+            } => {
+                for _ in 0..*dimension {
+                    element.append_null();
+                }
+                nulls.append_null();
+            }
+            Builder::Struct {
+                nulls, children, ..
+            } => {
+                children.iter_mut().for_each(Builder::append_null);
+                nulls.append_null();
+            }
+        }
+    }
+
+    /// The array of the values appended since the last call; the builder starts empty again.
+    pub(crate) fn finish(&mut self) -> Result<ArrayRef> {
+        let data_type = self.data_type();
+        let builder = match self {
+            Builder::Number { values, nulls, .. } | Builder::Uuid { values, nulls } => {
+                let nulls = nulls.finish();
+                let len = nulls
+                    .as_ref()
+                    .map_or_else(|| values.len() / fixed_width(&data_type), |n| n.len());
+                ArrayDataBuilder::new(data_type)
+                    .len(len)
+                    .add_buffer(Buffer::from_vec(std::mem::take(values)))
+                    .nulls(nulls)
+            }
+            Builder::Boolean { values, nulls } => {
+                let values = values.finish();
+                ArrayDataBuilder::new(data_type)
+                    .len(values.len())
+                    .add_buffer(values.into_inner())
+                    .nulls(nulls.finish())
+            }
+            Builder::Bytes {
+                offsets,
+                values,
+                nulls,
+                ..
+            } => {
+                let offsets = std::mem::replace(offsets, vec![0]);
+                ArrayDataBuilder::new(data_type)
+                    .len(offsets.len() - 1)
+                    .add_buffer(Buffer::from_vec(offsets))
+                    .add_buffer(Buffer::from_vec(std::mem::take(values)))
+                    .nulls(nulls.finish())
+            }
+            Builder::List {
+                offsets,
+                nulls,
+                element,
+                ..
+            } => {
+                let offsets = std::mem::replace(offsets, vec![0]);
+                ArrayDataBuilder::new(data_type)
+                    .len(offsets.len() - 1)
+                    .add_buffer(Buffer::from_vec(offsets))
+                    .add_child_data(element.finish()?.to_data())
+                    .nulls(nulls.finish())
+            }
+            Builder::Vector {
+                dimension,
+                nulls,
+                element,
+                ..
+            } => {
+                let child = element.finish()?.to_data();
+                ArrayDataBuilder::new(data_type)
+                    .len(child.len() / (*dimension).max(1))
+                    .add_child_data(child)
+                    .nulls(nulls.finish())
+            }
+            Builder::Map {
+                entries,
+                offsets,
+                nulls,
+                keys,
+                values,
+            } => {
+                let offsets = std::mem::replace(offsets, vec![0]);
+                let keys = keys.finish()?.to_data();
+                let entry_data = ArrayDataBuilder::new(entries.data_type().clone())
+                    .len(keys.len())
+                    .add_child_data(keys)
+                    .add_child_data(values.finish()?.to_data())
+                    .build()
+                    .map_err(|e| error(e.to_string()))?;
+                ArrayDataBuilder::new(data_type)
+                    .len(offsets.len() - 1)
+                    .add_buffer(Buffer::from_vec(offsets))
+                    .add_child_data(entry_data)
+                    .nulls(nulls.finish())
+            }
+            Builder::Struct {
+                nulls, children, ..
+            } => {
+                let nulls = nulls.finish();
+                let mut builder = ArrayDataBuilder::new(data_type);
+                let mut len = nulls.as_ref().map(|n| n.len());
+                for child in children.iter_mut() {
+                    let data = child.finish()?.to_data();
+                    len.get_or_insert(data.len());
+                    builder = builder.add_child_data(data);
+                }
+                builder.len(len.unwrap_or(0)).nulls(nulls)
+            }
+        };
+        builder
+            .build()
+            .map(make_array)
+            .map_err(|e| error(e.to_string()))
+    }
+}
+
+/// The byte width of a [`Builder::Number`] or [`Builder::Uuid`] type.
+fn fixed_width(data_type: &DataType) -> usize {
+    data_type.primitive_width().unwrap_or(16).max(1)
+}
+
+/// Ends a list or map value of `count` items: its end offset after the previous one.
+fn push_offset(offsets: &mut Vec<i32>, count: usize) -> Result<()> {
+    let last = offsets.last().copied().unwrap_or(0);
+    let end = last
+        .checked_add(offset(count)?)
+        .ok_or_else(|| error("more than 2^31 items in one page"))?;
+    offsets.push(end);
+    Ok(())
+}
+
+/// A length as an Arrow offset.
+fn offset(length: usize) -> Result<i32> {
+    i32::try_from(length).map_err(|_| error("more than 2 GiB of values in one page"))
+}
+
+/// Reverses the byte order of each `size`-byte record of `src` into `dst` (of the same length).
+fn swap_records(src: &[u8], dst: &mut [u8], size: usize) {
+    match size {
+        4 => {
+            for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+                let word = u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+                d.copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        8 => {
+            for (d, s) in dst.chunks_exact_mut(8).zip(src.chunks_exact(8)) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(s);
+                d.copy_from_slice(&u64::from_be_bytes(word).to_le_bytes());
+            }
+        }
+        _ => {
+            for (d, s) in dst.chunks_exact_mut(size).zip(src.chunks_exact(size)) {
+                d.iter_mut().zip(s.iter().rev()).for_each(|(d, s)| *d = *s);
+            }
+        }
+    }
+}
+
+/// A cursor over the `[int n]` and `[bytes]` items of a collection, tuple or UDT value.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn int(&mut self) -> Result<i32> {
+        let (head, rest) = self.0.split_first_chunk::<4>().ok_or_else(|| {
+            error(format!(
+                "{} bytes where a length was expected",
+                self.0.len()
+            ))
+        })?;
+        self.0 = rest;
+        Ok(i32::from_be_bytes(*head))
+    }
+
+    /// An element count (never more than the bytes left could hold).
+    fn count(&mut self) -> Result<usize> {
+        let count = self.int()?;
+        usize::try_from(count)
+            .ok()
+            .filter(|&n| n <= self.0.len() / 4)
+            .ok_or_else(|| {
+                error(format!(
+                    "a count of {count} with {} bytes left",
+                    self.0.len()
+                ))
+            })
+    }
+
+    /// A `[bytes]`: `None` for null (a negative length).
+    fn value(&mut self) -> Result<Option<&'a [u8]>> {
+        let length = self.int()?;
+        if length < 0 {
+            return Ok(None);
+        }
+        let length = length as usize;
+        if length > self.0.len() {
+            return Err(error(format!(
+                "a length of {length} with {} bytes left",
+                self.0.len()
+            )));
+        }
+        let (value, rest) = self.0.split_at(length);
+        self.0 = rest;
+        Ok(Some(value))
+    }
+
+    fn end(&self) -> Result<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(error(format!("{} bytes after the value", self.0.len())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Int16Type, Int32Type, Int64Type};
+    use arrow_array::Array;
+    use cqlwire_codec::types::{parse_type, UdtRegistry};
+    use cqlwire_codec::value;
+
+    fn ty(text: &str) -> CqlType {
+        let mut udts = UdtRegistry::new();
+        udts.declare("addr(street text, zip int)").unwrap();
+        parse_type(text, &udts).unwrap()
+    }
+
+    /// The codec's bytes of the literal, decoded by a builder of the type.
+    fn array(type_text: &str, literals: &[Option<&str>]) -> ArrayRef {
+        let cql = ty(type_text);
+        let mut builder = Builder::new(&cql).unwrap();
+        for literal in literals {
+            let bytes = literal.map(|text| {
+                let value = value::cql::parse_cql(&cql, text).unwrap();
+                value::encode(&cql, &value).unwrap()
+            });
+            builder.append(bytes.as_deref()).unwrap();
+        }
+        let array = builder.finish().unwrap();
+        assert_eq!(array.data_type(), &builder.data_type());
+        array
+    }
+
+    #[test]
+    fn vectors_become_fixed_size_lists_of_native_numbers() {
+        let floats = array(
+            "vector<float, 3>",
+            &[Some("[1.5, -2, 3e38]"), None, Some("[0, NaN, -0.0]")],
+        );
+        let floats = floats.as_fixed_size_list();
+        assert_eq!(floats.len(), 3);
+        assert!(floats.is_null(1));
+        let values = floats.values().as_primitive::<Float32Type>();
+        assert_eq!(&values.values()[..3], &[1.5, -2.0, 3e38]);
+        assert!(values.value(7).is_nan());
+        assert_eq!(values.value(8).to_bits(), (-0.0f32).to_bits());
+
+        let small = array("vector<smallint, 2>", &[Some("[1, -2]"), Some("[300, 0]")]);
+        let small = small
+            .as_fixed_size_list()
+            .values()
+            .as_primitive::<Int16Type>();
+        assert_eq!(small.values().as_ref(), &[1, -2, 300, 0]);
+    }
+
+    #[test]
+    fn natives_keep_their_values() {
+        let ints = array("int", &[Some("7"), Some("-2147483648"), None]);
+        let ints = ints.as_primitive::<Int32Type>();
+        assert_eq!(ints.value(0), 7);
+        assert_eq!(ints.value(1), i32::MIN);
+        assert!(ints.is_null(2));
+        let stamps = array("timestamp", &[Some("'2024-01-01 12:00:00.000Z'")]);
+        let stamps = stamps.as_primitive::<arrow_array::types::TimestampMillisecondType>();
+        assert_eq!(stamps.value(0), 1_704_110_400_000);
+        let dates = array("date", &[Some("'1970-01-02'"), Some("'1969-12-31'")]);
+        let dates = dates.as_primitive::<arrow_array::types::Date32Type>();
+        assert_eq!(dates.values().as_ref(), &[1, -1]);
+        let text = array("text", &[Some("'héllo'"), None, Some("''")]);
+        let text = text.as_string::<i32>();
+        assert_eq!(text.value(0), "héllo");
+        assert!(text.is_null(1));
+        assert_eq!(text.value(2), "");
+        let uuids = array("uuid", &[Some("123e4567-e89b-12d3-a456-426614174000")]);
+        assert_eq!(uuids.as_fixed_size_binary().value(0)[..2], [0x12, 0x3e]);
+        let inet = array("inet", &[Some("'10.0.0.1'"), Some("'::1'")]);
+        assert_eq!(inet.as_string::<i32>().value(1), "::1");
+    }
+
+    #[test]
+    fn collections_tuples_and_udts_nest() {
+        let lists = array("list<bigint>", &[Some("[1, 2]"), Some("[]"), None]);
+        let lists = lists.as_list::<i32>();
+        assert_eq!(lists.value_offsets(), &[0, 2, 2, 2]);
+        assert!(lists.is_null(2));
+        assert_eq!(
+            lists.values().as_primitive::<Int64Type>().values().as_ref(),
+            &[1, 2]
+        );
+        let maps = array("map<text, int>", &[Some("{'a': 1, 'b': null}")]);
+        let maps = maps.as_map();
+        assert_eq!(maps.keys().as_string::<i32>().value(1), "b");
+        assert!(maps.values().is_null(1));
+        let tuples = array("tuple<int, text>", &[Some("(1, 'x')"), None]);
+        let tuples = tuples.as_struct();
+        assert_eq!(tuples.column_names(), ["0", "1"]);
+        assert!(tuples.is_null(1));
+        let udts = array("frozen<addr>", &[Some("{street: 'x', zip: 5}")]);
+        let udts = udts.as_struct();
+        assert_eq!(udts.column_names(), ["street", "zip"]);
+        assert_eq!(udts.column(1).as_primitive::<Int32Type>().value(0), 5);
+    }
+
+    #[test]
+    fn malformed_values_are_errors_not_panics() {
+        let mut builder = Builder::new(&ty("list<int>")).unwrap();
+        for bad in [
+            &[0u8, 0, 0][..],
+            &[0x7f, 0xff, 0xff, 0xff],
+            &[0, 0, 0, 1, 0, 0, 0, 9, 1],
+            &[0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1, 9],
+        ] {
+            assert!(builder.append(Some(bad)).is_err(), "{bad:?}");
+        }
+        let mut vector = Builder::new(&ty("vector<smallint, 2>")).unwrap();
+        assert!(vector.append(Some(&[0x02, 0x00, 0x01, 0x09])).is_err());
+        assert!(vector.append(Some(&[0xff])).is_err());
+        let mut floats = Builder::new(&ty("vector<float, 2>")).unwrap();
+        assert!(floats.append(Some(&[0; 7])).is_err());
+        let mut text = Builder::new(&ty("text")).unwrap();
+        assert!(text.append(Some(&[0xff])).is_err());
+        assert!(Builder::new(&ty("decimal")).is_err());
+        assert!(Builder::new(&ty("list<varint>")).is_err());
+    }
+}

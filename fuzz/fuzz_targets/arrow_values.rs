@@ -1,0 +1,7 @@
+//! `arrow_values`: see [`cqlwire_fuzz::checks::arrow_values`].
+#![no_main]
+
+#[global_allocator]
+static ALLOCATOR: cqlwire_fuzz::checks::CappedAllocator = cqlwire_fuzz::checks::CappedAllocator;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cqlwire_fuzz::checks::arrow_values(data));

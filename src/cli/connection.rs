@@ -1,0 +1,113 @@
+//! The options of the commands that work on a live table (`load`, `unload`): contact points, the
+//! table, consistency, timeout, login and TLS, as one group of flags and as the library's
+//! [`LoadOptions`]; the password, read from the environment or a prompt; and the exit code of the
+//! engine's errors.
+
+use super::CliError;
+use cqlwire_load::{
+    parse_consistency, Credentials, Host, LoadError, LoadErrorKind, LoadOptions, Password,
+    TlsOptions,
+};
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The environment variable that holds the password of `--username`.
+pub const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
+
+/// The cluster, the table and how to reach them.
+#[derive(Debug, clap::Args)]
+pub struct Connection {
+    /// Contact points, HOST[:PORT][,HOST[:PORT]…] (port 9042 by default; ScyllaDB's shard-aware
+    /// port is found by the driver).
+    #[arg(long, value_name = "HOSTS")]
+    pub hosts: String,
+    /// The table, KEYSPACE.TABLE.
+    #[arg(long, value_name = "KS.TABLE")]
+    pub table: String,
+    /// Consistency level of every request [default: LOCAL_QUORUM].
+    #[arg(long, value_name = "LEVEL")]
+    pub consistency: Option<String>,
+    /// Timeout of one request, in seconds; a request that takes longer is retried.
+    #[arg(long, value_name = "SECONDS", default_value_t = 12)]
+    pub timeout: u64,
+    /// Log in as this user; the password comes from the CQLWIRE_PASSWORD environment variable, else a
+    /// prompt on the terminal (it is never an argument).
+    #[arg(long, value_name = "USER")]
+    pub username: Option<String>,
+    /// Connect with TLS (the server's certificate and host name are verified).
+    #[arg(long)]
+    pub tls: bool,
+    /// CA certificates (PEM) that sign the server's certificate [default: the system's].
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM), for servers that require one; with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl Connection {
+    /// The library's options for this connection (the password read now), everything else at its
+    /// default.
+    pub fn options(&self) -> Result<LoadOptions, CliError> {
+        let hosts = Host::parse_list(&self.hosts).map_err(engine_error)?;
+        let mut options = LoadOptions::with_table_name(hosts, &self.table).map_err(engine_error)?;
+        if let Some(level) = &self.consistency {
+            options.consistency = parse_consistency(level).map_err(engine_error)?;
+        }
+        options.request_timeout = Duration::from_secs(self.timeout.max(1));
+        if let Some(user) = &self.username {
+            options.credentials = Some(Credentials {
+                username: user.clone(),
+                password: password(user)?,
+            });
+        }
+        if self.tls || self.tls_ca.is_some() || self.tls_cert.is_some() {
+            options.tls = Some(TlsOptions {
+                ca_file: self.tls_ca.clone(),
+                client_cert: self.tls_cert.clone().zip(self.tls_key.clone()),
+                ..TlsOptions::default()
+            });
+        }
+        Ok(options)
+    }
+}
+
+/// The engine's error with the exit code it deserves: options, mapping and schema are usage.
+pub fn engine_error(error: LoadError) -> CliError {
+    match error.kind() {
+        LoadErrorKind::Authentication => CliError::data(format!(
+            "{} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a prompt)",
+            error.message()
+        )),
+        LoadErrorKind::InvalidOption
+        | LoadErrorKind::UnknownTable
+        | LoadErrorKind::UnknownColumn
+        | LoadErrorKind::MissingKeyColumn
+        | LoadErrorKind::Statement
+        | LoadErrorKind::Mapping
+        | LoadErrorKind::UnsupportedType => CliError::usage(error.message()),
+        _ => CliError::data(error.message()),
+    }
+}
+
+/// The password of `user`: the environment variable, else a prompt on the terminal.
+fn password(user: &str) -> Result<Password, CliError> {
+    if let Some(password) = std::env::var_os(PASSWORD_VARIABLE) {
+        return password
+            .into_string()
+            .map(Password::new)
+            .map_err(|_| CliError::usage(format!("{PASSWORD_VARIABLE} is not valid UTF-8")));
+    }
+    if !io::stdin().is_terminal() {
+        return Err(CliError::usage(format!(
+            "--username {user} needs a password: set {PASSWORD_VARIABLE} (no terminal to ask on)"
+        )));
+    }
+    rpassword::prompt_password(format!("password for {user}: "))
+        .map(Password::new)
+        .map_err(|e| CliError::data(format!("cannot read the password: {e}")))
+}

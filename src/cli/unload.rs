@@ -1,0 +1,326 @@
+//! `cqlwire unload`: a live Cassandra/ScyllaDB table into Parquet, Arrow, NPY, fbin, raw or hex.
+//!
+//! A thin face over [`cqlwire_load::Unloader`]: the arguments become library options, the chosen
+//! format picks the columns read, and this file adds the output files, Ctrl-C, the progress bar and
+//! the summary line.
+
+use super::connection::{engine_error, Connection};
+use super::progress::{self, Unit};
+use super::CliError;
+use crate::files::{refuse_same_file, Output};
+use cqlwire_load::{
+    ColumnRole, CqlType, IdsFormat, LoadError, LoadErrorKind, TableColumn, UnloadControl,
+    UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
+};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Pages queued between the scan and the writer.
+const QUEUED_PAGES: usize = 2;
+
+/// Worked examples shown by `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  # Every column of ks.docs into Parquet (typed: bigint → int64, vector<float, 768> →
+  # fixed_size_list<float32, 768>, text → utf8, ...):
+  cqlwire unload --hosts 10.0.0.1 --table ks.docs -o docs.parquet
+
+  # The vector column as a little-endian float32 .npy, and the partition keys of the same rows:
+  cqlwire unload --hosts db1 --table ks.docs -o vectors.npy --ids ids.npy
+
+  # Some columns only, as an Arrow IPC stream, with more ranges read at once:
+  cqlwire unload --hosts db1 --table ks.docs --columns id,emb -o docs.arrow --concurrency 16
+
+  # Each vector's CQL value bytes, one 0x... line per row, of the rows that meet a condition:
+  cqlwire unload --hosts db1 --table ks.docs --column emb --format hex --where \"lang = 'en'\"
+
+  # Back into another table, byte for byte:
+  cqlwire unload --hosts db1 --table ks.docs -o docs.parquet
+  cqlwire load docs.parquet --hosts db2 --table ks.docs_copy
+
+The table is read by token range (the ring's ranges, each cut into --split parts), --concurrency \
+ranges at a time, each from a replica of its range, paged and retried; rows come out in token \
+order. Memory stays bounded by --concurrency × 2 pages of about 4 MiB and a Parquet row group, \
+whatever the table size. The output appears only when the whole table is read.";
+
+/// Arguments of `cqlwire unload`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The cluster and the table.
+    #[command(flatten)]
+    pub connection: Connection,
+    /// Output file (`-` or none: standard output; npy and fbin need a file).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// parquet, arrow (every column read), npy, fbin, raw or hex (the vector column) [default:
+    /// from the output's extension, else parquet].
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub format: Option<UnloadFormat>,
+    /// The columns of a parquet or arrow output, in order [default: all].
+    #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// The vector column of an npy, fbin, raw or hex output [default: the table's only vector column].
+    #[arg(long, value_name = "COLUMN")]
+    pub column: Option<String>,
+    /// Also write the partition keys of the rows of an npy, fbin, raw or hex output, in the same
+    /// order: `.npy` (int64, for one integer key column), else CSV.
+    #[arg(long, value_name = "FILE")]
+    pub ids: Option<PathBuf>,
+    /// Only the rows that meet this CQL condition (added with ALLOW FILTERING).
+    #[arg(long = "where", value_name = "CONDITION")]
+    pub condition: Option<String>,
+    /// Parts each token range of the ring is cut into.
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub split: u32,
+    /// Token ranges read at once.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub concurrency: u32,
+    /// Rows per page [default: about 4 MiB of rows, from the columns' types].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub page_rows: Option<u32>,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Parses `--format`.
+fn parse_format(name: &str) -> Result<UnloadFormat, String> {
+    UnloadFormat::from_name(name)
+        .ok_or_else(|| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
+}
+
+/// The format of an output named `path`, by its extension.
+fn format_of(path: Option<&Path>) -> UnloadFormat {
+    let extension = path
+        .and_then(Path::extension)
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("arrow" | "arrows" | "ipc") => UnloadFormat::Arrow,
+        Some("npy") => UnloadFormat::Npy,
+        Some("fbin") => UnloadFormat::Fbin,
+        Some("hex" | "txt") => UnloadFormat::Hex,
+        Some("raw" | "bin") => UnloadFormat::Raw,
+        _ => UnloadFormat::Parquet,
+    }
+}
+
+/// Whether a column holds a `vector<…>`.
+fn is_vector(typ: &CqlType) -> bool {
+    typ.to_string().starts_with("vector<")
+}
+
+/// The columns a vector format reads: the vector column (given, else the only one), then the
+/// partition key when ids are written.
+fn vector_columns(
+    table: &[TableColumn],
+    given: Option<&str>,
+    ids: bool,
+) -> Result<Vec<String>, LoadError> {
+    let vector = match given {
+        Some(name) => name.to_owned(),
+        None => {
+            let vectors: Vec<&TableColumn> =
+                table.iter().filter(|c| is_vector(&c.cql_type)).collect();
+            match vectors.as_slice() {
+                [only] => quoted(&only.name),
+                [] => {
+                    return Err(LoadError::new(
+                        LoadErrorKind::UnknownColumn,
+                        "the table has no vector column (name the column with --column)",
+                    ))
+                }
+                several => {
+                    let names: Vec<&str> = several.iter().map(|c| c.name.as_str()).collect();
+                    return Err(LoadError::new(
+                        LoadErrorKind::UnknownColumn,
+                        format!(
+                            "the table has several vector columns ({}): choose one with --column",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    let mut columns = vec![vector];
+    if ids {
+        columns.extend(
+            table
+                .iter()
+                .filter(|c| matches!(c.role, ColumnRole::PartitionKey(_)))
+                .map(|c| quoted(&c.name)),
+        );
+    }
+    Ok(columns)
+}
+
+/// A schema name as written in CQL (quoted, so that its case is kept).
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The library's error with the exit code it deserves, and the flag that fixes an unsupported type.
+fn unload_error(error: LoadError) -> CliError {
+    if error.kind() == LoadErrorKind::UnsupportedType {
+        return CliError::usage(format!(
+            "{} (choose the columns to unload with --columns)",
+            error.message()
+        ));
+    }
+    engine_error(error)
+}
+
+/// Runs `cqlwire unload`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let format = args
+        .format
+        .unwrap_or_else(|| format_of(crate::files::named(args.output.as_deref())));
+    if format.holds_columns() {
+        if args.column.is_some() || args.ids.is_some() {
+            return Err(CliError::usage(
+                "--column and --ids go with the npy, fbin, raw and hex formats; a parquet or arrow \
+                 output takes --columns",
+            ));
+        }
+    } else if !args.columns.is_empty() {
+        return Err(CliError::usage(
+            "--columns goes with the parquet and arrow formats; the npy, fbin, raw and hex formats \
+             take one vector column (--column)",
+        ));
+    }
+    if let (Some(ids), output) = (&args.ids, args.output.as_deref()) {
+        let same_name = crate::files::named(output).is_some_and(|o| o == ids.as_path());
+        if same_name || refuse_same_file(Some(ids), output).is_err() {
+            return Err(CliError::usage(
+                "the output and the ids file are the same file; name two files",
+            ));
+        }
+    }
+
+    let connection = args.connection.options()?;
+    let mut options = UnloadOptions::new(connection);
+    options.columns = (!args.columns.is_empty()).then(|| args.columns.clone());
+    options.condition = args.condition.clone();
+    options.splits = args.split as usize;
+    options.concurrency = args.concurrency as usize;
+    options.page_rows = args.page_rows.map(|n| n as usize);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+    let vector_format = !format.holds_columns();
+    let unloader = runtime
+        .block_on(Unloader::connect_with(options, |table, options| {
+            if vector_format {
+                let columns = vector_columns(table, args.column.as_deref(), args.ids.is_some())?;
+                if format.wants_value_bytes() {
+                    options.raw_columns = columns[..1].to_vec();
+                }
+                options.columns = Some(columns);
+            }
+            Ok(())
+        }))
+        .map_err(unload_error)?;
+
+    let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
+    let ids = match &args.ids {
+        Some(path) => {
+            let ids_format = match path.extension().and_then(|e| e.to_str()) {
+                Some(e) if e.eq_ignore_ascii_case("npy") => IdsFormat::Npy,
+                _ => IdsFormat::Csv,
+            };
+            Some((Output::open(Some(path), true)?.without_sync(), ids_format))
+        }
+        None => None,
+    };
+    let mut writer =
+        UnloadWriter::new(format, &unloader.schema(), output, ids).map_err(unload_error)?;
+
+    let control = UnloadControl::default();
+    let bar = progress::bar(None, Unit::Rows, args.quiet);
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(QUEUED_PAGES);
+    let stop = control.stop.clone();
+    let writing = std::thread::spawn(move || -> io::Result<UnloadWriter<Output>> {
+        while let Some(batch) = receiver.blocking_recv() {
+            if let Err(error) = writer.write(&batch) {
+                stop.store(true, Ordering::Relaxed);
+                return Err(error);
+            }
+        }
+        Ok(writer)
+    });
+    let ranges = unloader.range_count();
+    let result = runtime.block_on(async {
+        let stop = control.stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        });
+        let progress = control.progress.clone();
+        let ticker_bar = bar.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                ticker_bar.set_position(progress.rows());
+                ticker_bar.set_message(format!(
+                    "{:.1} MB  {}/{ranges} ranges  {} retries",
+                    progress.bytes() as f64 / 1e6,
+                    progress.ranges_done(),
+                    progress.retried()
+                ));
+            }
+        });
+        let result = unloader.run(sender, &control).await;
+        ticker.abort();
+        result
+    });
+    bar.finish_and_clear();
+    let written = writing
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("the writer failed")));
+    // A write error stopped the scan: it is the cause to report.
+    let writer = written?;
+    let report = result.map_err(|error| match error.kind() {
+        LoadErrorKind::Stopped => CliError::data("interrupted; no output written"),
+        _ => unload_error(error),
+    })?;
+    let skipped = writer.skipped();
+    let (output, ids) = writer.finish()?;
+    if let Some(ids) = ids {
+        ids.commit()?;
+    }
+    output.commit()?;
+    if !args.quiet {
+        summary(&report, skipped);
+    }
+    Ok(())
+}
+
+/// The one-line summary on standard error.
+fn summary(report: &UnloadReport, skipped: u64) {
+    let seconds = report.elapsed.as_secs_f64();
+    let rows = report.rows - skipped;
+    let skipped = if skipped > 0 {
+        format!(", {skipped} rows without a vector left out")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        io::stderr(),
+        "unloaded {rows} rows ({:.1} MB) from {} token ranges in {seconds:.2} s, {:.0} rows/s, \
+         {:.1} MB/s, {} retries{skipped}",
+        report.bytes as f64 / 1e6,
+        report.ranges,
+        report.rows as f64 / seconds.max(1e-9),
+        report.bytes as f64 / 1e6 / seconds.max(1e-9),
+        report.retried,
+    );
+}
