@@ -6,7 +6,7 @@
 //! - `CQLWIRE_TEST_USER`, `CQLWIRE_TEST_PASSWORD`: a login role;
 //! - `CQLWIRE_TEST_CA`: PEM of the server's certificate (it names 127.0.0.1);
 //! - `CQLWIRE_TEST_CASSANDRA_OTHER_ADDRESS`: another address of the same server, not in its certificate;
-//! - `CQLWIRE_TEST_CASSANDRA_CONTROL`: `fixtures/inspect/cassandra.sh` (pid of the server, restart);
+//! - `CQLWIRE_TEST_CASSANDRA_CONTROL`: `scripts/cassandra.sh` (pid of the server, restart);
 //! - `PYTHON`: a Python with the cassandra-driver of fixtures/requirements.txt.
 
 use std::collections::BTreeMap;
