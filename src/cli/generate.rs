@@ -1,4 +1,4 @@
-//! `cqlwire generate` (hidden): shell completions and man pages made from the command-line definitions,
+//! `cqlwire generate`: shell completions and man pages made from the command-line definitions,
 //! so they always match the installed binary.
 
 use super::{Cli, CliError};

@@ -6,6 +6,7 @@
 
 use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
 use super::progress::{self, Unit};
+use super::util::{amount, counted};
 use super::CliError;
 use crate::files;
 use cqlwire_load::{
@@ -385,9 +386,9 @@ fn summary(report: &LoadReport, dry_run: bool) {
     let verb = if dry_run { "checked" } else { "loaded" };
     let _ = writeln!(
         io::stderr(),
-        "{verb} {} rows ({:.1} MB) in {seconds:.2} s, {:.0} rows/s, {} retries, {} rejected",
-        report.written,
-        report.bytes as f64 / 1e6,
+        "cqlwire: {verb} {} ({}) in {seconds:.2} s, {:.0} rows/s, {} retries, {} rejected",
+        counted(report.written, "row"),
+        amount(report.bytes),
         report.rows_per_second(),
         report.retried,
         report.rejected,
