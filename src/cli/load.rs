@@ -48,7 +48,7 @@ Examples:
   cqlwire load base.fbin --hosts db1 --table ks.vectors --row-number-column id --rows 412000..
 
   # Full control of the statement, and a login (password from CQLWIRE_PASSWORD or a prompt):
-  cqlwire load train.parquet --hosts db1 --username loader --tls --tls-ca ca.pem \\
+  cqlwire load train.parquet --hosts db1 --table ks.docs --username loader --tls --tls-ca ca.pem \\
       --query 'INSERT INTO ks.docs (id, emb) VALUES (?, ?) USING TTL 86400'
 
 Every value is converted from the input's type to the type the server reports for its column, \
