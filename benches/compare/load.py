@@ -6,7 +6,7 @@ and prints a Markdown table of medians.
     python3 benches/compare/load.py --big 1000000 [--row-group 10000]
 
 The server is a single-node Apache Cassandra 5.0 started (and, at the end, stopped by its pid) by
-fixtures/inspect/cassandra.sh with its minimal configuration (no login; `auto_snapshot: false`, so
+scripts/cassandra.sh with its minimal configuration (no login; `auto_snapshot: false`, so
 that TRUNCATE between runs does not keep every earlier run on disk). The data: `--rows` × 768 float32
 (seeded, each row of norm 1) in a Parquet file (`id int64`, `emb list<float>`, snappy), plus the same
 rows as .npy (the Java peer) and CSV (cqlsh), under bench-data/load/. The table:
@@ -51,7 +51,7 @@ import run  # noqa: E402 (the comparison venv, the cqlwire module and GNU time a
 HERE = run.HERE
 ROOT = run.ROOT
 DATA = ROOT / "bench-data" / "load"
-CASSANDRA = ROOT / "fixtures" / "inspect" / "cassandra.sh"
+CASSANDRA = ROOT / "scripts" / "cassandra.sh"
 HOST, PORT = "127.0.0.1", 9042
 KEYSPACE, TABLE = "cqlwire_bench", "embeddings"
 DIMENSION = 768
@@ -179,7 +179,7 @@ def server_running() -> bool:
 def start_server() -> int:
     """Starts the single-node server; returns its pid."""
     if server_running():
-        raise SystemExit("a Cassandra started by fixtures/inspect/cassandra.sh is already running: stop it first")
+        raise SystemExit("a Cassandra started by scripts/cassandra.sh is already running: stop it first")
     env = dict(os.environ, CASSANDRA_YAML_EXTRA="auto_snapshot: false\n")
     subprocess.run([str(CASSANDRA), "start"], check=True, env=env, stdout=sys.stderr)
     status = subprocess.run([str(CASSANDRA), "status"], check=True, capture_output=True, text=True).stdout

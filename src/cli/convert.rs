@@ -4,6 +4,7 @@
 //! progress bar, the summary line and the flag names in errors.
 
 use super::progress;
+use super::util::{amount, counted};
 use super::CliError;
 use crate::files::{self, Output};
 use crate::messages;
@@ -298,24 +299,6 @@ fn summary(totals: &Totals, seconds: f64) -> String {
         counted(totals.rows, "row"),
         amount(totals.bytes)
     )
-}
-
-/// `n` and the noun, plural unless `n` is 1.
-fn counted(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// A byte count in bytes below 1 kB, else kB or MB with one decimal.
-fn amount(bytes: u64) -> String {
-    match bytes {
-        0..1_000 => counted(bytes, "byte"),
-        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
-        _ => format!("{:.1} MB", bytes as f64 / 1e6),
-    }
 }
 
 /// Maps a conversion error, naming `--type` (given as `type_text`) where it is the cause.

@@ -1,4 +1,4 @@
-//! `cqlwire generate` (hidden): shell completions and man pages made from the command-line definitions,
+//! `cqlwire generate`: shell completions and man pages made from the command-line definitions,
 //! so they always match the installed binary.
 
 use super::{Cli, CliError};
@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
 Examples:
+  # The folders that bash-completion and man look in for the current user:
+  mkdir -p ~/.local/share/bash-completion/completions ~/.local/share/man/man1
+
   # Bash completions for the current user (zsh, fish, elvish and powershell work the same way):
   cqlwire generate completions bash > ~/.local/share/bash-completion/completions/cqlwire
 

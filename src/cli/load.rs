@@ -7,6 +7,7 @@
 use super::connection::{engine_error, Connection};
 use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
 use super::progress::{self, Unit};
+use super::util::{amount, counted};
 use super::CliError;
 use crate::files;
 use crate::messages;
@@ -45,7 +46,7 @@ Examples:
   cqlwire load base.fbin --hosts db1 --table ks.vectors --row-number-column id --rows 412000..
 
   # Full control of the statement, and a login (password from CQLWIRE_PASSWORD or a prompt):
-  cqlwire load train.parquet --hosts db1 --username loader --tls --tls-ca ca.pem \\
+  cqlwire load train.parquet --hosts db1 --table ks.docs --username loader --tls --tls-ca ca.pem \\
       --query 'INSERT INTO ks.docs (id, emb) VALUES (?, ?) USING TTL 86400'
 
 Every value is converted from the input's type to the type the server reports for its column, \
@@ -302,9 +303,9 @@ fn summary(report: &LoadReport, dry_run: bool) {
     let seconds = report.elapsed.as_secs_f64();
     let verb = if dry_run { "checked" } else { "loaded" };
     messages::line(format_args!(
-        "{verb} {} rows ({:.1} MB) in {seconds:.2} s, {:.0} rows/s, {} retries, {} rejected",
-        report.written,
-        report.bytes as f64 / 1e6,
+        "cqlwire: {verb} {} ({}) in {seconds:.2} s, {:.0} rows/s, {} retries, {} rejected",
+        counted(report.written, "row"),
+        amount(report.bytes),
         report.rows_per_second(),
         report.retried,
         report.rejected,

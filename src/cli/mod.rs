@@ -24,7 +24,8 @@ use std::io;
     name = "cqlwire",
     version,
     about = "The bytes of the Cassandra/ScyllaDB native protocol (CQL): convert embeddings to CQL \
-             vector values, load them into a table, compress and decompress LZ4 bodies and frames, decode and encode values.",
+             vector values, load them into a table, compress and decompress LZ4 bodies and frames, \
+             decode and encode values, inspect captured conversations.",
     after_help = "Exit codes: 0 success, 1 bad data or I/O error, 2 bad usage."
 )]
 pub struct Cli {
@@ -48,7 +49,6 @@ pub enum Command {
     /// vector values, at memory speed.
     Convert(convert::Args),
     /// Generate shell completions or man pages from these definitions.
-    #[command(hide = true)]
     Generate(generate::Args),
     /// Decode captured CQL conversations (pcap/pcapng, raw or hex streams): every message, row and
     /// bound value, with latencies, filters and statistics.

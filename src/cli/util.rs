@@ -79,3 +79,21 @@ pub fn hex_argument(words: &[String]) -> Result<Vec<u8>, CliError> {
     }
     Ok(bytes)
 }
+
+/// `n` and the noun, plural unless `n` is 1.
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A byte count in bytes below 1 kB, else kB or MB with one decimal.
+pub fn amount(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => counted(bytes, "byte"),
+        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}

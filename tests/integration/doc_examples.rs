@@ -8,9 +8,13 @@
 //!   shows it; a command shown without output is only run); a command commented `# (excerpt)` prints the shown lines in that order among others,
 //!   one with any other `# (…)` comment (e.g. output re-wrapped to fit) is only run.
 //!
-//! Usage lines (with `[OPTIONS]`-style placeholders), commands that need a live capture (`tcpdump`)
-//! and commands that need a live cluster (`--hosts`, checked by `fixtures/load/check_cli.py` against a
-//! real server instead) are not run.
+//! A command that needs a live cluster (`--hosts`) is parsed rather than run: its hosts become a
+//! closed loopback port (no traffic leaves the machine) and it must then fail as a run that found no
+//! server or no input does (exit code 1 and a `cqlwire: error:` line), never as a bad command line
+//! (exit code 2). `fixtures/load/check_cli.py` runs `load` against a real server.
+//!
+//! Usage lines (with `[OPTIONS]`-style placeholders) and commands that need a live capture
+//! (`tcpdump`) are not run.
 
 use crate::common;
 
@@ -23,6 +27,9 @@ struct Example {
     command: String,
     shown: Option<Vec<String>>,
 }
+
+/// Where the examples that name cluster hosts are pointed: a loopback port nothing listens on.
+const NO_SERVER: &str = "127.0.0.1:1";
 
 /// How an example's output is held to what is shown.
 enum Compare {
@@ -38,6 +45,22 @@ impl Example {
             Some(_) => Compare::RunOnly,
             None => Compare::Exact,
         }
+    }
+
+    /// Whether the example names cluster hosts (and is only parsed).
+    fn needs_cluster(&self) -> bool {
+        self.command.contains("--hosts")
+    }
+
+    /// The command with every `--hosts` value replaced by [`NO_SERVER`].
+    fn without_server(&self) -> String {
+        let mut words: Vec<&str> = self.command.split(' ').collect();
+        for i in 1..words.len() {
+            if words[i - 1] == "--hosts" {
+                words[i] = NO_SERVER;
+            }
+        }
+        words.join(" ")
     }
 
     fn expects_error(&self) -> bool {
@@ -80,10 +103,8 @@ fn examples(text: &str, fenced: bool) -> Vec<Example> {
             command.pop();
             command.push_str(lines.next().unwrap_or_default());
         }
-        let usage = command.contains(" [")
-            || command.contains("INPUT")
-            || command.contains(" TYPE")
-            || command.contains("--hosts");
+        let usage =
+            command.contains(" [") || command.contains("INPUT") || command.contains(" TYPE");
         let shown = dollar
             .then(|| {
                 let mut shown = Vec::new();
@@ -117,17 +138,40 @@ fn check(examples: &[Example], source: &str) {
         binary.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for example in examples {
-        let output = Command::new("sh")
+    // A password for the examples that log in (it is never a command-line argument).
+    let run = |command: &str| {
+        Command::new("sh")
             .arg("-c")
-            .arg(format!("exec 2>&1; {}", example.command))
+            .arg(format!("exec 2>&1; {command}"))
             .current_dir(dir.path())
             .env("HOME", dir.path())
             .env("PATH", &path)
+            .env("CQLWIRE_PASSWORD", "example")
             .output()
-            .unwrap();
-        let printed = String::from_utf8_lossy(&output.stdout);
+            .unwrap()
+    };
+    for example in examples {
         let what = format!("{source}: `{}`", example.command);
+        if example.needs_cluster() {
+            let output = run(&example.without_server());
+            let printed = String::from_utf8_lossy(&output.stdout);
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "{what}, run against no server, exited with {}: {printed}",
+                output.status
+            );
+            assert!(
+                printed
+                    .lines()
+                    .last()
+                    .is_some_and(|last| last.starts_with("cqlwire: error:")),
+                "{what}, run against no server, printed {printed}"
+            );
+            continue;
+        }
+        let output = run(&example.command);
+        let printed = String::from_utf8_lossy(&output.stdout);
         assert_eq!(
             output.status.success(),
             !example.expects_error(),
@@ -197,6 +241,8 @@ fn help_examples_run_and_print_what_they_show() {
         "decode",
         "encode",
         "inspect",
+        "load",
+        "generate",
     ] {
         let help = common::with_args(&[command, "--help"]).output().unwrap();
         let found = examples(&String::from_utf8_lossy(&help.stdout), false);

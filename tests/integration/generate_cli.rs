@@ -1,4 +1,4 @@
-//! The hidden `cqlwire generate`: completions and man pages made from the clap definitions.
+//! `cqlwire generate`: completions and man pages made from the clap definitions.
 
 use crate::common;
 
@@ -34,24 +34,50 @@ fn man_pages_for_the_tool_and_each_command() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for page in [
-        "cqlwire",
-        "cqlwire-convert",
-        "cqlwire-compress",
-        "cqlwire-decompress",
-        "cqlwire-decode",
-        "cqlwire-encode",
-    ] {
-        let text = std::fs::read_to_string(target.join(format!("{page}.1"))).unwrap();
-        assert!(text.contains(".TH"), "{page}");
+    let main = std::fs::read_to_string(target.join("cqlwire.1")).unwrap();
+    for command in COMMANDS {
+        let text = std::fs::read_to_string(target.join(format!("cqlwire-{command}.1"))).unwrap();
+        assert!(text.contains(".TH"), "{command}");
+        assert!(
+            main.contains(&format!("cqlwire\\-{command}(1)")),
+            "cqlwire.1 does not list {command}"
+        );
     }
     let convert = std::fs::read_to_string(target.join("cqlwire-convert.1")).unwrap();
     assert!(
         convert.contains("on\\-null"),
         "convert's page lacks its flags"
     );
-    assert!(
-        !target.join("cqlwire-generate.1").exists(),
-        "the hidden command has no page"
-    );
+}
+
+/// Every command of the binary.
+const COMMANDS: [&str; 8] = [
+    "convert",
+    "load",
+    "compress",
+    "decompress",
+    "decode",
+    "encode",
+    "inspect",
+    "generate",
+];
+
+#[test]
+fn help_lists_every_command() {
+    let output = common::with_args(&["--help"]).output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    let mut expected = COMMANDS.to_vec();
+    expected.sort_unstable();
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, expected, "cqlwire --help lists {listed:?}");
 }

@@ -3,10 +3,10 @@
 //! prints rows per second; run it under `/usr/bin/time` for the client's CPU seconds and peak RSS:
 //!
 //! ```text
-//! fixtures/inspect/cassandra.sh start
+//! scripts/cassandra.sh start
 //! cargo build --release -p cqlwire-load --example bench_load
 //! /usr/bin/time -v target/release/examples/bench_load 127.0.0.1:9042 100000 100
-//! fixtures/inspect/cassandra.sh stop
+//! scripts/cassandra.sh stop
 //! ```
 //!
 //! Arguments: `HOST:PORT ROWS CONCURRENCY` (defaults 127.0.0.1:9042, 100000, 100; concurrency 0 is the

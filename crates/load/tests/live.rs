@@ -4,9 +4,10 @@
 //!
 //! - `CQLWIRE_TEST_CASSANDRA`: `HOST:PORT` of the server;
 //! - `CQLWIRE_TEST_USER`, `CQLWIRE_TEST_PASSWORD`: a login role;
-//! - `CQLWIRE_TEST_CA`: PEM of the server's certificate (it names 127.0.0.1);
-//! - `CQLWIRE_TEST_CASSANDRA_OTHER_ADDRESS`: another address of the same server, not in its certificate;
-//! - `CQLWIRE_TEST_CASSANDRA_CONTROL`: `fixtures/inspect/cassandra.sh` (pid of the server, restart);
+//! - `CQLWIRE_TEST_CA`: PEM of the server's certificate (it names the server's address);
+//! - `CQLWIRE_TEST_CASSANDRA_OTHER_ADDRESS`: another loopback IP address, not in the server's
+//!   certificate, on which a test forwards connections to the server (its port must be free there);
+//! - `CQLWIRE_TEST_CASSANDRA_CONTROL`: `scripts/cassandra.sh` (pid of the server, restart);
 //! - `PYTHON`: a Python with the cassandra-driver of fixtures/requirements.txt.
 
 use std::collections::BTreeMap;
@@ -591,7 +592,12 @@ async fn tls_trusts_the_server_certificate_and_checks_its_address() {
     assert_vector_rows(&session, "secure", 0..200, true).await;
 
     // Another address of the same server: its certificate does not name it.
-    let other = Host::parse_list(&env("CQLWIRE_TEST_CASSANDRA_OTHER_ADDRESS")).unwrap();
+    let forwarded = forwarder(
+        &env("CQLWIRE_TEST_CASSANDRA_OTHER_ADDRESS"),
+        &env("CQLWIRE_TEST_CASSANDRA"),
+    )
+    .await;
+    let other = Host::parse_list(&forwarded).unwrap();
     let mut wrong_name = options("secure");
     wrong_name.hosts = other.clone();
     wrong_name.tls = Some(tls.clone());
@@ -605,6 +611,31 @@ async fn tls_trusts_the_server_certificate_and_checks_its_address() {
         ..tls
     });
     Loader::connect(unchecked).await.unwrap();
+}
+
+/// Forwards every connection to `address` at the port of `target` to `target`: the same server
+/// reached at another address. Returns `address:port`. (The same port, because the driver learns a
+/// node's address from `system.local` and keeps only the port of the address it connected to.)
+async fn forwarder(address: &str, target: &str) -> String {
+    let port = target
+        .rsplit_once(':')
+        .map_or(9042, |(_, p)| p.parse().unwrap());
+    let listener = tokio::net::TcpListener::bind((address, port))
+        .await
+        .unwrap_or_else(|e| panic!("cannot listen on {address}:{port}: {e}"));
+    let local = listener.local_addr().unwrap();
+    let target = target.to_owned();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let target = target.clone();
+            tokio::spawn(async move {
+                if let Ok(mut server) = tokio::net::TcpStream::connect(&target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    local.to_string()
 }
 
 /// Options for the fault tests: short timeouts so that a run notices quickly.
