@@ -10,8 +10,8 @@
 
 use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::Capture;
-use cqlwire_protocol::inspect::ValueForm;
 use cqlwire_protocol::inspect::{Inspector, Options, Record};
+use cqlwire_protocol::inspect::{RenderMessage, ValueForm};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::Path;

@@ -1087,6 +1087,7 @@ fn prepared_body(version: u8) -> Vec<u8> {
 /// unknown opcodes too); the rest is the body. Invariants: `explain` agrees with `decode`, its lines
 /// stay inside the body in byte order, and a decoded message renders as JSON, gist and explain text.
 pub fn message_body(data: &[u8]) {
+    use cqlwire_protocol::inspect::RenderMessage;
     use cqlwire_protocol::message::{Message, Registry};
     let [selector, flags, opcode, body @ ..] = data else {
         return;
@@ -1512,7 +1513,7 @@ fn render(record: &cqlwire_protocol::inspect::Record) {
     use cqlwire_codec::value::json::JsonWriter;
     use cqlwire_protocol::inspect::KeyedHash;
     use cqlwire_protocol::inspect::Record;
-    use cqlwire_protocol::inspect::ValueForm;
+    use cqlwire_protocol::inspect::{RenderMessage, ValueForm};
     let Record::Message(m) = record else {
         return;
     };

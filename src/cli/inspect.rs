@@ -12,8 +12,9 @@ use cqlwire_codec::value::json::JsonWriter;
 use cqlwire_protocol::capture::{Capture, Timestamp};
 use cqlwire_protocol::frame::Opcode;
 use cqlwire_protocol::inspect::{
-    side_name, Inspector, KeyLog, KeyedHash, MessageRecord, Options, Problem, Record, Side,
-    Statement, Stats, TlsRecord, ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES, MAX_MORE_COUNTED,
+    side_name, Inspector, KeyLog, KeyedHash, MessageRecord, Options, Problem, Record,
+    RenderMessage, Side, Statement, Stats, TlsRecord, ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
+    MAX_MORE_COUNTED,
 };
 use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};

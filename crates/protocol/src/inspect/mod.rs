@@ -18,12 +18,14 @@ mod cql_lexer;
 mod keyed_hash;
 mod pending;
 pub(crate) mod redact;
+mod render;
 pub(crate) mod secrets;
 mod stats;
 mod tls;
 
 pub use cql_lexer::{tokens, Token, TokenKind, Tokens};
 pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_DIGITS};
+pub use render::RenderMessage;
 pub use secrets::{redact_query, redact_server_text, ValueForm};
 pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
 pub use tls::{looks_like_tls, KeyLog, TlsRecord};
@@ -136,7 +138,7 @@ impl MessageRecord {
         each: &mut dyn FnMut(ExplainLine),
     ) -> Option<Result<Message, crate::cursor::DecodeError>> {
         self.decode_again(|version, flags, opcode, body, registry, request| {
-            Message::explain_each(version, flags, opcode, body, registry, request, form, each)
+            Message::explain_each(version, flags, opcode, body, registry, request, &form, each)
         })
     }
 
