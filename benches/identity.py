@@ -5,9 +5,9 @@
 
 (only the runs of these commands, e.g. `inspect decode`, when given).
 
-Each run's standard output, standard error (its speed aside) and exit code must be byte-identical: inspect (every
-format, statistics, filters, masked, redacted under a fixed key, secrets shown, TLS key logs) on
-every capture and raw stream of fixtures/, decode (cql, json, explain) of every value case,
+Each run's standard output, standard error (its speed aside) and exit code must be byte-identical:
+every command's help; inspect (every format, statistics, filters, masked, redacted under a fixed
+key, secrets shown, TLS key logs) on every capture and raw stream of fixtures/, decode (cql, json, explain) of every value case,
 compress/decompress of every LZ4 fixture, convert of every convert input to every output format.
 Prints the commands whose outputs differ and exits 1 when one does, else prints the count.
 """
@@ -114,6 +114,13 @@ def convert_commands():
             yield ["convert", str(source), "--format", form]
 
 
+def help_commands():
+    """Every command's help, short and long."""
+    for command in ("", "decode", "encode", "compress", "decompress", "convert", "inspect", "load"):
+        for flag in ("-h", "--help"):
+            yield [command, flag] if command else [flag]
+
+
 def run(binary: str, argv, cwd: str):
     """Standard output, standard error and exit code of one run (stdin empty)."""
     done = subprocess.run(
@@ -134,6 +141,7 @@ def main() -> int:
         key = Path(tmp) / "key"
         key.write_bytes(bytes(range(32)))
         commands = [
+            *help_commands(),
             *inspect_commands(str(key)),
             *decode_commands(),
             *lz4_commands(),

@@ -9,13 +9,13 @@ use crate::messages;
 use cqlwire_codec::hex::HexReader;
 use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
-use cqlwire_protocol::capture::{Capture, Timestamp};
-use cqlwire_protocol::frame::Opcode;
-use cqlwire_protocol::inspect::{
+use cqlwire_inspect::capture::{Capture, Timestamp};
+use cqlwire_inspect::{
     side_name, Inspector, KeyLog, KeyedHash, MessageRecord, Options, Problem, Record,
     RenderMessage, Side, Statement, Stats, TlsRecord, ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
     MAX_MORE_COUNTED,
 };
+use cqlwire_protocol::frame::Opcode;
 use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};

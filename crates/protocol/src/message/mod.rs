@@ -119,7 +119,6 @@ pub struct Message {
 
 /// The body of a message, by opcode.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Body {
     /// ERROR: a code, a message and the code's extra fields.
     Error(ErrorBody),

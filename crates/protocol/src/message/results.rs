@@ -137,7 +137,6 @@ pub struct SchemaChange {
 
 /// A RESULT body by kind.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum ResultBody {
     /// Void.
     Void,

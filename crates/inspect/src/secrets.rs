@@ -17,9 +17,9 @@
 
 use super::cql_lexer::{tokens, TokenKind};
 use super::keyed_hash::KeyedHash;
-use crate::frame::Opcode;
-use crate::message::{Captured, Mask};
-use crate::value::json::JsonWriter;
+use cqlwire_codec::value::json::JsonWriter;
+use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::message::{Captured, Mask};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -101,7 +101,7 @@ fn lossy(bytes: &[u8]) -> Cow<'_, str> {
 
 impl ValueForm<'_> {
     /// The form of a message answering a request that ran `statement` (its query text, see
-    /// [`crate::inspect::RequestInfo::statement`]): masked, and the statement mentions a
+    /// [`crate::RequestInfo::statement`]): masked, and the statement mentions a
     /// password, its server text is masked too ([`ValueForm::MaskedQuotes`]); else this form.
     pub fn answering(self, statement: Option<&str>) -> Self {
         match self {
@@ -133,7 +133,7 @@ impl ValueForm<'_> {
         }
     }
 
-    /// A statement of the statistics (see [`crate::inspect::statement`]): its query text as
+    /// A statement of the statistics (see [`crate::statement`]): its query text as
     /// [`ValueForm::query`] shows it; `EXECUTE 0x<id>` and `BATCH …` as they are.
     pub fn statement<'t>(&self, statement: &'t str) -> Cow<'t, str> {
         if statement.starts_with("EXECUTE 0x") || statement.starts_with("BATCH ") {

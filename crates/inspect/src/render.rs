@@ -2,15 +2,15 @@
 //! [`JsonWriter`]) and as a one-line gist, values in a [`ValueForm`]: [`RenderMessage`].
 
 use super::ValueForm;
-use crate::frame::Opcode;
-use crate::message::{
+use cqlwire_codec::types::{CqlType, NativeType};
+use cqlwire_codec::value::json::{write_json, JsonWriter};
+use cqlwire_codec::value::print::{write_pieces, TextForm};
+use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::message::{
     consistency_name, each_bit_name, each_flag_name, Body, BoundValues, Cell, ColumnType, Columns,
     ErrorBody, ErrorDetails, Event, Failures, Message, QueryParameters, ResultBody, RowsMetadata,
     SchemaChange, BATCH_REPEATED_QUERY_MAX, METADATA_FLAG_NAMES, QUERY_FLAG_NAMES,
 };
-use crate::types::{CqlType, NativeType};
-use crate::value::json::{write_json, JsonWriter};
-use crate::value::print::{write_pieces, TextForm};
 use serde_json::Value as Json;
 use std::ops::Range;
 use std::sync::Arc;
@@ -57,7 +57,7 @@ impl Values<'_> {
 /// redacted when the form says so and the cell has bytes.
 fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut Values<'_>) {
     if let Some(hash) = v.form.key() {
-        if crate::inspect::redact::write_redacted(w, ty, cell, v.bytes, hash) {
+        if crate::redact::write_redacted(w, ty, cell, v.bytes, hash) {
             return;
         }
     }
@@ -77,7 +77,7 @@ fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut V
 /// A value whose bytes do not decode as its type: `{"$invalid": "<why>", "bytes": "0x…"}`, so the
 /// other values of its message still show.
 fn invalid_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
-    let why = match crate::value::decode(ty, v.of(range)) {
+    let why = match cqlwire_codec::value::decode(ty, v.of(range)) {
         Err(error) => error.to_string(),
         Ok(_) => "does not decode".to_string(),
     };
@@ -90,7 +90,7 @@ fn invalid_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut 
 }
 
 /// A value's JSON from its bytes, decoded as it is written: blobs and text straight from the bytes,
-/// other types through their [`crate::value::Value`], dropped after; bytes that do not decode as
+/// other types through their [`cqlwire_codec::value::Value`], dropped after; bytes that do not decode as
 /// the type are written by [`invalid_json`].
 fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
     match ty {
@@ -99,7 +99,7 @@ fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Va
             Ok(text) => w.str(text),
             Err(_) => invalid_json(w, ty, range, v),
         },
-        _ if range.len() <= SPILL_CHUNK => match crate::value::decode(ty, v.of(range)) {
+        _ if range.len() <= SPILL_CHUNK => match cqlwire_codec::value::decode(ty, v.of(range)) {
             Ok(value) => write_json(w, ty, &value),
             Err(_) => invalid_json(w, ty, range, v),
         },
@@ -107,7 +107,7 @@ fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Va
         // of millions of elements is never held decoded nor as one JSON text.
         _ => {
             let bytes = v.bytes.get(range.clone()).unwrap_or_default();
-            if crate::value::decode_pieces(ty, bytes, false, &mut drop).is_err() {
+            if cqlwire_codec::value::decode_pieces(ty, bytes, false, &mut drop).is_err() {
                 return invalid_json(w, ty, range, v);
             }
             let spill = &mut *v.spill;
@@ -823,7 +823,7 @@ impl RenderMessage for Message {
                 ResultBody::SetKeyspace(keyspace) => format!("Set_keyspace {keyspace}"),
                 ResultBody::Prepared(p) => format!(
                     "Prepared 0x{} {}",
-                    crate::hex::encode(&p.id),
+                    cqlwire_codec::hex::encode(&p.id),
                     count(p.variables.len(), "variable")
                 ),
                 ResultBody::SchemaChange(change) => {
@@ -839,7 +839,7 @@ impl RenderMessage for Message {
                     .unwrap_or_default();
                 format!(
                     "0x{}{query} {}",
-                    crate::hex::encode(&e.id),
+                    cqlwire_codec::hex::encode(&e.id),
                     parameters_gist(&e.parameters)
                 )
             }
