@@ -884,17 +884,6 @@ fn check_frame_stream(data: &[u8]) {
 // npy_header and vecs_readers
 // ---------------------------------------------------------------------------------------------------
 
-/// Formats `vecs_readers` picks from with its first byte.
-const VECS_FORMATS: [InputFormat; 7] = [
-    InputFormat::Fvecs,
-    InputFormat::Ivecs,
-    InputFormat::Bvecs,
-    InputFormat::Fbin,
-    InputFormat::Ibin,
-    InputFormat::U8bin,
-    InputFormat::I8bin,
-];
-
 /// Reads the whole input as a `.npy` file, as a stream and as a file; see [`check_reader`].
 pub fn npy_header(data: &[u8]) {
     check_reader(data, InputFormat::Npy, RowSelection::All, 3);
@@ -907,9 +896,13 @@ pub fn vecs_readers(data: &[u8]) {
     let Some((&selector, file)) = data.split_first() else {
         return;
     };
-    let format = VECS_FORMATS
-        .get(usize::from(selector & 7))
+    // The fixed-layout formats of the library's registry, in its order.
+    let mut fixed = InputFormat::ALL
+        .iter()
         .copied()
+        .filter(|format| format.fixed_element_type().is_some());
+    let format = fixed
+        .nth(usize::from(selector & 7))
         .unwrap_or(InputFormat::Fvecs);
     let selection = match selector >> 6 {
         0 | 1 => RowSelection::All,
