@@ -225,13 +225,9 @@ impl Filter {
             .opcodes
             .iter()
             .map(|name| {
-                (0..=0x10u8)
-                    .find(|&op| {
-                        Opcode::from_byte(op)
-                            .name()
-                            .is_some_and(|n| n.eq_ignore_ascii_case(name))
-                    })
-                    .ok_or_else(|| CliError::usage(format!("unknown opcode {name:?} for --opcode")))
+                name.parse::<Opcode>()
+                    .map(Opcode::to_byte)
+                    .map_err(|e| CliError::usage(format!("{e} for --opcode")))
             })
             .collect::<Result<_, _>>()?;
         Ok(Filter {
