@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Runs every command on every fixture with two builds of cqlwire and compares what they print.
 
-    benches/identity.py OLD_BINARY NEW_BINARY [COMMAND...]
+    benches/identity.py OLD/cqlwire NEW/cqlwire [COMMAND...]
 
-(only the runs of these commands, e.g. `inspect decode`, when given).
+(only the runs of these commands, e.g. `inspect decode`, when given). Both binaries must have the
+same file name: help and usage lines print it.
 
 Each run's standard output, standard error (its speed aside) and exit code must be byte-identical:
 every command's help; inspect (every format, statistics, filters, masked, redacted under a fixed
