@@ -9,9 +9,9 @@
 //! Run: `cargo bench --bench inspect`.
 
 use cqlwire_codec::value::json::JsonWriter;
-use cqlwire_protocol::capture::Capture;
-use cqlwire_protocol::inspect::ValueForm;
-use cqlwire_protocol::inspect::{Inspector, Options, Record};
+use cqlwire_inspect::capture::Capture;
+use cqlwire_inspect::{Inspector, Options, Record};
+use cqlwire_inspect::{RenderMessage, ValueForm};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 use std::path::Path;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use cqlwire_protocol::capture::{Capture, Event};
+use cqlwire_inspect::capture::{Capture, Event};
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use cqlwire_protocol::capture::{Capture, Direction, Event, Limits};
+use cqlwire_inspect::capture::{Capture, Direction, Event, Limits};
 
 /// Checks an event stream: per connection and direction, data and gaps follow each other without
 /// overlap or hole, from offset 0; no event names a connection before it opened or after it

@@ -885,17 +885,6 @@ fn check_frame_stream(data: &[u8]) {
 // npy_header and vecs_readers
 // ---------------------------------------------------------------------------------------------------
 
-/// Formats `vecs_readers` picks from with its first byte.
-const VECS_FORMATS: [InputFormat; 7] = [
-    InputFormat::Fvecs,
-    InputFormat::Ivecs,
-    InputFormat::Bvecs,
-    InputFormat::Fbin,
-    InputFormat::Ibin,
-    InputFormat::U8bin,
-    InputFormat::I8bin,
-];
-
 /// Reads the whole input as a `.npy` file, as a stream and as a file; see [`check_reader`].
 pub fn npy_header(data: &[u8]) {
     check_reader(data, InputFormat::Npy, RowSelection::All, 3);
@@ -908,9 +897,13 @@ pub fn vecs_readers(data: &[u8]) {
     let Some((&selector, file)) = data.split_first() else {
         return;
     };
-    let format = VECS_FORMATS
-        .get(usize::from(selector & 7))
+    // The fixed-layout formats of the library's registry, in its order.
+    let mut fixed = InputFormat::ALL
+        .iter()
         .copied()
+        .filter(|format| format.fixed_element_type().is_some());
+    let format = fixed
+        .nth(usize::from(selector & 7))
         .unwrap_or(InputFormat::Fvecs);
     let selection = match selector >> 6 {
         0 | 1 => RowSelection::All,
@@ -1088,6 +1081,7 @@ fn prepared_body(version: u8) -> Vec<u8> {
 /// unknown opcodes too); the rest is the body. Invariants: `explain` agrees with `decode`, its lines
 /// stay inside the body in byte order, and a decoded message renders as JSON, gist and explain text.
 pub fn message_body(data: &[u8]) {
+    use cqlwire_inspect::RenderMessage;
     use cqlwire_protocol::message::{Message, Registry};
     let [selector, flags, opcode, body @ ..] = data else {
         return;
@@ -1251,9 +1245,9 @@ fn blank_placeholders(a: &str, b: &str) -> String {
 /// tokens cover it in order; redacted, lexed again without its placeholders, it holds no literal
 /// and no comment; as a server's text redacted, no ASCII digit is left outside a placeholder.
 pub fn query_redaction(data: &[u8]) {
-    use cqlwire_protocol::inspect::KeyedHash;
-    use cqlwire_protocol::inspect::{redact_query, redact_server_text};
-    use cqlwire_protocol::inspect::{tokens, TokenKind};
+    use cqlwire_inspect::KeyedHash;
+    use cqlwire_inspect::{redact_query, redact_server_text};
+    use cqlwire_inspect::{tokens, TokenKind};
     let text = String::from_utf8_lossy(data);
     let mut at = 0;
     for token in tokens(&text) {
@@ -1303,7 +1297,7 @@ pub const INSPECT_MAX_FRAME: usize = 16 << 10;
 
 /// The reassembly limits of `inspect`'s bit 4: a hole of 256 bytes in one direction, 1 KiB in all,
 /// 4 connections tracked at once, so their buffering, gaps and evictions show on small inputs.
-pub const TIGHT_LIMITS: cqlwire_protocol::capture::Limits = cqlwire_protocol::capture::Limits {
+pub const TIGHT_LIMITS: cqlwire_inspect::capture::Limits = cqlwire_inspect::capture::Limits {
     per_direction: 256,
     total: 1024,
     connections: 4,
@@ -1328,7 +1322,7 @@ pub const INSPECT_BOUND: MemoryBound = MemoryBound {
     constant: (256 << 10) + 160 * INSPECT_MAX_FRAME,
     decompressed_per_input_byte: 2 * LZ4_RATIO,
     retained_per_connection: Some(
-        cqlwire_protocol::inspect::PENDING_MAX_BYTES_PER_CONN
+        cqlwire_inspect::PENDING_MAX_BYTES_PER_CONN
             + cqlwire_protocol::message::REGISTRY_MAX_BYTES
             + (1 << 20),
     ),
@@ -1341,7 +1335,7 @@ enum InspectInput<'a> {
     /// A capture in one or more files (rotated), in order.
     Capture {
         files: Vec<&'a [u8]>,
-        limits: cqlwire_protocol::capture::Limits,
+        limits: cqlwire_inspect::capture::Limits,
     },
 }
 
@@ -1365,7 +1359,7 @@ impl<'a> InspectInput<'a> {
         let limits = if control & 16 != 0 {
             TIGHT_LIMITS
         } else {
-            cqlwire_protocol::capture::Limits::default()
+            cqlwire_inspect::capture::Limits::default()
         };
         InspectInput::Capture { files, limits }
     }
@@ -1386,16 +1380,16 @@ impl<'a> InspectInput<'a> {
 /// every message in JSON and gist, plain, masked and redacted (`--redact`), and explained. Both
 /// runs must give the same records.
 pub fn inspect(data: &[u8]) {
-    use cqlwire_protocol::inspect::Stats;
+    use cqlwire_inspect::Stats;
     let Some((&control, rest)) = data.split_first() else {
         return;
     };
     let input = InspectInput::parse(control, rest);
     let key_log = (control & 4 != 0).then(|| {
-        let log = cqlwire_protocol::inspect::KeyLog::from_reader(INSPECT_KEY_LOG.as_bytes());
+        let log = cqlwire_inspect::KeyLog::from_reader(INSPECT_KEY_LOG.as_bytes());
         std::sync::Arc::new(log.expect("reading memory"))
     });
-    let options = cqlwire_protocol::inspect::Options {
+    let options = cqlwire_inspect::Options {
         ports: if control & 2 == 0 { vec![] } else { vec![9042] },
         max_frame: INSPECT_MAX_FRAME,
         explain: false,
@@ -1409,7 +1403,7 @@ pub fn inspect(data: &[u8]) {
     });
     stats.finish();
     let mut seen = 0;
-    let explaining = cqlwire_protocol::inspect::Options {
+    let explaining = cqlwire_inspect::Options {
         explain: true,
         ..options
     };
@@ -1433,11 +1427,11 @@ pub fn inspect(data: &[u8]) {
 /// open at once.
 fn run_inspector(
     input: &InspectInput<'_>,
-    options: cqlwire_protocol::inspect::Options,
-    sink: &mut dyn FnMut(cqlwire_protocol::inspect::Record),
+    options: cqlwire_inspect::Options,
+    sink: &mut dyn FnMut(cqlwire_inspect::Record),
 ) {
-    use cqlwire_protocol::capture::{Capture, Event};
-    use cqlwire_protocol::inspect::Inspector;
+    use cqlwire_inspect::capture::{Capture, Event};
+    use cqlwire_inspect::Inspector;
     let mut inspector = Inspector::new(options);
     match input {
         InspectInput::Raw { client, server } => {
@@ -1472,8 +1466,8 @@ fn run_inspector(
 
 /// A hash of what a record says, to compare two runs: its fields, a message's body bytes hashed
 /// as bytes (their `Debug` text, a list of numbers, would take most of the check's time).
-fn record_hash(record: &cqlwire_protocol::inspect::Record) -> u64 {
-    use cqlwire_protocol::inspect::Record;
+fn record_hash(record: &cqlwire_inspect::Record) -> u64 {
+    use cqlwire_inspect::Record;
     use cqlwire_protocol::message::Message;
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();
@@ -1509,11 +1503,11 @@ fn record_hash(record: &cqlwire_protocol::inspect::Record) -> u64 {
 /// Renders a message record as `inspect` prints it: JSON fields and gist in the plain, masked and
 /// redacted forms, and its explain lines. The JSON must parse, and `to_json` must not panic (both
 /// checks are not what the command does, so they are left out of the memory bound).
-fn render(record: &cqlwire_protocol::inspect::Record) {
+fn render(record: &cqlwire_inspect::Record) {
     use cqlwire_codec::value::json::JsonWriter;
-    use cqlwire_protocol::inspect::KeyedHash;
-    use cqlwire_protocol::inspect::Record;
-    use cqlwire_protocol::inspect::ValueForm;
+    use cqlwire_inspect::KeyedHash;
+    use cqlwire_inspect::Record;
+    use cqlwire_inspect::{RenderMessage, ValueForm};
     let Record::Message(m) = record else {
         return;
     };

@@ -17,7 +17,7 @@ use cqlwire_vector::kernel::{VectorEncoder, VectorError};
 use cqlwire_vector::output::{NullPolicy, OutputFormat, WriteError};
 use indicatif::ProgressBar;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// The most `--threads` accepted; more is refused as a usage error.
@@ -64,7 +64,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// Output format [default: from the -o extension, else raw].
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<OutputFormat>,
     /// The vector column of a Parquet or Arrow input [default: the only list column, else emb,
     /// embedding or vector].
     #[arg(long)]
@@ -98,36 +98,6 @@ pub struct Args {
     /// No progress bar and no summary line.
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// `--format`: the output formats ([`OutputFormat`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// The values concatenated.
-    Raw,
-    /// Each value as a protocol `[bytes]`: a 4-byte big-endian length, then the value; -1 for null.
-    Framed,
-    /// One `0x…` line per row (`id,0x…` with `--id-column`).
-    Hex,
-    /// A 2-D `.npy` array of the big-endian element type (fixed-size element types only).
-    Npy,
-    /// Parquet: the input's other columns plus a binary `<column>_cql` column.
-    Parquet,
-    /// Arrow IPC stream: the same columns as `parquet`.
-    Arrow,
-}
-
-impl From<Format> for OutputFormat {
-    fn from(format: Format) -> Self {
-        match format {
-            Format::Raw => OutputFormat::Raw,
-            Format::Framed => OutputFormat::Framed,
-            Format::Hex => OutputFormat::Hex,
-            Format::Npy => OutputFormat::Npy,
-            Format::Parquet => OutputFormat::Parquet,
-            Format::Arrow => OutputFormat::Arrow,
-        }
-    }
 }
 
 /// `--on-null`: what to do with a null vector ([`NullPolicy`]).
@@ -222,8 +192,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let reader = convert::open(input_path, input_options).map_err(input_error)?;
     let format = args
         .format
-        .map(OutputFormat::from)
-        .or_else(|| format_from_extension(args.output.as_deref()))
+        .or_else(|| files::named(args.output.as_deref()).and_then(OutputFormat::from_extension))
         .unwrap_or(OutputFormat::Raw);
     let options = ConvertOptions {
         target,
@@ -252,20 +221,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     Ok(())
-}
-
-/// The output format implied by the output file's extension, if any.
-fn format_from_extension(path: Option<&Path>) -> Option<OutputFormat> {
-    let extension = files::named(path)?
-        .extension()?
-        .to_str()?
-        .to_ascii_lowercase();
-    match extension.as_str() {
-        "npy" => Some(OutputFormat::Npy),
-        "parquet" | "pq" => Some(OutputFormat::Parquet),
-        "arrow" | "arrows" | "ipc" => Some(OutputFormat::Arrow),
-        _ => None,
-    }
 }
 
 /// Moves the progress bar to `totals`.

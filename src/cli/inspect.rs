@@ -9,12 +9,13 @@ use crate::messages;
 use cqlwire_codec::hex::HexReader;
 use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
-use cqlwire_protocol::capture::{Capture, Timestamp};
-use cqlwire_protocol::frame::Opcode;
-use cqlwire_protocol::inspect::{
-    side_name, Inspector, KeyLog, KeyedHash, MessageRecord, Options, Problem, Record, Side,
-    Statement, Stats, TlsRecord, ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES, MAX_MORE_COUNTED,
+use cqlwire_inspect::capture::{Capture, Timestamp};
+use cqlwire_inspect::{
+    side_name, Inspector, KeyLog, KeyedHash, MessageRecord, Options, Problem, Record,
+    RenderMessage, Side, Statement, Stats, TlsRecord, ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
+    MAX_MORE_COUNTED,
 };
+use cqlwire_protocol::frame::Opcode;
 use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -224,13 +225,9 @@ impl Filter {
             .opcodes
             .iter()
             .map(|name| {
-                (0..=0x10u8)
-                    .find(|&op| {
-                        Opcode::from_byte(op)
-                            .name()
-                            .is_some_and(|n| n.eq_ignore_ascii_case(name))
-                    })
-                    .ok_or_else(|| CliError::usage(format!("unknown opcode {name:?} for --opcode")))
+                name.parse::<Opcode>()
+                    .map(Opcode::to_byte)
+                    .map_err(|e| CliError::usage(format!("{e} for --opcode")))
             })
             .collect::<Result<_, _>>()?;
         Ok(Filter {

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use cqlwire_protocol::capture::{
+use cqlwire_inspect::capture::{
     Capture, CloseReason, Cut, Direction, Event, Limits, Reassembler, Segment, Stats, Timestamp,
 };
 use proptest::prelude::*;

@@ -7,6 +7,7 @@ use crate::common;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
+use cqlwire_vector::output::OutputFormat;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -458,7 +459,7 @@ fn usage_and_data_errors() {
     let run = convert(&corrupt, &[], true);
     assert_failed(&run, 1, &[], "corrupt parquet");
     let truncated = fixtures().join("inputs/truncated.npy");
-    for format in ["raw", "npy", "parquet", "arrow", "hex", "framed"] {
+    for &format in OutputFormat::NAMES {
         let run = convert(&truncated, &["--format", format], true);
         assert_failed(&run, 1, &["row 3", "byte 176"], format);
     }

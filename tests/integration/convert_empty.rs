@@ -7,6 +7,7 @@ use crate::common;
 use arrow_array::RecordBatchReader;
 use arrow_schema::{DataType, SchemaRef};
 use common::{assert_error, fixture, with_args};
+use cqlwire_vector::output::OutputFormat;
 
 /// The zero-row inputs of fixtures/convert/generate.py, and whether each declares its dimension
 /// (a fixed_size_list, a .npy shape, a .fbin header) rather than taking it from a first row.
@@ -110,7 +111,7 @@ fn check_empty_output(
 #[test]
 fn zero_row_inputs_give_the_empty_output_of_every_format() {
     for (input, _) in INPUTS {
-        for format in ["raw", "framed", "hex", "npy", "parquet", "arrow"] {
+        for &format in OutputFormat::NAMES {
             let (output, bytes) = convert(input, format, Some("vector<float, 4>"));
             check_empty_output(input, format, &output, bytes);
         }
@@ -120,7 +121,7 @@ fn zero_row_inputs_give_the_empty_output_of_every_format() {
 #[test]
 fn without_a_type_only_npy_output_needs_a_declared_dimension() {
     for (input, declared) in INPUTS {
-        for format in ["raw", "framed", "hex", "parquet", "arrow", "npy"] {
+        for &format in OutputFormat::NAMES {
             let (output, bytes) = convert(input, format, None);
             if format == "npy" && !declared {
                 assert_error(&output, 1, "no vector type to derive", input);

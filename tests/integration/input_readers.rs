@@ -501,7 +501,7 @@ proptest! {
 
     #[test]
     fn random_bytes_never_panic_any_reader(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-        for format in InputFormat::ALL {
+        for &format in InputFormat::ALL {
             let mut any_format = options(RowSelection::Range(1..4));
             any_format.format = Some(format);
             let stream = Box::new(std::io::Cursor::new(bytes.clone()));

@@ -7,9 +7,9 @@ use crate::common::{
     fixture,
     pcap::{self, frame, query_body, run_limited, tcp_ports, Tcp},
 };
-use cqlwire_protocol::capture::Capture;
-use cqlwire_protocol::inspect::Stats;
-use cqlwire_protocol::inspect::{Inspector, Options};
+use cqlwire_inspect::capture::Capture;
+use cqlwire_inspect::Stats;
+use cqlwire_inspect::{Inspector, Options};
 use serde_json::Value as Json;
 use std::ffi::OsStr;
 use std::path::Path;

@@ -684,7 +684,7 @@ fn frames_that_lie_about_their_length_are_reported_and_skipped() {
 
 /// The two directions of the session connection of a capture, as the capture layer reassembles them.
 fn session_streams(capture: &str) -> (Vec<u8>, Vec<u8>, String) {
-    use cqlwire_protocol::capture::{Capture, Direction, Event};
+    use cqlwire_inspect::capture::{Capture, Direction, Event};
     let file = std::fs::File::open(fixture(&format!("{capture}.pcap"))).unwrap();
     let mut streams: HashMap<u64, (Vec<u8>, Vec<u8>, String)> = HashMap::new();
     Capture::new(std::io::BufReader::new(file))

@@ -6,6 +6,7 @@
 use crate::common;
 
 use cqlwire_codec::hex;
+use cqlwire_inspect::RenderMessage;
 use cqlwire_protocol::message::{Body, Message, Registry};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;

@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::io::{self, Read};
+use std::str::FromStr;
 
 /// Size of a v3/v4 frame header (and of a v5 envelope header).
 pub const HEADER_LEN: usize = 9;
@@ -85,6 +86,26 @@ pub enum Opcode {
 }
 
 impl Opcode {
+    /// Every opcode of protocol v3 to v5, in byte order (what `from_byte` names).
+    pub const ALL: [Opcode; 16] = [
+        Opcode::Error,
+        Opcode::Startup,
+        Opcode::Ready,
+        Opcode::Authenticate,
+        Opcode::Options,
+        Opcode::Supported,
+        Opcode::Query,
+        Opcode::Result,
+        Opcode::Prepare,
+        Opcode::Execute,
+        Opcode::Register,
+        Opcode::Event,
+        Opcode::Batch,
+        Opcode::AuthChallenge,
+        Opcode::AuthResponse,
+        Opcode::AuthSuccess,
+    ];
+
     /// The opcode a byte stands for.
     pub fn from_byte(byte: u8) -> Self {
         match byte {
@@ -180,6 +201,28 @@ impl fmt::Display for Opcode {
             Some(name) => f.write_str(name),
             None => write!(f, "0x{:02x}", self.to_byte()),
         }
+    }
+}
+
+/// A name that is no opcode of [`Opcode::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown opcode {name:?}")]
+pub struct UnknownOpcode {
+    /// The name as given.
+    pub name: String,
+}
+
+impl FromStr for Opcode {
+    type Err = UnknownOpcode;
+
+    /// Parses a spec name (`QUERY`, `auth_response`: case-insensitive).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Opcode::ALL
+            .into_iter()
+            .find(|op| op.name().is_some_and(|n| n.eq_ignore_ascii_case(name)))
+            .ok_or_else(|| UnknownOpcode {
+                name: name.to_owned(),
+            })
     }
 }
 
@@ -691,6 +734,15 @@ mod tests {
             assert_eq!(opcode.to_byte(), byte);
             assert_eq!(opcode.is_known(), byte <= 0x10 && byte != 0x04);
         }
+        let known: Vec<Opcode> = (0..=255u8)
+            .map(Opcode::from_byte)
+            .filter(|op| op.is_known())
+            .collect();
+        assert_eq!(known, Opcode::ALL);
+        for op in Opcode::ALL {
+            assert_eq!(op.to_string().to_lowercase().parse(), Ok(op));
+        }
+        assert!("CREDENTIALS".parse::<Opcode>().is_err());
         assert_eq!(Opcode::AuthChallenge.to_string(), "AUTH_CHALLENGE");
         assert_eq!(Opcode::from_byte(0x04).to_string(), "0x04");
         assert!(Opcode::Query.goes(Direction::Request));

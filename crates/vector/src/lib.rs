@@ -41,5 +41,6 @@ pub mod convert;
 pub mod input;
 pub mod kernel;
 pub mod output;
+mod registry;
 
 use cqlwire_codec::{hex, types, vint};

@@ -5,12 +5,13 @@
 //! and types.
 //!
 //! ```
-//! use cqlwire_protocol::message::{Message, Registry};
+//! use cqlwire_protocol::message::{consistency_name, Body, Message, Registry};
 //! // A v4 QUERY "SELECT 1" at consistency ONE, no flags.
 //! let body = [0, 0, 0, 8, b'S', b'E', b'L', b'E', b'C', b'T', b' ', b'1', 0, 1, 0];
 //! let message = Message::decode(4, 0, 0x07, &body, &Registry::new(), None).unwrap();
-//! assert_eq!(message.gist(), "\"SELECT 1\" ONE");
-//! assert_eq!(message.to_json()["body"]["query"], "SELECT 1");
+//! let Body::Query(query) = &message.body else { panic!("a QUERY") };
+//! assert_eq!(query.query, "SELECT 1");
+//! assert_eq!(consistency_name(query.parameters.consistency), "ONE");
 //! ```
 //!
 //! A malformed body is a [`DecodeError`] with the offset into the body and the path of the faulty
@@ -18,20 +19,22 @@
 //! them. Bytes after a complete body are not an error (the specification asks clients to ignore
 //! them): [`Message::trailing`] counts them.
 
+mod mask;
 mod reader;
-mod render;
 mod requests;
 mod reread;
 mod responses;
 mod results;
 mod types;
 
+pub use mask::{Captured, Mask};
 pub use reader::consistency_name;
 pub use requests::{
     Batch, BatchStatement, Execute, Prepare, Query, QueryParameters, BATCH_REPEATED_QUERY_MAX,
+    QUERY_FLAG_NAMES,
 };
 pub use responses::{ErrorBody, ErrorDetails, Event, FailureReasons, Failures};
-pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange};
+pub use results::{Prepared, ResultBody, Rows, RowsMetadata, SchemaChange, METADATA_FLAG_NAMES};
 pub use types::{
     BoundValue, BoundValues, Cell, Column, ColumnRef, ColumnType, Columns, StringMultimap,
 };
@@ -60,7 +63,7 @@ fn header_flag_names() -> &'static [(u32, &'static str)] {
 
 /// Hands `each` the names of the header flags set in `flags` (`TRACING`, `WARNING`, …; an unknown
 /// bit as hex).
-pub(crate) fn each_flag_name(flags: u8, each: impl FnMut(&str)) {
+pub fn each_flag_name(flags: u8, each: impl FnMut(&str)) {
     each_bit_name(u32::from(flags), header_flag_names(), each);
 }
 
@@ -71,8 +74,9 @@ pub(crate) fn bit_names(flags: u32, names: &[(u32, &str)]) -> Vec<String> {
     out
 }
 
-/// Hands `each` the names [`bit_names`] lists, in order, without collecting them.
-pub(crate) fn each_bit_name(flags: u32, names: &[(u32, &str)], mut each: impl FnMut(&str)) {
+/// Hands `each` the names of the bits of `flags` found in `names`, then each other set bit as
+/// `0x…`, in order, without collecting them.
+pub fn each_bit_name(flags: u32, names: &[(u32, &str)], mut each: impl FnMut(&str)) {
     let mut known = 0;
     for &(bit, name) in names {
         if flags & bit != 0 {
@@ -115,7 +119,6 @@ pub struct Message {
 
 /// The body of a message, by opcode.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Body {
     /// ERROR: a code, a message and the code's extra fields.
     Error(ErrorBody),
@@ -380,7 +383,7 @@ impl Message {
 
     /// Decodes like [`Message::explain`], handing each explain line to `each` as it is read
     /// instead of gathering them (a body of millions of items needs memory for one line), as
-    /// `form` shows it: the lines inside captured data it hides are left out, and the first line
+    /// `mask` shows it: the lines inside captured data it hides are left out, and the first line
     /// of each says what it was, masked or redacted. The message shares `body`.
     #[allow(clippy::too_many_arguments)]
     pub fn explain_each(
@@ -390,11 +393,11 @@ impl Message {
         body: &Arc<Vec<u8>>,
         registry: &Registry,
         request: Option<&Message>,
-        form: crate::inspect::ValueForm<'_>,
+        mask: &dyn Mask,
         each: &mut dyn FnMut(ExplainLine),
     ) -> Result<Message, DecodeError> {
         let mut reader = Reader::new(body, Some(each));
-        reader.hide = Some((form, opcode));
+        reader.hide = Some((mask, Opcode::from_byte(opcode)));
         decode_with(&mut reader, body, version, flags, opcode, registry, request)
     }
 

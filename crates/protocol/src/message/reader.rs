@@ -1,10 +1,10 @@
 //! The protocol's notations (`[short]`, `[string]`, `[bytes]`, `[value]`, `[option]`, `[inet]`, …)
 //! read from a body through the shared [`Cursor`], each read optionally recorded as an explain line.
 
+use super::mask::{Captured, Mask, OpenSpan};
 use super::types::{Cell, ColumnType, StringMultimap};
+use super::Opcode;
 use crate::cursor::{Cursor, DecodeError};
-use crate::inspect::secrets::{Captured, OpenSpan};
-use crate::inspect::ValueForm;
 use crate::types::{parse_type, CqlType, NativeType, UdtRegistry, UdtType, MAX_TYPE_DEPTH};
 use crate::value::print::{write_pieces, PrintError, TextForm};
 use crate::value::ExplainLine;
@@ -52,8 +52,8 @@ pub(crate) struct Reader<'b> {
     pub lines: Option<&'b mut dyn FnMut(ExplainLine)>,
     /// Extra indentation of the next lines (nested lists).
     pub indent: usize,
-    /// The form whose hidden captured data the lines leave out, and the message's opcode.
-    pub hide: Option<(ValueForm<'b>, u8)>,
+    /// The mask whose hidden captured data the lines leave out, and the message's opcode.
+    pub hide: Option<(&'b dyn Mask, Opcode)>,
     /// The last part of the body holding captured data that was read, while hiding.
     open: Option<OpenSpan>,
 }
@@ -73,9 +73,12 @@ impl<'b> Reader<'b> {
     /// Marks the item from `start` (a `prefix`-byte length, then its bytes) to the position as
     /// captured data of `kind`, when hiding: the lines inside it are shown as the form shows it.
     fn mark(&mut self, start: usize, prefix: usize, what: &str, kind: Captured<'_>) {
-        if let Some((form, opcode)) = self.hide {
+        if let Some((mask, opcode)) = self.hide {
             let range = start..self.cursor.pos();
-            self.open = Some(form.open(range, prefix, what, kind, self.cursor.bytes(), opcode));
+            let body = self.cursor.bytes();
+            self.open = Some(OpenSpan::open(
+                mask, range, prefix, what, kind, body, opcode,
+            ));
         }
     }
 

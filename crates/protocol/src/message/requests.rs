@@ -29,7 +29,7 @@ const KEYSPACE: u32 = 0x80;
 const NOW_IN_SECONDS: u32 = 0x100;
 
 /// The names of query parameter flags.
-pub(crate) const QUERY_FLAG_NAMES: [(u32, &str); 9] = [
+pub const QUERY_FLAG_NAMES: [(u32, &str); 9] = [
     (VALUES, "VALUES"),
     (SKIP_METADATA, "SKIP_METADATA"),
     (PAGE_SIZE, "PAGE_SIZE"),

@@ -58,7 +58,6 @@ impl FailureReasons {
 
 /// The extra fields of an error code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ErrorDetails {
     /// Codes without extra fields.
     None,
@@ -195,7 +194,6 @@ impl ErrorBody {
 
 /// An EVENT body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Event {
     /// TOPOLOGY_CHANGE: `NEW_NODE` or `REMOVED_NODE` and the node.
     TopologyChange {

@@ -25,7 +25,7 @@ const METADATA_CHANGED: u32 = 0x0008;
 const SCYLLA_LWT: u32 = 0x8000_0000;
 
 /// The names of metadata flags.
-pub(crate) const METADATA_FLAG_NAMES: [(u32, &str); 5] = [
+pub const METADATA_FLAG_NAMES: [(u32, &str); 5] = [
     (GLOBAL_TABLES_SPEC, "GLOBAL_TABLES_SPEC"),
     (HAS_MORE_PAGES, "HAS_MORE_PAGES"),
     (NO_METADATA, "NO_METADATA"),
@@ -137,7 +137,6 @@ pub struct SchemaChange {
 
 /// A RESULT body by kind.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum ResultBody {
     /// Void.
     Void,

@@ -201,7 +201,6 @@ impl FromIterator<Column> for Columns {
 /// the wire whatever its values, and each value is decoded again when it is written
 /// (from [`super::Message::cell_bytes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Cell {
     /// A length of -1.
     Null,

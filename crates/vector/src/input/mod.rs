@@ -45,7 +45,6 @@ pub use source::{named, open_file};
 use std::io;
 use std::ops::Range;
 use std::path::Path;
-use std::str::FromStr;
 
 /// Largest row accepted, in bytes (a guard against absurd dimensions in headers).
 const MAX_ROW_BYTES: usize = 64 << 20;
@@ -130,30 +129,20 @@ pub enum RowSelection {
     },
 }
 
-/// Input formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InputFormat {
-    /// NumPy `.npy`.
-    Npy,
-    /// Apache Parquet.
-    Parquet,
-    /// TEXMEX float vectors.
-    Fvecs,
-    /// TEXMEX int32 vectors.
-    Ivecs,
-    /// TEXMEX byte vectors.
-    Bvecs,
-    /// big-ann-benchmarks float32.
-    Fbin,
-    /// big-ann-benchmarks int32.
-    Ibin,
-    /// big-ann-benchmarks uint8.
-    U8bin,
-    /// big-ann-benchmarks int8.
-    I8bin,
-    /// Arrow IPC stream (or file).
-    Arrow,
+crate::registry::registry! {
+    /// Input formats.
+    pub enum InputFormat, error UnknownInputFormat ("input format") {
+        Npy = "npy", ["npy"], "NumPy `.npy`";
+        Parquet = "parquet", ["parquet", "pq", "parq"], "Apache Parquet";
+        Fvecs = "fvecs", ["fvecs"], "TEXMEX float vectors";
+        Ivecs = "ivecs", ["ivecs"], "TEXMEX int32 vectors";
+        Bvecs = "bvecs", ["bvecs"], "TEXMEX byte vectors";
+        Fbin = "fbin", ["fbin"], "big-ann-benchmarks float32";
+        Ibin = "ibin", ["ibin"], "big-ann-benchmarks int32";
+        U8bin = "u8bin", ["u8bin"], "big-ann-benchmarks uint8";
+        I8bin = "i8bin", ["i8bin"], "big-ann-benchmarks int8";
+        Arrow = "arrow", ["arrow", "arrows", "ipc", "feather"], "Arrow IPC stream (or file)";
+    }
 }
 
 /// How to open an input.
@@ -347,37 +336,9 @@ fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
 }
 
 impl InputFormat {
-    /// Every format, in the order of [`InputFormat::NAMES`].
-    pub const ALL: [InputFormat; 10] = [
-        InputFormat::Npy,
-        InputFormat::Parquet,
-        InputFormat::Fvecs,
-        InputFormat::Ivecs,
-        InputFormat::Bvecs,
-        InputFormat::Fbin,
-        InputFormat::Ibin,
-        InputFormat::U8bin,
-        InputFormat::I8bin,
-        InputFormat::Arrow,
-    ];
-
-    /// The format names, in the order of [`InputFormat::ALL`].
-    pub const NAMES: [&'static str; 10] = [
-        "npy", "parquet", "fvecs", "ivecs", "bvecs", "fbin", "ibin", "u8bin", "i8bin", "arrow",
-    ];
-
-    /// The format's name.
-    pub fn name(self) -> &'static str {
-        let index = InputFormat::ALL.iter().position(|&f| f == self);
-        index
-            .and_then(|i| InputFormat::NAMES.get(i))
-            .copied()
-            .unwrap_or_default()
-    }
-
     /// The element type of the fixed-layout ANN formats (fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin),
     /// which their names carry; `None` for formats that describe their own elements.
-    pub(crate) fn fixed_element_type(self) -> Option<ElementType> {
+    pub fn fixed_element_type(self) -> Option<ElementType> {
         match self {
             InputFormat::Fvecs | InputFormat::Fbin => Some(ElementType::F32),
             InputFormat::Ivecs | InputFormat::Ibin => Some(ElementType::I32),
@@ -385,42 +346,6 @@ impl InputFormat {
             InputFormat::I8bin => Some(ElementType::I8),
             InputFormat::Npy | InputFormat::Parquet | InputFormat::Arrow => None,
         }
-    }
-
-    /// The format a file name's extension implies (case-insensitive): `.npy`, `.parquet`/`.pq`,
-    /// `.fvecs`, `.ivecs`, `.bvecs`, `.fbin`, `.ibin`, `.u8bin`, `.i8bin`,
-    /// `.arrow`/`.arrows`/`.ipc`/`.feather`.
-    pub fn from_extension(path: &Path) -> Option<InputFormat> {
-        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
-        match extension.as_str() {
-            "pq" | "parq" => Some(InputFormat::Parquet),
-            "arrows" | "ipc" | "feather" => Some(InputFormat::Arrow),
-            other => other.parse().ok(),
-        }
-    }
-}
-
-/// A name that is none of [`InputFormat::NAMES`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown input format '{name}' (supported: {})", InputFormat::NAMES.join(", "))]
-pub struct UnknownInputFormat {
-    /// The name as given.
-    pub name: String,
-}
-
-impl FromStr for InputFormat {
-    type Err = UnknownInputFormat;
-
-    /// Parses a format name (case-insensitive).
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        let lower = name.to_ascii_lowercase();
-        InputFormat::NAMES
-            .iter()
-            .position(|&n| n == lower)
-            .and_then(|i| InputFormat::ALL.get(i).copied())
-            .ok_or_else(|| UnknownInputFormat {
-                name: name.to_string(),
-            })
     }
 }
 
@@ -499,7 +424,7 @@ mod tests {
 
     #[test]
     fn formats_by_name_and_extension() {
-        for (format, name) in InputFormat::ALL.iter().zip(InputFormat::NAMES) {
+        for (format, &name) in InputFormat::ALL.iter().zip(InputFormat::NAMES) {
             assert_eq!(name.parse::<InputFormat>(), Ok(*format));
             assert_eq!(format.name(), name);
         }

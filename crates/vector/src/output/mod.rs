@@ -75,22 +75,16 @@ impl<W: Write> Write for Stream<W> {
 
 impl<W: Write + Send> Destination for Stream<W> {}
 
-/// The output formats of `convert`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum OutputFormat {
-    /// The values concatenated.
-    Raw,
-    /// Each value as a protocol `[bytes]`: a 4-byte big-endian length, then the value; -1 for null.
-    Framed,
-    /// One `0x…` line per row (`id,0x…` with `--id-column`).
-    Hex,
-    /// A 2-D `.npy` array of the big-endian element type (fixed-size element types only).
-    Npy,
-    /// Parquet: the input's other columns plus a binary `<column>_cql` column.
-    Parquet,
-    /// Arrow IPC stream: the same columns as `parquet`.
-    Arrow,
+crate::registry::registry! {
+    /// The output formats of `convert`.
+    pub enum OutputFormat, error UnknownOutputFormat ("output format") {
+        Raw = "raw", [], "The values concatenated";
+        Framed = "framed", [], "Each value as a protocol `[bytes]`: a 4-byte big-endian length, then the value; -1 for null";
+        Hex = "hex", [], "One `0x…` line per row (`id,0x…` with `--id-column`)";
+        Npy = "npy", ["npy"], "A 2-D `.npy` array of the big-endian element type (fixed-size element types only)";
+        Parquet = "parquet", ["parquet", "pq"], "Parquet: the input's other columns plus a binary `<column>_cql` column";
+        Arrow = "arrow", ["arrow", "arrows", "ipc"], "Arrow IPC stream: the same columns as `parquet`";
+    }
 }
 
 impl OutputFormat {
@@ -102,18 +96,6 @@ impl OutputFormat {
     /// Whether the format can represent a null row.
     pub(crate) fn holds_nulls(self) -> bool {
         !matches!(self, OutputFormat::Raw | OutputFormat::Npy)
-    }
-
-    /// The format's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            OutputFormat::Raw => "raw",
-            OutputFormat::Framed => "framed",
-            OutputFormat::Hex => "hex",
-            OutputFormat::Npy => "npy",
-            OutputFormat::Parquet => "parquet",
-            OutputFormat::Arrow => "arrow",
-        }
     }
 }
 

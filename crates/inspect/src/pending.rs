@@ -7,8 +7,8 @@
 
 use super::statement;
 use crate::capture::Timestamp;
-use crate::frame::Opcode;
-use crate::message::{Body, Execute, Message, Prepare, QueryParameters, Registry};
+use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::message::{Body, Execute, Message, Prepare, QueryParameters, Registry};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 

@@ -4,8 +4,8 @@
 
 use super::keyed_hash::KeyedHash;
 use super::secrets::write_redacted_bytes;
-use crate::message::{Cell, ColumnType};
-use crate::value::json::JsonWriter;
+use cqlwire_codec::value::json::JsonWriter;
+use cqlwire_protocol::message::{Cell, ColumnType};
 use std::borrow::Cow;
 
 /// The longest value hashed as its canonical bytes; a longer one is hashed as its bytes are, as
@@ -17,9 +17,9 @@ const CANONICAL_MAX: usize = 64 << 10;
 /// [`CANONICAL_MAX`] bytes, as they are.
 pub(crate) fn canonical_bytes<'b>(ty: Option<&ColumnType>, bytes: &'b [u8]) -> Cow<'b, [u8]> {
     match ty.and_then(ColumnType::cql) {
-        Some(ty) if bytes.len() <= CANONICAL_MAX => crate::value::decode(ty, bytes)
+        Some(ty) if bytes.len() <= CANONICAL_MAX => cqlwire_codec::value::decode(ty, bytes)
             .ok()
-            .and_then(|value| crate::value::encode(ty, &value).ok())
+            .and_then(|value| cqlwire_codec::value::encode(ty, &value).ok())
             .map_or(Cow::Borrowed(bytes), Cow::Owned),
         _ => Cow::Borrowed(bytes),
     }
@@ -28,7 +28,7 @@ pub(crate) fn canonical_bytes<'b>(ty: Option<&ColumnType>, bytes: &'b [u8]) -> C
 /// Writes the redacted form of a cell of a message whose body is `body`, `{"$redacted": "<8 hex
 /// digits>", "len": <bytes>}`, and returns true; false (nothing written) for null and unset, which
 /// stay as they are. Messages are written redacted with
-/// [`ValueForm::Redacted`](crate::inspect::ValueForm).
+/// [`ValueForm::Redacted`](crate::ValueForm).
 pub fn write_redacted(
     w: &mut JsonWriter,
     ty: Option<&ColumnType>,
@@ -48,7 +48,7 @@ pub fn write_redacted(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{CqlType, NativeType};
+    use cqlwire_codec::types::{CqlType, NativeType};
 
     #[test]
     fn a_value_is_hashed_as_its_canonical_bytes() {

@@ -1,9 +1,13 @@
-//! Whole captured CQL conversations: capture events ([`crate::capture`]) in, decoded messages out.
+//! Captured CQL conversations: packet captures read down to reassembled TCP streams
+//! ([`capture`]), and whole conversations decoded message by message on the wire protocol of
+//! [`cqlwire_protocol`], shown plain, masked or redacted.
+//!
+//! Whole captured CQL conversations: capture events ([`capture`]) in, decoded messages out.
 //!
 //! An [`Inspector`] takes the events of a capture in order. It keeps the connections that carry
 //! CQL (on one of [`Options::ports`], or whose first bytes are a CQL frame header), tells client
 //! from server (the SYN, the port, or the direction bit of the frames), feeds each direction to a
-//! [`StreamDecoder`] ([`crate::stream`]), decodes the bodies with the connection's prepared [`Registry`] (compression
+//! [`StreamDecoder`] ([`cqlwire_protocol::stream`]), decodes the bodies with the connection's prepared [`Registry`] (compression
 //! learnt from the STARTUP, guessed when the capture starts mid-connection), pairs responses with
 //! requests by stream id and reports [`Record`]s in capture order: messages with their latency,
 //! and problems with their offsets. Nothing stops a run: each problem is reported and decoding
@@ -14,27 +18,33 @@
 //! Raw byte streams without a capture around them go through [`Inspector::raw`]. Connections that
 //! start with a TLS record are named, and decrypted with a key log ([`KeyLog`]).
 
+#![warn(missing_docs)]
+pub mod capture;
 mod cql_lexer;
 mod keyed_hash;
 mod pending;
 pub(crate) mod redact;
+mod render;
 pub(crate) mod secrets;
 mod stats;
 mod tls;
 
 pub use cql_lexer::{tokens, Token, TokenKind, Tokens};
 pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_DIGITS};
+pub use render::RenderMessage;
 pub use secrets::{redact_query, redact_server_text, ValueForm};
 pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
 pub use tls::{looks_like_tls, KeyLog, TlsRecord};
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
-use crate::compression::{BodyError, Compression};
-use crate::cursor::{DecodeError, DecodeErrorKind};
-use crate::frame::{self, FrameHeader, Opcode};
-use crate::message::{Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS};
-use crate::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
-use crate::value::ExplainLine;
+use cqlwire_codec::cursor::{DecodeError, DecodeErrorKind};
+use cqlwire_codec::value::ExplainLine;
+use cqlwire_protocol::compression::{BodyError, Compression};
+use cqlwire_protocol::frame::{self, FrameHeader, Opcode};
+use cqlwire_protocol::message::{
+    Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
+};
+use cqlwire_protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 pub use pending::{kept_text, KEPT_TEXT, PENDING_MAX_BYTES, PENDING_MAX_BYTES_PER_CONN};
 use pending::{Pending, PendingSet, PendingTotals};
 use std::collections::{HashMap, VecDeque};
@@ -47,7 +57,7 @@ pub const SCYLLA_SHARD_AWARE_PORT: u16 = 19042;
 /// The largest frame or envelope body decoded by default: the protocol's 256 MiB, so every frame a
 /// server may send decodes. A frame is held whole (its bytes as they arrive, then its body) while it
 /// is decoded, but not its values, so memory peaks at about twice the largest frame plus 8 MiB.
-pub const DEFAULT_MAX_FRAME: usize = crate::stream::DEFAULT_MAX_FRAME;
+pub const DEFAULT_MAX_FRAME: usize = cqlwire_protocol::stream::DEFAULT_MAX_FRAME;
 
 /// Most bytes fed to a decoder before what they complete is reported: a piece full of small LZ4
 /// frames inflates to at most 255 times its size (1 MiB), where a whole capture record or read
@@ -108,7 +118,7 @@ pub struct MessageRecord {
     /// Its body, decompressed (shared with the message decoded from it).
     pub body: Arc<Vec<u8>>,
     /// The message, or why its body could not be decoded (offsets into the body).
-    pub message: Result<Message, crate::cursor::DecodeError>,
+    pub message: Result<Message, cqlwire_codec::cursor::DecodeError>,
     /// What explaining it again needs, when [`Options::explain`] is set.
     pub explain: Option<ExplainContext>,
     /// For a response: the request it answers, when seen.
@@ -134,15 +144,15 @@ impl MessageRecord {
         &self,
         form: ValueForm<'_>,
         each: &mut dyn FnMut(ExplainLine),
-    ) -> Option<Result<Message, crate::cursor::DecodeError>> {
+    ) -> Option<Result<Message, cqlwire_codec::cursor::DecodeError>> {
         self.decode_again(|version, flags, opcode, body, registry, request| {
-            Message::explain_each(version, flags, opcode, body, registry, request, form, each)
+            Message::explain_each(version, flags, opcode, body, registry, request, &form, each)
         })
     }
 
     /// Decodes the message again, gathering its explain lines (as [`ValueForm::Plain`] shows
     /// them); `None` unless [`Options::explain`] was set.
-    pub fn explained(&self) -> Option<crate::message::Explained> {
+    pub fn explained(&self) -> Option<cqlwire_protocol::message::Explained> {
         self.decode_again(|version, flags, opcode, body, registry, request| {
             Message::explain(version, flags, opcode, body, registry, request)
         })
@@ -875,7 +885,7 @@ pub fn statement(message: &Message, registry: &Registry) -> Option<String> {
                 .as_deref()
                 .or_else(|| registry.get(&e.id).and_then(|s| s.query.as_deref()))
                 .map_or_else(
-                    || format!("EXECUTE 0x{}", crate::hex::encode(&e.id)),
+                    || format!("EXECUTE 0x{}", cqlwire_codec::hex::encode(&e.id)),
                     str::to_string,
                 ),
         ),

@@ -84,7 +84,7 @@ impl KeyedHash {
     /// The tag of `bytes`: the first [`TAG_HEX_DIGITS`] lowercase hex digits of their MAC.
     pub fn tag(&self, bytes: &[u8]) -> String {
         let mac = self.mac(bytes);
-        crate::hex::encode(&mac[..TAG_HEX_DIGITS / 2])
+        cqlwire_codec::hex::encode(&mac[..TAG_HEX_DIGITS / 2])
     }
 }
 
@@ -97,7 +97,7 @@ mod tests {
         // RFC 4231, test case 2 has a 4-byte key: build the hash around the length check.
         let hash = KeyedHash::keyed(b"Jefe");
         assert_eq!(
-            crate::hex::encode(&hash.mac(b"what do ya want for nothing?")),
+            cqlwire_codec::hex::encode(&hash.mac(b"what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
         assert_eq!(hash.tag(b"what do ya want for nothing?"), "5bdcc146");

@@ -11,7 +11,7 @@
 
 use super::{cql_side, Conn, Options, PendingTotals, Problem, Record, Side};
 use crate::capture::{Connection, Direction, Timestamp};
-use crate::frame;
+use cqlwire_protocol::frame;
 use cqlwire_tls::{TlsConnection, TlsEvent, TlsProblem, TlsProblemKind, TlsSummary};
 
 pub use cqlwire_tls::{looks_like_tls, KeyLog};

@@ -17,9 +17,9 @@
 
 use super::cql_lexer::{tokens, TokenKind};
 use super::keyed_hash::KeyedHash;
-use crate::message::ColumnType;
-use crate::value::json::JsonWriter;
-use crate::value::ExplainLine;
+use cqlwire_codec::value::json::JsonWriter;
+use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::message::{Captured, Mask};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -39,9 +39,6 @@ pub enum ValueForm<'k> {
     /// replaced by their type, length and a tag under this key; nulls and unsets stay.
     Redacted(&'k KeyedHash),
 }
-
-/// The opcode of AUTH_RESPONSE, whose token may be SASL PLAIN credentials.
-const AUTH_RESPONSE: u8 = 0x0F;
 
 /// `<password: N bytes>`.
 pub(crate) fn password_text(len: usize) -> String {
@@ -104,7 +101,7 @@ fn lossy(bytes: &[u8]) -> Cow<'_, str> {
 
 impl ValueForm<'_> {
     /// The form of a message answering a request that ran `statement` (its query text, see
-    /// [`crate::inspect::RequestInfo::statement`]): masked, and the statement mentions a
+    /// [`crate::RequestInfo::statement`]): masked, and the statement mentions a
     /// password, its server text is masked too ([`ValueForm::MaskedQuotes`]); else this form.
     pub fn answering(self, statement: Option<&str>) -> Self {
         match self {
@@ -136,7 +133,7 @@ impl ValueForm<'_> {
         }
     }
 
-    /// A statement of the statistics (see [`crate::inspect::statement`]): its query text as
+    /// A statement of the statistics (see [`crate::statement`]): its query text as
     /// [`ValueForm::query`] shows it; `EXECUTE 0x<id>` and `BATCH …` as they are.
     pub fn statement<'t>(&self, statement: &'t str) -> Cow<'t, str> {
         if statement.starts_with("EXECUTE 0x") || statement.starts_with("BATCH ") {
@@ -174,9 +171,9 @@ impl ValueForm<'_> {
 
     /// Writes the token of an AUTH_* message of `opcode`: `"0x…"`; masked, SASL PLAIN credentials
     /// as `{"sasl_plain": {"authzid", "user", "password": "<password: N bytes>"}}`; redacted.
-    pub(crate) fn write_token(&self, w: &mut JsonWriter, opcode: u8, token: Option<&[u8]>) {
+    pub(crate) fn write_token(&self, w: &mut JsonWriter, opcode: Opcode, token: Option<&[u8]>) {
         let plain = token
-            .filter(|_| opcode == AUTH_RESPONSE)
+            .filter(|_| opcode == Opcode::AuthResponse)
             .and_then(sasl_plain);
         match (self, plain) {
             (ValueForm::Masked | ValueForm::MaskedQuotes, Some(plain)) => {
@@ -198,7 +195,7 @@ impl ValueForm<'_> {
 
     /// The gist of a token: its length, and the SASL PLAIN user and password (masked unless plain;
     /// nothing of them redacted).
-    pub(crate) fn token_gist(&self, opcode: u8, token: Option<&[u8]>) -> String {
+    pub(crate) fn token_gist(&self, opcode: Opcode, token: Option<&[u8]>) -> String {
         let Some(token) = token else {
             return "null token".into();
         };
@@ -208,7 +205,7 @@ impl ValueForm<'_> {
         let plural = if token.len() == 1 { "" } else { "s" };
         let length = format!("{} byte{plural}", token.len());
         let plain = Some(token)
-            .filter(|_| opcode == AUTH_RESPONSE)
+            .filter(|_| opcode == Opcode::AuthResponse)
             .and_then(sasl_plain);
         match (self, plain) {
             (ValueForm::Masked | ValueForm::MaskedQuotes, Some(plain)) => format!(
@@ -224,32 +221,18 @@ impl ValueForm<'_> {
             _ => length,
         }
     }
+}
 
-    /// The span of captured data `what` (its bytes at `range` of `body`, `prefix` of them its
-    /// length) as this form shows the explain lines inside it, decided once: see
-    /// [`OpenSpan::show`]. `opcode` is the message's.
-    pub(crate) fn open(
-        &self,
-        range: Range<usize>,
-        prefix: usize,
-        what: &str,
-        kind: Captured<'_>,
-        body: &[u8],
-        opcode: u8,
-    ) -> OpenSpan {
-        let content = body
-            .get(range.start + prefix..range.end)
-            .unwrap_or_default();
-        OpenSpan {
-            hidden: self.hidden(what, kind, content, opcode),
-            range,
-            prefix,
-        }
-    }
-
+impl Mask for ValueForm<'_> {
     /// What the first line of the captured data `what` of `kind` (its bytes `content`, length
     /// prefix left out) says when this form hides it; `None` when it is shown as it is.
-    fn hidden(&self, what: &str, kind: Captured<'_>, content: &[u8], opcode: u8) -> Option<String> {
+    fn hidden(
+        &self,
+        what: &str,
+        kind: Captured<'_>,
+        content: &[u8],
+        opcode: Opcode,
+    ) -> Option<String> {
         let len = content.len();
         let bytes = if len == 1 { "byte" } else { "bytes" };
         // The text of a query or server text (only those read it: a value may be long).
@@ -277,7 +260,7 @@ impl ValueForm<'_> {
                 Some(format!("{what} {:?}", redact_query(&text(), Some(hash))))
             }
             (ValueForm::Masked | ValueForm::MaskedQuotes, Captured::Bytes)
-                if what == "token" && opcode == AUTH_RESPONSE =>
+                if what == "token" && opcode == Opcode::AuthResponse =>
             {
                 let plain = sasl_plain(content)?;
                 Some(format!(
@@ -298,63 +281,6 @@ impl ValueForm<'_> {
                 Cow::Borrowed(_) => None,
             },
             (ValueForm::Masked | ValueForm::MaskedQuotes, _) => None,
-        }
-    }
-}
-
-/// What a part of a message body that holds captured data holds, as the body reader marks it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Captured<'a> {
-    /// A row or bound value (`[value]`) of this type, when known.
-    Value(Option<&'a ColumnType>),
-    /// `[bytes]`: an auth token, a paging state, a custom payload value.
-    Bytes,
-    /// A query text (`[long string]`).
-    Query,
-    /// The query text of the statement an EXECUTE runs, known from its PREPARE (a span of no
-    /// bytes).
-    PreparedQuery(&'a str),
-    /// A server's text (`[string]`): an error message or a warning.
-    ServerText,
-}
-
-/// A part of a message body that holds captured data, being explained: where it is, and what its
-/// first line says when the form hides it.
-#[derive(Debug, Clone)]
-pub(crate) struct OpenSpan {
-    /// Its bytes in the body, length prefix included.
-    range: Range<usize>,
-    /// The bytes of its length prefix (2 or 4).
-    prefix: usize,
-    /// Its first line's meaning when hidden; `None`: shown as it is.
-    hidden: Option<String>,
-}
-
-impl OpenSpan {
-    /// Whether the lines inside it are dropped (its first line replaced).
-    pub(crate) fn is_hidden(&self) -> bool {
-        self.hidden.is_some()
-    }
-
-    /// `line` as shown: a line inside a hidden span goes (`None`), and its first line says what
-    /// the span was, redacted or masked; a line of no bytes at the start of a span of no bytes (a
-    /// prepared query) is that span's, and so is no other line at a span's start but its first.
-    pub(crate) fn show(&self, line: ExplainLine) -> Option<ExplainLine> {
-        let range = &self.range;
-        let inside = if range.is_empty() {
-            line.len == 0 && line.offset == range.start
-        } else {
-            line.offset >= range.start
-                && line.offset < range.end
-                && (line.offset > range.start || line.len > 0)
-        };
-        match &self.hidden {
-            Some(meaning) if inside => (line.offset == range.start).then(|| ExplainLine {
-                len: self.prefix,
-                meaning: meaning.clone(),
-                ..line
-            }),
-            _ => Some(line),
         }
     }
 }
@@ -928,14 +854,14 @@ mod tests {
         assert!(sasl_plain(b"\0u\0p\0").is_none());
         assert!(sasl_plain(b"token").is_none());
         let mut w = JsonWriter::new();
-        ValueForm::Masked.write_token(&mut w, AUTH_RESPONSE, Some(b"\0user\0secret"));
+        ValueForm::Masked.write_token(&mut w, Opcode::AuthResponse, Some(b"\0user\0secret"));
         assert_eq!(
             String::from_utf8(w.buf).unwrap(),
             r#"{"sasl_plain":{"authzid":"","user":"user","password":"<password: 6 bytes>"}}"#
         );
         // Only an AUTH_RESPONSE carries credentials; other tokens stay bytes when masked.
         let mut w = JsonWriter::new();
-        ValueForm::Masked.write_token(&mut w, 0x0E, Some(b"\0user\0secret"));
+        ValueForm::Masked.write_token(&mut w, Opcode::AuthChallenge, Some(b"\0user\0secret"));
         assert_eq!(
             String::from_utf8(w.buf).unwrap(),
             r#""0x007573657200736563726574""#

@@ -9,7 +9,7 @@
 //! short (its snapshot length) gives its captured bytes and a gap for the rest.
 //!
 //! ```no_run
-//! use cqlwire_protocol::capture::{Capture, Event};
+//! use cqlwire_inspect::capture::{Capture, Event};
 //! let file = std::fs::File::open("session.pcap").unwrap();
 //! let mut capture = Capture::new(std::io::BufReader::new(file)).unwrap();
 //! capture

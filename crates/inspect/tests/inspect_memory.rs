@@ -3,8 +3,8 @@
 //! counting allocator (this test binary's), on a chunk of small LZ4 frames that each inflate to
 //! 255 KiB: held all at once, they take 16 MiB.
 
-use cqlwire_protocol::capture::{Connection, Direction, Event, Timestamp};
-use cqlwire_protocol::inspect::{Inspector, Options, Record};
+use cqlwire_inspect::capture::{Connection, Direction, Event, Timestamp};
+use cqlwire_inspect::{Inspector, Options, Record};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

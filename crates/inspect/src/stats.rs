@@ -7,7 +7,7 @@
 //! their text, up to [`MAX_MORE_COUNTED`] of them.
 
 use super::{Record, Side};
-use crate::frame::Opcode;
+use cqlwire_protocol::frame::Opcode;
 use std::collections::{BTreeMap, HashSet};
 use std::hash::BuildHasher;
 
@@ -129,7 +129,7 @@ impl Stats {
         *self.opcodes.entry((side_name(m.side), name)).or_default() += 1;
         let error = match &m.message {
             Ok(message) => match &message.body {
-                crate::message::Body::Error(e) => Some(e.code),
+                cqlwire_protocol::message::Body::Error(e) => Some(e.code),
                 _ => None,
             },
             Err(_) => {

@@ -1,21 +1,19 @@
 //! A message as the JSON object of `inspect --format json` (written straight into a
-//! [`JsonWriter`]) and as a one-line gist.
+//! [`JsonWriter`]) and as a one-line gist, values in a [`ValueForm`]: [`RenderMessage`].
 
-use super::requests::QueryParameters;
-use super::requests::{BATCH_REPEATED_QUERY_MAX, QUERY_FLAG_NAMES};
-use super::responses::{ErrorBody, ErrorDetails, Event, Failures};
-use super::results::METADATA_FLAG_NAMES;
-use super::results::{ResultBody, RowsMetadata, SchemaChange};
-use super::types::{BoundValues, Cell, ColumnType, Columns};
-use super::{consistency_name, each_bit_name, each_flag_name, Body, Message};
-use crate::types::{CqlType, NativeType};
-use crate::value::json::{write_json, JsonWriter};
-use crate::value::print::{write_pieces, TextForm};
+use super::ValueForm;
+use cqlwire_codec::types::{CqlType, NativeType};
+use cqlwire_codec::value::json::{write_json, JsonWriter};
+use cqlwire_codec::value::print::{write_pieces, TextForm};
+use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::message::{
+    consistency_name, each_bit_name, each_flag_name, Body, BoundValues, Cell, ColumnType, Columns,
+    ErrorBody, ErrorDetails, Event, Failures, Message, QueryParameters, ResultBody, RowsMetadata,
+    SchemaChange, BATCH_REPEATED_QUERY_MAX, METADATA_FLAG_NAMES, QUERY_FLAG_NAMES,
+};
 use serde_json::Value as Json;
 use std::ops::Range;
 use std::sync::Arc;
-
-use crate::inspect::ValueForm;
 
 /// The names of the bits of `flags` (from `names`, else `0x…`) as an array of strings.
 fn names_json(w: &mut JsonWriter, flags: u32, names: &[(u32, &str)]) {
@@ -32,7 +30,7 @@ struct Values<'a> {
     form: ValueForm<'a>,
     /// Called after each row and each [`SPILL_CHUNK`] bytes of a blob's hex with the JSON written
     /// so far, which it may take out of the writer's buffer (see
-    /// [`Message::write_json_fields_spilling`]).
+    /// [`RenderMessage::write_json_fields_spilling`]).
     spill: &'a mut dyn FnMut(&mut JsonWriter),
 }
 
@@ -59,7 +57,7 @@ impl Values<'_> {
 /// redacted when the form says so and the cell has bytes.
 fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut Values<'_>) {
     if let Some(hash) = v.form.key() {
-        if crate::inspect::redact::write_redacted(w, ty, cell, v.bytes, hash) {
+        if crate::redact::write_redacted(w, ty, cell, v.bytes, hash) {
             return;
         }
     }
@@ -79,7 +77,7 @@ fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut V
 /// A value whose bytes do not decode as its type: `{"$invalid": "<why>", "bytes": "0x…"}`, so the
 /// other values of its message still show.
 fn invalid_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
-    let why = match crate::value::decode(ty, v.of(range)) {
+    let why = match cqlwire_codec::value::decode(ty, v.of(range)) {
         Err(error) => error.to_string(),
         Ok(_) => "does not decode".to_string(),
     };
@@ -92,7 +90,7 @@ fn invalid_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut 
 }
 
 /// A value's JSON from its bytes, decoded as it is written: blobs and text straight from the bytes,
-/// other types through their [`crate::value::Value`], dropped after; bytes that do not decode as
+/// other types through their [`cqlwire_codec::value::Value`], dropped after; bytes that do not decode as
 /// the type are written by [`invalid_json`].
 fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Values<'_>) {
     match ty {
@@ -101,7 +99,7 @@ fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Va
             Ok(text) => w.str(text),
             Err(_) => invalid_json(w, ty, range, v),
         },
-        _ if range.len() <= SPILL_CHUNK => match crate::value::decode(ty, v.of(range)) {
+        _ if range.len() <= SPILL_CHUNK => match cqlwire_codec::value::decode(ty, v.of(range)) {
             Ok(value) => write_json(w, ty, &value),
             Err(_) => invalid_json(w, ty, range, v),
         },
@@ -109,7 +107,7 @@ fn value_json(w: &mut JsonWriter, ty: &CqlType, range: &Range<usize>, v: &mut Va
         // of millions of elements is never held decoded nor as one JSON text.
         _ => {
             let bytes = v.bytes.get(range.clone()).unwrap_or_default();
-            if crate::value::decode_pieces(ty, bytes, false, &mut drop).is_err() {
+            if cqlwire_codec::value::decode_pieces(ty, bytes, false, &mut drop).is_err() {
                 return invalid_json(w, ty, range, v);
             }
             let spill = &mut *v.spill;
@@ -594,13 +592,13 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
     w.end_object();
 }
 
-/// The opcode of an AUTH_* body (0 for any other).
-fn auth_opcode(body: &Body) -> u8 {
+/// The opcode of an AUTH_* body (ERROR for any other).
+fn auth_opcode(body: &Body) -> Opcode {
     match body {
-        Body::AuthChallenge(_) => 0x0E,
-        Body::AuthResponse(_) => 0x0F,
-        Body::AuthSuccess(_) => 0x10,
-        _ => 0,
+        Body::AuthChallenge(_) => Opcode::AuthChallenge,
+        Body::AuthResponse(_) => Opcode::AuthResponse,
+        Body::AuthSuccess(_) => Opcode::AuthSuccess,
+        _ => Opcode::Error,
     }
 }
 
@@ -690,11 +688,41 @@ fn parameters_gist(p: &QueryParameters) -> String {
     gist
 }
 
-impl Message {
+/// A message written as `inspect` writes it: JSON fields and a one-line gist.
+pub trait RenderMessage {
     /// The JSON object of `inspect --format json` without the connection fields: `version`,
     /// `opcode`, `flags` (names), the prefixes when present (`tracing_id`, `warnings`,
     /// `custom_payload`) and `body`.
-    pub fn to_json(&self) -> Json {
+    fn to_json(&self) -> Json;
+
+    /// Writes the fields of [`RenderMessage::to_json`] after `version` (`opcode` to `body`) into
+    /// the object `w` is in, values in `form`.
+    fn write_json_fields(&self, w: &mut JsonWriter, form: ValueForm<'_>) {
+        self.write_json_fields_spilling(w, form, &mut |_| {});
+    }
+
+    /// Writes like [`RenderMessage::write_json_fields`], calling `spill` after each row of a Rows
+    /// result and each 64 KiB of a blob's hex with what was written so far: it may write out and
+    /// empty `w.buf` (the writer's place in the document is kept), so a message of many rows or a
+    /// long blob needs a bounded buffer.
+    fn write_json_fields_spilling(
+        &self,
+        w: &mut JsonWriter,
+        form: ValueForm<'_>,
+        spill: &mut dyn FnMut(&mut JsonWriter),
+    );
+
+    /// One line saying what the message is about: the query text, the row count, the error, …
+    fn gist(&self) -> String {
+        self.gist_in(ValueForm::Plain)
+    }
+
+    /// The [`RenderMessage::gist`] with its query text, error message and token shown in `form`.
+    fn gist_in(&self, form: ValueForm<'_>) -> String;
+}
+
+impl RenderMessage for Message {
+    fn to_json(&self) -> Json {
         let mut w = JsonWriter::new();
         w.begin_object();
         w.key("version");
@@ -704,17 +732,7 @@ impl Message {
         serde_json::from_slice(&w.buf).expect("the writer writes valid JSON")
     }
 
-    /// Writes the fields of [`Message::to_json`] after `version` (`opcode` to `body`) into the
-    /// object `w` is in, values in `form`.
-    pub fn write_json_fields(&self, w: &mut JsonWriter, form: ValueForm<'_>) {
-        self.write_json_fields_spilling(w, form, &mut |_| {});
-    }
-
-    /// Writes like [`Message::write_json_fields`], calling `spill` after each row of a Rows
-    /// result and each 64 KiB of a blob's hex with what was written so far: it may write out and
-    /// empty `w.buf` (the writer's place in the document is kept), so a message of many rows or a
-    /// long blob needs a bounded buffer.
-    pub fn write_json_fields_spilling(
+    fn write_json_fields_spilling(
         &self,
         w: &mut JsonWriter,
         form: ValueForm<'_>,
@@ -754,13 +772,7 @@ impl Message {
         body_json(w, &self.body, &mut values);
     }
 
-    /// One line saying what the message is about: the query text, the row count, the error, …
-    pub fn gist(&self) -> String {
-        self.gist_in(ValueForm::Plain)
-    }
-
-    /// The [`Message::gist`] with its query text, error message and token shown in `form`.
-    pub fn gist_in(&self, form: ValueForm<'_>) -> String {
+    fn gist_in(&self, form: ValueForm<'_>) -> String {
         let mut gist = match &self.body {
             Body::Error(e) => format!(
                 "{} (0x{:04x}): {}",
@@ -811,7 +823,7 @@ impl Message {
                 ResultBody::SetKeyspace(keyspace) => format!("Set_keyspace {keyspace}"),
                 ResultBody::Prepared(p) => format!(
                     "Prepared 0x{} {}",
-                    crate::hex::encode(&p.id),
+                    cqlwire_codec::hex::encode(&p.id),
                     count(p.variables.len(), "variable")
                 ),
                 ResultBody::SchemaChange(change) => {
@@ -827,7 +839,7 @@ impl Message {
                     .unwrap_or_default();
                 format!(
                     "0x{}{query} {}",
-                    crate::hex::encode(&e.id),
+                    cqlwire_codec::hex::encode(&e.id),
                     parameters_gist(&e.parameters)
                 )
             }
