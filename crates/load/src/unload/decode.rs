@@ -118,6 +118,17 @@ pub(crate) enum Builder {
     },
 }
 
+/// The bytes of fixed-width values as a buffer aligned for any of their types: a `Vec<u8>` is
+/// taken as it is when its memory happens to be 8-aligned (what the allocator gives), else copied;
+/// an empty one (whose pointer is 1) would fail Arrow's alignment check.
+fn aligned(values: Vec<u8>) -> Buffer {
+    if values.as_ptr().align_offset(8) == 0 {
+        Buffer::from_vec(values)
+    } else {
+        Buffer::from_slice_ref(&values)
+    }
+}
+
 /// What a [`Builder::Bytes`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BytesKind {
@@ -559,7 +570,7 @@ impl Builder {
                     .map_or_else(|| values.len() / fixed_width(&data_type), |n| n.len());
                 ArrayDataBuilder::new(data_type)
                     .len(len)
-                    .add_buffer(Buffer::from_vec(std::mem::take(values)))
+                    .add_buffer(aligned(std::mem::take(values)))
                     .nulls(nulls)
             }
             Builder::Boolean { values, nulls } => {
@@ -778,6 +789,25 @@ mod tests {
         let array = builder.finish().unwrap();
         assert_eq!(array.data_type(), &builder.data_type());
         array
+    }
+
+    #[test]
+    fn a_page_without_rows_gives_empty_arrays_of_every_width() {
+        for type_text in [
+            "bigint",
+            "double",
+            "int",
+            "vector<float, 4>",
+            "uuid",
+            "text",
+        ] {
+            let array = array(type_text, &[]);
+            assert_eq!(array.len(), 0, "{type_text}");
+        }
+        let mut builder = Builder::new(&ty("bigint")).unwrap();
+        builder.append(Some(&7i64.to_be_bytes())).unwrap();
+        builder.finish().unwrap();
+        assert_eq!(builder.finish().unwrap().len(), 0);
     }
 
     #[test]
