@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 pub mod columns;
 pub mod convert;
+pub mod exact;
 pub mod input;
 pub mod kernel;
 pub mod output;
