@@ -142,7 +142,7 @@ fn parse_rename(pair: &str) -> Result<(String, String), String> {
 }
 
 /// The loader's error with the exit code it deserves: options, mapping and schema are usage.
-fn load_error(error: LoadError) -> CliError {
+pub(super) fn load_error(error: LoadError) -> CliError {
     match error.kind() {
         LoadErrorKind::Authentication => CliError::data(format!(
             "{} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a prompt)",
@@ -154,6 +154,7 @@ fn load_error(error: LoadError) -> CliError {
         | LoadErrorKind::MissingKeyColumn
         | LoadErrorKind::Statement
         | LoadErrorKind::Mapping
+        | LoadErrorKind::NoIndex
         | LoadErrorKind::UnsupportedType => CliError::usage(error.message()),
         _ => CliError::data(error.message()),
     }
@@ -188,30 +189,63 @@ impl RejectSink for StderrRejects {
     }
 }
 
+/// The connection flags shared by the commands on a live table.
+pub(super) struct Connection<'a> {
+    pub hosts: &'a str,
+    pub table: &'a str,
+    pub consistency: Option<&'a str>,
+    pub timeout: u64,
+    pub username: Option<&'a str>,
+    pub tls: bool,
+    pub tls_ca: Option<&'a PathBuf>,
+    pub tls_cert: Option<&'a PathBuf>,
+    pub tls_key: Option<&'a PathBuf>,
+}
+
+impl Connection<'_> {
+    /// The library's options: hosts, table, consistency, timeout, login (password from the
+    /// environment or a prompt), TLS.
+    pub(super) fn options(&self) -> Result<LoadOptions, CliError> {
+        let hosts = Host::parse_list(self.hosts).map_err(load_error)?;
+        let mut options = LoadOptions::with_table_name(hosts, self.table).map_err(load_error)?;
+        if let Some(level) = self.consistency {
+            options.consistency = parse_consistency(level).map_err(load_error)?;
+        }
+        options.request_timeout = Duration::from_secs(self.timeout.max(1));
+        if let Some(user) = self.username {
+            options.credentials = Some(Credentials {
+                username: user.to_owned(),
+                password: password(user)?,
+            });
+        }
+        if self.tls || self.tls_ca.is_some() || self.tls_cert.is_some() {
+            options.tls = Some(TlsOptions {
+                ca_file: self.tls_ca.cloned(),
+                client_cert: self.tls_cert.cloned().zip(self.tls_key.cloned()),
+                ..TlsOptions::default()
+            });
+        }
+        Ok(options)
+    }
+}
+
 /// Runs `cqlwire load`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let hosts = Host::parse_list(&args.hosts).map_err(load_error)?;
-    let mut options = LoadOptions::with_table_name(hosts, &args.table).map_err(load_error)?;
-    options.query = args.query.clone();
-    if let Some(level) = &args.consistency {
-        options.consistency = parse_consistency(level).map_err(load_error)?;
+    let mut options = Connection {
+        hosts: &args.hosts,
+        table: &args.table,
+        consistency: args.consistency.as_deref(),
+        timeout: args.timeout,
+        username: args.username.as_deref(),
+        tls: args.tls,
+        tls_ca: args.tls_ca.as_ref(),
+        tls_cert: args.tls_cert.as_ref(),
+        tls_key: args.tls_key.as_ref(),
     }
+    .options()?;
+    options.query = args.query.clone();
     if let Some(n) = args.concurrency {
         options.concurrency = Concurrency::Fixed(n as usize);
-    }
-    options.request_timeout = Duration::from_secs(args.timeout.max(1));
-    if let Some(user) = &args.username {
-        options.credentials = Some(Credentials {
-            username: user.clone(),
-            password: password(user)?,
-        });
-    }
-    if args.tls || args.tls_ca.is_some() || args.tls_cert.is_some() {
-        options.tls = Some(TlsOptions {
-            ca_file: args.tls_ca.clone(),
-            client_cert: args.tls_cert.clone().zip(args.tls_key.clone()),
-            ..TlsOptions::default()
-        });
     }
     let dataset_options = DatasetOptions {
         path: args.input.clone(),

@@ -10,6 +10,7 @@ mod inspect;
 mod load;
 mod lz4_stream;
 mod progress;
+mod search;
 mod util;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,9 @@ pub enum Command {
     /// Load a dataset (Parquet, Arrow, NPY, ANN formats) into a live Cassandra/ScyllaDB table, each
     /// value converted to its column's type and bound as bytes, never through text.
     Load(load::Args),
+    /// Run a query set's ANN queries on a live table: recall@k against ground truth, queries/s and
+    /// latency percentiles, each query vector bound as bytes.
+    Search(search::Args),
 }
 
 /// Runs the chosen command.
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Generate(args) => generate::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Load(args) => load::run(args),
+        Command::Search(args) => search::run(args),
     }
 }
 

@@ -334,7 +334,7 @@ fn passthrough_names(schema: Option<SchemaRef>) -> impl Iterator<Item = String> 
 }
 
 /// The codec's form of a marker's type (user-defined types declared from the server's description).
-fn codec_type(marker: &crate::types::CqlType) -> Result<CodecType, LoadError> {
+pub(crate) fn codec_type(marker: &crate::types::CqlType) -> Result<CodecType, LoadError> {
     let mut udts = UdtRegistry::new();
     for declaration in marker.udt_declarations() {
         udts.declare(&declaration).map_err(|e| {

@@ -36,6 +36,8 @@ pub enum LoadErrorKind {
     ServerGone,
     /// Writing the rejects file failed; the run was drained and [`LoadError::report`] says how far it got.
     Rejects,
+    /// The searched column has no vector index (the message shows the statement that creates one).
+    NoIndex,
 }
 
 /// An error of the loader: a kind, a one-line message and, for errors that end a started run, the

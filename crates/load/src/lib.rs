@@ -49,6 +49,7 @@ mod options;
 mod rejects;
 mod report;
 mod run;
+mod search;
 mod tls;
 mod types;
 mod value;
@@ -63,6 +64,9 @@ pub use options::{
 };
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
+pub use search::{
+    recall, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport, Searcher, VectorIndex,
+};
 pub use types::{CqlType, UnsupportedType};
 pub use value::{BindError, Cell, Row, Value};
 
