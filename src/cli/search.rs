@@ -10,9 +10,7 @@ use super::load::{load_error, Connection};
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
-use cqlwire_load::{
-    LoadError, LoadErrorKind, QuerySet, RunControl, SearchOptions, SearchReport, Searcher,
-};
+use cqlwire_load::{QuerySet, RunControl, SearchOptions, SearchReport, Searcher};
 use cqlwire_vector::convert;
 use cqlwire_vector::exact::exact_neighbors;
 use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors};
@@ -181,7 +179,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
     let searcher = runtime
         .block_on(Searcher::connect(options))
-        .map_err(search_error)?;
+        .map_err(load_error)?;
     let input_options = InputOptions {
         format: args.input_format,
         column: args.input_column.clone(),
@@ -191,18 +189,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let reader = convert::open(Some(&args.queries), input_options).map_err(CliError::data)?;
     let queries = searcher
         .read_queries(reader, args.exact.is_some())
-        .map_err(search_error)?;
+        .map_err(load_error)?;
     let truth = ground_truth(&args, &searcher, &queries)?;
     if let Some(truth) = &truth {
-        searcher
-            .check_truth(&queries, truth)
-            .map_err(search_error)?;
+        searcher.check_truth(&queries, truth).map_err(load_error)?;
     }
     let index_wait = match args.wait_for_index {
         Some(seconds) => Some(
             runtime
                 .block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)))
-                .map_err(search_error)?,
+                .map_err(load_error)?,
         ),
         None => None,
     };
@@ -234,7 +230,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         report
     });
     bar.finish_and_clear();
-    let report = report.map_err(search_error)?;
+    let report = report.map_err(load_error)?;
 
     if let Some(path) = &args.results {
         write_results(path, &report)?;
@@ -261,17 +257,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     Ok(())
-}
-
-/// The searcher's error with its exit code, and the flag that helps where there is one.
-fn search_error(error: LoadError) -> CliError {
-    match error.kind() {
-        LoadErrorKind::NoIndex => CliError::usage(format!(
-            "{} (--wait-for-index SECONDS waits for it)",
-            error.message()
-        )),
-        _ => load_error(error),
-    }
 }
 
 /// The ground truth of `--ground-truth` or `--exact`, if any.
