@@ -9,10 +9,11 @@ use super::progress::{self, Unit};
 use super::CliError;
 use cqlwire_load::{
     parse_consistency, Concurrency, Credentials, CsvRejects, Dataset, DatasetOptions, Host,
-    LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Password, RejectSink, Row,
-    RunControl, TlsOptions,
+    LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader, Password, ProgressSnapshot,
+    RejectSink, Row, RunControl, TlsOptions,
 };
 use cqlwire_vector::input::{InputFormat, InputOptions};
+use indicatif::ProgressBar;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::Range;
@@ -109,6 +110,19 @@ pub struct Args {
     /// Write rejected rows here as CSV (row,key,error) [default: standard error].
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
+    #[command(flatten)]
+    pub access: Access,
+    /// Read, convert, map and check every row against the prepared statement; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The login and TLS flags of the commands on a live table.
+#[derive(Debug, clap::Args)]
+pub struct Access {
     /// Log in as this user; the password comes from the CQLWIRE_PASSWORD environment variable, else a
     /// prompt on the terminal (it is never an argument).
     #[arg(long, value_name = "USER")]
@@ -125,12 +139,6 @@ pub struct Args {
     /// The client certificate's private key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// Read, convert, map and check every row against the prepared statement; send nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// No progress bar and no summary line.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// Parses one `INPUT=COLUMN` of `--map`.
@@ -195,11 +203,7 @@ pub(super) struct Connection<'a> {
     pub table: &'a str,
     pub consistency: Option<&'a str>,
     pub timeout: u64,
-    pub username: Option<&'a str>,
-    pub tls: bool,
-    pub tls_ca: Option<&'a PathBuf>,
-    pub tls_cert: Option<&'a PathBuf>,
-    pub tls_key: Option<&'a PathBuf>,
+    pub access: &'a Access,
 }
 
 impl Connection<'_> {
@@ -212,16 +216,17 @@ impl Connection<'_> {
             options.consistency = parse_consistency(level).map_err(load_error)?;
         }
         options.request_timeout = Duration::from_secs(self.timeout.max(1));
-        if let Some(user) = self.username {
+        let access = self.access;
+        if let Some(user) = &access.username {
             options.credentials = Some(Credentials {
                 username: user.to_owned(),
                 password: password(user)?,
             });
         }
-        if self.tls || self.tls_ca.is_some() || self.tls_cert.is_some() {
+        if access.tls || access.tls_ca.is_some() || access.tls_cert.is_some() {
             options.tls = Some(TlsOptions {
-                ca_file: self.tls_ca.cloned(),
-                client_cert: self.tls_cert.cloned().zip(self.tls_key.cloned()),
+                ca_file: access.tls_ca.clone(),
+                client_cert: access.tls_cert.clone().zip(access.tls_key.clone()),
                 ..TlsOptions::default()
             });
         }
@@ -236,11 +241,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         table: &args.table,
         consistency: args.consistency.as_deref(),
         timeout: args.timeout,
-        username: args.username.as_deref(),
-        tls: args.tls,
-        tls_ca: args.tls_ca.as_ref(),
-        tls_cert: args.tls_cert.as_ref(),
-        tls_key: args.tls_key.as_ref(),
+        access: &args.access,
     }
     .options()?;
     options.query = args.query.clone();
@@ -302,31 +303,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Ok(())
     });
     let report = runtime.block_on(async {
-        let stop = control.stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.store(true, Ordering::Relaxed);
-                // A second Ctrl-C ends at once.
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
-        let progress = control.progress.clone();
-        let ticker_bar = bar.clone();
-        let ticker = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                let now = progress.snapshot();
-                ticker_bar.set_position(now.written + now.rejected);
-                ticker_bar.set_message(format!(
-                    "{:.1} MB  {} in flight  {} rejected  {} retries",
-                    now.bytes as f64 / 1e6,
-                    now.in_flight,
-                    now.rejected,
-                    now.retried
-                ));
-            }
+        let ticker = watch(&control, &bar, |now| {
+            format!(
+                "{:.1} MB  {} in flight  {} rejected  {} retries",
+                now.bytes as f64 / 1e6,
+                now.in_flight,
+                now.rejected,
+                now.retried
+            )
         });
         let result = if args.dry_run {
             loader
@@ -387,6 +371,36 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Err(CliError::data(format!("{}{hint}", error.message())))
         }
     }
+}
+
+/// Inside the runtime: stops the run on Ctrl-C (a second one ends the process) and moves `bar` to
+/// the run's counters every 200 ms with `message`; the returned ticker is to be aborted when the run
+/// ends.
+pub(super) fn watch(
+    control: &RunControl,
+    bar: &ProgressBar,
+    message: impl Fn(&ProgressSnapshot) -> String + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    let stop = control.stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.store(true, Ordering::Relaxed);
+            // A second Ctrl-C ends at once.
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let progress = control.progress.clone();
+    let bar = bar.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let now = progress.snapshot();
+            bar.set_position(now.written + now.rejected);
+            bar.set_message(message(&now));
+        }
+    })
 }
 
 /// `; N rows confirmed, resume with --rows R..` when the run did not finish.

@@ -6,7 +6,7 @@
 //! files, the summary and the per-query CSV.
 
 use super::convert::{parse_input_format, parse_rows, selection};
-use super::load::{load_error, Connection};
+use super::load::{load_error, watch, Access, Connection};
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
@@ -118,22 +118,8 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT", default_value = "text",
           value_parser = ["text", "json"])]
     pub format: String,
-    /// Log in as this user; the password comes from the CQLWIRE_PASSWORD environment variable, else a
-    /// prompt on the terminal (it is never an argument).
-    #[arg(long, value_name = "USER")]
-    pub username: Option<String>,
-    /// Connect with TLS (the server's certificate and host name are verified).
-    #[arg(long)]
-    pub tls: bool,
-    /// CA certificates (PEM) that sign the server's certificate [default: the system's].
-    #[arg(long, value_name = "FILE")]
-    pub tls_ca: Option<PathBuf>,
-    /// Client certificate (PEM), for servers that require one; with --tls-key.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub access: Access,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -158,11 +144,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         table: &args.table,
         consistency: args.consistency.as_deref(),
         timeout: args.timeout,
-        username: args.username.as_deref(),
-        tls: args.tls,
-        tls_ca: args.tls_ca.as_ref(),
-        tls_cert: args.tls_cert.as_ref(),
-        tls_key: args.tls_key.as_ref(),
+        access: &args.access,
     }
     .options()?;
     let mut options = SearchOptions::new(connection);
@@ -206,25 +188,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let control = RunControl::default();
     let bar = progress::bar(Some(queries.len() as u64), Unit::Rows, args.quiet);
     let report = runtime.block_on(async {
-        let stop = control.stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.store(true, Ordering::Relaxed);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
-        let progress = control.progress.clone();
-        let ticker_bar = bar.clone();
-        let ticker = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                let now = progress.snapshot();
-                ticker_bar.set_position(now.written + now.rejected);
-                ticker_bar.set_message(format!("{} errors", now.rejected));
-            }
-        });
+        let ticker = watch(&control, &bar, |now| format!("{} errors", now.rejected));
         let report = searcher.run(&queries, truth.as_ref(), &control).await;
         ticker.abort();
         report

@@ -297,6 +297,30 @@ fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
     Ok(columns)
 }
 
+/// The column of `keyspace.table` named `written` (as written in CQL), or an error listing the
+/// table's columns.
+pub(crate) fn find_column<'a>(
+    columns: &'a [TableColumn],
+    written: &str,
+    keyspace: &str,
+    table: &str,
+) -> Result<&'a TableColumn, LoadError> {
+    let name = schema_name(written);
+    columns
+        .iter()
+        .find(|column| column.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            LoadError::new(
+                LoadErrorKind::UnknownColumn,
+                format!(
+                    "table {keyspace}.{table} has no column {written} (its columns: {})",
+                    known.join(", ")
+                ),
+            )
+        })
+}
+
 /// `INSERT INTO ks.t (c1, c2, ...) VALUES (?, ?, ...)` of `chosen` (as written in CQL) or of every
 /// column, after checking that each chosen column exists and that every key column is there.
 fn default_insert(
@@ -310,20 +334,7 @@ fn default_insert(
         Some(chosen) => {
             let mut names = Vec::with_capacity(chosen.len());
             for written in chosen {
-                let name = schema_name(written);
-                let column = columns
-                    .iter()
-                    .find(|column| column.name == name)
-                    .ok_or_else(|| {
-                        let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-                        LoadError::new(
-                            LoadErrorKind::UnknownColumn,
-                            format!(
-                                "table {keyspace}.{table} has no column {written} (its columns: {})",
-                                known.join(", ")
-                            ),
-                        )
-                    })?;
+                let column = find_column(columns, written, keyspace, table)?;
                 if names.contains(&column.name.as_str()) {
                     return Err(LoadError::new(
                         LoadErrorKind::InvalidOption,
@@ -407,11 +418,12 @@ fn bind_markers(prepared: &PreparedStatement) -> Result<Vec<BindMarker>, LoadErr
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::types::tests::{native, vector};
 
-    fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
+    /// A column of a test table.
+    pub(crate) fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
         TableColumn {
             name: name.into(),
             cql_type: CqlType::new(typ).unwrap(),

@@ -28,8 +28,8 @@ use scylla::statement::prepared::PreparedStatement;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::{ColumnRole, TableColumn, TableSession};
-use crate::options::{schema_name, LoadOptions};
+use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
+use crate::options::LoadOptions;
 use crate::report::RunControl;
 use crate::value::Value;
 
@@ -492,7 +492,7 @@ fn vector_column(
     let is_vector =
         |c: &&TableColumn| matches!(c.cql_type.column_type(), ColumnType::Vector { .. });
     if let Some(named) = named {
-        let column = find_column(columns, named, keyspace, table)?;
+        let column = find_column(columns, named, keyspace, table)?.clone();
         if !is_vector(&&column) {
             return Err(LoadError::new(
                 LoadErrorKind::Mapping,
@@ -529,7 +529,7 @@ fn key_column(
     table: &str,
 ) -> Result<TableColumn, LoadError> {
     if let Some(named) = named {
-        return find_column(columns, named, keyspace, table);
+        return find_column(columns, named, keyspace, table).cloned();
     }
     let keys: Vec<&TableColumn> = columns
         .iter()
@@ -549,29 +549,6 @@ fn key_column(
             ))
         }
     }
-}
-
-fn find_column(
-    columns: &[TableColumn],
-    written: &str,
-    keyspace: &str,
-    table: &str,
-) -> Result<TableColumn, LoadError> {
-    let name = schema_name(written);
-    columns
-        .iter()
-        .find(|c| c.name == name)
-        .cloned()
-        .ok_or_else(|| {
-            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            LoadError::new(
-                LoadErrorKind::UnknownColumn,
-                format!(
-                    "table {keyspace}.{table} has no column {written} (its columns: {})",
-                    known.join(", ")
-                ),
-            )
-        })
 }
 
 /// `SELECT key FROM ks.t [WHERE predicate] ORDER BY column ANN OF ? LIMIT k`.
@@ -597,17 +574,9 @@ fn select(keyspace: &str, table: &str, key: &str, column: &str, options: &Search
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loader::tests::column;
     use crate::options::Host;
     use crate::types::tests::{native, vector};
-    use crate::types::CqlType;
-
-    fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
-        TableColumn {
-            name: name.into(),
-            cql_type: CqlType::new(typ).unwrap(),
-            role,
-        }
-    }
 
     fn table() -> Vec<TableColumn> {
         vec![
