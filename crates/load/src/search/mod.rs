@@ -342,8 +342,13 @@ impl Searcher {
         }
         let count = queries.len();
         if count > 0 {
+            // The warm-up stops with the run, but its queries are not counted.
+            let warming = RunControl {
+                stop: control.stop.clone(),
+                ..RunControl::default()
+            };
             let warmup = (0..self.options.warmup).map(|i| i % count);
-            self.send_all(warmup, queries, None, control).await;
+            self.send_all(warmup, queries, None, &warming).await;
         }
         let started = Instant::now();
         let results = self.send_all(0..count, queries, truth, control).await;
