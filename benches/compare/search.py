@@ -7,7 +7,8 @@ truth against NumPy.
     python3 benches/compare/search.py --exact [--train 100000] [--queries 1000] [--rounds 3]
 
 The server is a single-node Apache Cassandra 5.0 started (and, at the end, stopped by its pid) by
-fixtures/inspect/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login. The data: `--rows`
+fixtures/inspect/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login (one already
+running there is used and left running). The data: `--rows`
 × 768 float32 (seeded, each row of norm 1: load.py's rows) loaded by `cqlwire load` into
 `cqlwire_bench.ann (id bigint PRIMARY KEY, emb vector<float, 768>)`, then a cosine SAI vector index
 built (its build time is reported); `--queries` query vectors from the same generator with other
@@ -162,17 +163,17 @@ def compare(args) -> None:
                         "bench_search_driver"], cwd=ROOT, check=True)
     load.HOST = HOST
     load.DATA.mkdir(parents=True, exist_ok=True)
-    pid = load.start_server()
+    # A server already running on the address (started by cassandra.sh) is used and left running.
+    started_here = not load.server_running()
+    if started_here:
+        pid = load.start_server()
+    else:
+        status = subprocess.run([str(load.CASSANDRA), "status"], check=True, capture_output=True, text=True).stdout
+        pid = int(re.search(r"pid (\d+)", status).group(1))
     try:
         cluster, session = load.connect()
-        session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-        session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{TABLE}", timeout=120)
-        session.execute(f"CREATE TABLE {KEYSPACE}.{TABLE} (id bigint PRIMARY KEY, emb vector<float, {DIMENSION}>)")
-        subprocess.run([str(run.BINARY), "load", str(train), "--hosts", f"{HOST}:{PORT}", "--table",
-                        f"{KEYSPACE}.{TABLE}", "--row-number-column", "id", "--quiet"], check=True)
-        session.execute(f"CREATE CUSTOM INDEX ON {KEYSPACE}.{TABLE}(emb) USING 'StorageAttachedIndex' "
-                        "WITH OPTIONS = {'similarity_function': 'cosine'}")
+        if not args.reuse_table:
+            prepare_table(session, train)
         waited = subprocess.run([str(run.BINARY), "search", str(queries), "--hosts", f"{HOST}:{PORT}", "--table",
                                  f"{KEYSPACE}.{TABLE}", "--queries", "0..1", "--wait-for-index", "3600",
                                  "--format", "json", "--quiet"], check=True, capture_output=True, text=True)
@@ -201,8 +202,22 @@ def compare(args) -> None:
                           f"{numbers[-1]:.2f} s, server CPU {server_cpu:.2f} s, same answers as cqlwire: "
                           f"{same}/{args.queries}", file=sys.stderr, flush=True)
     finally:
-        load.stop_server()
+        if started_here:
+            load.stop_server()
     print_table(results, peers, args, index_wait)
+
+
+def prepare_table(session, train: pathlib.Path) -> None:
+    """The table, loaded by `cqlwire load`, then its cosine vector index (loading into an indexed
+    table fails on Cassandra 5.0.9, CASSANDRA-21644)."""
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{TABLE}", timeout=120)
+    session.execute(f"CREATE TABLE {KEYSPACE}.{TABLE} (id bigint PRIMARY KEY, emb vector<float, {DIMENSION}>)")
+    subprocess.run([str(run.BINARY), "load", str(train), "--hosts", f"{HOST}:{PORT}", "--table",
+                    f"{KEYSPACE}.{TABLE}", "--row-number-column", "id", "--quiet"], check=True)
+    session.execute(f"CREATE CUSTOM INDEX ON {KEYSPACE}.{TABLE}(emb) USING 'StorageAttachedIndex' "
+                    "WITH OPTIONS = {'similarity_function': 'cosine'}")
 
 
 def median(values):
@@ -265,6 +280,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000, help="query vectors (default 1000)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each peer, alternating (default 3)")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
+    parser.add_argument("--reuse-table", action="store_true",
+                        help="keep the table of an earlier run (it must hold the --rows rows and the index)")
     parser.add_argument("--exact", action="store_true", help="time brute-force ground truth against NumPy")
     parser.add_argument("--train", type=int, default=100_000, help="training rows of --exact (default 100000)")
     args = parser.parse_args()
