@@ -110,6 +110,10 @@ for path in sorted((root / "fixtures/convert/inputs").iterdir()):
         for high_bits in (0x00, 0x18, 0x80, 0xC8):  # all rows in batches of 1 and 4, a range, a shard
             seed("vecs_readers", bytes([index | high_bits]) + data, 8192)
 
+for path, selector in (("neighbors_cosine.ivecs", 0), ("neighbors_euclidean.npy", 1),
+                       ("neighbors_euclidean.bin", 2)):
+    seed("neighbors", bytes([selector]) + (root / "fixtures/search" / path).read_bytes()[:8191], 8192)
+
 for name in ("cases", "v4-none", "v5-none"):
     for line in (root / f"fixtures/messages/{name}.jsonl").read_text().splitlines():
         message = json.loads(line)

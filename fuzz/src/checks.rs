@@ -15,7 +15,7 @@ use cqlwire_codec::value::{cql, json, print};
 use cqlwire_protocol::frame::{FrameHeader, FrameReader, Frames, HEADER_LEN};
 use cqlwire_protocol::lz4;
 use cqlwire_vector::input::{
-    self, BatchReader, InputError, InputFormat, InputOptions, RowSelection,
+    self, BatchReader, InputError, InputFormat, InputOptions, NeighborsFormat, RowSelection,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
@@ -35,6 +35,7 @@ pub const TARGETS: [(&str, Check); 14] = [
     ("frame_stream", frame_stream),
     ("npy_header", npy_header),
     ("vecs_readers", vecs_readers),
+    ("neighbors", neighbors),
     ("message_body", message_body),
     ("protocol_stream", protocol_stream),
     ("inspect", inspect),
@@ -912,6 +913,58 @@ pub fn vecs_readers(data: &[u8]) {
     };
     let batch_rows = usize::from((selector >> 3) & 7) + 1;
     check_reader(file, format, selection, batch_rows);
+}
+
+/// Reads the input after its first byte as the ground truth its low 2 bits pick (ivecs, npy,
+/// big-ann-benchmarks binary), as a stream and as a file: both give the same lists or both fail;
+/// every list holds k ids; a file never makes the reader allocate more than 2 × its size (ids
+/// widen from 4 to 8 bytes) + 64 KiB at once.
+pub fn neighbors(data: &[u8]) {
+    let Some((&selector, file)) = data.split_first() else {
+        return;
+    };
+    let format = match selector & 3 {
+        0 => NeighborsFormat::Ivecs,
+        1 => NeighborsFormat::Npy,
+        _ => NeighborsFormat::BigAnn,
+    };
+    let stream =
+        input::read_neighbors_stream("fuzz input", Box::new(Cursor::new(file.to_vec())), format);
+    let from_file = (|| {
+        let io_error = |source| InputError::Io {
+            input: "fuzz temporary file".to_string(),
+            source,
+        };
+        let mut temporary = tempfile::tempfile_in("/dev/shm")
+            .or_else(|_| tempfile::tempfile())
+            .map_err(io_error)?;
+        temporary.write_all(file).map_err(io_error)?;
+        temporary.rewind().map_err(io_error)?;
+        let path = format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&temporary)
+        );
+        take_largest_allocation();
+        let read = input::read_neighbors(std::path::Path::new(&path), Some(format));
+        let largest = take_largest_allocation();
+        let bound = 2 * file.len() + FILE_ALLOCATION_SLACK;
+        assert!(
+            largest <= bound,
+            "reading a {}-byte ground truth allocates {largest} bytes at once",
+            file.len()
+        );
+        read
+    })();
+    for lists in [&stream, &from_file].into_iter().flatten() {
+        for row in 0..lists.rows() {
+            assert_eq!(lists.row(row).len(), lists.k());
+        }
+    }
+    match (&stream, &from_file) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "stream and file read different lists"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("stream and file disagree: {a:?} / {b:?}"),
+    }
 }
 
 /// What a reader produced: element type, dimension, rows, and each element's value as f64 bits.

@@ -1,4 +1,4 @@
-//! The options of the commands that work on a live table (`load`, `unload`): contact points, the
+//! The options of the commands that work on a live table (`load`, `search`, `unload`): contact points, the
 //! table, consistency, timeout, login and TLS, as one group of flags and as the library's
 //! [`LoadOptions`]; the password, read from the environment or a prompt; and the exit code of the
 //! engine's errors.
@@ -89,6 +89,7 @@ pub fn engine_error(error: LoadError) -> CliError {
         | LoadErrorKind::MissingKeyColumn
         | LoadErrorKind::Statement
         | LoadErrorKind::Mapping
+        | LoadErrorKind::NoIndex
         | LoadErrorKind::UnsupportedType => CliError::usage(error.message()),
         _ => CliError::data(error.message()),
     }

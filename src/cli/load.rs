@@ -13,9 +13,10 @@ use crate::files;
 use crate::messages;
 use cqlwire_load::{
     Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport, Loader, Mode,
-    RejectSink, RunControl,
+    ProgressSnapshot, RejectSink, RunControl,
 };
 use cqlwire_vector::input::{InputFormat, InputOptions};
+use indicatif::ProgressBar;
 use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -189,22 +190,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Mode::Write
     };
     let result = runtime.block_on(async {
-        drain_on_signals(control.stop.clone());
-        let progress = control.progress.clone();
-        let ticker_bar = bar.clone();
-        let ticker = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                let now = progress.snapshot();
-                ticker_bar.set_position(now.written + now.rejected);
-                ticker_bar.set_message(format!(
-                    "{:.1} MB  {} in flight  {} rejected  {} retries",
-                    now.bytes as f64 / 1e6,
-                    now.in_flight,
-                    now.rejected,
-                    now.retried
-                ));
-            }
+        let ticker = watch(&control, &bar, |now| {
+            format!(
+                "{:.1} MB  {} in flight  {} rejected  {} retries",
+                now.bytes as f64 / 1e6,
+                now.in_flight,
+                now.rejected,
+                now.retried
+            )
         });
         let result = loader.load(dataset, rejects.as_mut(), &control, mode).await;
         ticker.abort();
@@ -248,6 +241,27 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Err(CliError::data(format!("{}{before}{hint}", error.message())))
         }
     }
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP stop the run (see [`drain_on_signals`]) and moves `bar` every
+/// 200 ms with the run's counters and `message` of them; the returned ticker is aborted when the
+/// run ends.
+pub(super) fn watch(
+    control: &RunControl,
+    bar: &ProgressBar,
+    message: impl Fn(&ProgressSnapshot) -> String + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    drain_on_signals(control.stop.clone());
+    let progress = control.progress.clone();
+    let bar = bar.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let now = progress.snapshot();
+            bar.set_position(now.written + now.rejected);
+            bar.set_message(message(&now));
+        }
+    })
 }
 
 /// Makes SIGINT, SIGTERM and SIGHUP drain the run (stop reading, wait for the rows in flight, say

@@ -11,6 +11,7 @@ mod inspect;
 mod load;
 mod lz4_stream;
 mod progress;
+mod search;
 mod unload;
 mod util;
 
@@ -59,6 +60,9 @@ pub enum Command {
     /// Unload a live Cassandra/ScyllaDB table into Parquet, Arrow, NPY, fbin, raw or hex by a
     /// parallel token-range scan, each value decoded from its bytes, never through text.
     Unload(unload::Args),
+    /// Run a query set's ANN queries on a live table: recall@k against ground truth, queries/s and
+    /// latency percentiles, each query vector bound as bytes.
+    Search(search::Args),
 }
 
 /// Runs the chosen command.
@@ -73,6 +77,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Inspect(args) => inspect::run(args),
         Command::Load(args) => load::run(args),
         Command::Unload(args) => unload::run(args),
+        Command::Search(args) => search::run(args),
     }
 }
 

@@ -30,6 +30,7 @@ mod malformed;
 mod messages;
 mod protocol_stream;
 mod roundtrip;
+mod search_cli;
 mod segments;
 mod text_formats;
 mod values_cli;

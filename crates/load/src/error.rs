@@ -43,6 +43,8 @@ pub enum LoadErrorKind {
     Stopped,
     /// Writing an unload's output failed.
     Output,
+    /// The searched column has no vector index (the message shows the statement that creates one).
+    NoIndex,
 }
 
 /// An error of the loader: a kind, a one-line message and, for errors that end a started run, the

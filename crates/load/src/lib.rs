@@ -50,6 +50,7 @@ mod options;
 mod rejects;
 mod report;
 mod run;
+mod search;
 mod table_guard;
 mod tls;
 mod types;
@@ -67,6 +68,9 @@ pub use options::{
 };
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
+pub use search::{
+    recall, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport, Searcher, VectorIndex,
+};
 pub use types::{CqlType, UnsupportedType};
 pub use unload::{
     arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,

@@ -78,14 +78,12 @@ impl Loader {
     where
         F: FnOnce(&[TableColumn]) -> Result<Option<Vec<String>>, LoadError>,
     {
-        let keyspace = schema_name(&options.keyspace);
-        let table_name = schema_name(&options.table);
-        let session = open_session(&options, &keyspace).await?;
-        let columns = {
-            let state = session.get_cluster_state();
-            let table = find_table(&state, &keyspace, &table_name)?;
-            table_columns(table)?
-        };
+        let TableSession {
+            session,
+            keyspace,
+            table: table_name,
+            columns,
+        } = TableSession::open(&options).await?;
         if let Some(chosen) = choose(&columns)? {
             options.columns = Some(chosen);
         }
@@ -146,6 +144,38 @@ impl Loader {
     /// The options the loader was made with.
     pub fn options(&self) -> &LoadOptions {
         &self.options
+    }
+}
+
+/// A session to the cluster of some [`LoadOptions`], with the description of their table: what
+/// every command on a table starts from (hosts, login, TLS, consistency, timeout of `options`).
+pub(crate) struct TableSession {
+    /// The connected session.
+    pub(crate) session: Session,
+    /// The keyspace's name in the schema.
+    pub(crate) keyspace: String,
+    /// The table's name in the schema.
+    pub(crate) table: String,
+    /// The table's columns, as [`Loader::columns`] orders them.
+    pub(crate) columns: Vec<TableColumn>,
+}
+
+impl TableSession {
+    /// Connects and reads the table's columns; an unknown keyspace or table is an error.
+    pub(crate) async fn open(options: &LoadOptions) -> Result<TableSession, LoadError> {
+        let keyspace = schema_name(&options.keyspace);
+        let table = schema_name(&options.table);
+        let session = open_session(options, &keyspace).await?;
+        let columns = {
+            let state = session.get_cluster_state();
+            table_columns(find_table(&state, &keyspace, &table)?)?
+        };
+        Ok(TableSession {
+            session,
+            keyspace,
+            table,
+            columns,
+        })
     }
 }
 
@@ -285,6 +315,30 @@ pub(crate) fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError
     Ok(columns)
 }
 
+/// The column of `keyspace.table` named `written` (as written in CQL), or an error listing the
+/// table's columns.
+pub(crate) fn find_column<'a>(
+    columns: &'a [TableColumn],
+    written: &str,
+    keyspace: &str,
+    table: &str,
+) -> Result<&'a TableColumn, LoadError> {
+    let name = schema_name(written);
+    columns
+        .iter()
+        .find(|column| column.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            LoadError::new(
+                LoadErrorKind::UnknownColumn,
+                format!(
+                    "table {keyspace}.{table} has no column {written} (its columns: {})",
+                    known.join(", ")
+                ),
+            )
+        })
+}
+
 /// The columns `chosen` names (as written in CQL), in its order, each existing and named once;
 /// `None` names every column.
 pub(crate) fn chosen_columns<'a>(
@@ -298,17 +352,7 @@ pub(crate) fn chosen_columns<'a>(
     };
     let mut out: Vec<&TableColumn> = Vec::with_capacity(chosen.len());
     for written in chosen {
-        let name = schema_name(written);
-        let column = columns.iter().find(|c| c.name == name).ok_or_else(|| {
-            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            LoadError::new(
-                LoadErrorKind::UnknownColumn,
-                format!(
-                    "table {keyspace}.{table} has no column {written} (its columns: {})",
-                    known.join(", ")
-                ),
-            )
-        })?;
+        let column = find_column(columns, written, keyspace, table)?;
         if out.iter().any(|c| c.name == column.name) {
             return Err(LoadError::new(
                 LoadErrorKind::InvalidOption,

@@ -38,6 +38,7 @@
 
 pub mod columns;
 pub mod convert;
+pub mod exact;
 pub mod input;
 pub mod kernel;
 pub mod output;

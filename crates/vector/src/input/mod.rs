@@ -34,12 +34,14 @@ mod elements;
 mod flat;
 mod guard;
 mod ipc_claims;
+mod neighbors;
 mod npy;
 mod parquet;
 mod parquet_leaf;
 mod source;
 mod texmex;
 
+pub use neighbors::{read_neighbors, read_neighbors_stream, Neighbors, NeighborsFormat};
 use source::Source;
 pub use source::{named, open_file};
 use std::io;

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Runs the same ANN queries on the same Cassandra table with `cqlwire search` and its peers,
+alternately, and prints a Markdown table of medians; `--exact` instead times brute-force ground
+truth against NumPy.
+
+    python3 benches/compare/search.py [--rows 10000] [--queries 1000] [--rounds 3] [--peers …]
+    python3 benches/compare/search.py --exact [--train 100000] [--queries 1000] [--rounds 3]
+
+The server is a single-node Apache Cassandra 5.0 started (and, at the end, stopped by its pid) by
+fixtures/inspect/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login (one already
+running there is used and left running). The data: `--rows`
+× 768 float32 (seeded, each row of norm 1: load.py's rows) loaded by `cqlwire load` into
+`cqlwire_bench.ann (id bigint PRIMARY KEY, emb vector<float, 768>)`, then a cosine SAI vector index
+built (its build time is reported); `--queries` query vectors from the same generator with other
+seeds. Every peer runs the same prepared `SELECT id FROM cqlwire_bench.ann ORDER BY emb ANN OF ?
+LIMIT 10` over every query, at concurrency 1 and 16:
+  python        the Python driver's execute_concurrent_with_args, float lists (search_python.py)
+  java-driver   the Java driver 4.17, executeAsync + semaphore (SearchJavaDriver.java)
+  rust-driver   the scylla crate alone binding Vec<f32> (crates/load/examples/bench_search_driver.rs)
+  cqlwire       `cqlwire search` (release build), --format json --results
+Each round runs every peer once per concurrency, in an order rotated round by round, after the
+server's CPU has settled; unmeasured runs of cqlwire and the Python driver warm the server first.
+Every peer's answers (ids per query) must equal cqlwire's: the recall shown (against NumPy's exact
+cosine neighbours) is then the same for all. Client CPU per 1,000 queries: for cqlwire and the scylla
+crate the whole process (GNU time: start, reading the queries and connecting included); for the
+Python and Java drivers the process CPU of the queries alone, as they report it (their interpreter
+or JVM start excluded, in their favour). Server CPU from /proc/PID/stat over each run.
+
+`--exact`: `--train` × 768 training rows and `--queries` queries as .npy; the Rust brute force that
+`cqlwire search --exact` runs (crates/vector/examples/bench_exact.rs: reading the training file
+included) against NumPy (np.load, a BLAS float32 matrix product of normalised rows, argpartition,
+then the k best sorted), k = 10 cosine, alternating, medians; the answers compared.
+"""
+
+import argparse
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import load  # noqa: E402 (load.py's rows, server control and timing)
+import run  # noqa: E402
+
+HERE = run.HERE
+ROOT = run.ROOT
+DATA = ROOT / "bench-data" / "search"
+HOST, PORT = os.environ.get("CASSANDRA_ADDRESS", "127.0.0.1"), 9042
+KEYSPACE, TABLE = "cqlwire_bench", "ann"
+DIMENSION, K = 768, 10
+PEERS = ("python", "java-driver", "rust-driver", "cqlwire")
+CONCURRENCIES = (1, 16)
+LABELS = {
+    "python": "Python driver, execute_concurrent_with_args, float lists",
+    "java-driver": f"Java driver {load.JAVA_DRIVER}, executeAsync + semaphore",
+    "rust-driver": "scylla crate alone, Vec<f32>",
+    "cqlwire": "cqlwire search",
+}
+QUERY_SEED = 1 << 40  # query rows are load.embeddings rows from here on: never training rows
+NUMBER = r"([\d.]+)"
+
+
+def write_data(rows: int, queries: int):
+    """The training rows and the queries as float32 .npy files (made once)."""
+    import numpy as np
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    train, query = DATA / f"train-{rows}.npy", DATA / f"queries-{queries}.npy"
+    if not train.exists():
+        out = np.lib.format.open_memmap(train, mode="w+", dtype="<f4", shape=(rows, DIMENSION))
+        for start in range(0, rows, 10_000):
+            out[start:min(rows, start + 10_000)] = load.embeddings(start, min(rows, start + 10_000))
+        out.flush()
+        del out
+    if not query.exists():
+        np.save(query, load.embeddings(QUERY_SEED, QUERY_SEED + queries).astype("<f4"))
+    return train, query
+
+
+def numpy_neighbours(train, queries, k: int):
+    """NumPy's exact cosine neighbours: BLAS product of normalised rows, argpartition, sort."""
+    import numpy as np
+
+    t, q = np.load(train), np.load(queries)
+    t = t / np.linalg.norm(t, axis=1, keepdims=True)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    scores = q @ t.T
+    best = np.argpartition(-scores, k, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(scores, best, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(best, order, axis=1)
+
+
+def answers(path: pathlib.Path):
+    return [[int(i) for i in line.split()] for line in path.read_text().splitlines()]
+
+
+def cqlwire_answers(path: pathlib.Path):
+    import csv
+
+    with open(path, newline="") as f:
+        return [[int(i) for i in row["keys"].split()] for row in csv.DictReader(f)]
+
+
+def recall(found, truth) -> float:
+    return sum(len(set(f) & set(int(i) for i in t[:K])) / K for f, t in zip(found, truth)) / len(truth)
+
+
+def commands(queries: pathlib.Path, concurrency: int, out: pathlib.Path):
+    table = f"{KEYSPACE}.{TABLE}"
+    return {
+        "python": [sys.executable, str(HERE / "search_python.py"), str(queries), HOST, table, str(K),
+                   str(concurrency), str(out)],
+        "java-driver": ["java", "-cp", java_classpath(), "SearchJavaDriver", str(queries), HOST, str(PORT), table,
+                        str(K), str(concurrency), str(out)],
+        "rust-driver": [str(run.TARGET / "release" / "examples" / "bench_search_driver"), str(queries),
+                        f"{HOST}:{PORT}", table, str(K), str(concurrency), str(out)],
+        "cqlwire": [str(run.BINARY), "search", str(queries), "--hosts", f"{HOST}:{PORT}", "--table", table,
+                    "--k", str(K), "--concurrency", str(concurrency), "--format", "json", "--results", str(out),
+                    "--quiet"],
+    }
+
+
+_CLASSPATH = []
+
+
+def java_classpath() -> str:
+    """load.py's Java driver, with SearchJavaDriver compiled beside LoadJavaDriver."""
+    if not _CLASSPATH:
+        classpath = load.java_classpath()
+        classes = classpath.split(":")[0]
+        subprocess.run(["javac", "-d", classes, "-cp", classpath, str(HERE / "SearchJavaDriver.java")], check=True)
+        _CLASSPATH.append(classpath)
+    return _CLASSPATH[0]
+
+
+def parse(peer: str, output: str, out: pathlib.Path, queries: int, client_cpu: float):
+    """(qps, p50, p95, p99, max in ms or None, client CPU seconds, answers) of one run."""
+    import json
+
+    if peer == "cqlwire":
+        summary = json.loads(output[output.index("{"):output.rindex("}") + 1])
+        if summary["errors"] or summary["queries"] != queries:
+            raise SystemExit(f"cqlwire search: {summary}")
+        latency = summary["latency_ms"]
+        return (summary["qps"], latency["p50"], latency["p95"], latency["p99"], latency["max"], client_cpu,
+                cqlwire_answers(out))
+    qps = float(re.search(rf"{NUMBER} qps", output).group(1))
+    latency = re.search(rf"p50 {NUMBER} p95 {NUMBER} p99 {NUMBER} max {NUMBER}", output)
+    percentiles = tuple(float(x) for x in latency.groups()) if latency else (None,) * 4
+    cpu = re.search(rf"cpu {NUMBER} s", output)
+    return (qps, *percentiles, float(cpu.group(1)) if cpu else client_cpu, answers(out))
+
+
+def compare(args) -> None:
+    train, queries = write_data(args.rows, args.queries)
+    peers = args.peers.split(",")
+    truth = numpy_neighbours(train, queries, K)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "cqlwire"], cwd=ROOT, check=True)
+    if "rust-driver" in peers:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-load", "--example",
+                        "bench_search_driver"], cwd=ROOT, check=True)
+    load.HOST = HOST
+    load.DATA.mkdir(parents=True, exist_ok=True)
+    # A server already running on the address (started by cassandra.sh) is used and left running.
+    started_here = not load.server_running()
+    if started_here:
+        pid = load.start_server()
+    else:
+        status = subprocess.run([str(load.CASSANDRA), "status"], check=True, capture_output=True, text=True).stdout
+        pid = int(re.search(r"pid (\d+)", status).group(1))
+    try:
+        cluster, session = load.connect()
+        if not args.reuse_table:
+            prepare_table(session, train)
+        waited = subprocess.run([str(run.BINARY), "search", str(queries), "--hosts", f"{HOST}:{PORT}", "--table",
+                                 f"{KEYSPACE}.{TABLE}", "--queries", "0..1", "--wait-for-index", "3600",
+                                 "--format", "json", "--quiet"], check=True, capture_output=True, text=True)
+        index_wait = __import__("json").loads(waited.stdout)["index_wait_s"]
+        print(f"{args.rows} rows loaded; the index answered after {index_wait:.1f} s", file=sys.stderr, flush=True)
+        cluster.shutdown()
+        for peer in ("cqlwire", "python"):  # warm-up, unmeasured
+            load.timed(commands(queries, 16, DATA / "warm.txt")[peer])
+        results = {(peer, c): [] for peer in peers for c in CONCURRENCIES}
+        reference = None
+        for round_number in range(args.rounds):
+            for c in CONCURRENCIES:
+                order = peers[round_number % len(peers):] + peers[:round_number % len(peers)]
+                for peer in order:
+                    load.settle(pid)
+                    out = DATA / f"answers-{peer}-{c}.txt"
+                    server_before = load.cpu_seconds(pid)
+                    wall, client_cpu, _, output = load.timed(commands(queries, c, out)[peer])
+                    server_cpu = load.cpu_seconds(pid) - server_before
+                    *numbers, found = parse(peer, output, out, args.queries, client_cpu)
+                    if reference is None and peer == "cqlwire":
+                        reference = found
+                    same = None if reference is None else sum(a == b for a, b in zip(found, reference))
+                    results[(peer, c)].append((*numbers, server_cpu, recall(found, truth), same))
+                    print(f"round {round_number + 1} c={c} {peer}: {numbers[0]:.1f} qps, client CPU "
+                          f"{numbers[-1]:.2f} s, server CPU {server_cpu:.2f} s, same answers as cqlwire: "
+                          f"{same}/{args.queries}", file=sys.stderr, flush=True)
+    finally:
+        if started_here:
+            load.stop_server()
+    print_table(results, peers, args, index_wait)
+
+
+def prepare_table(session, train: pathlib.Path) -> None:
+    """The table, loaded by `cqlwire load`, then its cosine vector index (loading into an indexed
+    table fails on Cassandra 5.0.9, CASSANDRA-21644)."""
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{TABLE}", timeout=120)
+    session.execute(f"CREATE TABLE {KEYSPACE}.{TABLE} (id bigint PRIMARY KEY, emb vector<float, {DIMENSION}>)")
+    subprocess.run([str(run.BINARY), "load", str(train), "--hosts", f"{HOST}:{PORT}", "--table",
+                    f"{KEYSPACE}.{TABLE}", "--row-number-column", "id", "--quiet"], check=True)
+    session.execute(f"CREATE CUSTOM INDEX ON {KEYSPACE}.{TABLE}(emb) USING 'StorageAttachedIndex' "
+                    "WITH OPTIONS = {'similarity_function': 'cosine'}")
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def print_table(results, peers, args, index_wait) -> None:
+    print(f"\n{args.rows:,} × {DIMENSION} float32 rows (norm 1), cosine SAI index (answered "
+          f"{index_wait:.0f} s after creation), {args.queries:,} queries, LIMIT {K}; medians of "
+          f"{args.rounds} rounds.\n")
+    print("| peer | concurrency | queries/s | p50 ms | p95 ms | p99 ms | max ms | client CPU s / 1k queries "
+          "| server CPU s / 1k queries | recall@10 | answers = cqlwire's |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cell = lambda v, f="{:.2f}": "—" if v is None else f.format(v)  # noqa: E731
+    for c in CONCURRENCIES:
+        for peer in peers:
+            rows = results[(peer, c)]
+            qps, p50, p95, p99, top, cpu, server, rec = (median([r[i] for r in rows]) for i in range(8))
+            same = min((r[8] for r in rows if r[8] is not None), default=None)
+            print(f"| {LABELS[peer]} | {c} | {cell(qps, '{:.0f}')} | {cell(p50)} | {cell(p95)} | {cell(p99)} | "
+                  f"{cell(top)} | {cell(cpu * 1000 / args.queries, '{:.3f}')} | "
+                  f"{cell(server * 1000 / args.queries, '{:.2f}')} | {cell(rec, '{:.4f}')} | "
+                  f"{'—' if same is None else f'{same}/{args.queries}'} |")
+
+
+def exact(args) -> None:
+    """--exact: the Rust brute force against NumPy, alternating."""
+    train, queries = write_data(args.train, args.queries)
+    load.DATA.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-vector", "--example", "bench_exact"],
+                   cwd=ROOT, check=True)
+    binary = run.TARGET / "release" / "examples" / "bench_exact"
+    ours, theirs, same = [], [], None
+    for _ in range(args.rounds):
+        out = DATA / "exact.txt"
+        result = subprocess.run([str(binary), str(train), str(queries), str(K), "cosine", str(out)], check=True,
+                                capture_output=True, text=True)
+        ours.append(float(re.search(rf"in {NUMBER} s", result.stdout).group(1)))
+        started = time.perf_counter()
+        truth = numpy_neighbours(train, queries, K)
+        theirs.append(time.perf_counter() - started)
+        found = answers(out)
+        same = sum(list(map(int, t)) == f for t, f in zip(truth, found))
+        print(f"cqlwire {ours[-1]:.3f} s, NumPy {theirs[-1]:.3f} s, same lists {same}/{len(found)}",
+              file=sys.stderr, flush=True)
+    print(f"\n{args.train:,} × {DIMENSION} train, {args.queries:,} queries, k = {K}, cosine; medians of "
+          f"{args.rounds} alternating rounds.\n")
+    print("| brute force | seconds | ratio |")
+    print("| --- | ---: | ---: |")
+    print(f"| NumPy: np.load, BLAS float32 product, argpartition, sort | {statistics.median(theirs):.3f} | 1.00 |")
+    print(f"| cqlwire (`search --exact`'s code, training file read included) | {statistics.median(ours):.3f} | "
+          f"{statistics.median(theirs) / statistics.median(ours):.2f} × faster |")
+    print(f"\nSame neighbour lists as NumPy: {same} of {args.queries} queries.")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000, help="rows × 768 float32 in the table (default 10000)")
+    parser.add_argument("--queries", type=int, default=1000, help="query vectors (default 1000)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each peer, alternating (default 3)")
+    parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
+    parser.add_argument("--reuse-table", action="store_true",
+                        help="keep the table of an earlier run (it must hold the --rows rows and the index)")
+    parser.add_argument("--exact", action="store_true", help="time brute-force ground truth against NumPy")
+    parser.add_argument("--train", type=int, default=100_000, help="training rows of --exact (default 100000)")
+    args = parser.parse_args()
+    run.ensure_venv(__file__)
+    run.ensure_gnu_time()
+    if args.exact:
+        exact(args)
+    else:
+        compare(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,655 @@
+//! ANN queries on a live table: each query vector converted by the vector kernel (as `load` converts
+//! rows) and bound as bytes to one prepared
+//! `SELECT key FROM ks.t [WHERE …] ORDER BY column ANN OF ? LIMIT k`, sent with a fixed number in
+//! flight after unmeasured warm-up queries; the answers scored against ground truth (recall@k)
+//! with latency percentiles and queries per second.
+//!
+//! The session is `load`'s ([`LoadOptions`]: hosts, login, TLS, consistency, request timeout). A
+//! failed query (a timeout included: a server that stops answering cannot hang the run) is
+//! counted and the run goes on; it is never retried, so latencies are those of single requests.
+
+mod index;
+mod report;
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use cqlwire_codec::types::{CqlType as CodecType, Identifier};
+use cqlwire_codec::value::{self as codec_value, cql::format_cql};
+use cqlwire_vector::exact::Similarity;
+use cqlwire_vector::input::{BatchReader, Elements, Neighbors};
+use cqlwire_vector::kernel::{Rows, VectorEncoder};
+use futures::stream::{FuturesUnordered, StreamExt};
+use scylla::client::session::Session;
+use scylla::cluster::metadata::{ColumnType, NativeType};
+use scylla::deserialize::row::ColumnIterator;
+use scylla::statement::prepared::PreparedStatement;
+
+use crate::dataset::codec_type;
+use crate::error::{LoadError, LoadErrorKind};
+use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
+use crate::options::LoadOptions;
+use crate::report::RunControl;
+use crate::value::Value;
+
+pub use index::VectorIndex;
+pub use report::{recall, Key, Latency, QueryResult, SearchReport};
+
+/// Pause between two probes of [`Searcher::wait_for_index`].
+const PROBE_PAUSE: Duration = Duration::from_millis(500);
+
+/// What to search and how.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The cluster, the table and the session's rules (login, TLS, consistency, request
+    /// timeout); its columns, query, concurrency and retry settings are not used.
+    pub connection: LoadOptions,
+    /// The vector column, as written in CQL; `None`: the table's only vector column.
+    pub column: Option<String>,
+    /// The column returned for each row, as written in CQL; `None`: the partition key (which
+    /// must then be a single column).
+    pub key: Option<String>,
+    /// Rows asked of each query (`LIMIT`), at least 1.
+    pub k: usize,
+    /// A CQL condition added as `WHERE` (e.g. `category = 'books'`).
+    pub predicate: Option<String>,
+    /// Queries in flight at once, at least 1.
+    pub concurrency: usize,
+    /// Queries sent before the measured ones, not measured (the query set is cycled).
+    pub warmup: usize,
+}
+
+impl SearchOptions {
+    /// 10 neighbours, one query at a time, no warm-up.
+    pub fn new(connection: LoadOptions) -> Self {
+        SearchOptions {
+            connection,
+            column: None,
+            key: None,
+            k: 10,
+            predicate: None,
+            concurrency: 1,
+            warmup: 0,
+        }
+    }
+}
+
+/// The query vectors, converted for the column and kept in memory (a query set is small: 10,000
+/// × 960 floats is 38 MB).
+#[derive(Debug, Clone)]
+pub struct QuerySet {
+    /// Row number in the query input of each query.
+    numbers: Vec<u64>,
+    values: Vec<Value>,
+    /// The same vectors as floats, when asked for (for brute-force ground truth).
+    floats: Option<Vec<f32>>,
+    dimension: usize,
+}
+
+impl QuerySet {
+    /// Number of queries.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The row numbers of the queries in their input, in order.
+    pub fn numbers(&self) -> &[u64] {
+        &self.numbers
+    }
+
+    /// The vectors as floats, row-major, when they were kept.
+    pub fn floats(&self) -> Option<&[f32]> {
+        self.floats.as_deref()
+    }
+
+    /// Elements per vector.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+}
+
+/// A session with the prepared ANN query of one table, ready to [`run`](Searcher::run).
+pub struct Searcher {
+    session: Session,
+    prepared: PreparedStatement,
+    column: TableColumn,
+    key: TableColumn,
+    key_type: CodecType,
+    index: VectorIndex,
+    encoder: VectorEncoder,
+    options: SearchOptions,
+}
+
+impl Searcher {
+    /// Connects, finds the vector column, the key column and the column's vector index (an error
+    /// shows the statement that creates a missing one) and prepares the query.
+    pub async fn connect(options: SearchOptions) -> Result<Searcher, LoadError> {
+        if options.k == 0 || options.concurrency == 0 {
+            return Err(LoadError::new(
+                LoadErrorKind::InvalidOption,
+                "k and the concurrency must be at least 1",
+            ));
+        }
+        let TableSession {
+            session,
+            keyspace,
+            table,
+            columns,
+        } = TableSession::open(&options.connection).await?;
+        let column = vector_column(&columns, options.column.as_deref(), &keyspace, &table)?;
+        let key = key_column(&columns, options.key.as_deref(), &keyspace, &table)?;
+        let codec = codec_type(&column.cql_type)?;
+        let encoder = VectorEncoder::new(&codec).map_err(|e| {
+            LoadError::new(
+                LoadErrorKind::UnsupportedType,
+                format!("column {}: {e}", column.name),
+            )
+        })?;
+        let key_type = codec_type(&key.cql_type)?;
+        let index = index::find(&session, &keyspace, &table, &column.name).await?;
+        let statement = select(&keyspace, &table, &key.name, &column.name, &options);
+        let mut prepared = session.prepare(statement.as_str()).await.map_err(|error| {
+            LoadError::new(
+                LoadErrorKind::Statement,
+                format!("the server refused to prepare {statement:?}: {error}"),
+            )
+        })?;
+        prepared.set_is_idempotent(true);
+        Ok(Searcher {
+            session,
+            prepared,
+            column,
+            key,
+            key_type,
+            index,
+            encoder,
+            options,
+        })
+    }
+
+    /// The CQL text of the prepared query.
+    pub fn statement(&self) -> &str {
+        self.prepared.get_statement()
+    }
+
+    /// The vector column.
+    pub fn column(&self) -> &TableColumn {
+        &self.column
+    }
+
+    /// The column returned for each row.
+    pub fn key(&self) -> &TableColumn {
+        &self.key
+    }
+
+    /// The column's vector index.
+    pub fn index(&self) -> &VectorIndex {
+        &self.index
+    }
+
+    /// The similarity function of the index.
+    pub fn similarity(&self) -> Similarity {
+        self.index.similarity
+    }
+
+    /// Elements of the column's vectors.
+    pub fn dimension(&self) -> usize {
+        self.encoder.dimension()
+    }
+
+    /// The options the searcher was made with.
+    pub fn options(&self) -> &SearchOptions {
+        &self.options
+    }
+
+    /// Reads every query of `reader` and converts it for the column (checked casts, as `load`
+    /// does), keeping the floats too when `keep_floats`. Vectors of another dimension than the
+    /// column's are refused before any is read.
+    pub fn read_queries(
+        &self,
+        mut reader: Box<dyn BatchReader>,
+        keep_floats: bool,
+    ) -> Result<QuerySet, LoadError> {
+        let dimension = self.encoder.dimension();
+        if reader.dimension() != dimension && reader.rows() != Some(0) {
+            return Err(LoadError::new(
+                LoadErrorKind::Mapping,
+                format!(
+                    "the queries have {} elements, but column {} is {}",
+                    reader.dimension(),
+                    self.column.name,
+                    self.column.cql_type
+                ),
+            ));
+        }
+        let input = |e: &dyn std::fmt::Display| LoadError::new(LoadErrorKind::Input, e.to_string());
+        let mut queries = QuerySet {
+            numbers: Vec::new(),
+            values: Vec::new(),
+            floats: keep_floats.then(Vec::new),
+            dimension,
+        };
+        while let Some(batch) = reader.next_batch().map_err(|e| input(&e))? {
+            let rows = Rows::from(&batch.elements);
+            for i in 0..batch.rows {
+                let number = batch.first_row + i as u64;
+                if batch
+                    .validity
+                    .as_ref()
+                    .is_some_and(|v| v.get(i) != Some(&true))
+                {
+                    return Err(input(&format!("query {number} is null")));
+                }
+                let mut bytes = Vec::with_capacity(self.encoder.value_size().unwrap_or(0));
+                let row = rows.slice(i * dimension, (i + 1) * dimension);
+                self.encoder
+                    .encode_rows(row, number, &mut bytes)
+                    .map_err(|e| input(&e))?;
+                queries.numbers.push(number);
+                queries
+                    .values
+                    .push(Value::new(self.column.cql_type.clone(), Bytes::from(bytes)));
+            }
+            if let Some(floats) = &mut queries.floats {
+                match &batch.elements {
+                    Elements::F32(v) => floats.extend_from_slice(v),
+                    other => floats.extend(other.to_f64().into_iter().map(|x| x as f32)),
+                }
+            }
+            reader.recycle(batch.elements);
+        }
+        Ok(queries)
+    }
+
+    /// Checks that `truth` has a list of at least k ids for every query, and that the key column
+    /// holds integers (the ids that ground truth lists).
+    pub fn check_truth(&self, queries: &QuerySet, truth: &Neighbors) -> Result<(), LoadError> {
+        let mapping = |message: String| LoadError::new(LoadErrorKind::Mapping, message);
+        if int_key(&self.key.cql_type).is_none() {
+            return Err(mapping(format!(
+                "the key column {} is {}, but ground truth lists row numbers: name an integer \
+                 column holding the training row numbers",
+                self.key.name, self.key.cql_type
+            )));
+        }
+        if truth.k() < self.options.k {
+            return Err(mapping(format!(
+                "the ground truth lists {} neighbours per query, fewer than the {} asked for",
+                truth.k(),
+                self.options.k
+            )));
+        }
+        if let Some(&last) = queries.numbers.last() {
+            if last >= truth.rows() as u64 {
+                return Err(mapping(format!(
+                    "the ground truth has lists for {} queries, but query {last} is asked",
+                    truth.rows()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the first query until it is answered, every half second, and returns how long that
+    /// took (a new index refuses ANN queries until it is built); an error after `timeout`.
+    pub async fn wait_for_index(
+        &self,
+        queries: &QuerySet,
+        timeout: Duration,
+    ) -> Result<Duration, LoadError> {
+        let Some(probe) = queries.values.first() else {
+            return Ok(Duration::ZERO);
+        };
+        let started = Instant::now();
+        loop {
+            let error = match self.session.execute_unpaged(&self.prepared, (probe,)).await {
+                Ok(_) => return Ok(started.elapsed()),
+                Err(error) => error,
+            };
+            if started.elapsed() >= timeout {
+                return Err(LoadError::new(
+                    LoadErrorKind::ServerGone,
+                    format!(
+                        "the index {} did not answer within {} s: {error}",
+                        self.index.name,
+                        timeout.as_secs()
+                    ),
+                ));
+            }
+            tokio::time::sleep(PROBE_PAUSE.min(timeout.saturating_sub(started.elapsed()))).await;
+        }
+    }
+
+    /// Runs the warm-up queries, then every query of `queries` once, at most the concurrency in
+    /// flight, and scores the answers against `truth` (checked with
+    /// [`check_truth`](Searcher::check_truth) first). `control.stop` ends the run early (the
+    /// report covers the queries answered until then); `control.progress` counts answered queries
+    /// as written and failed ones as rejected.
+    pub async fn run(
+        &self,
+        queries: &QuerySet,
+        truth: Option<&Neighbors>,
+        control: &RunControl,
+    ) -> Result<SearchReport, LoadError> {
+        if let Some(truth) = truth {
+            self.check_truth(queries, truth)?;
+        }
+        let count = queries.len();
+        if count > 0 {
+            // The warm-up stops with the run, but its queries are not counted.
+            let warming = RunControl {
+                stop: control.stop.clone(),
+                ..RunControl::default()
+            };
+            let warmup = (0..self.options.warmup).map(|i| i % count);
+            self.send_all(warmup, queries, None, &warming).await;
+        }
+        let started = Instant::now();
+        let results = self.send_all(0..count, queries, truth, control).await;
+        Ok(SearchReport::new(
+            results,
+            self.options.k,
+            self.options.concurrency,
+            started.elapsed(),
+        ))
+    }
+
+    /// Sends the queries at `indexes`, at most the concurrency in flight; the results of the
+    /// measured ones (with `truth` or not: `None` for the warm-up, whose results are dropped).
+    async fn send_all(
+        &self,
+        indexes: impl Iterator<Item = usize>,
+        queries: &QuerySet,
+        truth: Option<&Neighbors>,
+        control: &RunControl,
+    ) -> Vec<QueryResult> {
+        let mut indexes = indexes.peekable();
+        let mut in_flight = FuturesUnordered::new();
+        let mut results = Vec::with_capacity(indexes.size_hint().0);
+        loop {
+            while in_flight.len() < self.options.concurrency && !control.stop_requested() {
+                let Some(i) = indexes.next() else { break };
+                if let (Some(value), Some(&number)) =
+                    (queries.values.get(i), queries.numbers.get(i))
+                {
+                    in_flight.push(self.one(value, number, truth));
+                }
+            }
+            control
+                .progress
+                .set_in_flight(in_flight.len(), self.options.concurrency);
+            let Some(result) = in_flight.next().await else {
+                break;
+            };
+            if result.error.is_none() {
+                control.progress.add_written(0);
+            } else {
+                control.progress.add_rejected();
+            }
+            results.push(result);
+        }
+        results
+    }
+
+    /// One query, timed.
+    async fn one(&self, value: &Value, number: u64, truth: Option<&Neighbors>) -> QueryResult {
+        let started = Instant::now();
+        let answer = self.session.execute_unpaged(&self.prepared, (value,)).await;
+        let latency = started.elapsed();
+        let keys = answer
+            .map_err(|e| e.to_string())
+            .and_then(|answer| self.keys(answer));
+        match keys {
+            Ok(keys) => QueryResult {
+                number,
+                latency,
+                recall: report::query_recall(truth, number, &keys, self.options.k),
+                keys,
+                error: None,
+            },
+            Err(error) => QueryResult {
+                number,
+                latency,
+                keys: Vec::new(),
+                recall: None,
+                error: Some(error),
+            },
+        }
+    }
+
+    /// The keys of an answer's rows.
+    fn keys(
+        &self,
+        answer: scylla::response::query_result::QueryResult,
+    ) -> Result<Vec<Key>, String> {
+        let rows = answer.into_rows_result().map_err(|e| e.to_string())?;
+        let mut keys = Vec::with_capacity(self.options.k);
+        for row in rows.rows::<ColumnIterator>().map_err(|e| e.to_string())? {
+            let mut columns = row.map_err(|e| e.to_string())?;
+            let column = columns
+                .next()
+                .ok_or_else(|| "a row without its key".to_owned())?
+                .map_err(|e| e.to_string())?;
+            let bytes = column.slice.map(|slice| slice.as_slice());
+            keys.push(self.key_of(bytes));
+        }
+        Ok(keys)
+    }
+
+    /// A key's bytes as a [`Key`]: integers as numbers, other values as CQL literals.
+    fn key_of(&self, bytes: Option<&[u8]>) -> Key {
+        let Some(bytes) = bytes else {
+            return Key::Literal("null".to_owned());
+        };
+        if let Some(id) = int_key(&self.key.cql_type).and_then(|size| int_value(bytes, size)) {
+            return Key::Int(id);
+        }
+        match codec_value::decode(&self.key_type, bytes) {
+            Ok(value) => Key::Literal(format_cql(&self.key_type, &value)),
+            Err(_) => Key::Literal(format!("0x{}", hex(bytes))),
+        }
+    }
+}
+
+/// For an integer type, its size in bytes (0 for varint, whose size varies).
+fn int_key(typ: &crate::types::CqlType) -> Option<usize> {
+    match typ.column_type() {
+        ColumnType::Native(NativeType::TinyInt) => Some(1),
+        ColumnType::Native(NativeType::SmallInt) => Some(2),
+        ColumnType::Native(NativeType::Int) => Some(4),
+        ColumnType::Native(NativeType::BigInt) => Some(8),
+        ColumnType::Native(NativeType::Varint) => Some(0),
+        _ => None,
+    }
+}
+
+/// A big-endian two's-complement integer of `size` bytes (any size up to 8 for 0).
+fn int_value(bytes: &[u8], size: usize) -> Option<i64> {
+    if (size != 0 && bytes.len() != size) || bytes.is_empty() || bytes.len() > 8 {
+        return None;
+    }
+    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
+    let mut wide = [fill; 8];
+    wide[8 - bytes.len()..].copy_from_slice(bytes);
+    Some(i64::from_be_bytes(wide))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+/// The vector column: the one named, or the table's only vector column.
+fn vector_column(
+    columns: &[TableColumn],
+    named: Option<&str>,
+    keyspace: &str,
+    table: &str,
+) -> Result<TableColumn, LoadError> {
+    let is_vector =
+        |c: &&TableColumn| matches!(c.cql_type.column_type(), ColumnType::Vector { .. });
+    if let Some(named) = named {
+        let column = find_column(columns, named, keyspace, table)?.clone();
+        if !is_vector(&&column) {
+            return Err(LoadError::new(
+                LoadErrorKind::Mapping,
+                format!("column {named} is {}, not a vector", column.cql_type),
+            ));
+        }
+        return Ok(column);
+    }
+    let vectors: Vec<&TableColumn> = columns.iter().filter(is_vector).collect();
+    match vectors.as_slice() {
+        [only] => Ok((*only).clone()),
+        [] => Err(LoadError::new(
+            LoadErrorKind::Mapping,
+            format!("{keyspace}.{table} has no vector column"),
+        )),
+        several => {
+            let names: Vec<&str> = several.iter().map(|c| c.name.as_str()).collect();
+            Err(LoadError::new(
+                LoadErrorKind::Mapping,
+                format!(
+                    "{keyspace}.{table} has several vector columns ({}): choose one",
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// The key column: the one named, or the single partition key column.
+fn key_column(
+    columns: &[TableColumn],
+    named: Option<&str>,
+    keyspace: &str,
+    table: &str,
+) -> Result<TableColumn, LoadError> {
+    if let Some(named) = named {
+        return find_column(columns, named, keyspace, table).cloned();
+    }
+    let keys: Vec<&TableColumn> = columns
+        .iter()
+        .filter(|c| matches!(c.role, ColumnRole::PartitionKey(_)))
+        .collect();
+    match keys.as_slice() {
+        [only] => Ok((*only).clone()),
+        several => {
+            let names: Vec<&str> = several.iter().map(|c| c.name.as_str()).collect();
+            Err(LoadError::new(
+                LoadErrorKind::Mapping,
+                format!(
+                    "the partition key of {keyspace}.{table} has several columns ({}): choose the \
+                     key column",
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// `SELECT key FROM ks.t [WHERE predicate] ORDER BY column ANN OF ? LIMIT k`.
+fn select(keyspace: &str, table: &str, key: &str, column: &str, options: &SearchOptions) -> String {
+    let mut statement = format!(
+        "SELECT {} FROM {}.{}",
+        Identifier(key),
+        Identifier(keyspace),
+        Identifier(table)
+    );
+    if let Some(predicate) = &options.predicate {
+        let _ = write!(statement, " WHERE {predicate}");
+    }
+    let _ = write!(
+        statement,
+        " ORDER BY {} ANN OF ? LIMIT {}",
+        Identifier(column),
+        options.k
+    );
+    statement
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::tests::column;
+    use crate::options::Host;
+    use crate::types::tests::{native, vector};
+
+    fn table() -> Vec<TableColumn> {
+        vec![
+            column(
+                "id",
+                native(NativeType::BigInt),
+                ColumnRole::PartitionKey(0),
+            ),
+            column("emb", vector(NativeType::Float, 3), ColumnRole::Regular),
+            column("Row", native(NativeType::Int), ColumnRole::Regular),
+        ]
+    }
+
+    #[test]
+    fn the_query_selects_the_key_by_the_vector_column_with_the_predicate() {
+        let mut options =
+            SearchOptions::new(LoadOptions::new(Host::parse_list("h").unwrap(), "ks", "t"));
+        options.k = 100;
+        assert_eq!(
+            select("ks", "My T", "id", "emb", &options),
+            "SELECT id FROM ks.\"My T\" ORDER BY emb ANN OF ? LIMIT 100"
+        );
+        options.predicate = Some("category = 'books'".into());
+        assert_eq!(
+            select("ks", "t", "Row", "emb", &options),
+            "SELECT \"Row\" FROM ks.t WHERE category = 'books' ORDER BY emb ANN OF ? LIMIT 100"
+        );
+    }
+
+    #[test]
+    fn columns_default_to_the_only_vector_and_the_partition_key() {
+        assert_eq!(
+            vector_column(&table(), None, "ks", "t").unwrap().name,
+            "emb"
+        );
+        assert_eq!(key_column(&table(), None, "ks", "t").unwrap().name, "id");
+        assert_eq!(
+            key_column(&table(), Some("\"Row\""), "ks", "t")
+                .unwrap()
+                .name,
+            "Row"
+        );
+        let error = vector_column(&table(), Some("id"), "ks", "t").unwrap_err();
+        assert_eq!(error.kind(), LoadErrorKind::Mapping);
+        let error = key_column(&table(), Some("nope"), "ks", "t").unwrap_err();
+        assert_eq!(error.kind(), LoadErrorKind::UnknownColumn);
+        let mut two = table();
+        two.push(column(
+            "other",
+            vector(NativeType::Float, 2),
+            ColumnRole::Regular,
+        ));
+        two.push(column(
+            "p2",
+            native(NativeType::Int),
+            ColumnRole::PartitionKey(1),
+        ));
+        assert!(vector_column(&two, None, "ks", "t").is_err());
+        assert!(key_column(&two, None, "ks", "t").is_err());
+    }
+
+    #[test]
+    fn integer_keys_read_at_every_width() {
+        assert_eq!(int_value(&[0xff], 1), Some(-1));
+        assert_eq!(int_value(&[0x01, 0x00], 2), Some(256));
+        assert_eq!(int_value(&7i64.to_be_bytes(), 8), Some(7));
+        assert_eq!(int_value(&[0x80, 0, 0], 0), Some(-(1 << 23)));
+        assert_eq!(int_value(&[0; 9], 0), None);
+        assert_eq!(int_value(&[0; 3], 4), None);
+    }
+}

@@ -1,0 +1,235 @@
+//! What a search run measured: per query and in summary.
+
+use std::fmt;
+use std::time::Duration;
+
+use cqlwire_vector::input::Neighbors;
+
+/// A key returned by an ANN query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Key {
+    /// A value of an integer column (tinyint, smallint, int, bigint, varint): the id that ground
+    /// truth lists.
+    Int(i64),
+    /// A value of another type, as a CQL literal.
+    Literal(String),
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Int(id) => write!(f, "{id}"),
+            Key::Literal(text) => f.write_str(text),
+        }
+    }
+}
+
+/// One measured query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    /// The query's row number in the query input (and in the ground truth).
+    pub number: u64,
+    /// Time from sending to the whole answer.
+    pub latency: Duration,
+    /// The keys of the rows returned, nearest first; empty after an error.
+    pub keys: Vec<Key>,
+    /// recall@k of the answer, when there is ground truth and no error.
+    pub recall: Option<f64>,
+    /// Why the query failed.
+    pub error: Option<String>,
+}
+
+/// Latency percentiles of the answered queries (nearest rank).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Latency {
+    /// Median.
+    pub p50: Duration,
+    /// 95th percentile.
+    pub p95: Duration,
+    /// 99th percentile.
+    pub p99: Duration,
+    /// Slowest.
+    pub max: Duration,
+}
+
+impl Latency {
+    /// The percentiles of `latencies` (any order); all zero when there are none.
+    pub fn of(latencies: &mut [Duration]) -> Latency {
+        latencies.sort_unstable();
+        let rank = |p: f64| -> Duration {
+            if latencies.is_empty() {
+                return Duration::ZERO;
+            }
+            // Nearest rank: the smallest value with at least p % of the values at or below it.
+            let n = latencies.len();
+            let index = ((p / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1;
+            latencies.get(index).copied().unwrap_or_default()
+        };
+        Latency {
+            p50: rank(50.0),
+            p95: rank(95.0),
+            p99: rank(99.0),
+            max: latencies.last().copied().unwrap_or_default(),
+        }
+    }
+}
+
+/// What a search run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchReport {
+    /// Queries measured (warm-up queries excluded), answered or not.
+    pub queries: u64,
+    /// Rows asked of each query (`LIMIT`).
+    pub k: usize,
+    /// Mean recall@k over the answered queries, when there is ground truth.
+    pub recall: Option<f64>,
+    /// The lowest recall@k of an answered query.
+    pub recall_min: Option<f64>,
+    /// Answered queries per second of the measured wall time.
+    pub qps: f64,
+    /// Latency percentiles of the answered queries.
+    pub latency: Latency,
+    /// Queries in flight at once.
+    pub concurrency: usize,
+    /// Queries that failed (timeouts included).
+    pub errors: u64,
+    /// Wall time of the measured queries.
+    pub elapsed: Duration,
+    /// Every measured query, in query order.
+    pub results: Vec<QueryResult>,
+}
+
+impl SearchReport {
+    /// Summarises `results` (any order) of a run that took `elapsed`.
+    pub(crate) fn new(
+        mut results: Vec<QueryResult>,
+        k: usize,
+        concurrency: usize,
+        elapsed: Duration,
+    ) -> SearchReport {
+        results.sort_by_key(|result| result.number);
+        let mut latencies: Vec<Duration> = results
+            .iter()
+            .filter(|result| result.error.is_none())
+            .map(|result| result.latency)
+            .collect();
+        let answered = latencies.len();
+        let recalls: Vec<f64> = results.iter().filter_map(|result| result.recall).collect();
+        let recall =
+            (!recalls.is_empty()).then(|| recalls.iter().sum::<f64>() / recalls.len() as f64);
+        let recall_min = recalls.iter().copied().reduce(f64::min);
+        let seconds = elapsed.as_secs_f64();
+        SearchReport {
+            queries: results.len() as u64,
+            k,
+            recall,
+            recall_min,
+            qps: if seconds > 0.0 {
+                answered as f64 / seconds
+            } else {
+                0.0
+            },
+            latency: Latency::of(&mut latencies),
+            concurrency,
+            errors: (results.len() - answered) as u64,
+            elapsed,
+            results,
+        }
+    }
+}
+
+/// recall@k of `returned` against `truth` (a query's ground-truth list, best first): how many of
+/// the first `k` true neighbours were returned, over `k`. Ids are compared, not distances: a
+/// returned row as near as the k-th true neighbour but not listed among the first k counts as a
+/// miss, as in VectorDBBench.
+pub fn recall(returned: &[Key], truth: &[i64], k: usize) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    let first = truth.get(..k).unwrap_or(truth);
+    let mut seen: Vec<i64> = Vec::with_capacity(returned.len());
+    let mut hits = 0usize;
+    for key in returned {
+        if let Key::Int(id) = key {
+            if first.contains(id) && !seen.contains(id) {
+                seen.push(*id);
+                hits += 1;
+            }
+        }
+    }
+    hits as f64 / k as f64
+}
+
+/// recall@k of `returned` for query `number`, when `truth` has its list.
+pub(crate) fn query_recall(
+    truth: Option<&Neighbors>,
+    number: u64,
+    returned: &[Key],
+    k: usize,
+) -> Option<f64> {
+    let truth = truth?;
+    let row = truth.row(usize::try_from(number).ok()?);
+    Some(recall(returned, row, k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn percentiles_are_nearest_ranks() {
+        let mut latencies: Vec<Duration> = (1..=100).rev().map(ms).collect();
+        let latency = Latency::of(&mut latencies);
+        assert_eq!(
+            (latency.p50, latency.p95, latency.p99, latency.max),
+            (ms(50), ms(95), ms(99), ms(100))
+        );
+        let latency = Latency::of(&mut [ms(7)]);
+        assert_eq!((latency.p50, latency.p99), (ms(7), ms(7)));
+        assert_eq!(Latency::of(&mut []), Latency::default());
+    }
+
+    #[test]
+    fn recall_counts_the_first_k_true_neighbours_returned_once() {
+        let keys = |ids: &[i64]| ids.iter().map(|&id| Key::Int(id)).collect::<Vec<_>>();
+        assert_eq!(recall(&keys(&[1, 2, 3]), &[3, 2, 1, 9], 3), 1.0);
+        // 9 is a true neighbour, but not among the first 3.
+        assert_eq!(recall(&keys(&[1, 9, 7]), &[3, 2, 1, 9], 3), 1.0 / 3.0);
+        assert_eq!(recall(&keys(&[1, 1]), &[1, 2], 2), 0.5);
+        assert_eq!(recall(&[Key::Literal("'a'".into())], &[1], 1), 0.0);
+    }
+
+    #[test]
+    fn the_report_summarises_answered_queries_and_counts_errors() {
+        let result = |number, latency, recall: Option<f64>, error: Option<&str>| QueryResult {
+            number,
+            latency: ms(latency),
+            keys: Vec::new(),
+            recall,
+            error: error.map(str::to_owned),
+        };
+        let report = SearchReport::new(
+            vec![
+                result(2, 30, Some(0.5), None),
+                result(0, 10, Some(1.0), None),
+                result(1, 5000, None, Some("timeout")),
+            ],
+            10,
+            4,
+            Duration::from_secs(2),
+        );
+        assert_eq!(report.queries, 3);
+        assert_eq!(report.errors, 1);
+        assert_eq!(report.recall, Some(0.75));
+        assert_eq!(report.recall_min, Some(0.5));
+        assert_eq!(report.qps, 1.0);
+        assert_eq!(report.latency.max, ms(30));
+        let numbers: Vec<u64> = report.results.iter().map(|r| r.number).collect();
+        assert_eq!(numbers, [0, 1, 2]);
+    }
+}

@@ -1,0 +1,327 @@
+//! Ground truth of nearest-neighbour benchmarks: for each query, the ids (row numbers of the
+//! training set) of its nearest rows, best first.
+//!
+//! Formats: TEXMEX `.ivecs` (SIFT, GIST), an integer `.npy` (rows × k), and big-ann-benchmarks'
+//! binary ground truth (`u32 n, u32 k`, then `n·k` `u32` ids and `n·k` `f32` distances,
+//! little-endian). Every length a file claims is checked against its size (or, for a stream,
+//! against the bytes that really arrive) before memory is set aside for it.
+
+use super::source::Source;
+use super::{
+    open_source, BatchReader, Elements, InputError, InputFormat, InputOptions, RowSelection,
+};
+use std::io;
+use std::path::Path;
+
+/// Ids per read of the big-ann-benchmarks layout (256 KiB).
+const CHUNK_IDS: usize = 64 << 10;
+
+/// The neighbour lists of a query set: `rows` lists of `k` ids each, best first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbors {
+    rows: usize,
+    k: usize,
+    ids: Vec<i64>,
+}
+
+impl Neighbors {
+    /// `rows` lists of `k` ids, row-major; `None` unless `ids` has exactly `rows × k` ids.
+    pub fn new(rows: usize, k: usize, ids: Vec<i64>) -> Option<Neighbors> {
+        (rows.checked_mul(k) == Some(ids.len())).then_some(Neighbors { rows, k, ids })
+    }
+
+    /// Number of lists (queries).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Ids per list.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The list of query `row`, best first (empty past the end).
+    pub fn row(&self, row: usize) -> &[i64] {
+        let start = row.saturating_mul(self.k);
+        self.ids
+            .get(start..start.saturating_add(self.k))
+            .unwrap_or(&[])
+    }
+}
+
+/// A ground-truth file layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NeighborsFormat {
+    /// TEXMEX int32 vectors, one list per row.
+    Ivecs,
+    /// A 2-D integer NumPy array, one list per row.
+    Npy,
+    /// big-ann-benchmarks: `u32 n, u32 k, u32 ids[n·k], f32 distances[n·k]`.
+    BigAnn,
+}
+
+impl NeighborsFormat {
+    /// The layout a file name implies: `.ivecs`, `.npy`, else big-ann-benchmarks' (whose files
+    /// have no settled extension).
+    pub fn from_path(path: &Path) -> NeighborsFormat {
+        match InputFormat::from_extension(path) {
+            Some(InputFormat::Ivecs) => NeighborsFormat::Ivecs,
+            Some(InputFormat::Npy) => NeighborsFormat::Npy,
+            _ => NeighborsFormat::BigAnn,
+        }
+    }
+}
+
+/// Reads the ground truth in `path`, in `format` or the one its name implies.
+pub fn read_neighbors(
+    path: &Path,
+    format: Option<NeighborsFormat>,
+) -> Result<Neighbors, InputError> {
+    let format = format.unwrap_or_else(|| NeighborsFormat::from_path(path));
+    neighbors_from(Source::open(Some(path))?, format)
+}
+
+/// Reads ground truth from a stream read forward only (`name` stands for it in messages).
+pub fn read_neighbors_stream(
+    name: &str,
+    stream: Box<dyn io::Read + Send>,
+    format: NeighborsFormat,
+) -> Result<Neighbors, InputError> {
+    neighbors_from(Source::from_stream(name, stream), format)
+}
+
+fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, InputError> {
+    let input = match format {
+        NeighborsFormat::BigAnn => return big_ann(source),
+        NeighborsFormat::Ivecs => InputFormat::Ivecs,
+        NeighborsFormat::Npy => InputFormat::Npy,
+    };
+    let options = InputOptions {
+        format: Some(input),
+        column: None,
+        selection: RowSelection::All,
+        batch_rows: 4096,
+    };
+    let name = source.name().to_owned();
+    integer_rows(&name, open_source(source, Some(input), &options)?)
+}
+
+/// Every row of an integer input as one neighbour list.
+fn integer_rows(name: &str, mut reader: Box<dyn BatchReader>) -> Result<Neighbors, InputError> {
+    let k = reader.dimension();
+    let mut ids: Vec<i64> = Vec::new();
+    let mut rows = 0usize;
+    while let Some(batch) = reader.next_batch()? {
+        let before = ids.len();
+        match &batch.elements {
+            Elements::I8(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
+            Elements::U8(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
+            Elements::I16(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
+            Elements::I32(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
+            Elements::I64(v) => ids.extend_from_slice(v),
+            Elements::F16(_) | Elements::F32(_) | Elements::F64(_) => {
+                return Err(InputError::Unsupported(format!(
+                    "{name}: ground truth holds integer ids, not {} numbers",
+                    batch.elements.element_type().name()
+                )))
+            }
+        }
+        if batch.validity.is_some() || ids.len() - before != batch.rows.saturating_mul(k) {
+            return Err(InputError::Data(format!(
+                "{name}: row {} is not a list of {k} ids",
+                batch.first_row
+            )));
+        }
+        rows += batch.rows;
+    }
+    Neighbors::new(rows, k, ids)
+        .ok_or_else(|| InputError::Data(format!("{name}: rows of unequal length")))
+}
+
+/// The big-ann-benchmarks layout. With a file, the header must match the file's size exactly;
+/// with a stream, ids are kept only as they arrive and the end must come where the header says.
+fn big_ann(mut source: Source) -> Result<Neighbors, InputError> {
+    let name = source.name().to_owned();
+    let mut header = [0u8; 8];
+    if source.read_full(&mut header)? < header.len() {
+        return Err(InputError::Data(format!(
+            "{name}: shorter than the 8-byte header of a big-ann-benchmarks ground truth"
+        )));
+    }
+    let [a, b, c, d, e, f, g, h] = header;
+    let n = u32::from_le_bytes([a, b, c, d]);
+    let k = u32::from_le_bytes([e, f, g, h]);
+    let pairs = u64::from(n) * u64::from(k);
+    // Ids and distances, 4 bytes each: at most 2^67 bytes, no overflow in u128.
+    let expected = 8u128 + u128::from(pairs) * 8;
+    if let Some(len) = source.len() {
+        if u128::from(len) != expected {
+            return Err(InputError::Data(format!(
+                "{name}: the header says {n} lists of {k} neighbours ({expected} bytes), but the \
+                 file has {len} bytes"
+            )));
+        }
+    }
+    let (Ok(rows), Ok(k), Ok(pairs)) = (
+        usize::try_from(n),
+        usize::try_from(k),
+        usize::try_from(pairs),
+    ) else {
+        return Err(InputError::Unsupported(format!(
+            "{name}: {n} lists of {k} neighbours do not fit in memory here"
+        )));
+    };
+    let mut ids: Vec<i64> = Vec::with_capacity(if source.len().is_some() { pairs } else { 0 });
+    let mut chunk = vec![0u8; CHUNK_IDS.min(pairs.max(1)) * 4];
+    let mut left = pairs;
+    while left > 0 {
+        let take = left.min(CHUNK_IDS) * 4;
+        let Some(buffer) = chunk.get_mut(..take) else {
+            break;
+        };
+        let got = source.read_full(buffer)?;
+        if got < take {
+            return Err(InputError::Data(format!(
+                "{name}: truncated at byte {}: the header says {n} lists of {k} neighbours",
+                source.position()
+            )));
+        }
+        ids.extend(
+            buffer
+                .chunks_exact(4)
+                .map(|id| i64::from(u32::from_le_bytes([id[0], id[1], id[2], id[3]]))),
+        );
+        left -= take / 4;
+    }
+    // The distances follow; only their length matters (already checked for a file).
+    if source.len().is_none() {
+        let mut left = pairs.saturating_mul(4);
+        while left > 0 {
+            let take = left.min(chunk.len());
+            let got = source.read_full(chunk.get_mut(..take).unwrap_or(&mut []))?;
+            if got < take {
+                return Err(InputError::Data(format!(
+                    "{name}: truncated at byte {}: the distances end early",
+                    source.position()
+                )));
+            }
+            left -= take;
+        }
+        if source.read_full(&mut [0u8; 1])? != 0 {
+            return Err(InputError::Data(format!(
+                "{name}: bytes after the {n} lists of {k} neighbours and their distances"
+            )));
+        }
+    }
+    Neighbors::new(rows, k, ids).ok_or_else(|| {
+        InputError::Data(format!(
+            "{name}: {n} lists of {k} neighbours are incomplete"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn big_ann_bytes(n: u32, k: u32, ids: &[u32]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&n.to_le_bytes());
+        bytes.extend_from_slice(&k.to_le_bytes());
+        for id in ids {
+            bytes.extend_from_slice(&id.to_le_bytes());
+        }
+        for i in 0..ids.len() {
+            bytes.extend_from_slice(&(i as f32).to_le_bytes());
+        }
+        bytes
+    }
+
+    fn from_stream(bytes: Vec<u8>, format: NeighborsFormat) -> Result<Neighbors, InputError> {
+        read_neighbors_stream("truth", Box::new(Cursor::new(bytes)), format)
+    }
+
+    fn from_file(bytes: &[u8], name: &str) -> Result<Neighbors, InputError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        read_neighbors(&path, None)
+    }
+
+    #[test]
+    fn big_ann_ground_truth_reads_as_lists_from_a_file_and_a_stream() {
+        let bytes = big_ann_bytes(2, 3, &[5, 1, 9, 0, 7, 4_000_000_000]);
+        for truth in [
+            from_file(&bytes, "gt.bin").unwrap(),
+            from_stream(bytes, NeighborsFormat::BigAnn).unwrap(),
+        ] {
+            assert_eq!((truth.rows(), truth.k()), (2, 3));
+            assert_eq!(truth.row(0), [5, 1, 9]);
+            assert_eq!(truth.row(1), [0, 7, 4_000_000_000]);
+            assert!(truth.row(2).is_empty());
+        }
+    }
+
+    #[test]
+    fn hostile_big_ann_headers_are_refused_before_allocating() {
+        // Claims of 2^64 ids with a few bytes behind them.
+        let huge = big_ann_bytes(u32::MAX, u32::MAX, &[1, 2]);
+        let error = from_file(&huge, "gt.bin").unwrap_err().to_string();
+        assert!(error.contains("the header says"), "{error}");
+        let error = from_stream(huge, NeighborsFormat::BigAnn)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("truncated"), "{error}");
+        for bytes in [vec![1, 0, 0], big_ann_bytes(1, 2, &[1])] {
+            assert!(from_file(&bytes, "gt.bin").is_err());
+            assert!(from_stream(bytes, NeighborsFormat::BigAnn).is_err());
+        }
+        let mut long = big_ann_bytes(1, 1, &[3]);
+        long.push(0);
+        assert!(from_file(&long, "gt.bin").is_err());
+        let error = from_stream(long, NeighborsFormat::BigAnn)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("bytes after"), "{error}");
+        // No lists at all is a valid, empty ground truth.
+        let empty = from_file(&big_ann_bytes(0, 10, &[]), "gt.bin").unwrap();
+        assert_eq!((empty.rows(), empty.k()), (0, 10));
+    }
+
+    #[test]
+    fn ivecs_ground_truth_reads_each_row_as_a_list() {
+        let mut bytes = Vec::new();
+        for row in [[3i32, 1], [2, 8]] {
+            bytes.extend_from_slice(&2i32.to_le_bytes());
+            for id in row {
+                bytes.extend_from_slice(&id.to_le_bytes());
+            }
+        }
+        let truth = from_file(&bytes, "gt.ivecs").unwrap();
+        assert_eq!((truth.rows(), truth.k(), truth.row(1)), (2, 2, &[2, 8][..]));
+        // A row whose length prefix claims more ids than the file holds.
+        bytes[8 + 4..8 + 8].copy_from_slice(&1_000_000_000i32.to_le_bytes());
+        assert!(from_file(&bytes, "gt.ivecs").is_err());
+    }
+
+    #[test]
+    fn float_npy_is_not_ground_truth() {
+        let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let padded = format!("{header:<117}\n");
+        bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(padded.as_bytes());
+        bytes.extend_from_slice(&[0u8; 8]);
+        let error = from_file(&bytes, "gt.npy").unwrap_err().to_string();
+        assert!(error.contains("integer ids"), "{error}");
+        let int_header = header.replace("<f4", "<i8").replace("(1, 2)", "(1, 1)");
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let padded = format!("{int_header:<117}\n");
+        bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(padded.as_bytes());
+        bytes.extend_from_slice(&42i64.to_le_bytes());
+        assert_eq!(from_file(&bytes, "gt.npy").unwrap().row(0), [42]);
+    }
+}

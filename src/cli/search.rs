@@ -1,0 +1,346 @@
+//! `cqlwire search`: a query set's ANN queries on a live table, with recall@k against ground truth,
+//! queries per second and latency percentiles.
+//!
+//! A thin face over [`cqlwire_load::Searcher`]: the arguments become library options (the
+//! connection flags are `load`'s), and this file adds the progress bar, Ctrl-C, the ground truth
+//! files, the summary and the per-query CSV.
+
+use super::connection::{engine_error as load_error, Connection};
+use super::convert::{parse_input_format, parse_rows, selection};
+use super::load::watch;
+use super::progress::{self, Unit};
+use super::CliError;
+use crate::files::{refuse_same_file, Output};
+use cqlwire_load::{QuerySet, RunControl, SearchOptions, SearchReport, Searcher};
+use cqlwire_vector::convert;
+use cqlwire_vector::exact::exact_neighbors;
+use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors};
+use serde_json::json;
+use std::io::{self, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Bytes of training vectors per batch of `--exact`.
+const EXACT_BATCH_BYTES: usize = 8 << 20;
+
+/// Worked examples shown by `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  # A VectorDBBench-style run: load the training set, index it, query it, read the recall.
+  cqlwire load train.fbin --hosts db1 --table ks.vectors --row-number-column id
+  cqlsh db1 -e \"CREATE CUSTOM INDEX ON ks.vectors(emb) USING 'StorageAttachedIndex' \\
+      WITH OPTIONS = {'similarity_function': 'euclidean'}\"
+  cqlwire search query.fbin --hosts db1 --table ks.vectors --ground-truth groundtruth.bin \\
+      --k 10 --concurrency 16 --warmup 100 --wait-for-index 600
+
+  # SIFT1M (TEXMEX files), 100 neighbours, one JSON object for a script:
+  cqlwire search sift_query.fvecs --hosts db1 --table ks.sift --ground-truth sift_groundtruth.ivecs \\
+      --k 100 --format json
+
+  # No ground truth file: compute it by brute force over the training set, with the index's
+  # similarity function, and keep every query's answer for plotting:
+  cqlwire search queries.npy --hosts db1 --table ks.docs --exact train.npy --results answers.csv
+
+Output: the summary on standard output (text, or one JSON object with --format json: queries, k, \
+recall, recall_min, qps, latency_ms {p50, p95, p99, max}, concurrency, errors, and index_wait_s \
+with --wait-for-index); progress on standard error. recall@k of a query is the number of its first \
+k ground-truth ids among the keys returned, over k (ids are compared, not distances: a row as near \
+as the k-th true neighbour but not listed counts as a miss); recall is its mean over the answered \
+queries. A failed query (a timeout too) is counted in errors and the run goes on; exit code 1 when \
+any failed.";
+
+/// Arguments of `cqlwire search`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The query vectors: .npy, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, Parquet, Arrow.
+    pub queries: PathBuf,
+    #[command(flatten)]
+    pub connection: Connection,
+    /// The vector column searched [default: the table's only vector column].
+    #[arg(long, value_name = "COL")]
+    pub column: Option<String>,
+    /// The column returned for each row, compared with the ground truth's ids [default: the
+    /// partition key].
+    #[arg(long, value_name = "COL")]
+    pub key: Option<String>,
+    /// Neighbours asked of each query (LIMIT), and the k of recall@k.
+    #[arg(long, value_name = "K", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub k: u32,
+    /// Ground truth: big-ann-benchmarks binary (u32 n, u32 k, u32 ids, f32 distances), .ivecs or an
+    /// integer .npy; ids are training row numbers.
+    #[arg(long, value_name = "FILE", conflicts_with = "exact")]
+    pub ground_truth: Option<PathBuf>,
+    /// Compute the ground truth by brute force over this training file, with the index's similarity
+    /// function.
+    #[arg(long, value_name = "TRAIN")]
+    pub exact: Option<PathBuf>,
+    /// Input format of the queries [default: from the extension, else the magic bytes].
+    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+    /// The vector column of a Parquet or Arrow query file.
+    #[arg(long, value_name = "NAME")]
+    pub input_column: Option<String>,
+    /// Run queries START..END of the file only (0-based, END exclusive; the ground truth's rows
+    /// follow the query numbers).
+    #[arg(long = "queries", id = "queries_range", value_name = "START..END", value_parser = parse_rows)]
+    pub queries_range: Option<Range<u64>>,
+    /// A CQL condition added to the query as WHERE, e.g. "category = 'books'".
+    #[arg(long = "where", value_name = "PREDICATE")]
+    pub predicate: Option<String>,
+    /// Queries in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: u32,
+    /// Queries sent first and not measured (the query set is cycled).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub warmup: u32,
+    /// Send the first query until it is answered, at most this long, and report the wait (a new
+    /// index answers only once it is built).
+    #[arg(long, value_name = "SECONDS")]
+    pub wait_for_index: Option<u64>,
+    /// Write one CSV line per query here: query,latency_ms,recall,keys,error.
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+    /// Summary format.
+    #[arg(long, value_name = "FORMAT", default_value = "text",
+          value_parser = ["text", "json"])]
+    pub format: String,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Runs `cqlwire search`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    for input in [
+        Some(&args.queries),
+        args.ground_truth.as_ref(),
+        args.exact.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if args.results.is_some() {
+            refuse_same_file(Some(input), args.results.as_deref())?;
+        }
+    }
+    let connection = args.connection.options()?;
+    let mut options = SearchOptions::new(connection);
+    options.column = args.column.clone();
+    options.key = args.key.clone();
+    options.k = args.k as usize;
+    options.predicate = args.predicate.clone();
+    options.concurrency = args.concurrency as usize;
+    options.warmup = args.warmup as usize;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+    let searcher = runtime
+        .block_on(Searcher::connect(options))
+        .map_err(load_error)?;
+    let input_options = InputOptions {
+        format: args.input_format,
+        column: args.input_column.clone(),
+        selection: selection(args.queries_range.clone(), None),
+        batch_rows: 4096,
+    };
+    let reader = convert::open(Some(&args.queries), input_options).map_err(CliError::data)?;
+    let queries = searcher
+        .read_queries(reader, args.exact.is_some())
+        .map_err(load_error)?;
+    let truth = ground_truth(&args, &searcher, &queries)?;
+    if let Some(truth) = &truth {
+        searcher.check_truth(&queries, truth).map_err(load_error)?;
+    }
+    let index_wait = match args.wait_for_index {
+        Some(seconds) => Some(
+            runtime
+                .block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)))
+                .map_err(load_error)?,
+        ),
+        None => None,
+    };
+
+    let control = RunControl::default();
+    let bar = progress::bar(Some(queries.len() as u64), Unit::Rows, args.quiet);
+    let report = runtime.block_on(async {
+        let ticker = watch(&control, &bar, |now| format!("{} errors", now.rejected));
+        let report = searcher.run(&queries, truth.as_ref(), &control).await;
+        ticker.abort();
+        report
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(load_error)?;
+
+    if let Some(path) = &args.results {
+        write_results(path, &report)?;
+    }
+    let mut out = io::stdout().lock();
+    if args.format == "json" {
+        writeln!(out, "{}", summary_json(&report, index_wait))?;
+    } else {
+        summary_text(&mut out, &report, index_wait, searcher.statement())?;
+    }
+    out.flush()?;
+    if control.stop.load(Ordering::Relaxed) {
+        return Err(CliError::data("interrupted"));
+    }
+    if report.errors > 0 {
+        let first = report
+            .results
+            .iter()
+            .find_map(|r| r.error.as_deref())
+            .unwrap_or_default();
+        return Err(CliError::data(format!(
+            "{} of {} queries failed (the first: {first})",
+            report.errors, report.queries
+        )));
+    }
+    Ok(())
+}
+
+/// The ground truth of `--ground-truth` or `--exact`, if any.
+fn ground_truth(
+    args: &Args,
+    searcher: &Searcher,
+    queries: &QuerySet,
+) -> Result<Option<Neighbors>, CliError> {
+    if let Some(path) = &args.ground_truth {
+        return input::read_neighbors(path, None)
+            .map(Some)
+            .map_err(CliError::data);
+    }
+    let Some(train) = &args.exact else {
+        return Ok(None);
+    };
+    let row_bytes = queries.dimension().max(1) * 4;
+    let options = InputOptions {
+        format: None,
+        column: None,
+        selection: input::RowSelection::All,
+        batch_rows: (EXACT_BATCH_BYTES / row_bytes).max(1),
+    };
+    let mut reader = input::open(Some(train), &options).map_err(CliError::data)?;
+    let floats = queries.floats().unwrap_or_default();
+    // The lists cover every query of the file up to the last one asked, as a file would.
+    let mut padded = Vec::new();
+    let first = queries.numbers().first().copied().unwrap_or(0);
+    let floats = if first > 0 {
+        let skip = usize::try_from(first).unwrap_or(usize::MAX);
+        padded.resize(skip.saturating_mul(queries.dimension()), 0.0);
+        padded.extend_from_slice(floats);
+        &padded[..]
+    } else {
+        floats
+    };
+    exact_neighbors(
+        reader.as_mut(),
+        floats,
+        queries.dimension(),
+        args.k as usize,
+        searcher.similarity(),
+    )
+    .map(Some)
+    .map_err(|e| CliError::data(format!("{}: {e}", train.display())))
+}
+
+/// Milliseconds of a duration.
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+/// The JSON summary: field names scripts depend on.
+fn summary_json(report: &SearchReport, index_wait: Option<Duration>) -> serde_json::Value {
+    let mut summary = json!({
+        "queries": report.queries,
+        "k": report.k,
+        "recall": report.recall,
+        "recall_min": report.recall_min,
+        "qps": report.qps,
+        "latency_ms": {
+            "p50": ms(report.latency.p50),
+            "p95": ms(report.latency.p95),
+            "p99": ms(report.latency.p99),
+            "max": ms(report.latency.max),
+        },
+        "concurrency": report.concurrency,
+        "errors": report.errors,
+    });
+    if let (Some(wait), Some(object)) = (index_wait, summary.as_object_mut()) {
+        object.insert("index_wait_s".into(), json!(wait.as_secs_f64()));
+    }
+    summary
+}
+
+/// The text summary.
+fn summary_text(
+    out: &mut dyn Write,
+    report: &SearchReport,
+    index_wait: Option<Duration>,
+    statement: &str,
+) -> io::Result<()> {
+    writeln!(out, "query      {statement}")?;
+    if let Some(wait) = index_wait {
+        writeln!(out, "index      answered after {:.1} s", wait.as_secs_f64())?;
+    }
+    writeln!(
+        out,
+        "queries    {} at concurrency {}, {} errors, {:.2} s",
+        report.queries,
+        report.concurrency,
+        report.errors,
+        report.elapsed.as_secs_f64()
+    )?;
+    if let (Some(mean), Some(min)) = (report.recall, report.recall_min) {
+        writeln!(
+            out,
+            "recall@{:<3} {mean:.4} (worst query {min:.4})",
+            report.k
+        )?;
+    }
+    writeln!(out, "qps        {:.1}", report.qps)?;
+    let l = &report.latency;
+    writeln!(
+        out,
+        "latency    p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        ms(l.p50),
+        ms(l.p95),
+        ms(l.p99),
+        ms(l.max)
+    )
+}
+
+/// One CSV line per query, written to a temporary file renamed into place.
+fn write_results(path: &Path, report: &SearchReport) -> Result<(), CliError> {
+    let mut output = Output::open(Some(path), false)?;
+    writeln!(output, "query,latency_ms,recall,keys,error")?;
+    for result in &report.results {
+        let keys: Vec<String> = result.keys.iter().map(ToString::to_string).collect();
+        writeln!(
+            output,
+            "{},{:.3},{},{},{}",
+            result.number,
+            ms(result.latency),
+            result.recall.map(|r| r.to_string()).unwrap_or_default(),
+            csv_field(&keys.join(" ")),
+            csv_field(result.error.as_deref().unwrap_or(""))
+        )?;
+    }
+    output.commit()?;
+    Ok(())
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}

@@ -1,0 +1,68 @@
+//! `cqlwire search` errors that need no server: they come before any connection (the live checks
+//! are `fixtures/search/check_cli.py`).
+
+use crate::common::{assert_error, fixture, with_args};
+
+fn search(extra: &[&str]) -> std::process::Output {
+    let queries = fixture("search/test.npy");
+    let mut args = vec![
+        "search",
+        queries.to_str().unwrap(),
+        // A port nothing listens on: these runs must end before connecting.
+        "--hosts",
+        "127.0.0.1:1",
+        "--table",
+        "ks.t",
+    ];
+    args.extend_from_slice(extra);
+    with_args(&args).output().unwrap()
+}
+
+#[test]
+fn a_results_file_that_is_an_input_is_refused_before_connecting() {
+    let queries = fixture("search/test.npy");
+    let output = search(&["--results", queries.to_str().unwrap()]);
+    assert_error(
+        &output,
+        1,
+        "both the input and the output",
+        "--results QUERIES",
+    );
+    let truth = fixture("search/neighbors_euclidean.bin");
+    let output = search(&[
+        "--ground-truth",
+        truth.to_str().unwrap(),
+        "--results",
+        truth.to_str().unwrap(),
+    ]);
+    assert_error(
+        &output,
+        1,
+        "both the input and the output",
+        "--results TRUTH",
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let truth = fixture("search/neighbors_euclidean.bin");
+    let train = fixture("search/train.npy");
+    for (extra, needle) in [
+        (vec!["--k", "0"], "--k"),
+        (vec!["--concurrency", "0"], "--concurrency"),
+        (vec!["--format", "xml"], "--format"),
+        (vec!["--queries", "5..2"], "ends before it starts"),
+        (
+            vec![
+                "--ground-truth",
+                truth.to_str().unwrap(),
+                "--exact",
+                train.to_str().unwrap(),
+            ],
+            "--exact",
+        ),
+    ] {
+        let output = search(&extra);
+        assert_error(&output, 2, needle, &format!("{extra:?}"));
+    }
+}
