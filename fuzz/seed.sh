@@ -110,6 +110,13 @@ for path in sorted((root / "fixtures/convert/inputs").iterdir()):
         for high_bits in (0x00, 0x18, 0x80, 0xC8):  # all rows in batches of 1 and 4, a range, a shard
             seed("vecs_readers", bytes([index | high_bits]) + data, 8192)
 
+for path in sorted((root / "fixtures/hdf5").glob("*.hdf5")) + [root / "fixtures/hdf5/userblock.bin"]:
+    data = path.read_bytes()
+    if len(data) < 16384:
+        # Each dataset (low 2 bits), all rows in batches of 1 and 3, a row range, a shard.
+        for selector in (0x00, 0x01, 0x02, 0x03, 0x21, 0x09, 0x0d):
+            seed("hdf5_reader", bytes([selector]) + data, 16384)
+
 for name in ("cases", "v4-none", "v5-none"):
     for line in (root / f"fixtures/messages/{name}.jsonl").read_text().splitlines():
         message = json.loads(line)
