@@ -303,8 +303,16 @@ impl Hdf5Reader {
     fn new(opened: Opened, options: &InputOptions) -> Result<Hdf5Reader, InputError> {
         let row_bytes = row_bytes(&opened.input, opened.dimension, opened.element_type)?;
         let range = resolve_selection(&options.selection, opened.rows, &opened.input)?;
+        // At least a band of whole chunks per batch where the batch limit allows.
+        let chunk_rows = opened
+            .chunk_rows
+            .map_or(0, |c| usize::try_from(c).unwrap_or(0));
+        let wanted = InputOptions {
+            batch_rows: options.batch_rows.max(chunk_rows),
+            ..options.clone()
+        };
         Ok(Hdf5Reader {
-            batch_rows: rows_per_batch(options, row_bytes) as u64,
+            batch_rows: rows_per_batch(&wanted, row_bytes) as u64,
             next_row: range.start,
             range,
             opened,
