@@ -6,9 +6,11 @@
 //! third-party decoders. This module checks what a file claims before anything is read on its
 //! word: the superblock's end of file against the file's size, a contiguous dataset's bytes against
 //! both, chunks against a size limit, and the filter pipeline against the filters supported. A
-//! batch is a run of whole chunk rows where the chunks allow it, read into a vector of its own
-//! size; the chunk cache holds 32 MiB at most.
+//! contiguous dataset is read as the flat block of rows it is ([`FlatReader`]: one sequential read
+//! per batch, at file speed); a chunked one through the crate's hyperslab reads, a batch being a
+//! band of whole chunks where the batch limit allows, with at most 32 MiB of chunks cached.
 
+use super::flat::{FlatLayout, FlatReader};
 use super::guard::fenced;
 use super::source::Source;
 use super::{
@@ -63,6 +65,10 @@ struct Opened {
     dimension: usize,
     /// Rows per chunk of a chunked dataset.
     chunk_rows: Option<u64>,
+    /// Where the rows of a contiguous dataset start in the file.
+    data_start: Option<u64>,
+    /// Whether the stored byte order is not this machine's.
+    swap: bool,
 }
 
 /// Opens an HDF5 input (standard input is first copied to a temporary file: HDF5 needs random
@@ -71,8 +77,29 @@ pub(crate) fn open(
     source: Source,
     options: &InputOptions,
 ) -> Result<Box<dyn BatchReader>, InputError> {
-    let opened = open_dataset(source, &options.dataset)?;
-    Ok(Box::new(Hdf5Reader::new(opened, options)?))
+    let input = source.name().to_string();
+    let file = source.into_file()?;
+    let decoder_file = file.try_clone().map_err(|source| InputError::Io {
+        input: input.clone(),
+        source,
+    })?;
+    let opened = open_dataset(&input, decoder_file, &options.dataset)?;
+    match opened.data_start {
+        Some(data_start) => {
+            let layout = FlatLayout {
+                format: "HDF5",
+                element_type: opened.element_type,
+                swap: opened.swap,
+                rows: opened.rows,
+                dimension: opened.dimension,
+                data_start,
+                nothing_after: false,
+            };
+            let source = Source::from_file(&input, file)?;
+            Ok(Box::new(FlatReader::new(source, layout, options)?))
+        }
+        None => Ok(Box::new(Hdf5Reader::new(opened, options)?)),
+    }
 }
 
 /// Whether the input is an HDF5 file: the signature at byte 0 (in `prefix`) or, for a file, at
@@ -97,9 +124,8 @@ pub(crate) fn recognised(source: &mut Source, prefix: &[u8]) -> Result<bool, Inp
 }
 
 /// Opens the file and its dataset `name`, and checks what they claim.
-fn open_dataset(source: Source, name: &str) -> Result<Opened, InputError> {
-    let input = source.name().to_string();
-    let file = source.into_file()?;
+fn open_dataset(input: &str, file: std::fs::File, name: &str) -> Result<Opened, InputError> {
+    let input = input.to_string();
     let io_error = |source| InputError::Io {
         input: input.clone(),
         source,
@@ -151,6 +177,7 @@ fn open_dataset(source: Source, name: &str) -> Result<Opened, InputError> {
     })?
     .map_err(|e| InputError::Data(described(format!("has an unreadable header: {e}"))))?;
     let mut inflates = false;
+    let mut data_start = None;
     for message in &header.messages {
         match message {
             HdfMessage::FilterPipeline(pipeline) => {
@@ -185,6 +212,8 @@ fn open_dataset(source: Source, name: &str) -> Result<Opened, InputError> {
                             address.saturating_add(size)
                         ))));
                     }
+                    // Unwritten (no address): its fill value, through the decoder.
+                    data_start = base.checked_add(address).filter(|_| allocated);
                 }
             }
             _ => {}
@@ -204,7 +233,15 @@ fn open_dataset(source: Source, name: &str) -> Result<Opened, InputError> {
         .chunks()
         .and_then(|chunks| chunks.first().copied())
         .map(u64::from);
+    let swap = match *dataset.dtype() {
+        Datatype::FloatingPoint { byte_order, .. } | Datatype::FixedPoint { byte_order, .. } => {
+            byte_order != native_order()
+        }
+        _ => false,
+    };
     Ok(Opened {
+        data_start,
+        swap,
         input,
         name: name.to_string(),
         dataset,
@@ -427,6 +464,15 @@ fn read_vec<T: H5Type>(dataset: &Dataset, selection: &SliceInfo) -> H5Result<Vec
     })
 }
 
+/// This machine's byte order.
+fn native_order() -> ByteOrder {
+    if cfg!(target_endian = "little") {
+        ByteOrder::LittleEndian
+    } else {
+        ByteOrder::BigEndian
+    }
+}
+
 /// A half-precision float as the HDF5 reader decodes it (it has no 16-bit float of its own).
 #[derive(Debug, Clone, Copy)]
 struct Half(half::f16);
@@ -435,11 +481,7 @@ impl H5Type for Half {
     fn hdf5_type() -> Datatype {
         Datatype::FloatingPoint {
             size: 2,
-            byte_order: if cfg!(target_endian = "little") {
-                ByteOrder::LittleEndian
-            } else {
-                ByteOrder::BigEndian
-            },
+            byte_order: native_order(),
         }
     }
 
@@ -493,18 +535,7 @@ impl IntegerDataset {
 /// actually decoded, batch by batch, never on the file's word alone.
 pub fn read_integer_dataset(path: &Path, name: &str) -> Result<IntegerDataset, InputError> {
     let source = Source::open(Some(path))?;
-    let opened = open_dataset(source, name)?;
-    if matches!(
-        opened.element_type,
-        ElementType::F16 | ElementType::F32 | ElementType::F64
-    ) {
-        return Err(InputError::Unsupported(format!(
-            "{}: HDF5 dataset '{name}' holds {} values, not integers",
-            opened.input,
-            opened.element_type.name()
-        )));
-    }
-    let (rows, columns) = (opened.rows, opened.dimension);
+    let input = source.name().to_string();
     let options = InputOptions {
         format: None,
         column: None,
@@ -512,7 +543,18 @@ pub fn read_integer_dataset(path: &Path, name: &str) -> Result<IntegerDataset, I
         selection: super::RowSelection::All,
         batch_rows: usize::MAX,
     };
-    let mut reader = Hdf5Reader::new(opened, &options)?;
+    let mut reader = open(source, &options)?;
+    let element_type = reader.element_type();
+    if matches!(
+        element_type,
+        ElementType::F16 | ElementType::F32 | ElementType::F64
+    ) {
+        return Err(InputError::Unsupported(format!(
+            "{input}: HDF5 dataset '{name}' holds {} values, not integers",
+            element_type.name()
+        )));
+    }
+    let (rows, columns) = (reader.rows().unwrap_or(0), reader.dimension());
     let mut values = Vec::new();
     while let Some(batch) = reader.next_batch()? {
         match batch.elements {
