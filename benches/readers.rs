@@ -82,6 +82,7 @@ fn read_all(path: &Path, batch_rows: usize) -> usize {
     let options = InputOptions {
         format: None,
         column: None,
+        dataset: "train".to_string(),
         selection: RowSelection::All,
         batch_rows,
     };

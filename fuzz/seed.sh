@@ -114,6 +114,13 @@ for path, selector in (("neighbors_cosine.ivecs", 0), ("neighbors_euclidean.npy"
                        ("neighbors_euclidean.bin", 2)):
     seed("neighbors", bytes([selector]) + (root / "fixtures/search" / path).read_bytes()[:8191], 8192)
 
+for path in sorted((root / "fixtures/hdf5").glob("*.hdf5")) + [root / "fixtures/hdf5/userblock.bin"]:
+    data = path.read_bytes()
+    if len(data) < 16384:
+        # Each dataset (low 2 bits), all rows in batches of 1 and 3, a row range, a shard.
+        for selector in (0x00, 0x01, 0x02, 0x03, 0x21, 0x09, 0x0d):
+            seed("hdf5_reader", bytes([selector]) + data, 16384)
+
 for name in ("cases", "v4-none", "v5-none"):
     for line in (root / f"fixtures/messages/{name}.jsonl").read_text().splitlines():
         message = json.loads(line)

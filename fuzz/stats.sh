@@ -13,7 +13,7 @@ fi
 cd "$logs"
 total=0
 printf '%-15s %5s %14s %8s %9s\n' target runs executions seconds findings
-for target in type_parser value_decoder literal_parser lz4_body frame_stream npy_header vecs_readers \
+for target in type_parser value_decoder literal_parser lz4_body frame_stream npy_header vecs_readers hdf5_reader \
   message_body protocol_stream inspect capture vector_kernel; do
   runs=0 execs=0 seconds=0 findings=0
   for log in "$target"-*.log; do

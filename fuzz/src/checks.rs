@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 15] = [
+pub const TARGETS: [(&str, Check); 16] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -36,6 +36,7 @@ pub const TARGETS: [(&str, Check); 15] = [
     ("npy_header", npy_header),
     ("vecs_readers", vecs_readers),
     ("neighbors", neighbors),
+    ("hdf5_reader", hdf5_reader),
     ("message_body", message_body),
     ("protocol_stream", protocol_stream),
     ("inspect", inspect),
@@ -54,6 +55,9 @@ pub const ALLOCATION_LIMIT: usize = (64 << 20) + (64 << 10);
 /// How much more than a file's size a reader may allocate at once for that file (I/O buffers,
 /// messages): a file's size is known, so a reader must not trust a header beyond it.
 const FILE_ALLOCATION_SLACK: usize = 64 << 10;
+
+/// Most bytes deflate (an HDF5 chunk's gzip filter) makes of one compressed byte.
+pub const DEFLATE_RATIO: usize = 1032;
 
 /// Most bytes an LZ4 block (CQL v4 body, v5 segment) inflates to per byte of block: a byte of a
 /// match's length adds at most 255 bytes of output.
@@ -906,13 +910,19 @@ pub fn vecs_readers(data: &[u8]) {
     let format = fixed
         .nth(usize::from(selector & 7))
         .unwrap_or(InputFormat::Fvecs);
-    let selection = match selector >> 6 {
+    let selection = fuzzed_selection(selector >> 6);
+    let batch_rows = usize::from((selector >> 3) & 7) + 1;
+    check_reader(file, format, selection, batch_rows);
+}
+
+/// The row selection two bits pick (the higher ones are ignored): all rows (0, 1), rows 1..3 (2)
+/// or shard 2/3 (3).
+fn fuzzed_selection(bits: u8) -> RowSelection {
+    match bits & 3 {
         0 | 1 => RowSelection::All,
         2 => RowSelection::Range(1..3),
         _ => RowSelection::Shard { k: 2, n: 3 },
-    };
-    let batch_rows = usize::from((selector >> 3) & 7) + 1;
-    check_reader(file, format, selection, batch_rows);
+    }
 }
 
 /// Reads the input after its first byte as the ground truth its low 2 bits pick (ivecs, npy,
@@ -985,12 +995,13 @@ fn check_reader(data: &[u8], format: InputFormat, selection: RowSelection, batch
     let options = InputOptions {
         format: Some(format),
         column: None,
+        dataset: "train".to_string(),
         selection,
         batch_rows,
     };
     let stream = input::open_stream("fuzz input", Box::new(Cursor::new(data.to_vec())), &options)
         .and_then(|reader| read_all(reader, data.len(), None));
-    let file = read_file(data, &options);
+    let file = read_file(data, &options, 1);
     match (&stream, &file) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "stream and file read differently ({format:?})"),
         (Err(_), Err(_)) => {}
@@ -1006,9 +1017,62 @@ fn check_reader(data: &[u8], format: InputFormat, selection: RowSelection, batch
     }
 }
 
-/// Writes `data` to an unnamed temporary file in memory and opens it by its `/proc/self/fd` path,
-/// as `convert` opens a file.
-fn read_file(data: &[u8], options: &InputOptions) -> Result<ReadAll, InputError> {
+/// Datasets `hdf5_reader` picks from with its first byte.
+const HDF5_DATASETS: [&str; 4] = ["train", "test", "neighbors", "distances"];
+
+/// Reads the input after its first byte as an HDF5 file, the dataset (low 2 bits: train, test,
+/// neighbors, distances), row selection (bits 2–3) and batch size (bits 4–6) picked by that byte:
+/// as a stream and as a file, which must agree, with the checks of [`check_reader`] except that
+/// gzip-compressed chunks may hold up to [`DEFLATE_RATIO`] times their bytes; and the dataset
+/// whole through `read_integer_dataset`, which holds rows × columns values when it succeeds.
+pub fn hdf5_reader(data: &[u8]) {
+    let Some((&selector, file)) = data.split_first() else {
+        return;
+    };
+    let dataset = HDF5_DATASETS
+        .get(usize::from(selector & 3))
+        .copied()
+        .unwrap_or("train");
+    let options = InputOptions {
+        format: Some(InputFormat::Hdf5),
+        column: None,
+        dataset: dataset.to_string(),
+        selection: fuzzed_selection(selector >> 2),
+        batch_rows: usize::from((selector >> 4) & 7) + 1,
+    };
+    let capacity = file.len().saturating_mul(DEFLATE_RATIO);
+    let stream = input::open_stream("fuzz input", Box::new(Cursor::new(file.to_vec())), &options)
+        .and_then(|reader| read_all(reader, capacity, None));
+    let from_file = read_file(file, &options, DEFLATE_RATIO);
+    match (&stream, &from_file) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "stream and file read differently (HDF5)"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("stream and file disagree (HDF5): {stream:?} / {from_file:?}"),
+    }
+    let whole = with_file(file, |path| {
+        take_largest_allocation();
+        let read = input::read_integer_dataset(path, dataset);
+        let largest = take_largest_allocation();
+        let bound = capacity.saturating_add(FILE_ALLOCATION_SLACK);
+        assert!(
+            largest <= bound,
+            "reading a {}-byte file allocates {largest} bytes at once",
+            file.len()
+        );
+        read
+    });
+    if let Ok(Ok(read)) = whole {
+        assert_eq!(Some(read.values.len()), read.rows.checked_mul(read.columns));
+        assert!(
+            read.values.len() <= capacity,
+            "more values than the input holds"
+        );
+    }
+}
+
+/// Writes `data` to an unnamed temporary file in memory and calls `read` with its `/proc/self/fd`
+/// path, as `convert` opens a file.
+fn with_file<T>(data: &[u8], read: impl FnOnce(&std::path::Path) -> T) -> Result<T, InputError> {
     let io_error = |source| InputError::Io {
         input: "fuzz temporary file".to_string(),
         source,
@@ -1019,9 +1083,22 @@ fn read_file(data: &[u8], options: &InputOptions) -> Result<ReadAll, InputError>
     file.write_all(data).map_err(io_error)?;
     file.rewind().map_err(io_error)?;
     let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
-    take_largest_allocation();
-    let reader = input::open(Some(std::path::Path::new(&path)), options)?;
-    read_all(reader, data.len(), Some(data.len() + FILE_ALLOCATION_SLACK))
+    Ok(read(std::path::Path::new(&path)))
+}
+
+/// Reads `data` as a file (see [`with_file`]) and every batch of it; the data may inflate to
+/// `ratio` times its size (1: it is stored as is).
+fn read_file(data: &[u8], options: &InputOptions, ratio: usize) -> Result<ReadAll, InputError> {
+    let capacity = data.len().saturating_mul(ratio);
+    with_file(data, |path| {
+        take_largest_allocation();
+        let reader = input::open(Some(path), options)?;
+        read_all(
+            reader,
+            capacity,
+            Some(capacity.saturating_add(FILE_ALLOCATION_SLACK)),
+        )
+    })?
 }
 
 /// Reads every batch, checking each against the reader's announced shape and the input's size, and

@@ -1,4 +1,4 @@
-//! `cqlwire convert`: embeddings (NPY, Parquet, TEXMEX, big-ann-benchmarks, Arrow) to CQL vector values.
+//! `cqlwire convert`: embeddings (NPY, Parquet, TEXMEX, big-ann-benchmarks, Arrow, HDF5) to CQL vector values.
 //!
 //! A thin face over [`cqlwire_vector::convert`]: the arguments become library options, and this file adds the
 //! progress bar, the summary line and the flag names in errors.
@@ -76,10 +76,13 @@ pub struct Args {
     /// length].
     #[arg(long = "type", value_name = "TYPE")]
     pub target_type: Option<String>,
-    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow [default:
-    /// from the extension, else the magic bytes].
+    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow, hdf5
+    /// [default: from the extension, else the magic bytes].
     #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
+    /// The dataset of an HDF5 input (ann-benchmarks files hold train, test, neighbors, distances).
+    #[arg(long, value_name = "NAME", default_value = "train")]
+    pub dataset: String,
     /// What to do with a null vector: stop with an error, leave the row out, or write a null (framed,
     /// hex, parquet, arrow).
     #[arg(long, value_enum, default_value_t = OnNull::Error)]
@@ -184,6 +187,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let input_options = InputOptions {
         format: args.input_format,
         column: args.column.clone(),
+        dataset: args.dataset.clone(),
         selection,
         batch_rows: STREAM_BATCH_ROWS,
     };

@@ -1,4 +1,4 @@
-//! `cqlwire load`: a dataset (Parquet, Arrow, NPY, ANN formats) into a live Cassandra/ScyllaDB table.
+//! `cqlwire load`: a dataset (Parquet, Arrow, NPY, ANN formats, HDF5) into a live Cassandra/ScyllaDB table.
 //!
 //! A thin face over [`cqlwire_load`]: the arguments become library options, the password comes from
 //! the environment or a prompt, and this file adds Ctrl-C, the progress bar, the rejects file and the
@@ -80,10 +80,13 @@ pub struct Args {
     /// embedding or vector].
     #[arg(long)]
     pub column: Option<String>,
-    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow [default:
-    /// from the extension, else the magic bytes].
+    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow, hdf5
+    /// [default: from the extension, else the magic bytes].
     #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
+    /// The dataset of an HDF5 input (ann-benchmarks files hold train, test, neighbors, distances).
+    #[arg(long, value_name = "NAME", default_value = "train")]
+    pub dataset: String,
     /// Load rows START..END only (0-based, END exclusive); row numbers stay those of the whole input.
     #[arg(long, value_name = "START..END", value_parser = parse_rows, conflicts_with = "shard")]
     pub rows: Option<Range<u64>>,
@@ -136,6 +139,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         input: InputOptions {
             format: args.input_format,
             column: args.column.clone(),
+            dataset: args.dataset.clone(),
             selection: selection(args.rows.clone(), args.shard),
             batch_rows: BATCH_ROWS,
         },

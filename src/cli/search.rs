@@ -22,6 +22,28 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// The dataset of an HDF5 file that `--exact` reads the training vectors from.
+const TRAIN_DATASET: &str = "train";
+
+/// The dataset of an HDF5 file that holds its ground truth (ann-benchmarks' layout).
+const NEIGHBORS_DATASET: &str = "neighbors";
+
+/// Whether `path` is an HDF5 file: by `--input-format`, else by its extension.
+fn is_hdf5(path: &Path, format: Option<InputFormat>) -> bool {
+    format.or_else(|| InputFormat::from_extension(path)) == Some(InputFormat::Hdf5)
+}
+
+/// The `neighbors` dataset of an HDF5 file as ground truth.
+fn hdf5_neighbors(path: &Path) -> Result<Neighbors, CliError> {
+    let dataset = input::read_integer_dataset(path, NEIGHBORS_DATASET).map_err(CliError::data)?;
+    Neighbors::new(dataset.rows, dataset.columns, dataset.values).ok_or_else(|| {
+        CliError::data(format!(
+            "{}: the {NEIGHBORS_DATASET} dataset does not hold whole rows",
+            path.display()
+        ))
+    })
+}
+
 /// Bytes of training vectors per batch of `--exact`.
 const EXACT_BATCH_BYTES: usize = 8 << 20;
 
@@ -78,6 +100,10 @@ pub struct Args {
     /// function.
     #[arg(long, value_name = "TRAIN")]
     pub exact: Option<PathBuf>,
+    /// The dataset of an HDF5 query file (ann-benchmarks' layout: train, test, neighbors,
+    /// distances); its `neighbors` dataset is the ground truth unless --ground-truth or --exact.
+    #[arg(long, value_name = "NAME", default_value = "test")]
+    pub dataset: String,
     /// Input format of the queries [default: from the extension, else the magic bytes].
     #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
@@ -149,6 +175,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         column: args.input_column.clone(),
         selection: selection(args.queries_range.clone(), None),
         batch_rows: 4096,
+        dataset: args.dataset.clone(),
     };
     let reader = convert::open(Some(&args.queries), input_options).map_err(CliError::data)?;
     let queries = searcher
@@ -212,11 +239,18 @@ fn ground_truth(
     queries: &QuerySet,
 ) -> Result<Option<Neighbors>, CliError> {
     if let Some(path) = &args.ground_truth {
+        if is_hdf5(path, None) {
+            return hdf5_neighbors(path).map(Some);
+        }
         return input::read_neighbors(path, None)
             .map(Some)
             .map_err(CliError::data);
     }
     let Some(train) = &args.exact else {
+        // An ann-benchmarks file carries its own ground truth.
+        if is_hdf5(&args.queries, args.input_format) {
+            return hdf5_neighbors(&args.queries).map(Some);
+        }
         return Ok(None);
     };
     let row_bytes = queries.dimension().max(1) * 4;
@@ -225,6 +259,7 @@ fn ground_truth(
         column: None,
         selection: input::RowSelection::All,
         batch_rows: (EXACT_BATCH_BYTES / row_bytes).max(1),
+        dataset: TRAIN_DATASET.to_string(),
     };
     let mut reader = input::open(Some(train), &options).map_err(CliError::data)?;
     let floats = queries.floats().unwrap_or_default();

@@ -46,18 +46,18 @@ fn is_plain(case: &Json) -> bool {
 }
 
 /// The outcome of one run.
-struct Run {
-    code: i32,
+pub(crate) struct Run {
+    pub(crate) code: i32,
     stdout: Vec<u8>,
-    stderr: String,
+    pub(crate) stderr: String,
     /// The output file's content, when `-o` was given and the file exists.
-    file: Option<Vec<u8>>,
+    pub(crate) file: Option<Vec<u8>>,
     /// Files in the output folder other than the output itself (temporary files left behind).
     strays: Vec<String>,
 }
 
 /// Runs `cqlwire convert INPUT ARGS... [-o DIR/out]` quietly.
-fn convert(input: &Path, args: &[&str], to_file: bool) -> Run {
+pub(crate) fn convert(input: &Path, args: &[&str], to_file: bool) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let mut command = common::cqlwire_cmd();
@@ -90,7 +90,7 @@ fn converted(input: &Path, args: &[&str]) -> Vec<u8> {
 }
 
 /// Asserts that a run failed with `code`, one error line mentioning `mentions`, and no output file.
-fn assert_failed(run: &Run, code: i32, mentions: &[&str], what: &str) {
+pub(crate) fn assert_failed(run: &Run, code: i32, mentions: &[&str], what: &str) {
     assert_eq!(run.code, code, "{what}: {}", run.stderr);
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{what}: not one line: {}", run.stderr);

@@ -23,6 +23,7 @@ fn options(selection: RowSelection) -> InputOptions {
     InputOptions {
         format: None,
         column: None,
+        dataset: "train".to_string(),
         selection,
         batch_rows: 3,
     }

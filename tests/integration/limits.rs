@@ -274,6 +274,7 @@ fn input_batches_are_at_most_8_mib() {
     let options = InputOptions {
         format: None,
         column: None,
+        dataset: "train".to_string(),
         selection: RowSelection::All,
         batch_rows: 1000,
     };
@@ -346,4 +347,34 @@ fn whole_inputs_are_read_up_to_a_limit() {
     fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
     let output = run(with_args(&["compress".as_ref(), huge.as_os_str()]), b"");
     assert_error(&output, 1, "more than 268435456 bytes", "compress");
+}
+
+#[test]
+fn hdf5_chunks_decode_to_64_mib_and_rows_to_what_the_file_holds() {
+    let limits = common::fixture("hdf5/limits.hdf5");
+    let convert = |dataset: &str| {
+        let args = [
+            "convert".as_ref(),
+            limits.as_os_str(),
+            "--dataset".as_ref(),
+            dataset.as_ref(),
+        ];
+        run(with_args(&args), b"")
+    };
+    // One chunk of 17 × 1 Mi float32 (68 MiB decoded) behind a 1 × 4 dataset.
+    let big = convert("big-chunk");
+    assert_error(
+        &big,
+        1,
+        "exceeds the 67108864 byte chunk limit",
+        "a 68 MiB chunk",
+    );
+    // 10^9 rows of 16 bytes, no chunk written: more than 1,032 times the file's size.
+    let unwritten = convert("unwritten");
+    assert_error(
+        &unwritten,
+        1,
+        "claims 1000000000 rows of 16 bytes",
+        "unwritten rows",
+    );
 }

@@ -20,7 +20,7 @@
 //! use cqlwire_vector::input::{InputOptions, RowSelection};
 //! use cqlwire_vector::output::OutputFormat;
 //!
-//! let input = InputOptions { format: None, column: None, selection: RowSelection::All, batch_rows: 1024 };
+//! let input = InputOptions { format: None, column: None, dataset: "train".into(), selection: RowSelection::All, batch_rows: 1024 };
 //! let reader = convert::open(Some("train.parquet".as_ref()), input)?;
 //! let options = ConvertOptions::new(OutputFormat::Framed);
 //! let (bytes, totals) = convert::convert(reader, Vec::new(), &options, &|_| {})?;
@@ -430,6 +430,7 @@ mod tests {
         let options = InputOptions {
             format: None,
             column: None,
+            dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows,
         };

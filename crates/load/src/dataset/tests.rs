@@ -17,6 +17,7 @@ fn options(path: PathBuf) -> DatasetOptions {
         input: InputOptions {
             format: None,
             column: None,
+            dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows: 300,
         },

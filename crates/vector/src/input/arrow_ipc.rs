@@ -117,6 +117,7 @@ mod tests {
         let options = InputOptions {
             format: None,
             column: None,
+            dataset: "train".to_string(),
             selection,
             batch_rows: 2,
         };

@@ -65,6 +65,7 @@ mod tests {
         let options = InputOptions {
             format: None,
             column: None,
+            dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows: 10,
         };

@@ -1,5 +1,6 @@
 //! Embedding inputs for `cqlwire convert`: NPY, Parquet, TEXMEX (`.fvecs/.ivecs/.bvecs`),
-//! big-ann-benchmarks (`.fbin/.ibin/.u8bin/.i8bin`) and Arrow IPC, read as bounded batches of rows.
+//! big-ann-benchmarks (`.fbin/.ibin/.u8bin/.i8bin`), Arrow IPC and HDF5, read as bounded batches of
+//! rows.
 //!
 //! [`open`] picks the reader (from [`InputOptions::format`], else the file extension, else the magic
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
@@ -12,6 +13,7 @@
 //! let options = InputOptions {
 //!     format: None,
 //!     column: None,
+//!     dataset: "train".to_string(),
 //!     selection: RowSelection::Shard { k: 1, n: 4 },
 //!     batch_rows: 4096,
 //! };
@@ -33,6 +35,7 @@ mod columnar;
 mod elements;
 mod flat;
 mod guard;
+mod hdf5;
 mod ipc_claims;
 mod neighbors;
 mod npy;
@@ -41,6 +44,7 @@ mod parquet_leaf;
 mod source;
 mod texmex;
 
+pub use hdf5::{read_integer_dataset, IntegerDataset};
 pub use neighbors::{read_neighbors, read_neighbors_stream, Neighbors, NeighborsFormat};
 use source::Source;
 pub use source::{named, open_file};
@@ -144,6 +148,7 @@ crate::registry::registry! {
         U8bin = "u8bin", ["u8bin"], "big-ann-benchmarks uint8";
         I8bin = "i8bin", ["i8bin"], "big-ann-benchmarks int8";
         Arrow = "arrow", ["arrow", "arrows", "ipc", "feather"], "Arrow IPC stream (or file)";
+        Hdf5 = "hdf5", ["hdf5", "h5"], "HDF5 (one 2-D dataset of it)";
     }
 }
 
@@ -155,6 +160,9 @@ pub struct InputOptions {
     /// The vector column (Parquet/Arrow); None = the only list-typed column, else
     /// emb/embedding/vector.
     pub column: Option<String>,
+    /// The dataset of an HDF5 input (each command picks its default: `train` to convert and load
+    /// the base vectors, `test` for query vectors); other formats ignore it.
+    pub dataset: String,
     /// Rows to read.
     pub selection: RowSelection,
     /// Target rows per batch (readers may use natural units: a Parquet row group is split into
@@ -315,11 +323,12 @@ fn open_source(
         }
         InputFormat::Parquet => parquet::open(source, options),
         InputFormat::Arrow => arrow_ipc::open(source, options),
+        InputFormat::Hdf5 => hdf5::open(source, options),
     }
 }
 
-/// Recognises the format from the first bytes (`\x93NUMPY`, `PAR1`, `ARROW1`, or the `ff ff ff ff`
-/// continuation marker of an Arrow IPC stream).
+/// Recognises the format from the first bytes (`\x93NUMPY`, `PAR1`, `ARROW1`, the `ff ff ff ff`
+/// continuation marker of an Arrow IPC stream, or the HDF5 signature, also behind a user block).
 fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
     let prefix = source.prefix(MAGIC_PREFIX)?;
     if prefix.starts_with(npy::MAGIC) {
@@ -330,6 +339,8 @@ fn detect(source: &mut Source) -> Result<InputFormat, InputError> {
         || prefix.starts_with(arrow_ipc::STREAM_MARKER)
     {
         Ok(InputFormat::Arrow)
+    } else if hdf5::recognised(source, &prefix)? {
+        Ok(InputFormat::Hdf5)
     } else {
         Err(InputError::UnknownFormat {
             input: source.name().to_string(),
@@ -346,7 +357,9 @@ impl InputFormat {
             InputFormat::Ivecs | InputFormat::Ibin => Some(ElementType::I32),
             InputFormat::Bvecs | InputFormat::U8bin => Some(ElementType::U8),
             InputFormat::I8bin => Some(ElementType::I8),
-            InputFormat::Npy | InputFormat::Parquet | InputFormat::Arrow => None,
+            InputFormat::Npy | InputFormat::Parquet | InputFormat::Arrow | InputFormat::Hdf5 => {
+                None
+            }
         }
     }
 }
@@ -440,6 +453,7 @@ mod tests {
         assert_eq!(by_extension("a/b.PQ"), Some(InputFormat::Parquet));
         assert_eq!(by_extension("x.u8bin"), Some(InputFormat::U8bin));
         assert_eq!(by_extension("x.arrows"), Some(InputFormat::Arrow));
+        assert_eq!(by_extension("x.H5"), Some(InputFormat::Hdf5));
         assert_eq!(by_extension("x.bin"), None);
         assert_eq!(by_extension("npy"), None);
     }
@@ -468,6 +482,7 @@ mod tests {
         let options = InputOptions {
             format: None,
             column: None,
+            dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows: 1,
         };

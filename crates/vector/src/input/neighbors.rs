@@ -102,6 +102,7 @@ fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, 
         column: None,
         selection: RowSelection::All,
         batch_rows: 4096,
+        dataset: String::new(),
     };
     let name = source.name().to_owned();
     integer_rows(&name, open_source(source, Some(input), &options)?)

@@ -485,6 +485,7 @@ mod tests {
         let options = InputOptions {
             format: None,
             column: None,
+            dataset: "train".to_string(),
             selection: super::super::RowSelection::Range(1..3),
             batch_rows: 1,
         };

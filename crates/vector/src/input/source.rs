@@ -69,6 +69,18 @@ impl Source {
         }
     }
 
+    /// Wraps an open file, read from its start (`name` stands for it in messages).
+    pub(crate) fn from_file(name: &str, file: File) -> Result<Source, InputError> {
+        let len = file.metadata().map_err(io_error(name))?.len();
+        let mut source = Source {
+            name: name.to_string(),
+            reader: Reader::File { file, len },
+            position: u64::MAX,
+        };
+        source.move_to(0)?;
+        Ok(source)
+    }
+
     /// Wraps a stream that can only be read forward.
     pub(crate) fn from_stream(name: &str, stream: Box<dyn Read + Send>) -> Source {
         Source {

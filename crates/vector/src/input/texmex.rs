@@ -255,6 +255,7 @@ mod tests {
         let options = InputOptions {
             format: Some(InputFormat::Fvecs),
             column: None,
+            dataset: "train".to_string(),
             selection,
             batch_rows: 2,
         };
