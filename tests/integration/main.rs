@@ -9,6 +9,7 @@ mod compress_cli;
 mod convert_cli;
 mod convert_contract;
 mod convert_empty;
+mod convert_memory;
 mod convert_spool;
 mod decode_cli;
 mod doc_examples;
