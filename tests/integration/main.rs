@@ -10,6 +10,7 @@ mod convert_cli;
 mod convert_contract;
 mod convert_empty;
 mod convert_hdf5;
+mod convert_memory;
 mod convert_spool;
 mod decode_cli;
 mod doc_examples;

@@ -4,8 +4,9 @@
 //!
 //! [`open`] picks the reader (from [`InputOptions::format`], else the file extension, else the magic
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
-//! few batches whatever the input size (file readers cap a batch at 8 MiB; Parquet reads one row group
-//! at a time; an Arrow IPC record batch is held whole, as its writer made it).
+//! few batches whatever the input size (file readers cap a batch at 8 MiB; Parquet decodes batches of
+//! about 16 MiB of all the columns read; an Arrow IPC record batch is held whole, as its writer made
+//! it).
 //!
 //! ```no_run
 //! use cqlwire_vector::input::{self, InputOptions, RowSelection};
@@ -57,6 +58,10 @@ const MAX_ROW_BYTES: usize = 64 << 20;
 
 /// Largest batch produced by the file readers, in bytes, whatever `batch_rows` asks for.
 const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// Decoded bytes of a Parquet batch (all the columns read), whatever `batch_rows` asks for: the
+/// reader aims at this and shrinks its batches when one is larger.
+pub(crate) const MAX_DECODED_BATCH_BYTES: usize = 16 << 20;
 
 /// Bytes read to recognise a format by its magic bytes.
 const MAGIC_PREFIX: usize = 8;

@@ -1,25 +1,35 @@
 //! Parquet inputs through the parquet crate's Arrow reader. Only the selected row groups are read
 //! (a shard is a run of whole row groups where possible; a row range selects whole row groups and a
-//! row selection inside the first and last), in batches of at most `batch_rows` rows.
+//! row selection inside the first and last), in batches of at most `batch_rows` rows and about
+//! [`MAX_DECODED_BATCH_BYTES`] of decoded columns: the first batch is a small probe (sized from the
+//! footer's uncompressed column sizes), later batches are sized from the decoded bytes per row it
+//! showed, and the reader is rebuilt with fewer rows whenever a decoded batch still exceeds the budget
+//! (dictionary pages decode to far more than the footer counts).
 
-use super::columnar::{choose_column, scan_dimension, ColumnarReader, Span};
+use super::columnar::{choose_column, scan_dimension, ColumnarReader, RecordBatches, Span};
 use super::guard::fenced;
 use super::parquet_leaf::{leaf_of, LeafReader, LeafSpan};
 use super::source::Source;
 use super::{
     check_shard, resolve_selection, shard_bound, BatchReader, InputError, InputOptions,
-    RowSelection,
+    RowSelection, MAX_DECODED_BATCH_BYTES,
 };
+use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection as RowsWithinGroups,
-    RowSelector,
+    ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+    RowSelection as RowsWithinGroups, RowSelector,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::ParquetMetaData;
 use std::fs::File;
 use std::ops::Range;
 
 /// The magic bytes at both ends of a Parquet file.
 pub(crate) const MAGIC: &[u8] = b"PAR1";
+
+/// Most rows of the first (probe) batch, whose decoded bytes size the later batches.
+const PROBE_ROWS: usize = 64;
 
 /// Which row groups to read, and which rows in them.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,21 +84,34 @@ pub(crate) fn open(
         .filter(|&i| i != column.index)
         .collect();
     let projection = ProjectionMask::roots(schema, others.iter().copied());
-    let select = |builder: ParquetRecordBatchReaderBuilder<File>| {
-        let mut builder = builder
-            .with_row_groups(plan.groups.clone().collect())
-            .with_batch_size(batch_rows);
-        if let Some(within) = &plan.within {
-            builder = builder.with_row_selection(RowsWithinGroups::from(within.clone()));
+    // Builds the Arrow reader over the planned rows after the first `offset`, `rows` at a time.
+    let build = {
+        let (input, plan) = (input.clone(), plan.clone());
+        move |builder: ParquetRecordBatchReaderBuilder<File>, offset: usize, rows: usize| {
+            let mut builder = builder
+                .with_row_groups(plan.groups.clone().collect())
+                .with_batch_size(rows)
+                .with_offset(offset);
+            if let Some(within) = &plan.within {
+                builder = builder.with_row_selection(RowsWithinGroups::from(within.clone()));
+            }
+            fenced(&input, "the Parquet row groups", || builder.build())?
+                .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))
         }
-        fenced(&input, "the Parquet row groups", || builder.build())?
-            .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))
+    };
+    let footer_row_bytes = footer_row_bytes(metadata.metadata(), plan.groups.clone());
+    let reopen_error = {
+        let input = input.clone();
+        move |source| InputError::Io {
+            input: input.clone(),
+            source,
+        }
     };
     if column.known_dimension.is_none() {
         // From the whole file, so that every shard and range agrees on it.
         let scan = ParquetRecordBatchReaderBuilder::new_with_metadata(
             file.try_clone().map_err(io_error)?,
-            metadata,
+            metadata.clone(),
         )
         .with_projection(ProjectionMask::roots(schema, [column.index]))
         .with_batch_size(64);
@@ -100,10 +123,28 @@ pub(crate) fn open(
     }
     if let Some(leaf) = leaf {
         // The vector column through its leaf; the other columns (if any) through Arrow.
+        let vector_row_bytes = column
+            .known_dimension
+            .unwrap_or(0)
+            .saturating_mul(column.element_type.size());
         let passthrough = if others.is_empty() {
             None
         } else {
-            Some(select(builder.with_projection(projection))?)
+            let (file, metadata) = (file.try_clone().map_err(io_error)?, metadata.clone());
+            let open = move |offset, rows| {
+                let file = file.try_clone().map_err(&reopen_error)?;
+                let builder =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
+                        .with_projection(projection.clone());
+                build(builder, offset, rows)
+            };
+            let bounded = Bounded::new(
+                Box::new(open),
+                batch_rows,
+                footer_row_bytes,
+                vector_row_bytes,
+            )?;
+            Some(Box::new(bounded) as RecordBatches)
         };
         let span = LeafSpan {
             groups: plan.groups.clone(),
@@ -127,14 +168,130 @@ pub(crate) fn open(
         limit: None,
         rows: Some(plan.rows),
     };
+    let reopen = file.try_clone().map_err(io_error)?;
+    let open = move |offset, rows| {
+        let file = reopen.try_clone().map_err(&reopen_error)?;
+        build(
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone()),
+            offset,
+            rows,
+        )
+    };
+    let bounded = Bounded::new(Box::new(open), batch_rows, footer_row_bytes, 0)?;
     Ok(Box::new(ColumnarReader::new(
         &input,
         "Parquet",
-        Box::new(select(builder)?),
+        Box::new(bounded),
         column,
         span,
         batch_rows,
     )?))
+}
+
+/// The most uncompressed bytes per row, by the footer, of the row groups `groups` (all columns).
+/// Dictionary-encoded columns count their indices, not the values they stand for.
+fn footer_row_bytes(metadata: &ParquetMetaData, groups: Range<usize>) -> usize {
+    let groups = metadata.row_groups().get(groups).unwrap_or_default();
+    groups
+        .iter()
+        .filter_map(|group| {
+            let rows = u64::try_from(group.num_rows()).ok().filter(|&r| r > 0)?;
+            let bytes: u64 = group
+                .columns()
+                .iter()
+                .map(|c| u64::try_from(c.uncompressed_size()).unwrap_or(0))
+                .sum();
+            usize::try_from(bytes / rows).ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Opens the Arrow reader over the planned rows after the first `offset`, `rows` per batch.
+type Open = Box<dyn Fn(usize, usize) -> Result<ParquetRecordBatchReader, InputError> + Send>;
+
+/// Rows per batch that keep `row_bytes`-byte rows within [`MAX_DECODED_BATCH_BYTES`], at most `most`.
+fn rows_within_budget(row_bytes: usize, most: usize) -> usize {
+    (MAX_DECODED_BATCH_BYTES / row_bytes.max(1)).clamp(1, most.max(1))
+}
+
+/// Record batches of about [`MAX_DECODED_BATCH_BYTES`] decoded bytes (the Arrow columns plus
+/// `extra_row_bytes` a row read elsewhere): a probe batch of at most [`PROBE_ROWS`] rows sizes the
+/// next ones; a batch over the budget makes the reader start again after it, with fewer rows.
+struct Bounded {
+    open: Open,
+    reader: ParquetRecordBatchReader,
+    /// Most rows per batch, whatever the budget allows.
+    most: usize,
+    /// Rows per batch of `reader`.
+    rows: usize,
+    /// Rows read so far.
+    read: usize,
+    /// Bytes a row takes besides its Arrow columns.
+    extra_row_bytes: usize,
+    probed: bool,
+}
+
+impl Bounded {
+    fn new(
+        open: Open,
+        most: usize,
+        footer_row_bytes: usize,
+        extra_row_bytes: usize,
+    ) -> Result<Self, InputError> {
+        let estimate = footer_row_bytes.saturating_add(extra_row_bytes);
+        let rows = rows_within_budget(estimate, most.min(PROBE_ROWS));
+        Ok(Bounded {
+            reader: open(0, rows)?,
+            open,
+            most,
+            rows,
+            read: 0,
+            extra_row_bytes,
+            probed: false,
+        })
+    }
+
+    /// The rows per batch after `batch`: sized from it after the probe, else smaller if it was over.
+    fn resize(&self, batch: &RecordBatch) -> usize {
+        let rows = batch.num_rows().max(1);
+        let bytes = batch
+            .get_array_memory_size()
+            .saturating_add(self.extra_row_bytes.saturating_mul(rows));
+        let row_bytes = bytes.div_ceil(rows);
+        if !self.probed {
+            rows_within_budget(row_bytes, self.most)
+        } else if bytes > MAX_DECODED_BATCH_BYTES {
+            // Half the fitting size, so that rows growing slowly rebuild the reader rarely.
+            (rows_within_budget(row_bytes, self.rows) / 2).clamp(1, self.rows)
+        } else {
+            self.rows
+        }
+    }
+}
+
+impl Iterator for Bounded {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let batch = match self.reader.next()? {
+            Ok(batch) => batch,
+            Err(e) => return Some(Err(e)),
+        };
+        self.read = self.read.saturating_add(batch.num_rows());
+        let rows = self.resize(&batch);
+        self.probed = true;
+        if rows != self.rows {
+            match (self.open)(self.read, rows) {
+                Ok(reader) => {
+                    self.reader = reader;
+                    self.rows = rows;
+                }
+                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            }
+        }
+        Some(Ok(batch))
+    }
 }
 
 /// Plans a selection over row groups of `group_rows` rows each.

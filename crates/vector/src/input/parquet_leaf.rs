@@ -5,12 +5,11 @@
 //! twice as fast as building Arrow list arrays. The other columns still come from the Arrow reader,
 //! batch by batch in step with the vector column.
 
-use super::columnar::VectorColumn;
+use super::columnar::{RecordBatches, VectorColumn};
 use super::guard::fenced;
 use super::{Batch, BatchReader, ElementType, Elements, InputError};
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use parquet::basic::{Repetition, Type as PhysicalType};
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{DataType, DoubleType, FloatType, Int32Type, Int64Type};
@@ -257,7 +256,7 @@ pub(crate) struct LeafReader {
     batch_rows: usize,
     dimension: usize,
     /// The other columns, read by the Arrow reader over the same rows; None when there are none.
-    passthrough: Option<ParquetRecordBatchReader>,
+    passthrough: Option<RecordBatches>,
     definition: Vec<i16>,
     repetition: Vec<i16>,
     spare: Option<Elements>,
@@ -283,7 +282,7 @@ impl LeafReader {
         leaf: Leaf,
         column: VectorColumn,
         span: LeafSpan,
-        passthrough: Option<ParquetRecordBatchReader>,
+        passthrough: Option<RecordBatches>,
         batch_rows: usize,
     ) -> Result<LeafReader, InputError> {
         let invalid = |e| InputError::Data(format!("{input}: not a readable Parquet file: {e}"));
