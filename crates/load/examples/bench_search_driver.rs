@@ -35,6 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         column: None,
         selection: RowSelection::All,
         batch_rows: 4096,
+        dataset: "train".to_string(),
     };
     let mut reader = input::open(Some(path.as_ref()), &options)?;
     let dimension = reader.dimension();

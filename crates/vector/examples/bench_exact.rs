@@ -28,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         column: None,
         selection: RowSelection::All,
         batch_rows,
+        dataset: "train".to_string(),
     };
     let mut reader = input::open(Some(queries.as_ref()), &options(4096))?;
     let dimension = reader.dimension();

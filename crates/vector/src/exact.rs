@@ -388,6 +388,7 @@ mod tests {
             column: None,
             selection: RowSelection::All,
             batch_rows,
+            dataset: "train".to_string(),
         };
         open_stream("train", Box::new(Cursor::new(bytes)), &options).unwrap()
     }

@@ -18,6 +18,7 @@ fn options(batch_rows: usize) -> InputOptions {
         column: None,
         selection: RowSelection::All,
         batch_rows,
+        dataset: "train".to_string(),
     }
 }
 
