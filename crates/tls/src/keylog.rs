@@ -148,7 +148,7 @@ pub enum KeyLogErrorKind {
     /// Reading the file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// More bytes than [`MAX_KEY_LOG_BYTES`]: the file is not a key log.
+    /// More bytes than a key log may have (1 GiB): the file is not a key log.
     #[error("larger than {limit} bytes, the most read of one key log")]
     TooLarge {
         /// The limit in force.
