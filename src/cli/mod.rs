@@ -25,8 +25,9 @@ use std::io;
     name = "cqlwire",
     version,
     about = "The bytes of the Cassandra/ScyllaDB native protocol (CQL): convert embeddings to CQL \
-             vector values, load them into a table, compress and decompress LZ4 bodies and frames, \
-             decode and encode values, inspect captured conversations.",
+             vector values, load them into a table, search it and unload it, compress and \
+             decompress LZ4 bodies and frames, decode and encode values, inspect captured \
+             conversations.",
     after_help = "Exit codes: 0 success, 1 bad data or I/O error, 2 bad usage."
 )]
 pub struct Cli {

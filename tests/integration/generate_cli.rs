@@ -51,9 +51,11 @@ fn man_pages_for_the_tool_and_each_command() {
 }
 
 /// Every command of the binary.
-const COMMANDS: [&str; 8] = [
+const COMMANDS: [&str; 10] = [
     "convert",
     "load",
+    "search",
+    "unload",
     "compress",
     "decompress",
     "decode",
