@@ -107,6 +107,63 @@ def unordered(tree, data):
         return None
 
 
+def sorted_collections(tree, data):
+    """The bytes with every map's entries (by their keys) and every set's elements sorted by their bytes,
+    or the bytes as they are if they do not parse: a Go map has no order, so a failure shows the driver's
+    bytes in this one order, the same on every run."""
+    position = 0
+
+    def take(n):
+        nonlocal position
+        if n < 0 or position + n > len(data):
+            raise ValueError("truncated")
+        position += n
+        return data[position - n:position]
+
+    def framed(tree):
+        """The framed value's bytes, its length first, and (to sort on) its contents."""
+        length = take(4)
+        n = int.from_bytes(length, "big", signed=True)
+        contents = b"" if n < 0 else rewrite(tree, take(n))
+        return length + contents, contents
+
+    def rewrite(tree, chunk):
+        nonlocal data, position
+        if isinstance(tree, str) or tree[0] not in ("list", "set", "map", "tuple", "udt"):
+            return chunk
+        saved = data, position
+        data, position = chunk, 0
+        kind = tree[0]
+        if kind in ("list", "set", "map"):
+            count_bytes = take(4)
+            count = int.from_bytes(count_bytes, "big", signed=True)
+            if count < 0:
+                raise ValueError("negative count")
+            items = []
+            for _ in range(count):
+                key, key_contents = framed(tree[1])
+                items.append((key_contents, key + (framed(tree[2])[0] if kind == "map" else b"")))
+            if kind != "list":
+                items.sort()
+            out = count_bytes + b"".join(item for _, item in items)
+        else:
+            types = tree[1] if kind == "tuple" else [t for _, t in tree[2]]
+            fields = []
+            while position < len(data) and len(fields) < len(types):
+                fields.append(framed(types[len(fields)])[0])
+            out = b"".join(fields)
+        if position != len(data):
+            raise ValueError("trailing bytes")
+        data, position = saved
+        return out
+
+    original = data
+    try:
+        return rewrite(tree, data)
+    except (ValueError, IndexError):
+        return original
+
+
 def first_difference(got, expected):
     for i, (a, b) in enumerate(zip(got, expected)):
         if a != b:
@@ -127,6 +184,7 @@ def explain(case, data_hex):
 
 def bytes_failure(case, what, got):
     expected = case.get("canonical", case["hex"]) if what == "value_encoded" else case["hex"]
+    got = sorted_collections(case["type_tree"], bytes.fromhex(got)).hex()
     offset = first_difference(got, expected)
     verdict = {"status": "fail", "check": what,
                "detail": f"{'re-encoded' if what == 'reencoded' else 'encoded the value'} as {len(got) // 2} "
@@ -184,6 +242,18 @@ def same_but_order(case, got):
     return ours is not None and ours == unordered(case["type_tree"], bytes.fromhex(case["hex"]))
 
 
+def crash_reason(stderr):
+    """Why a harness died, in words that do not depend on the machine: ": out of memory" when it ran out of
+    address space (how many bytes it held by then depends on the machine's core count), else its first line
+    of standard error with every number replaced by N."""
+    lines = [line for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if any(re.search(r"out of memory|memory allocation of|cannot allocate memory", line, re.I) for line in lines):
+        return ": out of memory"
+    return ": " + re.sub(r"[0-9]+", "N", lines[0][:200])
+
+
 def run_harness(command, cases, memory):
     """The raw line of every case, restarting the harness after a case it dies on."""
     def limit():
@@ -207,10 +277,8 @@ def run_harness(command, cases, memory):
         first = remaining[unanswered[0]]
         why = (f"killed by signal {-result.returncode}" if result.returncode < 0
                else f"exit status {result.returncode}")
-        stderr = [line for line in result.stderr.decode(errors="replace").splitlines() if line.strip()]
         raws[first["id"]] = {"case": first["id"],
-                             "crash": f"the driver's process died on these bytes ({why}"
-                                      + (f": {re.sub(r'[0-9]+', 'N', stderr[0][:200])}" if stderr else "") + ")"}
+                             "crash": f"the driver's process died on these bytes ({why}{crash_reason(result.stderr)})"}
         remaining = remaining[unanswered[0] + 1:]
     return raws
 
