@@ -9,7 +9,7 @@ use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
 use cqlwire_load::{
-    ColumnRole, CqlType, IdsFormat, LoadError, LoadErrorKind, TableColumn, UnloadControl,
+    ColumnRole, IdsFormat, LoadError, LoadErrorKind, ServerType, TableColumn, UnloadControl,
     UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
 };
 use std::io::{self, Write};
@@ -111,7 +111,7 @@ fn format_of(path: Option<&Path>) -> UnloadFormat {
 }
 
 /// Whether a column holds a `vector<…>`.
-fn is_vector(typ: &CqlType) -> bool {
+fn is_vector(typ: &ServerType) -> bool {
     typ.to_string().starts_with("vector<")
 }
 

@@ -89,7 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn make_batch(types: &[cqlwire_load::CqlType], rows: std::ops::Range<u64>) -> Vec<Row> {
+fn make_batch(types: &[cqlwire_load::ServerType], rows: std::ops::Range<u64>) -> Vec<Row> {
     let mut buffer = Vec::with_capacity((rows.end - rows.start) as usize * DIMENSIONS * 4);
     for n in rows.clone() {
         for i in 0..DIMENSIONS {

@@ -16,12 +16,13 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::{DataType, SchemaRef};
 use bytes::Bytes;
-use cqlwire_codec::types::{parse_type, CqlType as CodecType, UdtRegistry};
+use cqlwire_codec::types::CqlType as CodecType;
 use cqlwire_codec::value::{self as codec_value, cql::format_cql};
 use cqlwire_vector::columns::ColumnEncoder;
 use cqlwire_vector::convert;
 use cqlwire_vector::input::{Batch, BatchReader, InputOptions};
 use cqlwire_vector::kernel::{Rows, VectorEncoder};
+use scylla::cluster::metadata::ColumnType;
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{BindMarker, ColumnRole, TableColumn};
@@ -56,7 +57,7 @@ enum Source {
 /// One bind marker's source and type.
 struct Binding {
     source: Source,
-    marker: crate::types::CqlType,
+    marker: crate::types::ServerType,
     /// The codec's form of the type, to print key values in the rejects file.
     codec_type: CodecType,
     /// Whether the marker is a partition key column (printed as the row's key).
@@ -139,7 +140,7 @@ impl Dataset {
         if self.vector_column.is_none() {
             let vectors: Vec<&TableColumn> = table
                 .iter()
-                .filter(|column| column.cql_type.to_string().starts_with("vector<"))
+                .filter(|column| matches!(column.cql_type.column_type(), ColumnType::Vector { .. }))
                 .collect();
             match vectors.as_slice() {
                 [only] => self.vector_column = Some(only.name.clone()),
@@ -333,18 +334,10 @@ fn passthrough_names(schema: Option<SchemaRef>) -> impl Iterator<Item = String> 
     })
 }
 
-/// The codec's form of a marker's type (user-defined types declared from the server's description).
-pub(crate) fn codec_type(marker: &crate::types::CqlType) -> Result<CodecType, LoadError> {
-    let mut udts = UdtRegistry::new();
-    for declaration in marker.udt_declarations() {
-        udts.declare(&declaration).map_err(|e| {
-            LoadError::new(
-                LoadErrorKind::UnsupportedType,
-                format!("{declaration}: {e}"),
-            )
-        })?;
-    }
-    parse_type(&marker.to_string(), &udts)
+/// The codec's form of a marker's type.
+pub(crate) fn codec_type(marker: &crate::types::ServerType) -> Result<CodecType, LoadError> {
+    marker
+        .codec_type()
         .map_err(|e| LoadError::new(LoadErrorKind::UnsupportedType, format!("{marker}: {e}")))
 }
 

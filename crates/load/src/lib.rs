@@ -4,7 +4,7 @@
 //! ends early.
 //!
 //! The values arrive serialized (section 6 of the native protocol spec): this crate never formats a
-//! value as text nor re-encodes it. Each [`Value`] carries the [`CqlType`] its bytes were made for,
+//! value as text nor re-encodes it. Each [`Value`] carries the [`ServerType`] its bytes were made for,
 //! and binding checks it against the type the server reports for the bind marker.
 //!
 //! ```no_run
@@ -71,7 +71,7 @@ pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use search::{
     recall, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport, Searcher, VectorIndex,
 };
-pub use types::{CqlType, UnsupportedType};
+pub use types::{ServerType, UnsupportedType};
 pub use unload::{
     arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
     UnloadProgress, UnloadReport, UnloadWriter, Unloader, PAGE_BYTES,

@@ -16,7 +16,7 @@ use scylla::statement::prepared::PreparedStatement;
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::options::{schema_name, LoadOptions};
-use crate::types::CqlType;
+use crate::types::ServerType;
 use cqlwire_codec::types::Identifier;
 use std::fmt::Write as _;
 
@@ -40,7 +40,7 @@ pub struct TableColumn {
     /// Name in the schema (case as stored).
     pub name: String,
     /// Type, with its frozen flags.
-    pub cql_type: CqlType,
+    pub cql_type: ServerType,
     /// Key part, static or regular.
     pub role: ColumnRole,
 }
@@ -51,7 +51,7 @@ pub struct BindMarker {
     /// The marker's name: the column it binds, or e.g. `[ttl]` for `USING TTL ?`.
     pub name: String,
     /// The type the server expects.
-    pub cql_type: CqlType,
+    pub cql_type: ServerType,
 }
 
 /// A connected session with the target table's description and the prepared statement, ready to
@@ -291,7 +291,7 @@ pub(crate) fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError
         .columns
         .iter()
         .map(|(name, column)| {
-            let cql_type = CqlType::new(column.typ.clone()).map_err(|error| {
+            let cql_type = ServerType::new(column.typ.clone()).map_err(|error| {
                 LoadError::new(
                     LoadErrorKind::UnsupportedType,
                     format!("column {name}: {error}"),
@@ -433,7 +433,7 @@ fn bind_markers(prepared: &PreparedStatement) -> Result<Vec<BindMarker>, LoadErr
         .get_variable_col_specs()
         .iter()
         .map(|spec| {
-            let cql_type = CqlType::new(spec.typ().clone().into_owned()).map_err(|error| {
+            let cql_type = ServerType::new(spec.typ().clone().into_owned()).map_err(|error| {
                 LoadError::new(
                     LoadErrorKind::UnsupportedType,
                     format!("bind marker {}: {error}", spec.name()),
@@ -456,7 +456,7 @@ pub(crate) mod tests {
     pub(crate) fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
         TableColumn {
             name: name.into(),
-            cql_type: CqlType::new(typ).unwrap(),
+            cql_type: ServerType::new(typ).unwrap(),
             role,
         }
     }

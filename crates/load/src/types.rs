@@ -3,24 +3,24 @@
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
-use cqlwire_codec::types::Identifier;
+use cqlwire_codec::types::{CqlType as CodecType, Identifier, NativeType as CodecNative, UdtType};
 use scylla::cluster::metadata::{CollectionType, ColumnType, NativeType, UserDefinedType};
 
 /// A CQL type reported by the server (a table column or a bind marker), cheap to clone.
 ///
 /// [`fmt::Display`] prints it in CQL syntax (`vector<float, 768>`, `frozen<map<int, text>>`, a
-/// user-defined type by its name), the form that cqlwire's type parser reads; [`CqlType::udt_declarations`]
+/// user-defined type by its name), the form that cqlwire's type parser reads; [`ServerType::udt_declarations`]
 /// gives the declarations of the user-defined types it uses.
 #[derive(Clone, PartialEq, Eq)]
-pub struct CqlType(Arc<ColumnType<'static>>);
+pub struct ServerType(Arc<ColumnType<'static>>);
 
-impl CqlType {
+impl ServerType {
     /// Wraps a driver type, refusing one that has no CQL syntax here (a variant added to the driver
     /// after this crate was written).
     pub fn new(typ: ColumnType<'static>) -> Result<Self, UnsupportedType> {
         let mut probe = String::new();
         write_type(&mut probe, &typ)?;
-        Ok(CqlType(Arc::new(typ)))
+        Ok(ServerType(Arc::new(typ)))
     }
 
     /// The driver's form of the type.
@@ -34,6 +34,12 @@ impl CqlType {
         same_type(&self.0, other)
     }
 
+    /// The codec's form of the type, converted directly (the `frozen` flags dropped, as the codec
+    /// keeps none): the type the value bytes are decoded and encoded by.
+    pub fn codec_type(&self) -> Result<CodecType, UnsupportedType> {
+        to_codec(&self.0)
+    }
+
     /// The declarations `name(field type, ...)` of the user-defined types this type uses, inner ones
     /// first, each once: the form of cqlwire's `--udt` option.
     pub fn udt_declarations(&self) -> Vec<String> {
@@ -43,7 +49,7 @@ impl CqlType {
     }
 }
 
-impl fmt::Display for CqlType {
+impl fmt::Display for ServerType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
         // `new` checked that every variant is printable.
@@ -52,9 +58,9 @@ impl fmt::Display for CqlType {
     }
 }
 
-impl fmt::Debug for CqlType {
+impl fmt::Debug for ServerType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CqlType({self})")
+        write!(f, "ServerType({self})")
     }
 }
 
@@ -86,6 +92,63 @@ fn native_name(native: &NativeType) -> Option<&'static str> {
         NativeType::Uuid => "uuid",
         NativeType::Varint => "varint",
         _ => return None,
+    })
+}
+
+fn codec_native(native: &NativeType) -> Option<CodecNative> {
+    Some(match native {
+        NativeType::Ascii => CodecNative::Ascii,
+        NativeType::Boolean => CodecNative::Boolean,
+        NativeType::Blob => CodecNative::Blob,
+        NativeType::Counter => CodecNative::Counter,
+        NativeType::Date => CodecNative::Date,
+        NativeType::Decimal => CodecNative::Decimal,
+        NativeType::Double => CodecNative::Double,
+        NativeType::Duration => CodecNative::Duration,
+        NativeType::Float => CodecNative::Float,
+        NativeType::Int => CodecNative::Int,
+        NativeType::BigInt => CodecNative::BigInt,
+        NativeType::Text => CodecNative::Text,
+        NativeType::Timestamp => CodecNative::Timestamp,
+        NativeType::Inet => CodecNative::Inet,
+        NativeType::SmallInt => CodecNative::SmallInt,
+        NativeType::TinyInt => CodecNative::TinyInt,
+        NativeType::Time => CodecNative::Time,
+        NativeType::Timeuuid => CodecNative::TimeUuid,
+        NativeType::Uuid => CodecNative::Uuid,
+        NativeType::Varint => CodecNative::Varint,
+        _ => return None,
+    })
+}
+
+fn to_codec(typ: &ColumnType<'_>) -> Result<CodecType, UnsupportedType> {
+    let boxed = |typ| to_codec(typ).map(Box::new);
+    Ok(match typ {
+        ColumnType::Native(native) => CodecType::Native(
+            codec_native(native).ok_or_else(|| UnsupportedType(format!("{native:?}")))?,
+        ),
+        ColumnType::Collection { typ, .. } => match typ {
+            CollectionType::List(element) => CodecType::List(boxed(element)?),
+            CollectionType::Set(element) => CodecType::Set(boxed(element)?),
+            CollectionType::Map(key, value) => CodecType::Map(boxed(key)?, boxed(value)?),
+            other => return Err(UnsupportedType(format!("{other:?}"))),
+        },
+        ColumnType::Vector { typ, dimensions } => {
+            CodecType::Vector(boxed(typ)?, usize::from(*dimensions))
+        }
+        ColumnType::UserDefinedType { definition, .. } => CodecType::Udt(UdtType {
+            keyspace: None,
+            name: definition.name.to_string(),
+            fields: definition
+                .field_types
+                .iter()
+                .map(|(name, typ)| Ok((name.to_string(), to_codec(typ)?)))
+                .collect::<Result<_, UnsupportedType>>()?,
+        }),
+        ColumnType::Tuple(fields) => {
+            CodecType::Tuple(fields.iter().map(to_codec).collect::<Result<_, _>>()?)
+        }
+        other => return Err(UnsupportedType(format!("{other:?}"))),
     })
 }
 
@@ -271,7 +334,7 @@ pub(crate) mod tests {
     }
 
     fn text(typ: ColumnType<'static>) -> String {
-        CqlType::new(typ).unwrap().to_string()
+        ServerType::new(typ).unwrap().to_string()
     }
 
     #[test]
@@ -324,7 +387,7 @@ pub(crate) mod tests {
             CollectionType::List(Box::new(udt(true, "shape", vec![]))),
         );
         assert_eq!(text(list), "list<frozen<shape>>");
-        let typ = CqlType::new(outer).unwrap();
+        let typ = ServerType::new(outer).unwrap();
         assert_eq!(typ.to_string(), "shape");
         assert_eq!(
             typ.udt_declarations(),
@@ -337,8 +400,45 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_codec_type_is_what_the_codec_parses_from_the_cql_syntax() {
+        let point = udt(true, "Point", vec![("x", native(NativeType::Double))]);
+        let shape = udt(
+            false,
+            "shape",
+            vec![
+                ("corner", point),
+                ("id", native(NativeType::Timeuuid)),
+                (
+                    "tags",
+                    collection(
+                        true,
+                        CollectionType::Map(
+                            Box::new(native(NativeType::Text)),
+                            Box::new(vector(NativeType::Float, 3)),
+                        ),
+                    ),
+                ),
+            ],
+        );
+        for typ in [
+            vector(NativeType::Float, 768),
+            ColumnType::Tuple(vec![native(NativeType::Varint), native(NativeType::Inet)]),
+            collection(false, CollectionType::Set(Box::new(shape.clone()))),
+            shape,
+        ] {
+            let typ = ServerType::new(typ).unwrap();
+            let mut udts = cqlwire_codec::types::UdtRegistry::new();
+            for declaration in typ.udt_declarations() {
+                udts.declare(&declaration).unwrap();
+            }
+            let parsed = cqlwire_codec::types::parse_type(&typ.to_string(), &udts).unwrap();
+            assert_eq!(typ.codec_type().unwrap(), parsed, "{typ}");
+        }
+    }
+
+    #[test]
     fn matching_ignores_frozen_flags_only() {
-        let schema = CqlType::new(collection(
+        let schema = ServerType::new(collection(
             true,
             CollectionType::List(Box::new(native(NativeType::Int))),
         ))
@@ -353,7 +453,7 @@ pub(crate) mod tests {
             CollectionType::Set(Box::new(native(NativeType::Int))),
         );
         assert!(!schema.matches(&set));
-        let floats = CqlType::new(vector(NativeType::Float, 3)).unwrap();
+        let floats = ServerType::new(vector(NativeType::Float, 3)).unwrap();
         assert!(floats.matches(&vector(NativeType::Float, 3)));
         assert!(!floats.matches(&vector(NativeType::Float, 4)));
         assert!(!floats.matches(&vector(NativeType::Double, 3)));

@@ -7,7 +7,7 @@ use scylla::serialize::value::SerializeValue;
 use scylla::serialize::writers::{CellWriter, RowWriter, WrittenCellProof};
 use scylla::serialize::SerializationError;
 
-use crate::types::CqlType;
+use crate::types::ServerType;
 
 /// The content of one bound value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +31,13 @@ pub enum Cell {
 /// so bytes are never sent under a type they were not made for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Value {
-    typ: CqlType,
+    typ: ServerType,
     cell: Cell,
 }
 
 impl Value {
     /// A value of type `typ` with the serialized `bytes`.
-    pub fn new(typ: CqlType, bytes: impl Into<Bytes>) -> Self {
+    pub fn new(typ: ServerType, bytes: impl Into<Bytes>) -> Self {
         Value {
             typ,
             cell: Cell::Bytes(bytes.into()),
@@ -45,7 +45,7 @@ impl Value {
     }
 
     /// A null value of type `typ`.
-    pub fn null(typ: CqlType) -> Self {
+    pub fn null(typ: ServerType) -> Self {
         Value {
             typ,
             cell: Cell::Null,
@@ -53,7 +53,7 @@ impl Value {
     }
 
     /// An unset value of type `typ` (the column keeps what it has).
-    pub fn unset(typ: CqlType) -> Self {
+    pub fn unset(typ: ServerType) -> Self {
         Value {
             typ,
             cell: Cell::Unset,
@@ -61,7 +61,7 @@ impl Value {
     }
 
     /// A value that could not be made for `typ`, for `reason`: its row is rejected with it.
-    pub fn invalid(typ: CqlType, reason: impl Into<String>) -> Self {
+    pub fn invalid(typ: ServerType, reason: impl Into<String>) -> Self {
         Value {
             typ,
             cell: Cell::Invalid(reason.into()),
@@ -69,7 +69,7 @@ impl Value {
     }
 
     /// The type the bytes were made for.
-    pub fn cql_type(&self) -> &CqlType {
+    pub fn cql_type(&self) -> &ServerType {
         &self.typ
     }
 
@@ -135,7 +135,7 @@ impl SerializeValue for Value {
         writer: CellWriter<'b>,
     ) -> Result<WrittenCellProof<'b>, SerializationError> {
         if !self.typ.matches(typ) {
-            let marker = match CqlType::new(typ.clone().into_owned()) {
+            let marker = match ServerType::new(typ.clone().into_owned()) {
                 Ok(marker) => marker.to_string(),
                 Err(_) => format!("{typ:?}"),
             };
@@ -235,8 +235,8 @@ mod tests {
 
     #[test]
     fn a_row_writes_its_bytes_null_and_unset_unchanged() {
-        let floats = CqlType::new(vector(NativeType::Float, 2)).unwrap();
-        let int = CqlType::new(native(NativeType::Int)).unwrap();
+        let floats = ServerType::new(vector(NativeType::Float, 2)).unwrap();
+        let int = ServerType::new(native(NativeType::Int)).unwrap();
         let vector_bytes: Vec<u8> = [1.5f32, -2.0]
             .iter()
             .flat_map(|x| x.to_be_bytes())
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn bytes_made_for_another_type_are_refused_with_the_column_name() {
-        let floats = CqlType::new(vector(NativeType::Float, 2)).unwrap();
+        let floats = ServerType::new(vector(NativeType::Float, 2)).unwrap();
         let row = Row {
             number: 3,
             key: "k".into(),
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_row_with_the_wrong_number_of_values_is_refused() {
-        let int = CqlType::new(native(NativeType::Int)).unwrap();
+        let int = ServerType::new(native(NativeType::Int)).unwrap();
         let row = Row {
             number: 0,
             key: String::new(),

@@ -33,7 +33,7 @@ fn column(
 ) -> TableColumn {
     TableColumn {
         name: name.to_owned(),
-        cql_type: crate::types::CqlType::new(typ).unwrap(),
+        cql_type: crate::types::ServerType::new(typ).unwrap(),
         role,
     }
 }

@@ -458,7 +458,7 @@ impl Searcher {
 }
 
 /// For an integer type, its size in bytes (0 for varint, whose size varies).
-fn int_key(typ: &crate::types::CqlType) -> Option<usize> {
+fn int_key(typ: &crate::types::ServerType) -> Option<usize> {
     match typ.column_type() {
         ColumnType::Native(NativeType::TinyInt) => Some(1),
         ColumnType::Native(NativeType::SmallInt) => Some(2),
