@@ -1,5 +1,5 @@
 //! Decoding CQL values: collections, a UDT and a vector, from bytes made by our encoder (the encoder
-//! is checked against the driver by tests/integration/driver_golden.rs), with throughput in payload bytes.
+//! is checked against the driver by crates/codec/tests/codec/driver_golden.rs), with throughput in payload bytes.
 //!
 //! Run: `cargo bench --bench decode`.
 

@@ -1,6 +1,6 @@
 //! The `capture` target's property: any bytes read as a capture file (pcap, pcapng, or refused)
 //! never panic, allocate at most a bounded step at once (the target's `CappedAllocator`), and give
-//! a consistent event stream ([`Invariants`]). `tests/integration/capture.rs` includes this file to check the
+//! a consistent event stream ([`Invariants`]). `crates/inspect/tests/inspect/capture.rs` includes this file to check the
 //! same invariants on every fixture.
 
 use std::collections::HashMap;

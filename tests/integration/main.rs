@@ -3,7 +3,6 @@
 //! golden fixtures, and property tests. `tests/fuzz_regressions.rs` stays its own binary because
 //! it installs the fuzz targets' allocation-capping global allocator.
 
-mod capture;
 mod common;
 mod compress_cli;
 mod convert_cli;
@@ -14,12 +13,10 @@ mod convert_memory;
 mod convert_spool;
 mod decode_cli;
 mod doc_examples;
-mod driver_golden;
 mod encode_json;
 mod frames_memory;
 mod generate_cli;
 mod hostile;
-mod input_readers;
 mod inspect_capture;
 mod inspect_cli;
 mod inspect_secrets;
@@ -28,13 +25,5 @@ mod inspect_tls;
 mod limits;
 mod load_cli;
 mod lz4_reference;
-mod malformed;
-mod messages;
-mod protocol_stream;
-mod roundtrip;
 mod search_cli;
-mod segments;
-mod text_formats;
 mod values_cli;
-mod vector_driver;
-mod vint_driver;

@@ -15,7 +15,6 @@ pub fn binary() -> PathBuf {
 }
 
 pub mod pcap;
-pub mod values;
 
 /// The address space (MiB) the binary's own mappings took when the `ulimit -v` ceilings of the
 /// memory tests were set; [`own_address_space_mib`] measures today's.
@@ -64,27 +63,7 @@ pub fn cqlwire_cmd() -> assert_cmd::Command {
     assert_cmd::Command::new(binary())
 }
 
-/// A path under `fixtures/`.
-pub fn fixture(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(relative)
-}
-
-/// Every line of `fixtures/<name>/cases.jsonl` (written by that folder's generate.py), parsed.
-pub fn jsonl_cases(name: &str) -> Vec<serde_json::Value> {
-    jsonl(&format!("{name}/cases.jsonl"))
-}
-
-/// Every line of the JSON lines file `fixtures/<relative>`, parsed.
-pub fn jsonl(relative: &str) -> Vec<serde_json::Value> {
-    let path = fixture(relative);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("json line"))
-        .collect()
-}
+pub use cqlwire_testkit::{fixture, jsonl_cases};
 
 /// Runs `command` with `stdin` as its standard input and returns what it did.
 pub fn run(mut command: Command, stdin: &[u8]) -> Output {

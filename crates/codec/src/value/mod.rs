@@ -5,6 +5,7 @@
 
 pub mod cql;
 pub mod explain;
+#[cfg(feature = "json")]
 pub mod json;
 pub mod print;
 mod unique;

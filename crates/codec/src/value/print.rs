@@ -1,7 +1,9 @@
 //! A payload decoded straight to text, each native value written as it is decoded: the memory a
 //! decode needs stays a small multiple of the payload whatever its element count or nesting.
 
-use super::{cql, decode_pieces, json, DecodeError, Piece, Step};
+#[cfg(feature = "json")]
+use super::json;
+use super::{cql, decode_pieces, DecodeError, Piece, Step};
 use crate::types::{CqlType, Identifier};
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -12,7 +14,8 @@ use std::io::{self, Write};
 pub enum TextForm {
     /// A CQL literal ([`cql::format_cql`]).
     Cql,
-    /// Lossless JSON ([`json::to_json`]), compact.
+    /// Lossless JSON (`json::to_json`), compact (with the `json` feature).
+    #[cfg(feature = "json")]
     Json,
 }
 
@@ -31,7 +34,7 @@ pub enum PrintError {
 /// it to `out` in `form`, then a newline; every piece of text goes through `show` first (e.g. a
 /// function that makes control characters visible on a terminal). The whole payload is checked
 /// before anything is written, so a malformed payload writes nothing. Nothing is kept: each native value is decoded,
-/// printed (by [`cql::format_cql`] or [`json::to_json`]) and dropped in turn, at any depth (the
+/// printed (by [`cql::format_cql`] or `json::to_json`) and dropped in turn, at any depth (the
 /// payload is decoded twice: to check, then to print).
 pub fn write_text(
     ty: &CqlType,
@@ -86,9 +89,18 @@ struct Printer<'o, 's> {
 }
 
 impl Printer<'_, '_> {
+    /// Whether the form is JSON.
+    fn is_json(&self) -> bool {
+        match self.form {
+            TextForm::Cql => false,
+            #[cfg(feature = "json")]
+            TextForm::Json => true,
+        }
+    }
+
     /// Writes one piece.
     fn piece(&mut self, piece: Piece<'_>) -> io::Result<()> {
-        let json = self.form == TextForm::Json;
+        let json = self.is_json();
         match piece {
             Piece::Open(ty) => {
                 self.items.push((matches!(ty, CqlType::Map(..)), 0));
@@ -120,10 +132,10 @@ impl Printer<'_, '_> {
                 };
                 self.out.write_all(separator.as_bytes())?;
                 if let Step::Field(name) = step {
-                    let name = if json {
-                        json::to_json_string(name)
-                    } else {
-                        Identifier(name).to_string()
+                    let name = match self.form {
+                        TextForm::Cql => Identifier(name).to_string(),
+                        #[cfg(feature = "json")]
+                        TextForm::Json => json::to_json_string(name),
                     };
                     let colon = if json { ":" } else { ": " };
                     write!(self.out, "{}{colon}", (self.show)(&name))?;
@@ -133,6 +145,7 @@ impl Printer<'_, '_> {
             Piece::Leaf(ty, value) => {
                 let text = match self.form {
                     TextForm::Cql => cql::format_cql(ty, &value),
+                    #[cfg(feature = "json")]
                     TextForm::Json => json::to_json(ty, &value).to_string(),
                 };
                 self.out.write_all((self.show)(&text).as_bytes())
@@ -157,7 +170,7 @@ fn bracket(ty: &CqlType, json: bool, open: bool) -> &'static str {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "json"))]
 mod tests {
     use super::*;
     use crate::types::{parse_type, UdtRegistry};

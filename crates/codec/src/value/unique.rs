@@ -113,7 +113,7 @@ fn first_repeat<'a>(
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "json"))]
 mod tests {
     use crate::types::{parse_type, UdtRegistry};
     use crate::value::cql::parse_cql;

@@ -2,8 +2,6 @@
 //! computed by the generator from the Python values): decode → JSON and CQL match, JSON → encode gives
 //! the driver's bytes, and the CQL literal reads back to the same value.
 
-use crate::common;
-
 use cqlwire_codec::hex;
 use cqlwire_codec::types::{parse_type, CqlType, UdtRegistry};
 use cqlwire_codec::value::{self, cql, json};
@@ -19,7 +17,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    common::jsonl_cases("driver")
+    cqlwire_testkit::jsonl_cases("driver")
         .into_iter()
         .enumerate()
         .map(|(i, case)| {

@@ -1,8 +1,6 @@
 //! Every case of fixtures/malformed/cases.jsonl (built by its generator from driver-serialized bytes)
 //! must fail — never panic — with the generator's expected offset and message phrase.
 
-use crate::common;
-
 use cqlwire_codec::types::{parse_type, UdtRegistry};
 use cqlwire_codec::{hex, value};
 
@@ -18,7 +16,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    common::jsonl_cases("malformed")
+    cqlwire_testkit::jsonl_cases("malformed")
         .into_iter()
         .map(|json| {
             let field = |name: &str| json[name].as_str().expect(name).to_string();

@@ -1,9 +1,7 @@
 //! Property tests of the value codec: random types and values round-trip through the wire bytes,
 //! and decoding arbitrary or corrupted bytes never panics.
 
-use crate::common;
-
-use common::values::{any_type, type_and_value};
+use crate::values::{any_type, type_and_value};
 use cqlwire_codec::value::{decode, decode_prefix, encode, explain, explain_allowing_trailing};
 use proptest::prelude::*;
 

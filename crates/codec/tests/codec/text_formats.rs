@@ -2,9 +2,7 @@
 //! back to the same value (`parse_cql ∘ format_cql` and `from_json ∘ to_json` are identities), and
 //! arbitrary text never makes the readers panic. The binary round trips are in roundtrip.rs.
 
-use crate::common;
-
-use common::values::{any_type, type_and_value};
+use crate::values::{any_type, type_and_value};
 use cqlwire_codec::value::cql::{format_cql, parse_cql};
 use cqlwire_codec::value::json::{from_json, to_json};
 use proptest::prelude::*;

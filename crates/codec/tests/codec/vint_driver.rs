@@ -1,7 +1,5 @@
 //! Vints against the Python driver's `uvint_pack` / `vints_pack` (fixtures/vint/cases.jsonl).
 
-use crate::common;
-
 use cqlwire_codec::{hex, vint};
 
 /// One fixture line: the kind, the value in decimal and the driver's bytes.
@@ -12,7 +10,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    common::jsonl_cases("vint")
+    cqlwire_testkit::jsonl_cases("vint")
         .into_iter()
         .map(|json| {
             let field = |name: &str| json[name].as_str().expect(name).to_string();

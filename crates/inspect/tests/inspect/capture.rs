@@ -3,8 +3,7 @@
 //! misbehaving variants and expected streams of fixtures/capture/generate.py; plus property tests
 //! of the reassembler on random segmentations, reorderings and duplications.
 
-use crate::common;
-#[path = "../../fuzz/src/capture.rs"]
+#[path = "../../../../fuzz/src/capture.rs"]
 mod fuzz_capture;
 
 use std::collections::BTreeMap;
@@ -137,7 +136,7 @@ impl<R: Read> Read for Trickle<R> {
 
 #[test]
 fn real_captures_deliver_the_bytes_each_side_sent() {
-    let dir = common::fixture("capture/real");
+    let dir = cqlwire_testkit::fixture("capture/real");
     let manifest = json(&dir.join("manifest.json"));
     let entries = manifest.as_array().unwrap();
     assert_eq!(entries.len(), 10);
@@ -169,7 +168,7 @@ fn real_captures_deliver_the_bytes_each_side_sent() {
 
 #[test]
 fn generated_misbehaviour_matches_the_model() {
-    let dir = common::fixture("capture/generated");
+    let dir = cqlwire_testkit::fixture("capture/generated");
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -240,7 +239,7 @@ fn a_pipe_that_trickles_gives_the_same_events() {
         "generated/ipv6-mixed.pcap",
         "generated/ipv4-truncated.pcap",
     ] {
-        let path = common::fixture(&format!("capture/{file}"));
+        let path = cqlwire_testkit::fixture(&format!("capture/{file}"));
         let whole = collect_file(&path);
         let trickled = collect(Trickle(std::fs::File::open(&path).unwrap(), 0));
         assert_eq!(
@@ -254,7 +253,9 @@ fn a_pipe_that_trickles_gives_the_same_events() {
 
 #[test]
 fn the_truncated_last_record_is_reported_at_its_offset() {
-    let got = collect_file(&common::fixture("capture/generated/ipv4-truncated.pcap"));
+    let got = collect_file(&cqlwire_testkit::fixture(
+        "capture/generated/ipv4-truncated.pcap",
+    ));
     assert_eq!(got.problems.len(), 1);
     assert!(
         got.problems[0].1.contains("truncated last record"),
@@ -421,7 +422,7 @@ proptest! {
 #[test]
 fn a_record_claiming_more_than_the_input_holds_is_a_truncated_record() {
     // A real capture's header and first record header, with the record's length raised to 100 MB.
-    let real = read(&common::fixture("capture/real/ipv4-lo.pcap"));
+    let real = read(&cqlwire_testkit::fixture("capture/real/ipv4-lo.pcap"));
     let mut input = real[..24 + 16 + 40].to_vec();
     input[32..36].copy_from_slice(&100_000_000u32.to_le_bytes());
     let got = collect(&input[..]);
@@ -434,7 +435,7 @@ fn a_record_claiming_more_than_the_input_holds_is_a_truncated_record() {
 fn every_fixture_passes_the_fuzz_check_with_default_and_tight_limits() {
     let mut files = Vec::new();
     for dir in ["capture/real", "capture/generated"] {
-        for entry in std::fs::read_dir(common::fixture(dir)).unwrap() {
+        for entry in std::fs::read_dir(cqlwire_testkit::fixture(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.to_string_lossy().contains(".pcap") {
                 files.push(path);
@@ -454,7 +455,7 @@ fn every_fixture_passes_the_fuzz_check_with_default_and_tight_limits() {
 #[test]
 fn inputs_the_fuzzer_found_pass_its_check() {
     // fixtures/capture/fuzz: a pcapng block length below 12 made pcap-parser 0.17 overflow.
-    for entry in std::fs::read_dir(common::fixture("capture/fuzz")).unwrap() {
+    for entry in std::fs::read_dir(cqlwire_testkit::fixture("capture/fuzz")).unwrap() {
         fuzz_capture::capture(&read(&entry.unwrap().path()));
     }
 }

@@ -3,8 +3,6 @@
 //! v{4,5}-none.jsonl, cut from fixtures/inspect's captures), checked against what the driver's decoder
 //! read and against the values the driver sent and got back (fixtures/inspect/v{4,5}-none.json).
 
-use crate::common;
-
 use cqlwire_codec::hex;
 use cqlwire_inspect::RenderMessage;
 use cqlwire_protocol::message::{Body, Message, Registry};
@@ -56,7 +54,7 @@ fn decode_alone(case: &Json) -> (&str, Message) {
 
 #[test]
 fn requests_written_by_the_driver_decode_to_what_it_was_given() {
-    let cases = common::jsonl_cases("messages");
+    let cases = cqlwire_testkit::jsonl_cases("messages");
     assert!(cases.len() >= 30);
     for case in &cases {
         let (name, message) = decode_alone(case);
@@ -84,7 +82,7 @@ fn requests_written_by_the_driver_decode_to_what_it_was_given() {
 /// The messages of one capture, decoded in capture order with a registry and the pending requests
 /// of each connection; every response is checked against the driver's reading of it.
 fn decode_capture(name: &str) -> Vec<(Json, Message, Option<Message>)> {
-    let lines = common::jsonl(&format!("messages/{name}.jsonl"));
+    let lines = cqlwire_testkit::jsonl(&format!("messages/{name}.jsonl"));
     let mut registries: HashMap<u64, Registry> = HashMap::new();
     let mut pending: HashMap<(u64, i64), Message> = HashMap::new();
     let mut decoded = Vec::new();
@@ -203,7 +201,8 @@ fn rows_of(message: &Message) -> Json {
 fn check_session(name: &str) {
     let decoded = decode_capture(name);
     let session: Json = serde_json::from_str(
-        &std::fs::read_to_string(common::fixture(&format!("inspect/{name}.json"))).unwrap(),
+        &std::fs::read_to_string(cqlwire_testkit::fixture(&format!("inspect/{name}.json")))
+            .unwrap(),
     )
     .unwrap();
     // Each request with its response, in capture order of the responses.
@@ -328,7 +327,7 @@ fn a_real_v5_session_decodes_value_by_value() {
 
 #[test]
 fn every_truncation_of_a_real_body_is_an_error_with_an_offset_inside_it() {
-    let lines = common::jsonl("messages/v5-none.jsonl");
+    let lines = cqlwire_testkit::jsonl("messages/v5-none.jsonl");
     let mut checked = 0;
     for line in lines
         .iter()
@@ -401,7 +400,7 @@ fn statement_for_rows_without_metadata(version: u8) -> (Registry, Message) {
 
 #[test]
 fn responses_written_with_the_drivers_notation_writers_decode_as_the_driver_reads_them() {
-    let cases = common::jsonl("messages/responses.jsonl");
+    let cases = cqlwire_testkit::jsonl("messages/responses.jsonl");
     assert!(cases.len() >= 80);
     for case in &cases {
         let (name, message) = decode_alone(case);
@@ -413,7 +412,7 @@ fn responses_written_with_the_drivers_notation_writers_decode_as_the_driver_read
 
 #[test]
 fn rows_without_metadata_take_the_executed_statements_columns() {
-    let cases = common::jsonl("messages/responses.jsonl");
+    let cases = cqlwire_testkit::jsonl("messages/responses.jsonl");
     for version in 3..=5u8 {
         let case = cases
             .iter()
@@ -435,7 +434,7 @@ fn rows_without_metadata_take_the_executed_statements_columns() {
 
 #[test]
 fn a_v5_rows_result_with_changed_metadata_updates_the_statement() {
-    let cases = common::jsonl("messages/responses.jsonl");
+    let cases = cqlwire_testkit::jsonl("messages/responses.jsonl");
     let case = cases
         .iter()
         .find(|c| c["name"] == "rows of custom, udt and tuple types v5")

@@ -2,11 +2,9 @@
 //! random chunks it yields the driver's envelopes (v4 none/LZ4/Snappy, v5 handshake then
 //! uncompressed or LZ4 segments); garbage and gaps are reported and decoding resumes.
 
-use crate::common;
-
-use common::fixture;
 use cqlwire_protocol::frame::Direction;
 use cqlwire_protocol::stream::{StreamDecoder, StreamEvent, DEFAULT_MAX_FRAME};
+use cqlwire_testkit::fixture;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

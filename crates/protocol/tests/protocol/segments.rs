@@ -2,13 +2,11 @@
 //! (fixtures/segments/generate.py): every frame body decompressed, every segment header, CRC and
 //! payload, and every envelope rebuilt from them, as the manifest the driver read back says.
 
-use crate::common;
-
-use common::fixture;
 use cqlwire_protocol::frame::FrameHeader;
 use cqlwire_protocol::segment::{
     encode_segment, split_segment, AssemblyError, Envelope, EnvelopeAssembler, SegmentFormat,
 };
+use cqlwire_testkit::fixture;
 use serde_json::Value;
 
 const STREAMS: [(&str, SegmentFormat); 2] = [

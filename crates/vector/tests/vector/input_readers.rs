@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/convert")
+    cqlwire_testkit::fixture("convert")
 }
 
 fn manifest() -> Vec<Value> {

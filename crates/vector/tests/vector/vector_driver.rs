@@ -3,8 +3,6 @@
 //! parallel batch; the bytes must equal the driver's, and where the driver refuses an element the
 //! kernel must fail naming the same row and element.
 
-use crate::common;
-
 use cqlwire_codec::types::{parse_type, UdtRegistry};
 use cqlwire_vector::input::{Batch, Elements};
 use cqlwire_vector::kernel::{Rows, VectorEncoder};
@@ -30,7 +28,7 @@ fn elements(dtype: &str, bits: &[Json]) -> Elements {
 #[test]
 fn kernel_matches_the_driver() {
     let mut checked = 0;
-    for case in common::jsonl_cases("vector") {
+    for case in cqlwire_testkit::jsonl_cases("vector") {
         let name = case["name"].as_str().expect("name");
         let ty = parse_type(case["type"].as_str().expect("type"), &UdtRegistry::new()).unwrap();
         let encoder = VectorEncoder::new(&ty).unwrap();

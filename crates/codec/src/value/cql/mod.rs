@@ -27,10 +27,15 @@ pub use error::{LiteralError, LiteralErrorKind, LiteralForm};
 pub use format::format_cql;
 pub use parse::parse_cql;
 
-pub(crate) use calendar::{date_text, duration_text, time_text, timestamp_text};
 pub(crate) use error::wrong_dimension;
+pub(crate) use scalar::{double_text, float_text};
+// The pieces the JSON form shares with this one.
+#[cfg(feature = "json")]
+pub(crate) use calendar::{date_text, duration_text, time_text, timestamp_text};
+#[cfg(feature = "json")]
 pub(crate) use parse::encodable;
-pub(crate) use scalar::{decimal_text, double_text, float_text, native_from_text};
+#[cfg(feature = "json")]
+pub(crate) use scalar::{decimal_text, native_from_text};
 
 use crate::types::CqlType;
 
