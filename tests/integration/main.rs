@@ -7,6 +7,7 @@ mod common;
 mod compress_cli;
 mod convert_cli;
 mod convert_contract;
+mod convert_damaged_text;
 mod convert_empty;
 mod convert_hdf5;
 mod convert_memory;

@@ -270,7 +270,17 @@ impl Dataset {
                                 format!("a batch of the input lacks the column {name}"),
                             )
                         })?;
-                    Some(column_cells(encoder, array, batch.rows))
+                    let mut cells = column_cells(encoder, array, batch.rows);
+                    for damaged in batch.damaged.iter().filter(|d| d.column == *name) {
+                        let index = damaged.row.checked_sub(batch.first_row);
+                        let cell = index
+                            .and_then(|i| usize::try_from(i).ok())
+                            .and_then(|i| cells.get_mut(i));
+                        if let Some(cell) = cell {
+                            *cell = Cell::Error(format!("column {name}: {}", damaged.reason));
+                        }
+                    }
+                    Some(cells)
                 }
                 Source::RowNumber(encoder) => {
                     let first = batch.first_row;

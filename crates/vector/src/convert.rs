@@ -192,6 +192,7 @@ pub fn convert<W: Destination + 'static>(
         encoder: &encoder,
         nulls: options.nulls,
         format: options.format,
+        id_column: options.id_column.as_deref(),
         pool: &pool,
         progress,
     };
@@ -253,6 +254,7 @@ struct Pipeline<'a> {
     encoder: &'a VectorEncoder,
     nulls: NullPolicy,
     format: OutputFormat,
+    id_column: Option<&'a str>,
     pool: &'a rayon::ThreadPool,
     progress: &'a (dyn Fn(&Totals) + Sync),
 }
@@ -336,6 +338,15 @@ impl Pipeline<'_> {
         buffer: Vec<u8>,
         totals: &mut Totals,
     ) -> Result<EncodedBatch, ConvertError> {
+        // A damaged value stops the conversion where the output would carry it.
+        let written = |column: &str| match self.format {
+            OutputFormat::Parquet | OutputFormat::Arrow => true,
+            OutputFormat::Hex => self.id_column == Some(column),
+            OutputFormat::Raw | OutputFormat::Framed | OutputFormat::Npy => false,
+        };
+        if let Some(damaged) = batch.damaged.iter().find(|d| written(&d.column)) {
+            return Err(InputError::Data(damaged.to_string()).into());
+        }
         let refused_null = output::check_nulls(
             batch.first_row,
             batch.validity.as_deref(),

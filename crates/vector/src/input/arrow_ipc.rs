@@ -4,10 +4,11 @@
 
 use super::columnar::{choose_column, ColumnarReader, RecordBatches, Span};
 use super::guard::fenced;
-use super::ipc_claims::{check_file, CheckedStream};
+use super::ipc_claims::{check_file, CheckedStream, TaggedFile};
 use super::source::Source;
 use super::{check_shard, BatchReader, InputError, InputOptions, RowSelection};
 use arrow_ipc::reader::{FileReader, StreamReader};
+use std::sync::Arc;
 
 /// The magic bytes of the Arrow IPC file format.
 pub(crate) const FILE_MAGIC: &[u8] = b"ARROW1";
@@ -23,21 +24,33 @@ pub(crate) fn open(
     let input = source.name().to_string();
     let invalid = |e| InputError::Data(format!("{input}: not a readable Arrow IPC input: {e}"));
     let invalid_claim = |e| InputError::Data(format!("{input}: corrupt Arrow IPC input: {e}"));
+    // The schema as declared: text columns are read as binary and turned back into text row by row.
     let (schema, batches): (_, RecordBatches) = if source.prefix(FILE_MAGIC.len())? == FILE_MAGIC {
         let mut file = source.into_file()?;
         check_file(&mut file).map_err(invalid_claim)?;
+        let (file, declared) = TaggedFile::open(file).map_err(|source| InputError::Io {
+            input: input.clone(),
+            source,
+        })?;
         let reader = fenced(&input, "the Arrow IPC schema", || {
             FileReader::try_new_buffered(file, None)
         })?
         .map_err(invalid)?;
-        (reader.schema(), Box::new(reader))
+        (
+            declared.map_or_else(|| reader.schema(), Arc::new),
+            Box::new(reader),
+        )
     } else {
         let stream = CheckedStream::new(source.into_reader());
         let reader = fenced(&input, "the Arrow IPC schema", || {
             StreamReader::try_new_buffered(stream, None)
         })?
         .map_err(invalid)?;
-        (reader.schema(), Box::new(reader))
+        let declared = reader.get_ref().get_ref().declared_schema().cloned();
+        (
+            declared.map_or_else(|| reader.schema(), Arc::new),
+            Box::new(reader),
+        )
     };
     let column = choose_column(&schema, options.column.as_deref(), &input)?;
     let span = match &options.selection {

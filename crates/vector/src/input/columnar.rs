@@ -289,8 +289,12 @@ fn convert(
     let others: Vec<usize> = (0..batch.num_columns())
         .filter(|&i| i != column.index)
         .collect();
+    let mut damaged = Vec::new();
     let columns = batch
         .project(&others)
+        .and_then(|columns| {
+            super::text::restore(columns, &column.passthrough, input, first_row, &mut damaged)
+        })
         .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
     Ok(Batch {
         first_row,
@@ -298,6 +302,7 @@ fn convert(
         elements,
         validity,
         columns: Some(columns),
+        damaged,
     })
 }
 

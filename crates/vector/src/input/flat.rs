@@ -188,6 +188,7 @@ impl BatchReader for FlatReader {
             elements,
             validity: None,
             columns: None,
+            damaged: Vec::new(),
         }))
     }
 

@@ -429,6 +429,7 @@ impl BatchReader for Hdf5Reader {
             elements,
             validity: None,
             columns: None,
+            damaged: Vec::new(),
         }))
     }
 }

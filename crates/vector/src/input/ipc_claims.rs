@@ -5,8 +5,14 @@
 //!
 //! Streams go through [`CheckedStream`] (only the body of a message with compressed buffers is held
 //! while it is checked); files are checked once from their footer ([`check_file`]).
+//!
+//! Both also have their schema's top-level text fields read as binary ([`text::ipc_text_tags`]), so
+//! that a value that is not UTF-8 damages its row only: the stream's schema message is rewritten as
+//! it passes, the file's footer through [`TaggedFile`]; each keeps the schema as declared.
 
+use super::text;
 use arrow_ipc::{CompressionType, Message, MessageHeader, RecordBatch};
+use arrow_schema::Schema;
 use std::io::{self, Read, Seek, SeekFrom};
 
 /// The most an LZ4 frame expands: one byte of a match length stands for 255 bytes of output.
@@ -93,6 +99,8 @@ pub(crate) struct CheckedStream<R> {
     passthrough: u64,
     /// Set once the framing is not understood: everything passes through (arrow-ipc reports it).
     opaque: bool,
+    /// The schema as the stream declares it, when its text fields are read as binary.
+    declared: Option<Schema>,
 }
 
 impl<R: Read> CheckedStream<R> {
@@ -104,7 +112,14 @@ impl<R: Read> CheckedStream<R> {
             served: 0,
             passthrough: 0,
             opaque: false,
+            declared: None,
         }
+    }
+
+    /// The schema as the stream declares it, when its text fields are read as binary (after the
+    /// schema message was read).
+    pub(crate) fn declared_schema(&self) -> Option<&Schema> {
+        self.declared.as_ref()
     }
 
     /// Reads into `ready` the next message's prefix and metadata, and its body when it has
@@ -137,6 +152,23 @@ impl<R: Read> CheckedStream<R> {
         };
         let body = u64::try_from(message.bodyLength()).unwrap_or(0);
         if compressed_batch(&message).is_none() {
+            let tagged = message
+                .header_as_schema()
+                .filter(|_| self.declared.is_none())
+                .map(|schema| {
+                    (
+                        arrow_ipc::convert::try_fb_to_schema(schema),
+                        text::ipc_text_tags(schema),
+                    )
+                });
+            if let Some((Ok(declared), tags)) = tagged.filter(|(_, tags)| !tags.is_empty()) {
+                for (at, tag) in tags {
+                    if let Some(byte) = self.ready.get_mut(prefix + at) {
+                        *byte = tag;
+                    }
+                }
+                self.declared = Some(declared);
+            }
             self.passthrough = body;
             return Ok(true);
         }
@@ -182,25 +214,101 @@ impl<R: Read> Read for CheckedStream<R> {
     }
 }
 
-/// Checks every record batch and dictionary of an Arrow IPC file, found from its footer; a file
-/// whose footer cannot be read is left to arrow-ipc to report.
-pub(crate) fn check_file<F: Read + Seek>(file: &mut F) -> io::Result<()> {
+/// The footer of an Arrow IPC file and where it starts; None when it cannot be found.
+fn read_footer<F: Read + Seek>(file: &mut F) -> io::Result<Option<(u64, Vec<u8>)>> {
     let end = file.seek(SeekFrom::End(0))?;
     let mut tail = [0u8; 10];
     if end < 10 + 8 {
-        return Ok(());
+        return Ok(None);
     }
     file.seek(SeekFrom::Start(end - 10))?;
     file.read_exact(&mut tail)?;
     let Ok(footer_length) = arrow_ipc::reader::read_footer_length(tail) else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(footer_start) = (end - 10).checked_sub(footer_length as u64) else {
-        return Ok(());
+        return Ok(None);
     };
     let mut footer = vec![0; footer_length];
     file.seek(SeekFrom::Start(footer_start))?;
     file.read_exact(&mut footer)?;
+    Ok(Some((footer_start, footer)))
+}
+
+/// An Arrow IPC file whose footer's text fields read as binary (see [`TaggedFile::open`]).
+pub(crate) struct TaggedFile<F> {
+    inner: F,
+    /// Position of the next byte read.
+    position: u64,
+    /// (file offset, byte) written over what the file holds there.
+    tags: Vec<(u64, u8)>,
+}
+
+impl<F: Read + Seek> TaggedFile<F> {
+    /// Wraps `file` so that the type tags of its footer schema's text fields read as binary;
+    /// returns it and the schema as the footer declares it (None when no field is retagged).
+    pub(crate) fn open(mut file: F) -> io::Result<(TaggedFile<F>, Option<Schema>)> {
+        let mut tags = Vec::new();
+        let mut declared = None;
+        if let Some((start, footer)) = read_footer(&mut file)? {
+            let schema = arrow_ipc::root_as_footer(&footer)
+                .ok()
+                .and_then(|footer| footer.schema());
+            if let Some(schema) = schema {
+                let found = text::ipc_text_tags(schema);
+                if let (false, Ok(schema)) = (
+                    found.is_empty(),
+                    arrow_ipc::convert::try_fb_to_schema(schema),
+                ) {
+                    tags = found
+                        .into_iter()
+                        .map(|(at, tag)| (start + at as u64, tag))
+                        .collect();
+                    declared = Some(schema);
+                }
+            }
+        }
+        let position = file.seek(SeekFrom::Start(0))?;
+        Ok((
+            TaggedFile {
+                inner: file,
+                position,
+                tags,
+            },
+            declared,
+        ))
+    }
+}
+
+impl<F: Read> Read for TaggedFile<F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let read = self.position..self.position + n as u64;
+        for &(at, tag) in &self.tags {
+            if read.contains(&at) {
+                if let Some(byte) = buf.get_mut((at - read.start) as usize) {
+                    *byte = tag;
+                }
+            }
+        }
+        self.position = read.end;
+        Ok(n)
+    }
+}
+
+impl<F: Seek> Seek for TaggedFile<F> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.position = self.inner.seek(to)?;
+        Ok(self.position)
+    }
+}
+
+/// Checks every record batch and dictionary of an Arrow IPC file, found from its footer; a file
+/// whose footer cannot be read is left to arrow-ipc to report.
+pub(crate) fn check_file<F: Read + Seek>(file: &mut F) -> io::Result<()> {
+    let Some((_, footer)) = read_footer(file)? else {
+        return Ok(());
+    };
     let Ok(footer) = arrow_ipc::root_as_footer(&footer) else {
         return Ok(());
     };

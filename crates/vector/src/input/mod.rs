@@ -44,6 +44,7 @@ mod parquet;
 mod parquet_leaf;
 mod source;
 mod texmex;
+mod text;
 
 pub use hdf5::{read_integer_dataset, IntegerDataset};
 pub use neighbors::{read_neighbors, read_neighbors_stream, Neighbors, NeighborsFormat};
@@ -121,6 +122,33 @@ pub struct Batch {
     pub validity: Option<Vec<bool>>,
     /// The input's other (non-vector) columns for these rows — Parquet and Arrow inputs only.
     pub columns: Option<arrow_array::RecordBatch>,
+    /// Rows whose other columns hold a value that cannot be read, in row order (usually none).
+    pub damaged: Vec<DamagedRow>,
+}
+
+/// A row whose other columns hold a value that cannot be read (text that is not UTF-8 in a
+/// Parquet input): the value is a null cell in [`Batch::columns`], and the row must be refused
+/// rather than used, while the batch's other rows are whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedRow {
+    /// The input's name.
+    pub input: String,
+    /// 0-based index of the row in the whole input.
+    pub row: u64,
+    /// The column holding the value.
+    pub column: String,
+    /// Why the value cannot be read.
+    pub reason: String,
+}
+
+impl std::fmt::Display for DamagedRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: row {}, column '{}': {}",
+            self.input, self.row, self.column, self.reason
+        )
+    }
 }
 
 /// Which rows to read.

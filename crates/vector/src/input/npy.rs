@@ -415,6 +415,7 @@ impl BatchReader for FortranReader {
             elements,
             validity: None,
             columns: None,
+            damaged: Vec::new(),
         }))
     }
 }

@@ -10,6 +10,7 @@ use super::columnar::{choose_column, scan_dimension, ColumnarReader, RecordBatch
 use super::guard::fenced;
 use super::parquet_leaf::{leaf_of, LeafReader, LeafSpan};
 use super::source::Source;
+use super::text;
 use super::{
     check_shard, resolve_selection, shard_bound, BatchReader, InputError, InputOptions,
     RowSelection, MAX_DECODED_BATCH_BYTES,
@@ -17,13 +18,16 @@ use super::{
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
-    RowSelection as RowsWithinGroups, RowSelector,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder, RowSelection as RowsWithinGroups, RowSelector,
 };
 use parquet::arrow::ProjectionMask;
-use parquet::file::metadata::ParquetMetaData;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataBuilder};
+use parquet::schema::types::{SchemaDescriptor, Type as SchemaType};
 use std::fs::File;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The magic bytes at both ends of a Parquet file.
 pub(crate) const MAGIC: &[u8] = b"PAR1";
@@ -60,11 +64,12 @@ pub(crate) fn open(
         ArrowReaderMetadata::load(&file, Default::default())
     })?
     .map_err(invalid)?;
+    let mut column = choose_column(metadata.schema(), options.column.as_deref(), &input)?;
+    let metadata = text_as_bytes(metadata, column.index).map_err(invalid)?;
     let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
         file.try_clone().map_err(io_error)?,
         metadata.clone(),
     );
-    let mut column = choose_column(builder.schema(), options.column.as_deref(), &input)?;
     let group_rows: Vec<u64> = builder
         .metadata()
         .row_groups()
@@ -186,6 +191,61 @@ pub(crate) fn open(
         span,
         batch_rows,
     )?))
+}
+
+/// `metadata` read with its top-level text columns (but the vector column `vector`) as binary, so
+/// that a value that is not UTF-8 damages its row only (the readers turn them back into text,
+/// checking each value): the Parquet schema loses their `STRING` annotation, which is what makes
+/// the decoder check a whole page at once, and the Arrow schema takes their binary types.
+fn text_as_bytes(
+    metadata: ArrowReaderMetadata,
+    vector: usize,
+) -> Result<ArrowReaderMetadata, ParquetError> {
+    let texts = text::text_fields(metadata.schema(), vector);
+    let parquet = metadata.metadata();
+    let root = parquet.file_metadata().schema_descr().root_schema();
+    let fields = root.get_fields();
+    if texts.is_empty() || fields.len() != metadata.schema().fields().len() {
+        return Ok(metadata);
+    }
+    let mut plain = Vec::with_capacity(fields.len());
+    for (i, field) in fields.iter().enumerate() {
+        let info = field.get_basic_info();
+        if !texts.contains(&i) || !field.is_primitive() {
+            plain.push(field.clone());
+            continue;
+        }
+        let mut bytes = SchemaType::primitive_type_builder(info.name(), field.get_physical_type())
+            .with_repetition(info.repetition());
+        if info.has_id() {
+            bytes = bytes.with_id(Some(info.id()));
+        }
+        plain.push(Arc::new(bytes.build()?));
+    }
+    let mut root_builder = SchemaType::group_type_builder(root.name()).with_fields(plain);
+    if root.get_basic_info().has_id() {
+        root_builder = root_builder.with_id(Some(root.get_basic_info().id()));
+    }
+    let schema = SchemaDescriptor::new(Arc::new(root_builder.build()?));
+    let file = parquet.file_metadata();
+    let file = FileMetaData::new(
+        file.version(),
+        file.num_rows(),
+        file.created_by().map(str::to_owned),
+        file.key_value_metadata().cloned(),
+        Arc::new(schema),
+        file.column_orders().cloned(),
+    );
+    let mut old = ParquetMetaDataBuilder::new_from_metadata(parquet.as_ref().clone());
+    let parquet = ParquetMetaDataBuilder::new(file)
+        .set_row_groups(old.take_row_groups())
+        .set_page_index(old.take_page_index())
+        .build();
+    let binary = Arc::new(text::as_binary(metadata.schema(), &texts));
+    ArrowReaderMetadata::try_new(
+        Arc::new(parquet),
+        ArrowReaderOptions::new().with_schema(binary),
+    )
 }
 
 /// The most uncompressed bytes per row, by the footer, of the row groups `groups` (all columns).

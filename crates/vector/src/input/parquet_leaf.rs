@@ -7,6 +7,7 @@
 
 use super::columnar::{RecordBatches, VectorColumn};
 use super::guard::fenced;
+use super::text;
 use super::{Batch, BatchReader, ElementType, Elements, InputError};
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
@@ -501,6 +502,15 @@ impl BatchReader for LeafReader {
                     .map_err(|e| InputError::Data(format!("{}: {e}", self.input)))?
             }
         };
+        let mut damaged = Vec::new();
+        let columns = text::restore(
+            columns,
+            &self.column.passthrough,
+            &self.input,
+            self.next_row,
+            &mut damaged,
+        )
+        .map_err(|e| InputError::Data(format!("{}: {e}", self.input)))?;
         let rows = columns.num_rows();
         self.definition.clear();
         self.repetition.clear();
@@ -517,6 +527,7 @@ impl BatchReader for LeafReader {
             elements,
             validity,
             columns: Some(columns),
+            damaged,
         }))
     }
 

@@ -232,6 +232,7 @@ impl BatchReader for TexmexReader {
             elements,
             validity: None,
             columns: None,
+            damaged: Vec::new(),
         }))
     }
 }

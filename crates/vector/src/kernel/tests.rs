@@ -140,6 +140,7 @@ fn parallel_batches_equal_sequential_rows() {
             elements: Elements::F32(floats.clone()),
             validity: None,
             columns: None,
+            damaged: Vec::new(),
         };
         let encoded = encoder(ty).encode_batch(&mut batch, Vec::new()).unwrap();
         assert_eq!(encoded.bytes, sequential, "{ty}");
@@ -160,6 +161,7 @@ fn large_fixed_size_batches_are_split_across_the_pool_in_order() {
         elements: Elements::I32(ints.clone()),
         validity: None,
         columns: None,
+        damaged: Vec::new(),
     };
     let encoded = encoder("vector<int, 100>")
         .encode_batch(&mut batch, Vec::new())
@@ -176,6 +178,7 @@ fn large_fixed_size_batches_are_split_across_the_pool_in_order() {
         elements: Elements::I64(longs),
         validity: None,
         columns: None,
+        damaged: Vec::new(),
     };
     let error = encoder("vector<int, 100>")
         .encode_batch(&mut batch, Vec::new())

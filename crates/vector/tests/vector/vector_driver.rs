@@ -46,6 +46,7 @@ fn kernel_matches_the_driver() {
             elements: input.clone(),
             validity: None,
             columns: None,
+            damaged: Vec::new(),
         };
         let parallel = encoder.encode_batch(&mut batch, Vec::new());
         match case.get("error") {
