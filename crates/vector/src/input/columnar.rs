@@ -1,9 +1,10 @@
 //! What Parquet and Arrow inputs share: choosing the vector column, turning a list column of a
 //! record batch into row-major [`Elements`] (checking ragged rows and null elements), and a
-//! [`BatchReader`] over any stream of record batches.
+//! [`BatchReader`] over any stream of record batches, handing out large record batches in slices of
+//! at most `batch_rows` rows and [`MAX_DECODED_BATCH_BYTES`].
 
 use super::guard::fenced;
-use super::{Batch, BatchReader, ElementType, Elements, InputError};
+use super::{Batch, BatchReader, ElementType, Elements, InputError, MAX_DECODED_BATCH_BYTES};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt8Type,
@@ -342,6 +343,35 @@ fn gather<T: ArrowPrimitiveType>(lists: &Lists, dimension: usize) -> Vec<T::Nati
     out
 }
 
+/// The bytes of `batch`'s rows (not of the whole buffers a slice shares).
+fn slice_bytes(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|column| {
+            column
+                .to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| column.get_array_memory_size())
+        })
+        .fold(0, usize::saturating_add)
+}
+
+/// How many of `batch`'s first rows to hand out: at most `most`, and fewer when they hold more than
+/// [`MAX_DECODED_BATCH_BYTES`] (at least one row).
+fn rows_within_budget(batch: &RecordBatch, most: usize) -> usize {
+    let mut rows = most.clamp(1, batch.num_rows().max(1));
+    loop {
+        let bytes = slice_bytes(&batch.slice(0, rows.min(batch.num_rows())));
+        if bytes <= MAX_DECODED_BATCH_BYTES || rows == 1 {
+            return rows;
+        }
+        // In proportion, and always fewer: rows of unequal size may need a second cut.
+        let fitting = (rows as u128 * MAX_DECODED_BATCH_BYTES as u128 / bytes as u128) as usize;
+        rows = fitting.clamp(1, rows - 1);
+    }
+}
+
 /// A stream of record batches.
 pub(crate) type RecordBatches = Box<dyn Iterator<Item = Result<RecordBatch, ArrowError>> + Send>;
 
@@ -498,10 +528,11 @@ impl BatchReader for ColumnarReader {
                 None => return Ok(None),
             },
         };
-        let batch = if batch.num_rows() > self.batch_rows {
-            let rest = batch.slice(self.batch_rows, batch.num_rows() - self.batch_rows);
+        let rows = rows_within_budget(&batch, self.batch_rows);
+        let batch = if batch.num_rows() > rows {
+            let rest = batch.slice(rows, batch.num_rows() - rows);
             self.pending.push_front(rest);
-            batch.slice(0, self.batch_rows)
+            batch.slice(0, rows)
         } else {
             batch
         };

@@ -6,7 +6,7 @@
 //! bytes) and returns a [`BatchReader`] that yields [`Batch`]es in row order; memory stays bounded by a
 //! few batches whatever the input size (file readers cap a batch at 8 MiB; Parquet decodes batches of
 //! about 16 MiB of all the columns read; an Arrow IPC record batch is held whole, as its writer made
-//! it).
+//! it, and handed out in slices of at most 16 MiB).
 //!
 //! ```no_run
 //! use cqlwire_vector::input::{self, InputOptions, RowSelection};
@@ -60,8 +60,9 @@ const MAX_ROW_BYTES: usize = 64 << 20;
 /// Largest batch produced by the file readers, in bytes, whatever `batch_rows` asks for.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 
-/// Decoded bytes of a Parquet batch (all the columns read), whatever `batch_rows` asks for: the
-/// reader aims at this and shrinks its batches when one is larger.
+/// Decoded bytes of a Parquet or Arrow batch (all the columns read), whatever `batch_rows` asks for:
+/// the Parquet reader aims at this and shrinks its batches when one is larger; a larger Arrow record
+/// batch is handed out in slices of at most this.
 pub(crate) const MAX_DECODED_BATCH_BYTES: usize = 16 << 20;
 
 /// Bytes read to recognise a format by its magic bytes.
