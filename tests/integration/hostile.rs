@@ -914,6 +914,78 @@ fn ann_files(rows: u32, dim: u32) -> (Vec<u8>, Vec<u8>) {
     (fvecs, fbin)
 }
 
+/// The output of `cqlwire convert FILE --format hex`, which must succeed.
+fn hex_of(file: &Path) -> Vec<u8> {
+    let converted = with_args(&["convert".as_ref(), file.as_os_str()])
+        .args(["--format", "hex"])
+        .output()
+        .unwrap();
+    assert!(
+        converted.status.success(),
+        "{}: {converted:?}",
+        file.display()
+    );
+    converted.stdout
+}
+
+/// Runs `cqlwire convert FIFO ARGS` on a named pipe made at `fifo`, written `bytes` by a thread,
+/// under `timeout` (a run that opens the pipe twice waits for a second writer forever).
+fn convert_through_fifo(fifo: &Path, bytes: &[u8], args: &[&str]) -> std::process::Output {
+    let made = Command::new("mkfifo").arg(fifo).status().unwrap();
+    assert!(made.success());
+    // Not joined: a run that never opens the pipe would leave the writer blocked.
+    let (path, copy) = (fifo.to_path_buf(), bytes.to_vec());
+    std::thread::spawn(move || {
+        let _ = File::options()
+            .write(true)
+            .open(path)
+            .map(|mut f| f.write_all(&copy));
+    });
+    Command::new("timeout")
+        .arg("60")
+        .arg(common::binary())
+        .args(["convert".as_ref(), fifo.as_os_str()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Inputs named without an extension — a named pipe, `/dev/stdin` on a pipe — are recognised by
+/// their magic bytes, as standard input is: `.npy`, Parquet, Arrow IPC file and stream, HDF5 (the
+/// last three copied to a temporary file first) convert exactly as the file does.
+#[test]
+fn pipes_without_an_extension_are_recognised_by_their_magic_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [
+        "convert/sample/train.npy",
+        "convert/sample/train.parquet",
+        "damaged_text/text.arrow",
+        "damaged_text/text.arrows",
+        "hdf5/ann.hdf5",
+    ];
+    for (i, input) in inputs.into_iter().enumerate() {
+        let file = fixture(input);
+        let bytes = fs::read(&file).unwrap();
+        let expected = hex_of(&file);
+        let fifo = dir.path().join(format!("pipe{i}"));
+        let from_fifo = convert_through_fifo(&fifo, &bytes, &["--format", "hex"]);
+        assert!(
+            from_fifo.status.success(),
+            "{input} from a named pipe: {from_fifo:?}"
+        );
+        assert!(
+            from_fifo.stdout == expected,
+            "{input} from a named pipe differs"
+        );
+        let piped = run(
+            with_args(&["convert", "/dev/stdin", "--format", "hex"]),
+            &bytes,
+        );
+        assert!(piped.status.success(), "{input} from /dev/stdin: {piped:?}");
+        assert!(piped.stdout == expected, "{input} from /dev/stdin differs");
+    }
+}
+
 /// Inputs that stream (`.npy`, `.fvecs`, `.fbin`) convert from a named pipe, `/dev/stdin` on a pipe
 /// and `/dev/fd/N` (what `<(…)` gives) exactly as from the file; they were read as empty files
 /// ("truncated NPY data") or seeked ("Illegal seek").
@@ -931,33 +1003,12 @@ fn streamable_inputs_convert_from_pipes_as_from_files() {
     for (format, bytes) in inputs {
         let file = dir.path().join(format!("file.{format}"));
         fs::write(&file, &bytes).unwrap();
-        let expected = with_args(&["convert".as_ref(), file.as_os_str()])
-            .args(["--format", "hex"])
-            .output()
-            .unwrap();
-        assert!(expected.status.success(), "{format}: {expected:?}");
+        let expected = hex_of(&file);
 
         let fifo = dir.path().join(format!("fifo.{format}"));
-        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-        assert!(made.success());
-        // Not joined: a run that never opens the pipe would leave the writer blocked.
-        let (path, copy) = (fifo.clone(), bytes.clone());
-        std::thread::spawn(move || {
-            let _ = File::options()
-                .write(true)
-                .open(path)
-                .map(|mut f| f.write_all(&copy));
-        });
-        // Under `timeout`: a run that opens the pipe twice waits for a second writer forever.
-        let from_fifo = Command::new("timeout")
-            .arg("60")
-            .arg(common::binary())
-            .args(["convert".as_ref(), fifo.as_os_str()])
-            .args(["--format", "hex"])
-            .output()
-            .unwrap();
+        let from_fifo = convert_through_fifo(&fifo, &bytes, &["--format", "hex"]);
         assert_eq!(
-            from_fifo.stdout, expected.stdout,
+            from_fifo.stdout, expected,
             "{format} from a named pipe: {from_fifo:?}"
         );
         assert!(from_fifo.status.success(), "{format}: {from_fifo:?}");
@@ -966,10 +1017,7 @@ fn streamable_inputs_convert_from_pipes_as_from_files() {
             let mut command = with_args(&["convert", name, "--format", "hex"]);
             command.args(["--input-format", format]);
             let piped = run(command, &bytes);
-            assert_eq!(
-                piped.stdout, expected.stdout,
-                "{format} from {name}: {piped:?}"
-            );
+            assert_eq!(piped.stdout, expected, "{format} from {name}: {piped:?}");
             assert!(piped.status.success(), "{format} from {name}: {piped:?}");
         }
     }
