@@ -361,6 +361,7 @@ fn serialize_arrow<'py>(
         &schema,
         batches.into_iter().map(Ok),
         None,
+        0,
         ARROW_BATCH_ROWS,
     )
     .map_err(type_error)?;
