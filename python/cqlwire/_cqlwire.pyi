@@ -157,3 +157,32 @@ def load(
     else the ``CQLWIRE_PASSWORD`` environment variable. Rejected rows do not raise: see
     ``LoadReport.rejected`` and ``rejects``. Raises ``LoadError`` (usage) or ``LoadFailed``.
     """
+
+def unload(
+    *,
+    hosts: Hosts,
+    table: str,
+    columns: Optional[Sequence[str]] = None,
+    where: Optional[str] = None,
+    split: int = 4,
+    concurrency: int = 8,
+    page_rows: Optional[int] = None,
+    consistency: Optional[str] = None,
+    timeout: int = 12,
+    username: Optional[str] = None,
+    password: Optional[str] = None,
+    tls: bool = False,
+    tls_ca: Optional[PathLike] = None,
+    tls_cert: Optional[PathLike] = None,
+    tls_key: Optional[PathLike] = None,
+) -> Any:
+    """Read ``table`` through ``hosts`` into a ``pyarrow.Table`` on the scan of ``cqlwire unload``
+    (by token range, each range from a replica, paged, retried), with the GIL released: every
+    column (or ``columns``, in that order) typed as the command's Parquet output (bigint → int64,
+    text → string, timestamp → timestamp[ms, UTC], ``vector<float, N>`` → fixed_size_list<float32,
+    N>, collections → list/map/struct), rows in token order; ``where`` a CQL condition (``ALLOW
+    FILTERING``). The whole result is held in memory (``cqlwire unload -o FILE`` streams to a file).
+    Raises ``LoadError`` (an unknown table or column, a type without an Arrow form) or
+    ``LoadFailed`` (no connection, the cluster gone); Ctrl-C stops the scan and raises
+    ``KeyboardInterrupt``. Needs pyarrow.
+    """

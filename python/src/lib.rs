@@ -8,6 +8,7 @@
 mod arrow;
 mod layout;
 mod load;
+mod unload;
 mod values;
 mod vectors;
 
@@ -156,6 +157,7 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vectors::DriverSerializer>()?;
     m.add_function(wrap_pyfunction!(load::load, m)?)?;
     m.add_class::<load::LoadReport>()?;
+    m.add_function(wrap_pyfunction!(unload::unload, m)?)?;
     m.add("LoadError", m.py().get_type::<load::LoadError>())?;
     m.add("LoadFailed", m.py().get_type::<load::LoadFailed>())?;
     m.add("DEFAULT_MAX_SIZE", cqlwire_protocol::lz4::DEFAULT_MAX_SIZE)?;

@@ -208,16 +208,16 @@ pub(crate) fn hosts_text(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// The connection keywords shared by `load`, `unload` and `search`.
 pub(crate) struct ConnectionKeywords {
-    hosts: String,
-    table: String,
-    consistency: Option<String>,
-    timeout: u64,
-    username: Option<String>,
-    password: Option<String>,
-    tls: bool,
-    tls_ca: Option<PathBuf>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
+    pub(crate) hosts: String,
+    pub(crate) table: String,
+    pub(crate) consistency: Option<String>,
+    pub(crate) timeout: u64,
+    pub(crate) username: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) tls: bool,
+    pub(crate) tls_ca: Option<PathBuf>,
+    pub(crate) tls_cert: Option<PathBuf>,
+    pub(crate) tls_key: Option<PathBuf>,
 }
 
 impl ConnectionKeywords {
