@@ -186,3 +186,61 @@ def unload(
     ``LoadFailed`` (no connection, the cluster gone); Ctrl-C stops the scan and raises
     ``KeyboardInterrupt``. Needs pyarrow.
     """
+
+class SearchReport:
+    """What a search measured (the fields of ``cqlwire search --format json``)."""
+
+    queries: int
+    """Queries measured (warm-up excluded), answered or not."""
+    k: int
+    recall: Optional[float]
+    """Mean recall@k of the answered queries, when there is ground truth."""
+    recall_min: Optional[float]
+    qps: float
+    latency_ms: Dict[str, float]
+    """Latency percentiles of the answered queries: ``p50``, ``p95``, ``p99``, ``max``."""
+    concurrency: int
+    errors: int
+    elapsed: float
+    """Wall time of the measured queries, in seconds."""
+    index_wait: Optional[float]
+    """Seconds until the index answered, with ``wait_for_index``."""
+    statement: str
+    results: List[Tuple[int, float, List[Union[int, str]], Optional[float], Optional[str]]]
+    """Each query: (row in the queries, latency in ms, keys nearest first (ints for integer
+    keys, else CQL literals), recall@k or None, error or None)."""
+
+def search(
+    queries: Any,
+    *,
+    hosts: Hosts,
+    table: str,
+    column: Optional[str] = None,
+    key: Optional[str] = None,
+    k: int = 10,
+    dataset: str = "test",
+    input_format: Optional[str] = None,
+    input_column: Optional[str] = None,
+    ground_truth: Union[PathLike, numpy.typing.ArrayLike, None] = None,
+    where: Optional[str] = None,
+    concurrency: int = 1,
+    warmup: int = 0,
+    wait_for_index: Optional[int] = None,
+    consistency: Optional[str] = None,
+    timeout: int = 12,
+    username: Optional[str] = None,
+    password: Optional[str] = None,
+    tls: bool = False,
+    tls_ca: Optional[PathLike] = None,
+    tls_cert: Optional[PathLike] = None,
+    tls_key: Optional[PathLike] = None,
+) -> SearchReport:
+    """Run ANN queries on ``table`` on the engine of ``cqlwire search``, with the GIL released:
+    each query vector bound as bytes to ``SELECT key FROM table [WHERE where] ORDER BY column ANN
+    OF ? LIMIT k``. ``queries``: a path (any input ``cqlwire search`` reads; HDF5: ``dataset``), a
+    2-D NumPy array or a pyarrow Table (``input_column`` its vector column). ``ground_truth``: a
+    2-D integer array (one row of ids per query) or a file (big-ann-benchmarks binary, ``.ivecs``,
+    integer ``.npy``); recall@k against it. ``wait_for_index`` waits up to that many seconds for a
+    new index to answer. Raises ``LoadError`` (no vector index, a dimension the column does not
+    have) or ``LoadFailed``.
+    """

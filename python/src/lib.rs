@@ -8,6 +8,7 @@
 mod arrow;
 mod layout;
 mod load;
+mod search;
 mod unload;
 mod values;
 mod vectors;
@@ -158,6 +159,8 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load::load, m)?)?;
     m.add_class::<load::LoadReport>()?;
     m.add_function(wrap_pyfunction!(unload::unload, m)?)?;
+    m.add_function(wrap_pyfunction!(search::search, m)?)?;
+    m.add_class::<search::SearchReport>()?;
     m.add("LoadError", m.py().get_type::<load::LoadError>())?;
     m.add("LoadFailed", m.py().get_type::<load::LoadFailed>())?;
     m.add("DEFAULT_MAX_SIZE", cqlwire_protocol::lz4::DEFAULT_MAX_SIZE)?;

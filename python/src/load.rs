@@ -161,7 +161,7 @@ pub(crate) fn engine_error(
 }
 
 /// A usage error raised before the engine is reached.
-fn usage(py: Python<'_>, message: impl Into<String>) -> PyErr {
+pub(crate) fn usage(py: Python<'_>, message: impl Into<String>) -> PyErr {
     engine_error(
         py,
         &EngineError::new(LoadErrorKind::InvalidOption, message),
@@ -446,6 +446,72 @@ fn numpy_batch(array: &Bound<'_, PyUntypedArray>, ids: Option<Vec<i64>>) -> PyRe
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Whether `source` is an array or table in memory (else it should be a path).
+pub(crate) fn in_memory(source: &Bound<'_, PyAny>) -> bool {
+    source.cast::<PyUntypedArray>().is_ok() || arrow::is_arrow(source)
+}
+
+/// A reader over a NumPy array (its vector column unnamed, `ids` an `id` column) or a pyarrow
+/// Table/RecordBatch (`column` its vector column), its first row numbered `first_row`.
+pub(crate) fn memory_reader(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    column: Option<&str>,
+    ids: Option<&Bound<'_, PyAny>>,
+    first_row: u64,
+) -> PyResult<Box<dyn BatchReader>> {
+    let opened = if let Ok(array) = source.cast::<PyUntypedArray>() {
+        let ids = ids
+            .map(|ids| {
+                let numpy = py.import("numpy")?;
+                numpy
+                    .call_method1("asarray", (ids, "int64"))?
+                    .call_method0("tolist")?
+                    .extract::<Vec<i64>>()
+            })
+            .transpose()?;
+        let batch = numpy_batch(array, ids)?;
+        let schema = batch.schema();
+        input::open_record_batches(
+            IN_MEMORY,
+            &schema,
+            std::iter::once(Ok(batch)),
+            Some("vector"),
+            first_row,
+            BATCH_ROWS,
+        )
+        .map(|reader| Box::new(Unnamed(reader)) as Box<dyn BatchReader>)
+    } else {
+        if ids.is_some() {
+            return Err(usage(
+                py,
+                "ids goes with a NumPy array; a table carries its own columns",
+            ));
+        }
+        let Some((schema, batches)) = arrow::record_batches(source)? else {
+            return Err(usage(py, "the table has no rows"));
+        };
+        input::open_record_batches(
+            "the table",
+            &schema,
+            batches.into_iter().map(Ok),
+            column,
+            first_row,
+            BATCH_ROWS,
+        )
+    };
+    opened.map_err(|e| input_error(py, e))
+}
+
+/// An input error: a usage error for an option the input cannot take, else a failed run.
+pub(crate) fn input_error(py: Python<'_>, error: InputError) -> PyErr {
+    let kind = match error {
+        InputError::Options(_) => LoadErrorKind::InvalidOption,
+        _ => LoadErrorKind::Input,
+    };
+    engine_error(py, &EngineError::new(kind, error.to_string()), Vec::new())
+}
+
 /// What to read: the engine's dataset for a path, an array or a table.
 struct SourceKeywords<'py> {
     source: Bound<'py, PyAny>,
@@ -462,9 +528,7 @@ struct SourceKeywords<'py> {
 
 impl SourceKeywords<'_> {
     fn open(&self, py: Python<'_>) -> PyResult<Dataset> {
-        let in_memory =
-            self.source.cast::<PyUntypedArray>().is_ok() || arrow::is_arrow(&self.source);
-        if !in_memory {
+        if !in_memory(&self.source) {
             return self.open_path(py);
         }
         for (given, name) in [
@@ -479,55 +543,13 @@ impl SourceKeywords<'_> {
                 ));
             }
         }
-        let opened = if let Ok(array) = self.source.cast::<PyUntypedArray>() {
-            let ids = self
-                .ids
-                .as_ref()
-                .map(|ids| {
-                    let numpy = py.import("numpy")?;
-                    numpy
-                        .call_method1("asarray", (ids, "int64"))?
-                        .call_method0("tolist")?
-                        .extract::<Vec<i64>>()
-                })
-                .transpose()?;
-            let batch = numpy_batch(array, ids)?;
-            let schema = batch.schema();
-            input::open_record_batches(
-                IN_MEMORY,
-                &schema,
-                std::iter::once(Ok(batch)),
-                Some("vector"),
-                self.first_row,
-                BATCH_ROWS,
-            )
-            .map(|reader| Box::new(Unnamed(reader)) as Box<dyn BatchReader>)
-        } else {
-            if self.ids.is_some() {
-                return Err(usage(
-                    py,
-                    "ids goes with a NumPy array; a table carries its own columns",
-                ));
-            }
-            let Some((schema, batches)) = arrow::record_batches(&self.source)? else {
-                return Err(usage(py, "the table has no rows"));
-            };
-            input::open_record_batches(
-                "the table",
-                &schema,
-                batches.into_iter().map(Ok),
-                self.column.as_deref(),
-                self.first_row,
-                BATCH_ROWS,
-            )
-        };
-        let reader = opened.map_err(|e| {
-            let kind = match e {
-                InputError::Options(_) => LoadErrorKind::InvalidOption,
-                _ => LoadErrorKind::Input,
-            };
-            engine_error(py, &EngineError::new(kind, e.to_string()), Vec::new())
-        })?;
+        let reader = memory_reader(
+            py,
+            &self.source,
+            self.column.as_deref(),
+            self.ids.as_ref(),
+            self.first_row,
+        )?;
         Dataset::from_reader(reader, &self.map, self.row_number_column.clone())
             .map_err(|e| engine_error(py, &e, Vec::new()))
     }
