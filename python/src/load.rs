@@ -14,8 +14,8 @@ use arrow_array::{
 use arrow_schema::{Field, Schema};
 use cqlwire_load::{
     Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset, DatasetOptions,
-    LoadError as EngineError, LoadErrorKind, LoadReport as EngineReport, Loader, Mode, Password,
-    RejectSink, RunControl,
+    LoadError as EngineError, LoadErrorKind, LoadOptions, LoadReport as EngineReport, Loader, Mode,
+    Password, RejectSink, RunControl,
 };
 use cqlwire_vector::input::{
     self, parse_rows, parse_shard, Batch, BatchReader, ElementType, InputError, InputOptions,
@@ -196,7 +196,7 @@ impl RejectSink for Collected {
 }
 
 /// `hosts` as a list of strings or one comma-separated string.
-pub(crate) fn hosts_text(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
+fn hosts_text(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(text) = hosts.cast::<PyString>() {
         return text.extract::<String>();
     }
@@ -208,21 +208,68 @@ pub(crate) fn hosts_text(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// The connection keywords shared by `load`, `unload` and `search`.
 pub(crate) struct ConnectionKeywords {
-    pub(crate) hosts: String,
-    pub(crate) table: String,
-    pub(crate) consistency: Option<String>,
-    pub(crate) timeout: u64,
-    pub(crate) username: Option<String>,
-    pub(crate) password: Option<String>,
-    pub(crate) tls: bool,
-    pub(crate) tls_ca: Option<PathBuf>,
-    pub(crate) tls_cert: Option<PathBuf>,
-    pub(crate) tls_key: Option<PathBuf>,
+    hosts: String,
+    table: String,
+    consistency: Option<String>,
+    timeout: u64,
+    username: Option<String>,
+    password: Option<String>,
+    tls: bool,
+    tls_ca: Option<PathBuf>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
 }
 
 impl ConnectionKeywords {
+    /// `hosts`, `table` and the connection keywords among `rest` (consistency, timeout, username,
+    /// password, tls, tls_ca, tls_cert, tls_key); another keyword is a `TypeError`.
+    pub(crate) fn new(
+        hosts: &Bound<'_, PyAny>,
+        table: String,
+        rest: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let mut keywords = ConnectionKeywords {
+            hosts: hosts_text(hosts)?,
+            table,
+            consistency: None,
+            timeout: 12,
+            username: None,
+            password: None,
+            tls: false,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
+        };
+        for (name, value) in rest.into_iter().flat_map(|rest| rest.iter()) {
+            let name: String = name.extract()?;
+            match name.as_str() {
+                "consistency" => keywords.consistency = value.extract()?,
+                "timeout" => keywords.timeout = value.extract()?,
+                "username" => keywords.username = value.extract()?,
+                "password" => keywords.password = value.extract()?,
+                "tls" => keywords.tls = value.extract()?,
+                "tls_ca" => keywords.tls_ca = value.extract()?,
+                "tls_cert" => keywords.tls_cert = value.extract()?,
+                "tls_key" => keywords.tls_key = value.extract()?,
+                other => {
+                    return Err(crate::type_error(format!(
+                        "unexpected keyword argument '{other}'"
+                    )))
+                }
+            }
+        }
+        Ok(keywords)
+    }
+
+    /// The engine's options for this connection.
+    pub(crate) fn options(&self, py: Python<'_>) -> PyResult<LoadOptions> {
+        self.settings(py)?
+            .options()
+            .map_err(|e| engine_error(py, &e, Vec::new()))
+    }
+
     /// The engine's settings: the password from `password=`, else `CQLWIRE_PASSWORD`.
-    pub(crate) fn settings(&self, py: Python<'_>) -> PyResult<ConnectionSettings> {
+    fn settings(&self, py: Python<'_>) -> PyResult<ConnectionSettings> {
         let credentials = match &self.username {
             Some(user) => {
                 let password = match &self.password {
@@ -601,8 +648,7 @@ impl SourceKeywords<'_> {
 #[pyo3(signature = (
     source, *, hosts, table, map=None, query=None, row_number_column=None, column=None,
     input_format=None, dataset="train".to_owned(), rows=None, shard=None, ids=None, first_row=0,
-    concurrency=None, rejects=None, dry_run=false, consistency=None, timeout=12, username=None,
-    password=None, tls=false, tls_ca=None, tls_cert=None, tls_key=None
+    concurrency=None, rejects=None, dry_run=false, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn load<'py>(
@@ -623,31 +669,9 @@ pub(crate) fn load<'py>(
     concurrency: Option<u32>,
     rejects: Option<PathBuf>,
     dry_run: bool,
-    consistency: Option<String>,
-    timeout: u64,
-    username: Option<String>,
-    password: Option<String>,
-    tls: bool,
-    tls_ca: Option<PathBuf>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
+    connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<LoadReport> {
-    let connection = ConnectionKeywords {
-        hosts: hosts_text(hosts)?,
-        table,
-        consistency,
-        timeout,
-        username,
-        password,
-        tls,
-        tls_ca,
-        tls_cert,
-        tls_key,
-    };
-    let mut options = connection
-        .settings(py)?
-        .options()
-        .map_err(|e| engine_error(py, &e, Vec::new()))?;
+    let mut options = ConnectionKeywords::new(hosts, table, connection)?.options(py)?;
     options.query = query;
     if let Some(n) = concurrency {
         if n == 0 {

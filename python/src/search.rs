@@ -3,14 +3,15 @@
 //! query vector bound as bytes, the same latency and recall measures.
 
 use crate::load::{
-    engine_error, hosts_text, in_memory, input_error, memory_reader, run_interruptible, runtime,
-    usage, ConnectionKeywords,
+    engine_error, in_memory, input_error, memory_reader, run_interruptible, runtime, usage,
+    ConnectionKeywords,
 };
 use cqlwire_load::{Key, SearchOptions, SearchReport as EngineReport, Searcher};
 use cqlwire_vector::convert;
 use cqlwire_vector::input::{self, InputOptions, Neighbors, RowSelection};
 use numpy::PyUntypedArray;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -143,8 +144,7 @@ fn ground_truth(py: Python<'_>, truth: &Bound<'_, PyAny>) -> PyResult<Neighbors>
 #[pyo3(signature = (
     queries, *, hosts, table, column=None, key=None, k=10, dataset="test".to_owned(),
     input_format=None, input_column=None, ground_truth=None, r#where=None, concurrency=1,
-    warmup=0, wait_for_index=None, consistency=None, timeout=12, username=None, password=None,
-    tls=false, tls_ca=None, tls_cert=None, tls_key=None
+    warmup=0, wait_for_index=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn search<'py>(
@@ -163,33 +163,10 @@ pub(crate) fn search<'py>(
     concurrency: usize,
     warmup: usize,
     wait_for_index: Option<u64>,
-    consistency: Option<String>,
-    timeout: u64,
-    username: Option<String>,
-    password: Option<String>,
-    tls: bool,
-    tls_ca: Option<PathBuf>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
+    connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<SearchReport> {
-    let connection = ConnectionKeywords {
-        hosts: hosts_text(hosts)?,
-        table,
-        consistency,
-        timeout,
-        username,
-        password,
-        tls,
-        tls_ca,
-        tls_cert,
-        tls_key,
-    };
-    let mut options = SearchOptions::new(
-        connection
-            .settings(py)?
-            .options()
-            .map_err(|e| engine_error(py, &e, Vec::new()))?,
-    );
+    let mut options =
+        SearchOptions::new(ConnectionKeywords::new(hosts, table, connection)?.options(py)?);
     options.column = column;
     options.key = key;
     options.k = k;

@@ -3,14 +3,14 @@
 //! command's Parquet and Arrow outputs, the pages handed to pyarrow through the Arrow C data
 //! interface without a copy.
 
-use crate::load::{engine_error, hosts_text, run_interruptible, runtime, ConnectionKeywords};
+use crate::load::{engine_error, run_interruptible, runtime, ConnectionKeywords};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_schema::SchemaRef;
 use cqlwire_load::{UnloadControl, UnloadOptions, Unloader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::path::PathBuf;
+use pyo3::types::PyDict;
 
 /// Pages queued between the scan and the collecting task.
 const QUEUED_PAGES: usize = 2;
@@ -54,8 +54,7 @@ fn to_pyarrow<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     *, hosts, table, columns=None, r#where=None, split=4, concurrency=8, page_rows=None,
-    consistency=None, timeout=12, username=None, password=None, tls=false, tls_ca=None,
-    tls_cert=None, tls_key=None
+    **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn unload<'py>(
@@ -67,33 +66,10 @@ pub(crate) fn unload<'py>(
     split: usize,
     concurrency: usize,
     page_rows: Option<usize>,
-    consistency: Option<String>,
-    timeout: u64,
-    username: Option<String>,
-    password: Option<String>,
-    tls: bool,
-    tls_ca: Option<PathBuf>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
+    connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let connection = ConnectionKeywords {
-        hosts: hosts_text(hosts)?,
-        table,
-        consistency,
-        timeout,
-        username,
-        password,
-        tls,
-        tls_ca,
-        tls_cert,
-        tls_key,
-    };
-    let mut options = UnloadOptions::new(
-        connection
-            .settings(py)?
-            .options()
-            .map_err(|e| engine_error(py, &e, Vec::new()))?,
-    );
+    let mut options =
+        UnloadOptions::new(ConnectionKeywords::new(hosts, table, connection)?.options(py)?);
     options.columns = columns.filter(|c| !c.is_empty());
     options.condition = r#where;
     options.splits = split;
