@@ -11,17 +11,27 @@ same types, checks and one-line error messages as the ``cqlwire`` command line.
 >>> cqlwire.lz4_decompress(cqlwire.lz4_compress(b"hello hello hello hello"))
 b'hello hello hello hello'
 
+``cqlwire.load(source, hosts=..., table=...)`` loads a file, a NumPy array or a pyarrow table into
+a live table on the command line's engine.
+
 ``cqlwire.driver.install()`` makes an installed ``cassandra`` driver use cqlwire for LZ4 and for
 vectors of fixed-size numbers.
 """
 
 from ._cqlwire import (
     DEFAULT_MAX_SIZE,
+    LoadError,
+    LoadFailed,
+    LoadReport,
+    SearchReport,
     VectorCodec,
     decode,
     deserialize_vectors,
     encode,
     explain,
+    load,
+    search,
+    unload,
     lz4_compress,
     lz4_decompress,
     serialize_vectors,
@@ -29,11 +39,18 @@ from ._cqlwire import (
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
+    "LoadError",
+    "LoadFailed",
+    "LoadReport",
+    "SearchReport",
     "VectorCodec",
     "decode",
     "deserialize_vectors",
     "encode",
     "explain",
+    "load",
+    "search",
+    "unload",
     "lz4_compress",
     "lz4_decompress",
     "serialize_vectors",

@@ -1,6 +1,7 @@
 """Type stubs of the native module (the functions' docstrings have examples)."""
 
-from typing import Any, Literal, Sequence, Tuple, Union
+import os
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing
@@ -69,3 +70,177 @@ class DriverSerializer:
 
     def __init__(self, codec: VectorCodec, fallback: Any) -> None: ...
     def serialize(self, value: Any, protocol_version: int) -> bytes: ...
+
+PathLike = Union[str, "os.PathLike[str]"]
+Hosts = Union[str, Sequence[str]]
+
+class LoadError(ValueError):
+    """What the command line refuses with exit code 2: an invalid option, a table, column or
+    statement the server does not have or refuses, an input that cannot fill the statement.
+    Nothing was written."""
+
+    kind: str
+    """The reason, e.g. ``"invalid_option"``, ``"unknown_table"``, ``"mapping"``."""
+    report: None
+
+class LoadFailed(RuntimeError):
+    """A run that could not start or finish: no connection, a refused login, a damaged input,
+    the cluster gone mid-load (the command line's exit code 1)."""
+
+    kind: str
+    """The reason, e.g. ``"connect"``, ``"authentication"``, ``"input"``, ``"server_gone"``."""
+    report: Optional["LoadReport"]
+    """What was confirmed before the run ended, with ``resume_from``; None when nothing started."""
+
+class LoadReport:
+    """What a load did."""
+
+    written: int
+    """Rows acknowledged by the server (in a dry run: rows that bound)."""
+    rejected: int
+    """Rows rejected by the conversion or the server (every one is counted)."""
+    retried: int
+    """Requests retried."""
+    bytes: int
+    """Value bytes of the written rows."""
+    elapsed: float
+    """Wall time, in seconds."""
+    resume_from: Optional[int]
+    """None when every row was written or rejected; else the first row to load again (every row
+    below it was written or rejected): ``rows=f"{resume_from}.."`` for a file, ``first_row`` and a
+    slice for an array."""
+    rejects: List[Tuple[int, str, str]]
+    """The first 10,000 rejected rows as (row, key, reason); all of them go to ``rejects=``."""
+    @property
+    def rows_per_second(self) -> float: ...
+
+def load(
+    source: Any,
+    *,
+    hosts: Hosts,
+    table: str,
+    map: Union[Dict[str, Optional[str]], Sequence[Tuple[str, str]], str, None] = None,
+    query: Optional[str] = None,
+    row_number_column: Optional[str] = None,
+    column: Optional[str] = None,
+    input_format: Optional[str] = None,
+    dataset: str = "train",
+    rows: Union[str, range, Tuple[int, Optional[int]], None] = None,
+    shard: Union[str, Tuple[int, int], None] = None,
+    ids: Optional[numpy.typing.ArrayLike] = None,
+    first_row: int = 0,
+    concurrency: Optional[int] = None,
+    rejects: Optional[PathLike] = None,
+    dry_run: bool = False,
+    consistency: Optional[str] = None,
+    timeout: int = 12,
+    username: Optional[str] = None,
+    password: Optional[str] = None,
+    tls: bool = False,
+    tls_ca: Optional[PathLike] = None,
+    tls_cert: Optional[PathLike] = None,
+    tls_key: Optional[PathLike] = None,
+) -> LoadReport:
+    """Load ``source`` into ``table`` (``KEYSPACE.TABLE``) through ``hosts`` on the engine of
+    ``cqlwire load``, with the GIL released; Ctrl-C drains the run (rows in flight finish) and
+    raises ``KeyboardInterrupt``.
+
+    ``source``: a path of any input ``cqlwire load`` reads (Parquet, Arrow IPC, .npy,
+    fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, HDF5); a 2-D NumPy array (its rows go to the table's
+    only vector column; ``ids`` a key per row, an ``id`` int64 column, or ``row_number_column``);
+    or a pyarrow Table or RecordBatch (columns map by name, the vector column as in a Parquet file).
+    The other keywords are the command's flags: ``map`` renames input columns (``{"emb":
+    "embedding"}``, None or "" leaves a column out), ``rows``/``shard`` select rows of a file
+    (``"START..END"``, ``"K/N"``), ``first_row`` numbers the rows of an array or table (its first
+    row's number in the whole dataset: parts loaded separately get global row numbers),
+    ``rejects`` appends rejected rows to a CSV file (row,key,error). The password is ``password=``,
+    else the ``CQLWIRE_PASSWORD`` environment variable. Rejected rows do not raise: see
+    ``LoadReport.rejected`` and ``rejects``. Raises ``LoadError`` (usage) or ``LoadFailed``.
+    """
+
+def unload(
+    *,
+    hosts: Hosts,
+    table: str,
+    columns: Optional[Sequence[str]] = None,
+    where: Optional[str] = None,
+    split: int = 4,
+    concurrency: int = 8,
+    page_rows: Optional[int] = None,
+    consistency: Optional[str] = None,
+    timeout: int = 12,
+    username: Optional[str] = None,
+    password: Optional[str] = None,
+    tls: bool = False,
+    tls_ca: Optional[PathLike] = None,
+    tls_cert: Optional[PathLike] = None,
+    tls_key: Optional[PathLike] = None,
+) -> Any:
+    """Read ``table`` through ``hosts`` into a ``pyarrow.Table`` on the scan of ``cqlwire unload``
+    (by token range, each range from a replica, paged, retried), with the GIL released: every
+    column (or ``columns``, in that order) typed as the command's Parquet output (bigint → int64,
+    text → string, timestamp → timestamp[ms, UTC], ``vector<float, N>`` → fixed_size_list<float32,
+    N>, collections → list/map/struct), rows in token order; ``where`` a CQL condition (``ALLOW
+    FILTERING``). The whole result is held in memory (``cqlwire unload -o FILE`` streams to a file).
+    Raises ``LoadError`` (an unknown table or column, a type without an Arrow form) or
+    ``LoadFailed`` (no connection, the cluster gone); Ctrl-C stops the scan and raises
+    ``KeyboardInterrupt``. Needs pyarrow.
+    """
+
+class SearchReport:
+    """What a search measured (the fields of ``cqlwire search --format json``)."""
+
+    queries: int
+    """Queries measured (warm-up excluded), answered or not."""
+    k: int
+    recall: Optional[float]
+    """Mean recall@k of the answered queries, when there is ground truth."""
+    recall_min: Optional[float]
+    qps: float
+    latency_ms: Dict[str, float]
+    """Latency percentiles of the answered queries: ``p50``, ``p95``, ``p99``, ``max``."""
+    concurrency: int
+    errors: int
+    elapsed: float
+    """Wall time of the measured queries, in seconds."""
+    index_wait: Optional[float]
+    """Seconds until the index answered, with ``wait_for_index``."""
+    statement: str
+    results: List[Tuple[int, float, List[Union[int, str]], Optional[float], Optional[str]]]
+    """Each query: (row in the queries, latency in ms, keys nearest first (ints for integer
+    keys, else CQL literals), recall@k or None, error or None)."""
+
+def search(
+    queries: Any,
+    *,
+    hosts: Hosts,
+    table: str,
+    column: Optional[str] = None,
+    key: Optional[str] = None,
+    k: int = 10,
+    dataset: str = "test",
+    input_format: Optional[str] = None,
+    input_column: Optional[str] = None,
+    ground_truth: Union[PathLike, numpy.typing.ArrayLike, None] = None,
+    where: Optional[str] = None,
+    concurrency: int = 1,
+    warmup: int = 0,
+    wait_for_index: Optional[int] = None,
+    consistency: Optional[str] = None,
+    timeout: int = 12,
+    username: Optional[str] = None,
+    password: Optional[str] = None,
+    tls: bool = False,
+    tls_ca: Optional[PathLike] = None,
+    tls_cert: Optional[PathLike] = None,
+    tls_key: Optional[PathLike] = None,
+) -> SearchReport:
+    """Run ANN queries on ``table`` on the engine of ``cqlwire search``, with the GIL released:
+    each query vector bound as bytes to ``SELECT key FROM table [WHERE where] ORDER BY column ANN
+    OF ? LIMIT k``. ``queries``: a path (any input ``cqlwire search`` reads; HDF5: ``dataset``), a
+    2-D NumPy array or a pyarrow Table (``input_column`` its vector column). ``ground_truth``: a
+    2-D integer array (one row of ids per query) or a file (big-ann-benchmarks binary, ``.ivecs``,
+    integer ``.npy``); recall@k against it. ``wait_for_index`` waits up to that many seconds for a
+    new index to answer. Raises ``LoadError`` (no vector index, a dimension the column does not
+    have) or ``LoadFailed``.
+    """

@@ -2,11 +2,14 @@
 //!
 //! Thin wrappers only: vector conversion goes through [`cqlwire_vector::kernel::VectorEncoder`] and the
 //! Arrow readers of [`cqlwire_vector::input`], values through [`cqlwire_codec::value`], LZ4 bodies through
-//! [`cqlwire_protocol::lz4`]. Errors become `ValueError` (bad data) or `TypeError` (a type or an object
-//! that cannot be used), with the library's one-line message.
+//! [`cqlwire_protocol::lz4`], loads through [`cqlwire_load`]. Errors become `ValueError` (bad data) or
+//! `TypeError` (a type or an object that cannot be used), with the library's one-line message.
 
 mod arrow;
 mod layout;
+mod load;
+mod search;
+mod unload;
 mod values;
 mod vectors;
 
@@ -153,6 +156,13 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vectors::deserialize_vectors, m)?)?;
     m.add_class::<vectors::VectorCodec>()?;
     m.add_class::<vectors::DriverSerializer>()?;
+    m.add_function(wrap_pyfunction!(load::load, m)?)?;
+    m.add_class::<load::LoadReport>()?;
+    m.add_function(wrap_pyfunction!(unload::unload, m)?)?;
+    m.add_function(wrap_pyfunction!(search::search, m)?)?;
+    m.add_class::<search::SearchReport>()?;
+    m.add("LoadError", m.py().get_type::<load::LoadError>())?;
+    m.add("LoadFailed", m.py().get_type::<load::LoadFailed>())?;
     m.add("DEFAULT_MAX_SIZE", cqlwire_protocol::lz4::DEFAULT_MAX_SIZE)?;
     // Which of (list, tuple, float) VectorCodec reads in place (python/README.md, "Speed").
     m.add("_object_layout", layout::probe(m.py())?)?;

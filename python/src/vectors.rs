@@ -61,18 +61,21 @@ fn element_type(kind: u8, size: usize) -> Option<ElementType> {
 }
 
 /// A C-contiguous, aligned, native-order NumPy array's elements, kept alive by `array`.
-struct Borrowed<'py> {
+pub(crate) struct Borrowed<'py> {
     array: Bound<'py, PyUntypedArray>,
     element: ElementType,
     /// Rows × dimension (a 1-D array is one row).
-    shape: (usize, usize),
+    pub(crate) shape: (usize, usize),
 }
 
 impl<'py> Borrowed<'py> {
     /// Reads `array` in place when it is C-contiguous, aligned and in native byte order; else a
     /// copy that is (`numpy.require`), which is what reading a Fortran-order, strided or
     /// big-endian array costs.
-    fn new(array: &Bound<'py, PyUntypedArray>, dimensions: usize) -> PyResult<Borrowed<'py>> {
+    pub(crate) fn new(
+        array: &Bound<'py, PyUntypedArray>,
+        dimensions: usize,
+    ) -> PyResult<Borrowed<'py>> {
         let shape = array.shape().to_vec();
         if array.ndim() != dimensions {
             return Err(value_error(format!(
@@ -112,7 +115,7 @@ impl<'py> Borrowed<'py> {
     }
 
     /// The elements, row-major.
-    fn rows(&self) -> Rows<'_> {
+    pub(crate) fn rows(&self) -> Rows<'_> {
         let count = self.shape.0 * self.shape.1;
         // SAFETY: the array is C-contiguous, aligned and native-order (checked or made so in
         // `new`), of `count` elements of the matching type, and `self.array` keeps it alive for
@@ -361,6 +364,7 @@ fn serialize_arrow<'py>(
         &schema,
         batches.into_iter().map(Ok),
         None,
+        0,
         ARROW_BATCH_ROWS,
     )
     .map_err(type_error)?;

@@ -5,15 +5,12 @@
 
 use super::CliError;
 use cqlwire_load::{
-    parse_consistency, Credentials, Host, LoadError, LoadErrorKind, LoadOptions, Password,
-    TlsOptions,
+    ConnectionSettings, Credentials, LoadError, LoadErrorKind, LoadOptions, Password,
+    PASSWORD_VARIABLE,
 };
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// The environment variable that holds the password of `--username`.
-pub const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
 
 /// The cluster, the table and how to reach them.
 #[derive(Debug, clap::Args)]
@@ -53,26 +50,24 @@ impl Connection {
     /// The library's options for this connection (the password read now), everything else at its
     /// default.
     pub fn options(&self) -> Result<LoadOptions, CliError> {
-        let hosts = Host::parse_list(&self.hosts).map_err(engine_error)?;
-        let mut options = LoadOptions::with_table_name(hosts, &self.table).map_err(engine_error)?;
-        if let Some(level) = &self.consistency {
-            options.consistency = parse_consistency(level).map_err(engine_error)?;
-        }
-        options.request_timeout = Duration::from_secs(self.timeout.max(1));
-        if let Some(user) = &self.username {
-            options.credentials = Some(Credentials {
+        let credentials = match &self.username {
+            Some(user) => Some(Credentials {
                 username: user.clone(),
                 password: password(user)?,
-            });
+            }),
+            None => None,
+        };
+        ConnectionSettings {
+            consistency: self.consistency.clone(),
+            timeout: Duration::from_secs(self.timeout),
+            credentials,
+            tls: self.tls,
+            tls_ca: self.tls_ca.clone(),
+            tls_client: self.tls_cert.clone().zip(self.tls_key.clone()),
+            ..ConnectionSettings::new(&self.hosts, &self.table)
         }
-        if self.tls || self.tls_ca.is_some() || self.tls_cert.is_some() {
-            options.tls = Some(TlsOptions {
-                ca_file: self.tls_ca.clone(),
-                client_cert: self.tls_cert.clone().zip(self.tls_key.clone()),
-                ..TlsOptions::default()
-            });
-        }
-        Ok(options)
+        .options()
+        .map_err(engine_error)
     }
 }
 
@@ -83,25 +78,15 @@ pub fn engine_error(error: LoadError) -> CliError {
             "{} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a prompt)",
             error.message()
         )),
-        LoadErrorKind::InvalidOption
-        | LoadErrorKind::UnknownTable
-        | LoadErrorKind::UnknownColumn
-        | LoadErrorKind::MissingKeyColumn
-        | LoadErrorKind::Statement
-        | LoadErrorKind::Mapping
-        | LoadErrorKind::NoIndex
-        | LoadErrorKind::UnsupportedType => CliError::usage(error.message()),
+        kind if kind.is_usage() => CliError::usage(error.message()),
         _ => CliError::data(error.message()),
     }
 }
 
 /// The password of `user`: the environment variable, else a prompt on the terminal.
 fn password(user: &str) -> Result<Password, CliError> {
-    if let Some(password) = std::env::var_os(PASSWORD_VARIABLE) {
-        return password
-            .into_string()
-            .map(Password::new)
-            .map_err(|_| CliError::usage(format!("{PASSWORD_VARIABLE} is not valid UTF-8")));
+    if let Some(password) = Password::from_environment().map_err(engine_error)? {
+        return Ok(password);
     }
     if !io::stdin().is_terminal() {
         return Err(CliError::usage(format!(

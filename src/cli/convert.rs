@@ -11,7 +11,8 @@ use crate::messages;
 use cqlwire_codec::types::{self, UdtRegistry};
 use cqlwire_vector::convert::{self, ConvertError, ConvertOptions, Totals};
 use cqlwire_vector::input::{
-    InputError, InputFormat, InputOptions, RowSelection, UnknownInputFormat,
+    parse_rows, parse_shard, InputError, InputFormat, InputOptions, RowSelection,
+    UnknownInputFormat,
 };
 use cqlwire_vector::kernel::{VectorEncoder, VectorError};
 use cqlwire_vector::output::{NullPolicy, OutputFormat, WriteError};
@@ -130,49 +131,6 @@ pub(super) fn parse_input_format(text: &str) -> Result<InputFormat, String> {
         .map_err(|error: UnknownInputFormat| error.to_string())
 }
 
-/// Parses `--rows START..END` (either bound may be omitted).
-pub(super) fn parse_rows(text: &str) -> Result<Range<u64>, String> {
-    let (start, end) = text
-        .split_once("..")
-        .ok_or_else(|| format!("expected START..END, e.g. 0..1000, not '{text}'"))?;
-    let bound = |s: &str, default: u64| -> Result<u64, String> {
-        let s = s.trim();
-        if s.is_empty() {
-            Ok(default)
-        } else {
-            s.parse()
-                .map_err(|_| format!("'{s}' is not a row number (in '{text}')"))
-        }
-    };
-    let range = bound(start, 0)?..bound(end, u64::MAX)?;
-    if range.start > range.end {
-        return Err(format!("the range {text} ends before it starts"));
-    }
-    Ok(range)
-}
-
-/// Parses `--shard K/N` with 1 ≤ K ≤ N.
-pub(super) fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let parsed = text
-        .split_once('/')
-        .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
-    match parsed {
-        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
-        _ => Err(format!(
-            "expected K/N with 1 ≤ K ≤ N, e.g. 2/8, not '{text}'"
-        )),
-    }
-}
-
-/// The rows that `--rows` or `--shard` select.
-pub(super) fn selection(rows: Option<Range<u64>>, shard: Option<(u64, u64)>) -> RowSelection {
-    match (rows, shard) {
-        (Some(range), _) => RowSelection::Range(range),
-        (None, Some((k, n))) => RowSelection::Shard { k, n },
-        (None, None) => RowSelection::All,
-    }
-}
-
 /// Runs `cqlwire convert`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let started = Instant::now();
@@ -183,7 +141,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::usage(format!("invalid --type '{text}': {e}")))?,
         ),
     };
-    let selection = selection(args.rows.clone(), args.shard);
+    let selection = RowSelection::of(args.rows.clone(), args.shard);
     let input_options = InputOptions {
         format: args.input_format,
         column: args.column.clone(),

@@ -5,7 +5,7 @@
 //! summary line.
 
 use super::connection::{engine_error, Connection};
-use super::convert::{parse_input_format, parse_rows, parse_shard, selection};
+use super::convert::parse_input_format;
 use super::progress::{self, Unit};
 use super::util::{amount, counted};
 use super::CliError;
@@ -15,7 +15,7 @@ use cqlwire_load::{
     Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport, Loader, Mode,
     ProgressSnapshot, RejectSink, RunControl,
 };
-use cqlwire_vector::input::{InputFormat, InputOptions};
+use cqlwire_vector::input::{parse_rows, parse_shard, InputFormat, InputOptions, RowSelection};
 use indicatif::ProgressBar;
 use std::io;
 use std::ops::Range;
@@ -140,7 +140,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             format: args.input_format,
             column: args.column.clone(),
             dataset: args.dataset.clone(),
-            selection: selection(args.rows.clone(), args.shard),
+            selection: RowSelection::of(args.rows.clone(), args.shard),
             batch_rows: BATCH_ROWS,
         },
         map: args.map.clone(),
@@ -152,14 +152,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
-    // The default INSERT names the table columns the input fills, known once the table is read.
     let loader = runtime
-        .block_on(Loader::connect_with(options, |table| {
-            dataset.table_columns(table).map(Some)
-        }))
-        .map_err(engine_error)?;
-    dataset
-        .bind(loader.bind_markers(), loader.columns())
+        .block_on(Loader::connect_for(options, &mut dataset))
         .map_err(engine_error)?;
 
     let mut rejects: Box<dyn RejectSink> = match &args.rejects {

@@ -6,7 +6,7 @@
 //! files, the summary and the per-query CSV.
 
 use super::connection::{engine_error as load_error, Connection};
-use super::convert::{parse_input_format, parse_rows, selection};
+use super::convert::parse_input_format;
 use super::load::watch;
 use super::progress::{self, Unit};
 use super::CliError;
@@ -14,7 +14,7 @@ use crate::files::{refuse_same_file, Output};
 use cqlwire_load::{QuerySet, RunControl, SearchOptions, SearchReport, Searcher};
 use cqlwire_vector::convert;
 use cqlwire_vector::exact::exact_neighbors;
-use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors};
+use cqlwire_vector::input::{self, parse_rows, InputFormat, InputOptions, Neighbors, RowSelection};
 use serde_json::json;
 use std::io::{self, Write};
 use std::ops::Range;
@@ -173,7 +173,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let input_options = InputOptions {
         format: args.input_format,
         column: args.input_column.clone(),
-        selection: selection(args.queries_range.clone(), None),
+        selection: RowSelection::of(args.queries_range.clone(), None),
         batch_rows: 4096,
         dataset: args.dataset.clone(),
     };

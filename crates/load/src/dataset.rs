@@ -95,16 +95,27 @@ fn mapping_error(message: impl Into<String>) -> LoadError {
 impl Dataset {
     /// Opens the input and works out the table columns it provides.
     pub fn open(options: &DatasetOptions) -> Result<Dataset, LoadError> {
-        let mut reader = convert::open(options.path.as_deref(), options.input.clone())
+        let reader = convert::open(options.path.as_deref(), options.input.clone())
             .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()))?;
+        Dataset::from_reader(reader, &options.map, options.row_number_column.clone())
+    }
+
+    /// A dataset over an already open reader (e.g. record batches in memory, see
+    /// `cqlwire_vector::input::open_record_batches`), with `map`'s renames and the row-number
+    /// column as in [`DatasetOptions`].
+    pub fn from_reader(
+        mut reader: Box<dyn BatchReader>,
+        map: &[(String, String)],
+        row_number_column: Option<String>,
+    ) -> Result<Dataset, LoadError> {
         let rename = |input: &str| -> Option<String> {
-            match options.map.iter().find(|(from, _)| from == input) {
+            match map.iter().find(|(from, _)| from == input) {
                 Some((_, to)) if to.is_empty() => None,
                 Some((_, to)) => Some(to.clone()),
                 None => Some(input.to_owned()),
             }
         };
-        for (from, _) in &options.map {
+        for (from, _) in map {
             let known = reader.column_name() == Some(from.as_str())
                 || passthrough_names(reader.passthrough_schema()).any(|name| name == *from);
             if !known {
@@ -128,7 +139,7 @@ impl Dataset {
             reader,
             vector_column,
             columns,
-            row_number_column: options.row_number_column.clone(),
+            row_number_column,
             bindings: Vec::new(),
         })
     }

@@ -47,6 +47,26 @@ pub enum LoadErrorKind {
     NoIndex,
 }
 
+impl LoadErrorKind {
+    /// Whether the caller asked for something that cannot work (an invalid option, a table,
+    /// column or statement the server does not have or refuses, a mapping that cannot fill the
+    /// statement, a type without CQL syntax, a missing vector index): nothing was sent, and
+    /// running again unchanged fails again. The other kinds are about the data or the cluster.
+    pub fn is_usage(self) -> bool {
+        matches!(
+            self,
+            LoadErrorKind::InvalidOption
+                | LoadErrorKind::UnknownTable
+                | LoadErrorKind::UnknownColumn
+                | LoadErrorKind::MissingKeyColumn
+                | LoadErrorKind::Statement
+                | LoadErrorKind::Mapping
+                | LoadErrorKind::NoIndex
+                | LoadErrorKind::UnsupportedType
+        )
+    }
+}
+
 /// An error of the loader: a kind, a one-line message and, for errors that end a started run, the
 /// report of what was confirmed before it ended (with the row to resume from).
 #[derive(Debug)]

@@ -27,6 +27,19 @@ pub enum Mode {
 }
 
 impl Loader {
+    /// Connects for `dataset` ([`connect_with`](Loader::connect_with)): the default INSERT names the
+    /// table columns the dataset fills, and the dataset is bound to the prepared statement's markers
+    /// ([`Dataset::bind`]), ready for [`load`](Loader::load).
+    pub async fn connect_for(
+        options: crate::options::LoadOptions,
+        dataset: &mut Dataset,
+    ) -> Result<Loader, LoadError> {
+        let loader =
+            Self::connect_with(options, |table| dataset.table_columns(table).map(Some)).await?;
+        dataset.bind(loader.bind_markers(), loader.columns())?;
+        Ok(loader)
+    }
+
     /// Loads every selected row of `dataset` (bound to this loader's markers with
     /// [`Dataset::bind`]): [`run`](Loader::run) (or [`dry_run`](Loader::dry_run)) fed by a thread
     /// that reads and converts the input, at most a few batches ahead.

@@ -63,8 +63,8 @@ pub use error::{LoadError, LoadErrorKind};
 pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{
-    parse_consistency, Concurrency, Credentials, Host, LoadOptions, Password, RetryOptions,
-    TlsOptions, DEFAULT_PORT,
+    parse_consistency, Concurrency, ConnectionSettings, Credentials, Host, LoadOptions, Password,
+    RetryOptions, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};

@@ -193,6 +193,9 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// The environment variable that holds the password of a login.
+pub const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
+
 /// A password given by the caller; never printed by `Debug`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Password(String);
@@ -201,6 +204,19 @@ impl Password {
     /// Wraps a password read by the caller (from an environment variable or a prompt).
     pub fn new(password: impl Into<String>) -> Self {
         Password(password.into())
+    }
+
+    /// The password in [`PASSWORD_VARIABLE`], when it is set (an error when it is not UTF-8).
+    pub fn from_environment() -> Result<Option<Password>, LoadError> {
+        match std::env::var_os(PASSWORD_VARIABLE) {
+            None => Ok(None),
+            Some(value) => value.into_string().map(|p| Some(Password(p))).map_err(|_| {
+                LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!("{PASSWORD_VARIABLE} is not valid UTF-8"),
+                )
+            }),
+        }
     }
 
     pub(crate) fn expose(&self) -> &str {
@@ -303,6 +319,63 @@ impl LoadOptions {
     pub fn with_table_name(hosts: Vec<Host>, name: &str) -> Result<Self, LoadError> {
         let (keyspace, table) = split_table_name(name)?;
         Ok(LoadOptions::new(hosts, keyspace, table))
+    }
+}
+
+/// The connection as text settings give it (command-line flags, keyword arguments): parsed and
+/// checked into [`LoadOptions`] by [`ConnectionSettings::options`].
+#[derive(Debug, Clone)]
+pub struct ConnectionSettings {
+    /// Contact points, `HOST[:PORT][,HOST[:PORT]…]`.
+    pub hosts: String,
+    /// The table, `KEYSPACE.TABLE`.
+    pub table: String,
+    /// Consistency level by name (`LOCAL_QUORUM` when `None`).
+    pub consistency: Option<String>,
+    /// Timeout of one request (at least one second is used).
+    pub timeout: Duration,
+    /// Login.
+    pub credentials: Option<Credentials>,
+    /// Connect with TLS (also implied by a CA file or a client certificate).
+    pub tls: bool,
+    /// CA certificates (PEM) that sign the server's certificate.
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate and its private key (PEM).
+    pub tls_client: Option<(PathBuf, PathBuf)>,
+}
+
+impl ConnectionSettings {
+    /// Settings for `table` through `hosts`, everything else at its default.
+    pub fn new(hosts: impl Into<String>, table: impl Into<String>) -> Self {
+        ConnectionSettings {
+            hosts: hosts.into(),
+            table: table.into(),
+            consistency: None,
+            timeout: Duration::from_secs(12),
+            credentials: None,
+            tls: false,
+            tls_ca: None,
+            tls_client: None,
+        }
+    }
+
+    /// The library's options for this connection, everything else at its default.
+    pub fn options(&self) -> Result<LoadOptions, LoadError> {
+        let hosts = Host::parse_list(&self.hosts)?;
+        let mut options = LoadOptions::with_table_name(hosts, &self.table)?;
+        if let Some(level) = &self.consistency {
+            options.consistency = parse_consistency(level)?;
+        }
+        options.request_timeout = self.timeout.max(Duration::from_secs(1));
+        options.credentials = self.credentials.clone();
+        if self.tls || self.tls_ca.is_some() || self.tls_client.is_some() {
+            options.tls = Some(TlsOptions {
+                ca_file: self.tls_ca.clone(),
+                client_cert: self.tls_client.clone(),
+                ..TlsOptions::default()
+            });
+        }
+        Ok(options)
     }
 }
 

@@ -169,6 +169,52 @@ pub enum RowSelection {
     },
 }
 
+/// Parses a row range as `START..END` (0-based, END exclusive; either bound may be omitted).
+pub fn parse_rows(text: &str) -> Result<Range<u64>, String> {
+    let (start, end) = text
+        .split_once("..")
+        .ok_or_else(|| format!("expected START..END, e.g. 0..1000, not '{text}'"))?;
+    let bound = |s: &str, default: u64| -> Result<u64, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            Ok(default)
+        } else {
+            s.parse()
+                .map_err(|_| format!("'{s}' is not a row number (in '{text}')"))
+        }
+    };
+    let range = bound(start, 0)?..bound(end, u64::MAX)?;
+    if range.start > range.end {
+        return Err(format!("the range {text} ends before it starts"));
+    }
+    Ok(range)
+}
+
+/// Parses a part of an input as `K/N` with 1 ≤ K ≤ N.
+pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
+        _ => Err(format!(
+            "expected K/N with 1 ≤ K ≤ N, e.g. 2/8, not '{text}'"
+        )),
+    }
+}
+
+impl RowSelection {
+    /// The rows a range or a shard (K-th of N) selects: the range when both are given, every row
+    /// when neither is.
+    pub fn of(rows: Option<Range<u64>>, shard: Option<(u64, u64)>) -> RowSelection {
+        match (rows, shard) {
+            (Some(range), _) => RowSelection::Range(range),
+            (None, Some((k, n))) => RowSelection::Shard { k, n },
+            (None, None) => RowSelection::All,
+        }
+    }
+}
+
 crate::registry::registry! {
     /// Input formats.
     pub enum InputFormat, error UnknownInputFormat ("input format") {
@@ -315,7 +361,8 @@ pub fn open_stream(
 /// Reads the vector column of Arrow record batches already in memory (e.g. handed over by a Python
 /// caller through the Arrow C data interface), every row in order: the column is chosen as for
 /// Parquet and Arrow files (`column`, else the only list column, else emb/embedding/vector) and
-/// checked the same way (ragged rows, null elements). `name` stands for the input in messages.
+/// checked the same way (ragged rows, null elements). `name` stands for the input in messages;
+/// `first_row` is the number of the first row (batches of a larger dataset keep their numbers).
 pub fn open_record_batches(
     name: &str,
     schema: &arrow_schema::Schema,
@@ -323,11 +370,12 @@ pub fn open_record_batches(
         + Send
         + 'static,
     column: Option<&str>,
+    first_row: u64,
     batch_rows: usize,
 ) -> Result<Box<dyn BatchReader>, InputError> {
     let column = columnar::choose_column(schema, column, name)?;
     let span = columnar::Span {
-        first_row: 0,
+        first_row,
         skip: 0,
         limit: None,
         rows: None,

@@ -1,0 +1,730 @@
+//! `cqlwire.load`: a dataset (a file, a NumPy array, a pyarrow table or record batch) into a live
+//! Cassandra/ScyllaDB table, on the engine of the command line (`cqlwire_load`): the keywords become
+//! the library's options as the command's flags do, and the run goes with the GIL released.
+
+use crate::arrow;
+use crate::vectors::Borrowed;
+use arrow_array::types::{
+    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt8Type,
+};
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, FixedSizeListArray, Int64Array, PrimitiveArray,
+    RecordBatch,
+};
+use arrow_schema::{Field, Schema};
+use cqlwire_load::{
+    Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset, DatasetOptions,
+    LoadError as EngineError, LoadErrorKind, LoadOptions, LoadReport as EngineReport, Loader, Mode,
+    Password, RejectSink, RunControl,
+};
+use cqlwire_vector::input::{
+    self, parse_rows, parse_shard, Batch, BatchReader, ElementType, InputError, InputOptions,
+    RowSelection,
+};
+use cqlwire_vector::kernel::Rows;
+use numpy::PyUntypedArray;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyRangeMethods, PyString};
+use std::future::Future;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pyo3::create_exception!(
+    cqlwire,
+    LoadError,
+    PyValueError,
+    "What the command line refuses with exit code 2: an invalid option, a table, column or \
+     statement the server does not have or refuses, an input that cannot fill the statement. \
+     Nothing was written. `kind` names the reason."
+);
+pyo3::create_exception!(
+    cqlwire,
+    LoadFailed,
+    PyRuntimeError,
+    "A run that could not start or finish: no connection, a refused login, a damaged input, the \
+     cluster gone mid-load. `kind` names the reason; `report` (a LoadReport, or None when nothing \
+     started) has the rows confirmed and `resume_from`, the row to start again from."
+);
+
+/// Rows per input batch handed to the run (as the command line).
+const BATCH_ROWS: usize = 1024;
+
+/// Rejected rows kept in [`LoadReport::rejects`] (all are counted, and all go to `rejects=`).
+const KEPT_REJECTS: usize = 10_000;
+
+/// How often a waiting call looks for a signal (Ctrl-C) to handle.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
+/// The name standing for an in-memory source in messages.
+const IN_MEMORY: &str = "the array";
+
+/// What a load did.
+#[pyclass(module = "cqlwire", frozen, get_all)]
+pub(crate) struct LoadReport {
+    /// Rows acknowledged by the server (in a dry run: rows that bound).
+    written: u64,
+    /// Rows rejected (by the conversion or the server).
+    rejected: u64,
+    /// Requests retried.
+    retried: u64,
+    /// Value bytes of the written rows.
+    bytes: u64,
+    /// Wall time, in seconds.
+    elapsed: f64,
+    /// None when every row was written or rejected, else the first row to load again.
+    resume_from: Option<u64>,
+    /// The first 10,000 rejected rows as (row, key, reason).
+    rejects: Vec<(u64, String, String)>,
+}
+
+#[pymethods]
+impl LoadReport {
+    /// Acknowledged rows per second of wall time.
+    #[getter]
+    fn rows_per_second(&self) -> f64 {
+        if self.elapsed > 0.0 {
+            self.written as f64 / self.elapsed
+        } else {
+            0.0
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let resume = self
+            .resume_from
+            .map_or("None".to_owned(), |row| row.to_string());
+        format!(
+            "LoadReport(written={}, rejected={}, retried={}, bytes={}, elapsed={:.3}, resume_from={resume})",
+            self.written, self.rejected, self.retried, self.bytes, self.elapsed
+        )
+    }
+}
+
+impl LoadReport {
+    fn new(report: &EngineReport, rejects: Vec<(u64, String, String)>) -> Self {
+        LoadReport {
+            written: report.written,
+            rejected: report.rejected,
+            retried: report.retried,
+            bytes: report.bytes,
+            elapsed: report.elapsed.as_secs_f64(),
+            resume_from: report.resume_from,
+            rejects,
+        }
+    }
+}
+
+/// The kind of an engine error as a Python identifier.
+fn kind_name(kind: LoadErrorKind) -> String {
+    let name = format!("{kind:?}");
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// An engine error as `cqlwire.LoadError` (usage) or `cqlwire.LoadFailed` (with `report`).
+pub(crate) fn engine_error(
+    py: Python<'_>,
+    error: &EngineError,
+    rejects: Vec<(u64, String, String)>,
+) -> PyErr {
+    let err = if error.kind().is_usage() {
+        LoadError::new_err(error.message().to_owned())
+    } else {
+        LoadFailed::new_err(error.message().to_owned())
+    };
+    let value = err.value(py);
+    let report = error
+        .report()
+        .map(|report| LoadReport::new(report, rejects))
+        .map(|report| Py::new(py, report))
+        .transpose();
+    let set = value
+        .setattr("kind", kind_name(error.kind()))
+        .and(match report {
+            Ok(report) => value.setattr("report", report),
+            Err(e) => Err(e),
+        });
+    match set {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// A usage error raised before the engine is reached.
+pub(crate) fn usage(py: Python<'_>, message: impl Into<String>) -> PyErr {
+    engine_error(
+        py,
+        &EngineError::new(LoadErrorKind::InvalidOption, message),
+        Vec::new(),
+    )
+}
+
+/// Rejected rows: kept (the first [`KEPT_REJECTS`]) for the report, and written to the `rejects=`
+/// file when one is given.
+struct Collected {
+    kept: Vec<(u64, String, String)>,
+    file: Option<CsvRejects<std::fs::File>>,
+}
+
+impl RejectSink for Collected {
+    fn reject(&mut self, row: u64, key: &str, error: &str) -> io::Result<()> {
+        if self.kept.len() < KEPT_REJECTS {
+            self.kept.push((row, key.to_owned(), error.to_owned()));
+        }
+        match &mut self.file {
+            Some(file) => file.reject(row, key, error),
+            None => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `hosts` as a list of strings or one comma-separated string.
+fn hosts_text(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = hosts.cast::<PyString>() {
+        return text.extract::<String>();
+    }
+    let hosts: Vec<String> = hosts.extract().map_err(|_| {
+        crate::type_error("hosts must be a string (HOST[:PORT],...) or a list of strings")
+    })?;
+    Ok(hosts.join(","))
+}
+
+/// The connection keywords shared by `load`, `unload` and `search`.
+pub(crate) struct ConnectionKeywords {
+    hosts: String,
+    table: String,
+    consistency: Option<String>,
+    timeout: u64,
+    username: Option<String>,
+    password: Option<String>,
+    tls: bool,
+    tls_ca: Option<PathBuf>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+}
+
+impl ConnectionKeywords {
+    /// `hosts`, `table` and the connection keywords among `rest` (consistency, timeout, username,
+    /// password, tls, tls_ca, tls_cert, tls_key); another keyword is a `TypeError`.
+    pub(crate) fn new(
+        hosts: &Bound<'_, PyAny>,
+        table: String,
+        rest: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let mut keywords = ConnectionKeywords {
+            hosts: hosts_text(hosts)?,
+            table,
+            consistency: None,
+            timeout: 12,
+            username: None,
+            password: None,
+            tls: false,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
+        };
+        for (name, value) in rest.into_iter().flat_map(|rest| rest.iter()) {
+            let name: String = name.extract()?;
+            match name.as_str() {
+                "consistency" => keywords.consistency = value.extract()?,
+                "timeout" => keywords.timeout = value.extract()?,
+                "username" => keywords.username = value.extract()?,
+                "password" => keywords.password = value.extract()?,
+                "tls" => keywords.tls = value.extract()?,
+                "tls_ca" => keywords.tls_ca = value.extract()?,
+                "tls_cert" => keywords.tls_cert = value.extract()?,
+                "tls_key" => keywords.tls_key = value.extract()?,
+                other => {
+                    return Err(crate::type_error(format!(
+                        "unexpected keyword argument '{other}'"
+                    )))
+                }
+            }
+        }
+        Ok(keywords)
+    }
+
+    /// The engine's options for this connection.
+    pub(crate) fn options(&self, py: Python<'_>) -> PyResult<LoadOptions> {
+        self.settings(py)?
+            .options()
+            .map_err(|e| engine_error(py, &e, Vec::new()))
+    }
+
+    /// The engine's settings: the password from `password=`, else `CQLWIRE_PASSWORD`.
+    fn settings(&self, py: Python<'_>) -> PyResult<ConnectionSettings> {
+        let credentials = match &self.username {
+            Some(user) => {
+                let password = match &self.password {
+                    Some(password) => Password::new(password.clone()),
+                    None => Password::from_environment()
+                        .map_err(|e| engine_error(py, &e, Vec::new()))?
+                        .ok_or_else(|| {
+                            usage(
+                                py,
+                                format!(
+                                    "username {user} needs a password: pass password= or set {}",
+                                    cqlwire_load::PASSWORD_VARIABLE
+                                ),
+                            )
+                        })?,
+                };
+                Some(Credentials {
+                    username: user.clone(),
+                    password,
+                })
+            }
+            None => None,
+        };
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err(usage(py, "tls_cert and tls_key go together"));
+        }
+        Ok(ConnectionSettings {
+            consistency: self.consistency.clone(),
+            timeout: Duration::from_secs(self.timeout),
+            credentials,
+            tls: self.tls,
+            tls_ca: self.tls_ca.clone(),
+            tls_client: self.tls_cert.clone().zip(self.tls_key.clone()),
+            ..ConnectionSettings::new(&self.hosts, &self.table)
+        })
+    }
+}
+
+/// Runs `work` on `runtime` with the GIL released, looking for signals every 100 ms: a pending
+/// KeyboardInterrupt sets `stop` (the run drains: it stops reading and waits for the rows in
+/// flight) and is raised once the run has ended.
+pub(crate) fn run_interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    runtime: &tokio::runtime::Runtime,
+    stop: Arc<AtomicBool>,
+    work: impl Future<Output = T> + Send + 'static,
+) -> PyResult<T> {
+    let mut handle = runtime.spawn(work);
+    let mut interrupted: Option<PyErr> = None;
+    loop {
+        let waited = py.detach(|| {
+            runtime.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut handle).await })
+        });
+        match waited {
+            Ok(Ok(value)) => {
+                return match interrupted {
+                    Some(error) => Err(error),
+                    None => Ok(value),
+                }
+            }
+            Ok(Err(join)) => {
+                return Err(PyRuntimeError::new_err(format!("the run failed: {join}")))
+            }
+            Err(_) => {
+                if interrupted.is_none() {
+                    if let Err(error) = py.check_signals() {
+                        stop.store(true, Ordering::Relaxed);
+                        interrupted = Some(error);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The I/O threads of one call.
+pub(crate) fn runtime() -> PyResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O threads: {e}")))
+}
+
+/// A row range: `"START..END"` (either bound may be left out), `range(START, END)` or
+/// `(START, END)` with END None for the end.
+fn rows_argument(rows: &Bound<'_, PyAny>) -> PyResult<std::ops::Range<u64>> {
+    if let Ok(text) = rows.cast::<PyString>() {
+        return parse_rows(&text.extract::<String>()?).map_err(PyValueError::new_err);
+    }
+    if let Ok(range) = rows.cast::<pyo3::types::PyRange>() {
+        if range.step()? != 1 {
+            return Err(PyValueError::new_err("rows must be a range with step 1"));
+        }
+        let bound = |value: isize| u64::try_from(value).unwrap_or(0);
+        return Ok(bound(range.start()?)..bound(range.stop()?));
+    }
+    let (start, end): (u64, Option<u64>) = rows.extract().map_err(|_| {
+        crate::type_error("rows must be \"START..END\", range(START, END) or (START, END)")
+    })?;
+    let end = end.unwrap_or(u64::MAX);
+    if start > end {
+        return Err(PyValueError::new_err(format!(
+            "the range {start}..{end} ends before it starts"
+        )));
+    }
+    Ok(start..end)
+}
+
+/// A part of the input: `"K/N"` or `(K, N)`.
+fn shard_argument(shard: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
+    if let Ok(text) = shard.cast::<PyString>() {
+        return parse_shard(&text.extract::<String>()?).map_err(PyValueError::new_err);
+    }
+    let (k, n): (u64, u64) = shard
+        .extract()
+        .map_err(|_| crate::type_error("shard must be \"K/N\" or (K, N)"))?;
+    parse_shard(&format!("{k}/{n}")).map_err(PyValueError::new_err)
+}
+
+/// `map` as (input column, table column) pairs: a dict, pairs, or `"IN=COL,..."`.
+fn map_argument(map: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
+    let pairs: Vec<(String, String)> = if let Ok(text) = map.cast::<PyString>() {
+        text.extract::<String>()?
+            .split(',')
+            .map(|pair| {
+                pair.split_once('=')
+                    .map(|(from, to)| (from.trim().to_owned(), to.trim().to_owned()))
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!("expected INPUT=COLUMN, not '{pair}'"))
+                    })
+            })
+            .collect::<PyResult<_>>()?
+    } else if let Ok(dict) = map.cast::<PyDict>() {
+        dict.iter()
+            .map(|(k, v)| {
+                Ok((
+                    k.extract()?,
+                    v.extract::<Option<String>>()?.unwrap_or_default(),
+                ))
+            })
+            .collect::<PyResult<_>>()?
+    } else {
+        map.extract().map_err(|_| {
+            crate::type_error("map must be a dict, a list of pairs or \"INPUT=COLUMN,...\"")
+        })?
+    };
+    if let Some((from, _)) = pairs.iter().find(|(from, _)| from.is_empty()) {
+        return Err(PyValueError::new_err(format!(
+            "expected INPUT=COLUMN, not '={from}'"
+        )));
+    }
+    Ok(pairs)
+}
+
+/// A reader whose vector column has no name (as a `.npy` file's): the table's only vector column
+/// takes it; the ids, if any, pass through.
+struct Unnamed(Box<dyn BatchReader>);
+
+impl BatchReader for Unnamed {
+    fn element_type(&self) -> ElementType {
+        self.0.element_type()
+    }
+    fn dimension(&self) -> usize {
+        self.0.dimension()
+    }
+    fn rows(&self) -> Option<u64> {
+        self.0.rows()
+    }
+    fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
+        self.0
+            .passthrough_schema()
+            .filter(|schema| !schema.fields().is_empty())
+    }
+    fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
+        let batch = self.0.next_batch()?;
+        Ok(batch.map(|mut batch| {
+            if batch.columns.as_ref().is_some_and(|c| c.num_columns() == 0) {
+                batch.columns = None;
+            }
+            batch
+        }))
+    }
+}
+
+/// The rows of a 2-D NumPy array as an Arrow `fixed_size_list` column named `vector` (a copy the
+/// run's reader thread owns), with the ids as an `id` int64 column.
+fn numpy_batch(array: &Bound<'_, PyUntypedArray>, ids: Option<Vec<i64>>) -> PyResult<RecordBatch> {
+    let source = Borrowed::new(array, 2)?;
+    let (rows, dimension) = source.shape;
+    fn values<T: ArrowPrimitiveType>(slice: &[T::Native]) -> ArrayRef {
+        Arc::new(PrimitiveArray::<T>::from_iter_values(slice.iter().copied()))
+    }
+    let elements = match source.rows() {
+        Rows::F16(s) => values::<Float16Type>(s),
+        Rows::F32(s) => values::<Float32Type>(s),
+        Rows::F64(s) => values::<Float64Type>(s),
+        Rows::I8(s) => values::<Int8Type>(s),
+        Rows::U8(s) => values::<UInt8Type>(s),
+        Rows::I16(s) => values::<Int16Type>(s),
+        Rows::I32(s) => values::<Int32Type>(s),
+        Rows::I64(s) => values::<Int64Type>(s),
+    };
+    let size = i32::try_from(dimension)
+        .map_err(|_| PyValueError::new_err(format!("{dimension} elements per row is too many")))?;
+    let item = Arc::new(Field::new("item", elements.data_type().clone(), false));
+    let vectors = FixedSizeListArray::try_new(item, size, elements, None)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut fields = vec![Field::new("vector", vectors.data_type().clone(), false)];
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(vectors)];
+    if let Some(ids) = ids {
+        if ids.len() != rows {
+            return Err(PyValueError::new_err(format!(
+                "{} ids for {rows} rows: give one id per row",
+                ids.len()
+            )));
+        }
+        fields.push(Field::new("id", arrow_schema::DataType::Int64, false));
+        columns.push(Arc::new(Int64Array::from(ids)));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Whether `source` is an array or table in memory (else it should be a path).
+pub(crate) fn in_memory(source: &Bound<'_, PyAny>) -> bool {
+    source.cast::<PyUntypedArray>().is_ok() || arrow::is_arrow(source)
+}
+
+/// A reader over a NumPy array (its vector column unnamed, `ids` an `id` column) or a pyarrow
+/// Table/RecordBatch (`column` its vector column), its first row numbered `first_row`.
+pub(crate) fn memory_reader(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    column: Option<&str>,
+    ids: Option<&Bound<'_, PyAny>>,
+    first_row: u64,
+) -> PyResult<Box<dyn BatchReader>> {
+    let opened = if let Ok(array) = source.cast::<PyUntypedArray>() {
+        let ids = ids
+            .map(|ids| {
+                let numpy = py.import("numpy")?;
+                numpy
+                    .call_method1("asarray", (ids, "int64"))?
+                    .call_method0("tolist")?
+                    .extract::<Vec<i64>>()
+            })
+            .transpose()?;
+        let batch = numpy_batch(array, ids)?;
+        let schema = batch.schema();
+        input::open_record_batches(
+            IN_MEMORY,
+            &schema,
+            std::iter::once(Ok(batch)),
+            Some("vector"),
+            first_row,
+            BATCH_ROWS,
+        )
+        .map(|reader| Box::new(Unnamed(reader)) as Box<dyn BatchReader>)
+    } else {
+        if ids.is_some() {
+            return Err(usage(
+                py,
+                "ids goes with a NumPy array; a table carries its own columns",
+            ));
+        }
+        let Some((schema, batches)) = arrow::record_batches(source)? else {
+            return Err(usage(py, "the table has no rows"));
+        };
+        input::open_record_batches(
+            "the table",
+            &schema,
+            batches.into_iter().map(Ok),
+            column,
+            first_row,
+            BATCH_ROWS,
+        )
+    };
+    opened.map_err(|e| input_error(py, e))
+}
+
+/// An input error: a usage error for an option the input cannot take, else a failed run.
+pub(crate) fn input_error(py: Python<'_>, error: InputError) -> PyErr {
+    let kind = match error {
+        InputError::Options(_) => LoadErrorKind::InvalidOption,
+        _ => LoadErrorKind::Input,
+    };
+    engine_error(py, &EngineError::new(kind, error.to_string()), Vec::new())
+}
+
+/// What to read: the engine's dataset for a path, an array or a table.
+struct SourceKeywords<'py> {
+    source: Bound<'py, PyAny>,
+    column: Option<String>,
+    input_format: Option<String>,
+    dataset: String,
+    rows: Option<Bound<'py, PyAny>>,
+    shard: Option<Bound<'py, PyAny>>,
+    ids: Option<Bound<'py, PyAny>>,
+    first_row: u64,
+    map: Vec<(String, String)>,
+    row_number_column: Option<String>,
+}
+
+impl SourceKeywords<'_> {
+    fn open(&self, py: Python<'_>) -> PyResult<Dataset> {
+        if !in_memory(&self.source) {
+            return self.open_path(py);
+        }
+        for (given, name) in [
+            (self.rows.is_some(), "rows"),
+            (self.shard.is_some(), "shard"),
+            (self.input_format.is_some(), "input_format"),
+        ] {
+            if given {
+                return Err(usage(
+                    py,
+                    format!("{name} goes with a file source; slice the array or table instead"),
+                ));
+            }
+        }
+        let reader = memory_reader(
+            py,
+            &self.source,
+            self.column.as_deref(),
+            self.ids.as_ref(),
+            self.first_row,
+        )?;
+        Dataset::from_reader(reader, &self.map, self.row_number_column.clone())
+            .map_err(|e| engine_error(py, &e, Vec::new()))
+    }
+
+    fn open_path(&self, py: Python<'_>) -> PyResult<Dataset> {
+        let path: PathBuf =
+            self.source.extract().map_err(|_| {
+                crate::type_error(format!(
+                "source must be a path, a NumPy array or a pyarrow Table or RecordBatch, not {}",
+                self.source.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+            })?;
+        if self.ids.is_some() || self.first_row != 0 {
+            return Err(usage(
+                py,
+                "ids and first_row go with an array or table source; a file's rows keep their \
+                 numbers (select them with rows=)",
+            ));
+        }
+        let format = self
+            .input_format
+            .as_deref()
+            .map(|name| name.parse())
+            .transpose()
+            .map_err(|e: input::UnknownInputFormat| usage(py, e.to_string()))?;
+        let rows = self.rows.as_ref().map(rows_argument).transpose()?;
+        let shard = self.shard.as_ref().map(shard_argument).transpose()?;
+        if rows.is_some() && shard.is_some() {
+            return Err(usage(py, "rows and shard select rows two ways: give one"));
+        }
+        let options = DatasetOptions {
+            path: Some(path),
+            input: InputOptions {
+                format,
+                column: self.column.clone(),
+                dataset: self.dataset.clone(),
+                selection: RowSelection::of(rows, shard),
+                batch_rows: BATCH_ROWS,
+            },
+            map: self.map.clone(),
+            row_number_column: self.row_number_column.clone(),
+        };
+        Dataset::open(&options).map_err(|e| engine_error(py, &e, Vec::new()))
+    }
+}
+
+/// Loads `source` into `table` through `hosts` on the command line's engine (see the stubs).
+#[pyfunction]
+#[pyo3(signature = (
+    source, *, hosts, table, map=None, query=None, row_number_column=None, column=None,
+    input_format=None, dataset="train".to_owned(), rows=None, shard=None, ids=None, first_row=0,
+    concurrency=None, rejects=None, dry_run=false, **connection
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn load<'py>(
+    py: Python<'py>,
+    source: Bound<'py, PyAny>,
+    hosts: &Bound<'py, PyAny>,
+    table: String,
+    map: Option<&Bound<'py, PyAny>>,
+    query: Option<String>,
+    row_number_column: Option<String>,
+    column: Option<String>,
+    input_format: Option<String>,
+    dataset: String,
+    rows: Option<Bound<'py, PyAny>>,
+    shard: Option<Bound<'py, PyAny>>,
+    ids: Option<Bound<'py, PyAny>>,
+    first_row: u64,
+    concurrency: Option<u32>,
+    rejects: Option<PathBuf>,
+    dry_run: bool,
+    connection: Option<&Bound<'py, PyDict>>,
+) -> PyResult<LoadReport> {
+    let mut options = ConnectionKeywords::new(hosts, table, connection)?.options(py)?;
+    options.query = query;
+    if let Some(n) = concurrency {
+        if n == 0 {
+            return Err(usage(py, "concurrency must be at least 1"));
+        }
+        options.concurrency = Concurrency::Fixed(n as usize);
+    }
+    let map = map.map(map_argument).transpose()?.unwrap_or_default();
+    let source = SourceKeywords {
+        source,
+        column,
+        input_format,
+        dataset,
+        rows,
+        shard,
+        ids,
+        first_row,
+        map,
+        row_number_column,
+    };
+    let mut dataset = source.open(py)?;
+    let file = rejects
+        .as_ref()
+        .map(|path| {
+            CsvRejects::append(path).map_err(|e| {
+                engine_error(
+                    py,
+                    &EngineError::new(
+                        LoadErrorKind::Rejects,
+                        format!("cannot open {}: {e}", path.display()),
+                    ),
+                    Vec::new(),
+                )
+            })
+        })
+        .transpose()?;
+    let mut sink = Collected {
+        kept: Vec::new(),
+        file,
+    };
+    let mode = if dry_run { Mode::DryRun } else { Mode::Write };
+    let control = RunControl::default();
+    let stop = control.stop.clone();
+    let runtime = runtime()?;
+    let (result, kept) = run_interruptible(py, &runtime, stop, async move {
+        let result = match Loader::connect_for(options, &mut dataset).await {
+            Ok(loader) => loader.load(dataset, &mut sink, &control, mode).await,
+            Err(error) => Err(error),
+        };
+        (result, sink.kept)
+    })?;
+    match result {
+        Ok(report) => Ok(LoadReport::new(&report, kept)),
+        Err(error) => Err(engine_error(py, &error, kept)),
+    }
+}
