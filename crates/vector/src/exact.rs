@@ -2,11 +2,12 @@
 //! with the similarity function of a vector index.
 //!
 //! The training set is streamed batch by batch (memory: one batch, the queries, a top-k list per
-//! query and one block of scores per thread). Each thread takes a share of the queries and scores
-//! it against blocks of training rows with a blocked matrix product (`matrixmultiply`'s packed
-//! kernels, AVX-512, AVX2 + FMA or portable, chosen at run time), then walks each query's row of
-//! scores: one comparison with the k-th best so far per score, an insertion only for the few that
-//! beat it. For cosine both sides are divided by their norms first, as NumPy's brute force does.
+//! query and one block of 256 × 512 scores per thread). Each thread takes a share of the queries
+//! and scores them, 256 at a time, against blocks of 512 training rows with a blocked matrix
+//! product (`matrixmultiply`'s packed kernels, AVX-512, AVX2 + FMA or portable, chosen at run
+//! time), then walks each query's row of scores: one comparison with the k-th best so far per
+//! score, an insertion only for the few that beat it. For cosine both sides are divided by their
+//! norms first, as NumPy's brute force does.
 //!
 //! Ties: candidates are ranked by score, then by row number (the lower first); a later row with
 //! the same score as the k-th never displaces it.
@@ -16,8 +17,10 @@ use rayon::prelude::*;
 use std::fmt;
 use std::str::FromStr;
 
-/// Training rows per block of scores (a thread's block is its queries × this many f32).
+/// Training rows per block of scores.
 const BLOCK_ROWS: usize = 512;
+/// Queries per block of scores (a block is 256 × 512 f32, 512 KiB, whatever the query count).
+const BLOCK_QUERIES: usize = 256;
 
 /// The similarity function of a vector index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,34 +255,45 @@ impl Block<'_> {
     /// (one per query).
     fn score(&self, queries: &[f32], lists: &mut [TopK]) {
         let d = self.dimension;
-        let m = queries.len() / d;
         let rows = self.floats.len() / d;
+        let m = (queries.len() / d).min(BLOCK_QUERIES);
         let mut scores = vec![0f32; m * BLOCK_ROWS.min(rows)];
         for start in (0..rows).step_by(BLOCK_ROWS) {
             let n = BLOCK_ROWS.min(rows - start);
             let tile = &self.floats[start * d..(start + n) * d];
-            let scores = &mut scores[..m * n];
-            product(queries, tile, d, scores);
-            for (list, scores) in lists.iter_mut().zip(scores.chunks_exact(n)) {
-                let valid = self.valid;
-                let row = |j: usize| {
-                    let row = start + j;
-                    (valid.is_none_or(|v| v.get(row) == Some(&true)))
-                        .then(|| self.first_row + row as u64)
-                };
-                match self.similarity {
-                    Similarity::Cosine | Similarity::DotProduct => {
-                        list.offer_all(scores, |_, dot| dot, row)
-                    }
-                    // -(|x|² - 2 q·x) ranks as -|q - x|² (|q|² is the same for every row).
-                    Similarity::Euclidean => {
-                        let squares = self.squares.get(start..start + n).unwrap_or(&[]);
-                        list.offer_all(
-                            scores,
-                            |j, dot| 2.0 * dot - squares.get(j).copied().unwrap_or(f32::NAN),
-                            row,
-                        )
-                    }
+            for (queries, lists) in queries
+                .chunks(BLOCK_QUERIES * d)
+                .zip(lists.chunks_mut(BLOCK_QUERIES))
+            {
+                let scores = &mut scores[..lists.len() * n];
+                product(queries, tile, d, scores);
+                self.offer(lists, scores, start, n);
+            }
+        }
+    }
+
+    /// Offers a block of scores (one row of `n` per list, training rows from `start` of the
+    /// batch) to the lists.
+    fn offer(&self, lists: &mut [TopK], scores: &[f32], start: usize, n: usize) {
+        for (list, scores) in lists.iter_mut().zip(scores.chunks_exact(n)) {
+            let valid = self.valid;
+            let row = |j: usize| {
+                let row = start + j;
+                (valid.is_none_or(|v| v.get(row) == Some(&true)))
+                    .then(|| self.first_row + row as u64)
+            };
+            match self.similarity {
+                Similarity::Cosine | Similarity::DotProduct => {
+                    list.offer_all(scores, |_, dot| dot, row)
+                }
+                // -(|x|² - 2 q·x) ranks as -|q - x|² (|q|² is the same for every row).
+                Similarity::Euclidean => {
+                    let squares = self.squares.get(start..start + n).unwrap_or(&[]);
+                    list.offer_all(
+                        scores,
+                        |j, dot| 2.0 * dot - squares.get(j).copied().unwrap_or(f32::NAN),
+                        row,
+                    )
                 }
             }
         }
@@ -388,7 +402,13 @@ mod tests {
 
     #[test]
     fn brute_force_matches_a_double_precision_full_sort() {
-        for (d, n, queries) in [(37usize, 301usize, 9usize), (128, 130, 5), (3, 17, 4)] {
+        // The last case has more queries than a block of scores holds.
+        for (d, n, queries) in [
+            (37usize, 301usize, 9usize),
+            (128, 130, 5),
+            (3, 17, 4),
+            (64, 100, 300),
+        ] {
             let train = pseudo_random(d as u64, n, d);
             let query_rows = pseudo_random(7 + d as u64, queries, d);
             let flat: Vec<f32> = query_rows.iter().flatten().copied().collect();
