@@ -5,6 +5,7 @@ truth against NumPy.
 
     python3 benches/compare/search.py [--rows 10000] [--queries 1000] [--rounds 3] [--peers …]
     python3 benches/compare/search.py --exact [--train 100000] [--queries 1000] [--rounds 3]
+    python3 benches/compare/search.py --index-order [--order-rows 100000] [--rounds 1]
 
 The server is a single-node Apache Cassandra 5.0 started (and, at the end, stopped by its pid) by
 fixtures/inspect/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login (one already
@@ -25,6 +26,12 @@ cosine neighbours) is then the same for all. Client CPU per 1,000 queries: for c
 crate the whole process (GNU time: start, reading the queries and connecting included); for the
 Python and Java drivers the process CPU of the queries alone, as they report it (their interpreter
 or JVM start excluded, in their favour). Server CPU from /proc/PID/stat over each run.
+
+`--index-order`: which order is faster on a fresh table of `--order-rows` × 128 float32 rows (seeded,
+norm 1): `load` then CREATE INDEX (the wait until the index answers is its build), or CREATE INDEX
+then `load` (CASSANDRA-21644 refusals on 5.0.9 retried by `load` at a narrower window); each order
+`--rounds` times, alternating; reports load seconds, index wait, total, and recall@10 of 1,000
+queries against `--exact` ground truth (the same for both orders if the index is the same).
 
 `--exact`: `--train` × 768 training rows and `--queries` queries as .npy; the Rust brute force that
 `cqlwire search --exact` runs (crates/vector/examples/bench_exact.rs: reading the training file
@@ -226,9 +233,11 @@ def median(values):
 
 
 def print_table(results, peers, args, index_wait) -> None:
-    print(f"\n{args.rows:,} × {DIMENSION} float32 rows (norm 1), cosine SAI index (answered "
-          f"{index_wait:.0f} s after creation), {args.queries:,} queries, LIMIT {K}; medians of "
-          f"{args.rounds} rounds.\n")
+    index = ("built before this run" if args.reuse_table
+             else f"answered {index_wait:.0f} s after creation")
+    print(f"\n{args.rows:,} × {DIMENSION} float32 rows (norm 1), cosine SAI index ({index}), "
+          f"{args.queries:,} queries, LIMIT {K}; medians of {args.rounds} rounds; load average "
+          f"{os.getloadavg()[0]:.1f} at the end.\n")
     print("| peer | concurrency | queries/s | p50 ms | p95 ms | p99 ms | max ms | client CPU s / 1k queries "
           "| server CPU s / 1k queries | recall@10 | answers = cqlwire's |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -251,27 +260,110 @@ def exact(args) -> None:
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-vector", "--example", "bench_exact"],
                    cwd=ROOT, check=True)
     binary = run.TARGET / "release" / "examples" / "bench_exact"
-    ours, theirs, same = [], [], None
+    ours, theirs, ours_cpu, theirs_cpu, same = [], [], [], [], None
+    report = DATA / "time.txt"
     for _ in range(args.rounds):
         out = DATA / "exact.txt"
-        result = subprocess.run([str(binary), str(train), str(queries), str(K), "cosine", str(out)], check=True,
-                                capture_output=True, text=True)
+        result = subprocess.run([run.TIME, "-f", "%U %S", "-o", str(report), str(binary), str(train),
+                                 str(queries), str(K), "cosine", str(out)], check=True, capture_output=True, text=True)
         ours.append(float(re.search(rf"in {NUMBER} s", result.stdout).group(1)))
-        started = time.perf_counter()
+        ours_cpu.append(sum(float(x) for x in report.read_text().split()[-2:]))
+        started, cpu = time.perf_counter(), time.process_time()
         truth = numpy_neighbours(train, queries, K)
         theirs.append(time.perf_counter() - started)
+        theirs_cpu.append(time.process_time() - cpu)
         found = answers(out)
         same = sum(list(map(int, t)) == f for t, f in zip(truth, found))
-        print(f"cqlwire {ours[-1]:.3f} s, NumPy {theirs[-1]:.3f} s, same lists {same}/{len(found)}",
-              file=sys.stderr, flush=True)
+        print(f"cqlwire {ours[-1]:.3f} s (CPU {ours_cpu[-1]:.2f} s), NumPy {theirs[-1]:.3f} s (CPU "
+              f"{theirs_cpu[-1]:.2f} s), same lists {same}/{len(found)}", file=sys.stderr, flush=True)
+    load_average = os.getloadavg()[0]
     print(f"\n{args.train:,} × {DIMENSION} train, {args.queries:,} queries, k = {K}, cosine; medians of "
-          f"{args.rounds} alternating rounds.\n")
-    print("| brute force | seconds | ratio |")
-    print("| --- | ---: | ---: |")
-    print(f"| NumPy: np.load, BLAS float32 product, argpartition, sort | {statistics.median(theirs):.3f} | 1.00 |")
+          f"{args.rounds} alternating rounds; load average {load_average:.1f} at the end.\n")
+    print("| brute force | seconds | CPU seconds | ratio (seconds) |")
+    print("| --- | ---: | ---: | ---: |")
+    print(f"| NumPy: np.load, BLAS float32 product, argpartition, sort | {statistics.median(theirs):.3f} | "
+          f"{statistics.median(theirs_cpu):.2f} | 1.00 |")
     print(f"| cqlwire (`search --exact`'s code, training file read included) | {statistics.median(ours):.3f} | "
-          f"{statistics.median(theirs) / statistics.median(ours):.2f} × faster |")
+          f"{statistics.median(ours_cpu):.2f} | {statistics.median(theirs) / statistics.median(ours):.2f} × faster |")
     print(f"\nSame neighbour lists as NumPy: {same} of {args.queries} queries.")
+
+
+ORDER_TABLE, ORDER_DIMENSION = "ann_order", 128
+
+
+def order_data(rows: int, queries: int):
+    """`rows` training and `queries` query rows × 128 float32 of norm 1 as .npy files (made once)."""
+    import numpy as np
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, count, seed in (("order-train", rows, 7), ("order-queries", queries, 8)):
+        path = DATA / f"{name}-{count}.npy"
+        if not path.exists():
+            data = np.random.default_rng(seed).standard_normal((count, ORDER_DIMENSION), dtype=np.float32)
+            data /= np.linalg.norm(data, axis=1, keepdims=True)
+            np.save(path, data)
+        paths.append(path)
+    return paths
+
+
+def index_order(args) -> None:
+    """--index-order: load then index against index then load, on a fresh table each time."""
+    import json
+
+    train, queries = order_data(args.order_rows, args.queries)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "cqlwire"], cwd=ROOT, check=True)
+    load.HOST = HOST
+    load.DATA.mkdir(parents=True, exist_ok=True)
+    started_here = not load.server_running()
+    pid = load.start_server() if started_here else int(re.search(
+        r"pid (\d+)", subprocess.run([str(load.CASSANDRA), "status"], check=True, capture_output=True,
+                                     text=True).stdout).group(1))
+    table = f"{KEYSPACE}.{ORDER_TABLE}"
+    hosts = ["--hosts", f"{HOST}:{PORT}", "--table", table]
+    index = (f"CREATE CUSTOM INDEX ON {table}(emb) USING 'StorageAttachedIndex' "
+             "WITH OPTIONS = {'similarity_function': 'cosine'}")
+    results = {"load-then-index": [], "index-then-load": []}
+    try:
+        cluster, session = load.connect()
+        session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        for round_number in range(args.rounds):
+            orders = list(results)
+            for order in orders[round_number % 2:] + orders[:round_number % 2]:
+                session.execute(f"DROP TABLE IF EXISTS {table}", timeout=300)
+                session.execute(f"CREATE TABLE {table} (id bigint PRIMARY KEY, emb vector<float, "
+                                f"{ORDER_DIMENSION}>)", timeout=120)
+                load.settle(pid)
+                if order == "index-then-load":
+                    session.execute(index, timeout=120)
+                started = time.perf_counter()
+                loaded = subprocess.run([str(run.BINARY), "load", str(train), *hosts, "--row-number-column", "id"],
+                                        check=True, capture_output=True, text=True)
+                load_seconds = time.perf_counter() - started
+                if order == "load-then-index":
+                    session.execute(index, timeout=120)
+                searched = subprocess.run([str(run.BINARY), "search", str(queries), *hosts, "--exact", str(train),
+                                           "--wait-for-index", "3600", "--concurrency", "16", "--format", "json",
+                                           "--quiet"], check=True, capture_output=True, text=True)
+                summary = json.loads(searched.stdout)
+                summary_line = loaded.stderr.strip().splitlines()[-1] if loaded.stderr.strip() else ""
+                results[order].append((load_seconds, summary["index_wait_s"], summary["recall"]))
+                print(f"round {round_number + 1} {order}: load {load_seconds:.1f} s, index answered after "
+                      f"{summary['index_wait_s']:.1f} s, recall@10 {summary['recall']:.4f}; load: {summary_line}",
+                      file=sys.stderr, flush=True)
+        session.execute(f"DROP TABLE IF EXISTS {table}", timeout=300)
+        cluster.shutdown()
+    finally:
+        if started_here:
+            load.stop_server()
+    print(f"\n{args.order_rows:,} × {ORDER_DIMENSION} float32 rows (norm 1), cosine SAI index, {args.queries:,} "
+          f"queries at concurrency 16, recall@10 against exact cosine; medians of {args.rounds} round(s).\n")
+    print("| order | load s | index answered after s | total s | recall@10 |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for order, runs in results.items():
+        load_s, wait_s, rec = (statistics.median(r[i] for r in runs) for i in range(3))
+        print(f"| {order} | {load_s:.1f} | {wait_s:.1f} | {load_s + wait_s:.1f} | {rec:.4f} |")
 
 
 def main() -> None:
@@ -284,11 +376,17 @@ def main() -> None:
                         help="keep the table of an earlier run (it must hold the --rows rows and the index)")
     parser.add_argument("--exact", action="store_true", help="time brute-force ground truth against NumPy")
     parser.add_argument("--train", type=int, default=100_000, help="training rows of --exact (default 100000)")
+    parser.add_argument("--index-order", action="store_true",
+                        help="time load-then-index against index-then-load on a fresh table")
+    parser.add_argument("--order-rows", type=int, default=100_000,
+                        help="rows × 128 float32 of --index-order (default 100000)")
     args = parser.parse_args()
     run.ensure_venv(__file__)
     run.ensure_gnu_time()
     if args.exact:
         exact(args)
+    elif args.index_order:
+        index_order(args)
     else:
         compare(args)
 

@@ -1,12 +1,13 @@
 //! Exact nearest neighbours by brute force: the ground truth of a query set over a training set,
 //! with the similarity function of a vector index.
 //!
-//! The training set is streamed batch by batch (memory: one batch, the queries and a top-k list
-//! per query); each batch is cut into tiles that stay in the core's cache while every query of the
-//! thread's share is scored against them, four queries by two training rows at a time (eight
-//! independent accumulators of one vector register each, so the loops vectorise without
-//! reassociating a sum). On x86-64 the kernel is compiled three times (baseline, AVX2 + FMA,
-//! AVX-512) and the best the CPU has is chosen at run time; other targets get the portable build.
+//! The training set is streamed batch by batch (memory: one batch, the queries, a top-k list per
+//! query and one block of 256 × 512 scores per thread). Each thread takes a share of the queries
+//! and scores them, 256 at a time, against blocks of 512 training rows with a blocked matrix
+//! product (`matrixmultiply`'s packed kernels, AVX-512, AVX2 + FMA or portable, chosen at run
+//! time), then walks each query's row of scores: one comparison with the k-th best so far per
+//! score, an insertion only for the few that beat it. For cosine both sides are divided by their
+//! norms first, as NumPy's brute force does.
 //!
 //! Ties: candidates are ranked by score, then by row number (the lower first); a later row with
 //! the same score as the k-th never displaces it.
@@ -16,8 +17,10 @@ use rayon::prelude::*;
 use std::fmt;
 use std::str::FromStr;
 
-/// Training rows scored per tile (a tile of 768 floats × 64 rows is 192 KiB: it stays in L2).
-const TILE_BYTES: usize = 192 << 10;
+/// Training rows per block of scores.
+const BLOCK_ROWS: usize = 512;
+/// Queries per block of scores (a block is 256 × 512 f32, 512 KiB, whatever the query count).
+const BLOCK_QUERIES: usize = 256;
 
 /// The similarity function of a vector index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,20 +95,14 @@ pub fn exact_neighbors(
     let count = queries.len() / dimension;
     let mut queries = queries.to_vec();
     if similarity == Similarity::Cosine {
-        for query in queries.chunks_exact_mut(dimension) {
-            let norm = dot(query, query).sqrt();
-            if norm > 0.0 {
-                query.iter_mut().for_each(|x| *x /= norm);
-            }
-        }
+        normalize(&mut queries, dimension);
     }
     let threads = rayon::current_num_threads().max(1);
-    // Each thread scores its share of the queries against every tile.
-    let share = count.div_ceil(threads).div_ceil(4).max(1) * 4;
+    // Each thread scores its share of the queries against every block.
+    let share = count.div_ceil(threads).max(1);
     let mut lists: Vec<TopK> = (0..count).map(|_| TopK::new(k)).collect();
     let mut train_rows = 0u64;
     let mut floats = Vec::new();
-    let kernel = Kernel::detect();
     while let Some(batch) = train.next_batch()? {
         let rows = batch.rows;
         as_f32(&batch.elements, &mut floats);
@@ -115,31 +112,26 @@ pub fn exact_neighbors(
                 batch.first_row
             )));
         }
-        let norms = row_terms(&floats, dimension, similarity);
-        let valid = batch.validity.as_deref();
-        let tile_rows = (TILE_BYTES / (dimension * 4)).clamp(2, 1024) & !1;
-        let first_row = batch.first_row;
+        let squares = match similarity {
+            Similarity::Cosine => {
+                normalize(&mut floats, dimension);
+                Vec::new()
+            }
+            Similarity::Euclidean => floats.chunks_exact(dimension).map(|x| dot(x, x)).collect(),
+            Similarity::DotProduct => Vec::new(),
+        };
+        let block = Block {
+            floats: &floats,
+            dimension,
+            similarity,
+            squares: &squares,
+            valid: batch.validity.as_deref(),
+            first_row: batch.first_row,
+        };
         lists
             .par_chunks_mut(share)
             .zip(queries.par_chunks(share * dimension))
-            .for_each(|(lists, queries)| {
-                let scorer = Scorer {
-                    queries,
-                    dimension,
-                    similarity,
-                    norms: &norms,
-                    valid,
-                    first_row,
-                    kernel,
-                };
-                for start in (0..rows).step_by(tile_rows) {
-                    let end = (start + tile_rows).min(rows);
-                    let tile = floats
-                        .get(start * dimension..end * dimension)
-                        .unwrap_or(&[]);
-                    scorer.tile(tile, start, lists);
-                }
-            });
+            .for_each(|(lists, queries)| block.score(queries, lists));
         train_rows += rows as u64;
         train.recycle(batch.elements);
     }
@@ -163,22 +155,13 @@ fn as_f32(elements: &Elements, out: &mut Vec<f32>) {
     }
 }
 
-/// Per training row: 1/|x| for cosine, |x|² for euclidean, nothing for dot product.
-fn row_terms(floats: &[f32], dimension: usize, similarity: Similarity) -> Vec<f32> {
-    let rows = floats.chunks_exact(dimension);
-    match similarity {
-        Similarity::Cosine => rows
-            .map(|x| {
-                let norm = dot(x, x).sqrt();
-                if norm > 0.0 {
-                    1.0 / norm
-                } else {
-                    0.0
-                }
-            })
-            .collect(),
-        Similarity::Euclidean => rows.map(|x| dot(x, x)).collect(),
-        Similarity::DotProduct => Vec::new(),
+/// Divides every row by its norm (rows of norm 0 stay as they are).
+fn normalize(floats: &mut [f32], dimension: usize) {
+    for row in floats.chunks_exact_mut(dimension) {
+        let norm = dot(row, row).sqrt();
+        if norm > 0.0 {
+            row.iter_mut().for_each(|x| *x /= norm);
+        }
     }
 }
 
@@ -213,16 +196,40 @@ impl TopK {
         }
     }
 
+    /// Offers the scores of consecutive rows (`row(j)` is the id of `scores[j]`, or `None` for a
+    /// null row): the k-th best is the threshold, only scores above it are inserted.
     #[inline]
-    fn offer(&mut self, score: f32, row: u64) {
-        if self.k == 0 || score.is_nan() {
+    fn offer_all(
+        &mut self,
+        scores: &[f32],
+        score: impl Fn(usize, f32) -> f32,
+        row: impl Fn(usize) -> Option<u64>,
+    ) {
+        if self.k == 0 {
             return;
         }
-        if self.best.len() == self.k {
-            match self.best.last() {
-                Some(&(worst, _)) if score > worst => {}
-                _ => return,
+        let mut threshold = self.threshold();
+        for (j, &dot) in scores.iter().enumerate() {
+            let s = score(j, dot);
+            // While the list is not full (no threshold) every score but NaN goes in.
+            if s.is_nan() || threshold.is_some_and(|t| s <= t) {
+                continue;
             }
+            let Some(id) = row(j) else { continue };
+            self.insert(s, id);
+            threshold = self.threshold();
+        }
+    }
+
+    /// The k-th best score, once there are k.
+    #[inline]
+    fn threshold(&self) -> Option<f32> {
+        (self.best.len() == self.k).then(|| self.best.last().map_or(f32::INFINITY, |b| b.0))
+    }
+
+    /// Inserts a score better than the threshold (or any while the list is not full).
+    fn insert(&mut self, score: f32, row: u64) {
+        if self.best.len() == self.k {
             self.best.pop();
         }
         // After every entry at least as good: rows come in increasing order, so ties keep the
@@ -232,140 +239,96 @@ impl TopK {
     }
 }
 
-/// Which compiled kernel to run.
-#[derive(Debug, Clone, Copy)]
-enum Kernel {
-    Portable,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-impl Kernel {
-    fn detect() -> Kernel {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return Kernel::Avx512;
-            }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return Kernel::Avx2;
-            }
-        }
-        Kernel::Portable
-    }
-}
-
-/// One thread's queries and the terms of the current batch.
-struct Scorer<'a> {
-    queries: &'a [f32],
+/// One batch of training rows and their terms.
+struct Block<'a> {
+    floats: &'a [f32],
     dimension: usize,
     similarity: Similarity,
-    norms: &'a [f32],
+    /// |x|² per row for euclidean (empty otherwise).
+    squares: &'a [f32],
     valid: Option<&'a [bool]>,
     first_row: u64,
-    kernel: Kernel,
 }
 
-impl Scorer<'_> {
-    /// Scores every query against the training rows of `tile` (its first row is `start` of the
-    /// batch) and offers them to `lists`.
-    fn tile(&self, tile: &[f32], start: usize, lists: &mut [TopK]) {
+impl Block<'_> {
+    /// Scores `queries` (row-major) against every row of the batch, offering them to `lists`
+    /// (one per query).
+    fn score(&self, queries: &[f32], lists: &mut [TopK]) {
         let d = self.dimension;
-        let tile_rows = tile.len() / d;
-        let mut dots = [[0f32; 4]; 2];
-        for (block, lists) in self.queries.chunks(4 * d).zip(lists.chunks_mut(4)) {
-            let q = |i: usize| block.get(i * d..(i + 1) * d).unwrap_or(&[]);
-            for pair in (0..tile_rows).step_by(2) {
-                let x0 = tile.get(pair * d..(pair + 1) * d).unwrap_or(&[]);
-                let x1 = tile.get((pair + 1) * d..(pair + 2) * d).unwrap_or(x0);
-                dot4x2(self.kernel, [q(0), q(1), q(2), q(3)], [x0, x1], &mut dots);
-                for (j, dots) in dots.iter().enumerate().take(tile_rows - pair) {
-                    let row = start + pair + j;
-                    if self.valid.is_some_and(|v| v.get(row) != Some(&true)) {
-                        continue;
-                    }
-                    let id = self.first_row + row as u64;
-                    for (list, &dot) in lists.iter_mut().zip(dots) {
-                        list.offer(self.score(dot, row), id);
-                    }
-                }
+        let rows = self.floats.len() / d;
+        let m = (queries.len() / d).min(BLOCK_QUERIES);
+        let mut scores = vec![0f32; m * BLOCK_ROWS.min(rows)];
+        for start in (0..rows).step_by(BLOCK_ROWS) {
+            let n = BLOCK_ROWS.min(rows - start);
+            let tile = &self.floats[start * d..(start + n) * d];
+            for (queries, lists) in queries
+                .chunks(BLOCK_QUERIES * d)
+                .zip(lists.chunks_mut(BLOCK_QUERIES))
+            {
+                let scores = &mut scores[..lists.len() * n];
+                product(queries, tile, d, scores);
+                self.offer(lists, scores, start, n);
             }
         }
     }
 
-    /// The score of a dot product with training row `row` of the batch (higher is better).
-    #[inline]
-    fn score(&self, dot: f32, row: usize) -> f32 {
-        let term = self.norms.get(row).copied().unwrap_or(0.0);
-        match self.similarity {
-            Similarity::DotProduct => dot,
-            Similarity::Cosine => dot * term,
-            // -(|x|² - 2 q·x) ranks as -|q - x|² (|q|² is the same for every row).
-            Similarity::Euclidean => 2.0 * dot - term,
-        }
-    }
-}
-
-/// `out[j][i] = q[i] · x[j]` (missing queries are empty slices and score 0).
-#[inline]
-fn dot4x2(kernel: Kernel, q: [&[f32]; 4], x: [&[f32]; 2], out: &mut [[f32; 4]; 2]) {
-    match kernel {
-        Kernel::Portable => block::<8, false>(q, x, out),
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Kernel::detect` chose this kernel only after seeing the CPU has AVX2 and FMA.
-        Kernel::Avx2 => unsafe { block_avx2(q, x, out) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Kernel::detect` chose this kernel only after seeing the CPU has AVX-512F.
-        Kernel::Avx512 => unsafe { block_avx512(q, x, out) },
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn block_avx2(q: [&[f32]; 4], x: [&[f32]; 2], out: &mut [[f32; 4]; 2]) {
-    block::<8, true>(q, x, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn block_avx512(q: [&[f32]; 4], x: [&[f32]; 2], out: &mut [[f32; 4]; 2]) {
-    block::<16, true>(q, x, out);
-}
-
-/// The 4 × 2 dot products in lanes of `L` floats (one vector register each), fused multiply-adds
-/// when `FMA` (only compiled so where the CPU has them).
-#[inline(always)]
-fn block<const L: usize, const FMA: bool>(q: [&[f32]; 4], x: [&[f32]; 2], out: &mut [[f32; 4]; 2]) {
-    let d = x[0].len();
-    let q = q.map(|q| if q.len() == d { q } else { x[0] });
-    let mut acc = [[[0f32; L]; 2]; 4];
-    let full = d - d % L;
-    let mut at = 0;
-    while at < full {
-        let xs = [&x[0][at..at + L], &x[1][at..at + L]];
-        for i in 0..4 {
-            let qs = &q[i][at..at + L];
-            for j in 0..2 {
-                for l in 0..L {
-                    acc[i][j][l] = if FMA {
-                        qs[l].mul_add(xs[j][l], acc[i][j][l])
-                    } else {
-                        qs[l] * xs[j][l] + acc[i][j][l]
-                    };
+    /// Offers a block of scores (one row of `n` per list, training rows from `start` of the
+    /// batch) to the lists.
+    fn offer(&self, lists: &mut [TopK], scores: &[f32], start: usize, n: usize) {
+        for (list, scores) in lists.iter_mut().zip(scores.chunks_exact(n)) {
+            let valid = self.valid;
+            let row = |j: usize| {
+                let row = start + j;
+                (valid.is_none_or(|v| v.get(row) == Some(&true)))
+                    .then(|| self.first_row + row as u64)
+            };
+            match self.similarity {
+                Similarity::Cosine | Similarity::DotProduct => {
+                    list.offer_all(scores, |_, dot| dot, row)
+                }
+                // -(|x|² - 2 q·x) ranks as -|q - x|² (|q|² is the same for every row).
+                Similarity::Euclidean => {
+                    let squares = self.squares.get(start..start + n).unwrap_or(&[]);
+                    list.offer_all(
+                        scores,
+                        |j, dot| 2.0 * dot - squares.get(j).copied().unwrap_or(f32::NAN),
+                        row,
+                    )
                 }
             }
         }
-        at += L;
     }
-    for i in 0..4 {
-        for j in 0..2 {
-            let tail: f32 = (full..d).map(|e| q[i][e] * x[j][e]).sum();
-            out[j][i] = acc[i][j].iter().sum::<f32>() + tail;
-        }
+}
+
+/// `out[i · n + j] = a_i · b_j` for the `m` rows of `a` and the `n` rows of `b` (`d` floats each;
+/// `out` holds m × n floats).
+fn product(a: &[f32], b: &[f32], d: usize, out: &mut [f32]) {
+    let (m, n) = (a.len() / d, b.len() / d);
+    assert!(a.len() == m * d && b.len() == n * d && out.len() == m * n);
+    if m == 0 || n == 0 {
+        return;
+    }
+    // SAFETY: `a` holds m rows of d floats (row stride d, column stride 1), `b` read as its
+    // transpose holds d rows of n (row stride 1, column stride d), `out` m rows of n (row stride
+    // n): every element the product reads or writes is in bounds, as asserted above. Strides fit
+    // isize: they are lengths of slices.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            d,
+            n,
+            1.0,
+            a.as_ptr(),
+            d as isize,
+            1,
+            b.as_ptr(),
+            1,
+            d as isize,
+            0.0,
+            out.as_mut_ptr(),
+            n as isize,
+            1,
+        );
     }
 }
 
@@ -439,7 +402,13 @@ mod tests {
 
     #[test]
     fn brute_force_matches_a_double_precision_full_sort() {
-        for (d, n, queries) in [(37usize, 301usize, 9usize), (128, 130, 5), (3, 17, 4)] {
+        // The last case has more queries than a block of scores holds.
+        for (d, n, queries) in [
+            (37usize, 301usize, 9usize),
+            (128, 130, 5),
+            (3, 17, 4),
+            (64, 100, 300),
+        ] {
             let train = pseudo_random(d as u64, n, d);
             let query_rows = pseudo_random(7 + d as u64, queries, d);
             let flat: Vec<f32> = query_rows.iter().flatten().copied().collect();
