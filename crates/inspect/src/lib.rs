@@ -26,6 +26,7 @@ mod pending;
 pub(crate) mod redact;
 mod render;
 pub(crate) mod secrets;
+mod server_words;
 mod stats;
 mod tls;
 
@@ -63,6 +64,9 @@ pub const DEFAULT_MAX_FRAME: usize = cqlwire_protocol::stream::DEFAULT_MAX_FRAME
 /// frames inflates to at most 255 times its size (1 MiB), where a whole capture record or read
 /// (64 KiB, up to 16 MiB) would be held decompressed at once.
 const FEED_PIECE: usize = 4 << 10;
+
+/// Bytes read from the start of a raw stream to tell a TLS record from a CQL frame.
+const TLS_PROBE: usize = 16;
 
 /// What an [`Inspector`] looks for and keeps.
 #[derive(Debug, Clone)]
@@ -470,7 +474,8 @@ impl Inspector {
 
     /// Decodes one connection given as its two raw byte streams (either may be absent), reading
     /// them in turns so each response is decoded after the request it answers. `label` names the
-    /// connection. Read errors stop the run; malformed bytes are reported and skipped.
+    /// connection. Read errors stop the run; malformed bytes are reported and skipped; a stream
+    /// that starts with a TLS record is reported and not read further.
     pub fn raw<'a>(
         &mut self,
         label: &str,
@@ -488,6 +493,25 @@ impl Inspector {
         let mut c = Conn::new(connection, Some(true), &self.options);
         c.label = label.to_string();
         let mut inputs = [client, server];
+        // A stream that starts with a TLS record is encrypted CQL: named, and not parsed.
+        for (i, input) in inputs.iter_mut().enumerate() {
+            let Some(reader) = input.as_mut() else {
+                continue;
+            };
+            let mut head = Vec::with_capacity(TLS_PROBE);
+            reader.take(TLS_PROBE as u64).read_to_end(&mut head)?;
+            if looks_like_tls(&head) {
+                *input = None;
+                let message = "the stream starts with a TLS record: it is CQL over TLS, which \
+                               a raw stream cannot decrypt; decode the packet capture of the \
+                               connection with the NSS key log of its TLS secrets \
+                               (SSLKEYLOGFILE), or give its decrypted bytes"
+                    .to_string();
+                c.report(i, Timestamp(0), 0, message, sink);
+            } else {
+                c.feed(i, &head);
+            }
+        }
         let mut buf = vec![0u8; FEED_PIECE];
         // Makes sure side `i` has something queued, reading more of its input; false at its end.
         let mut fill = |c: &mut Conn, i: usize| -> io::Result<bool> {
