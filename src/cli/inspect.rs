@@ -194,7 +194,7 @@ fn parse_duration(text: &str) -> Result<u64, CliError> {
 struct Filter {
     conn: Option<String>,
     stream: Option<i16>,
-    opcodes: Vec<u8>,
+    opcodes: Vec<Opcode>,
     slower_than: Option<u64>,
     /// Requests held until their response tells whether the pair is slow enough: by connection
     /// and stream, with their place in the order and their cost.
@@ -226,7 +226,6 @@ impl Filter {
             .iter()
             .map(|name| {
                 name.parse::<Opcode>()
-                    .map(Opcode::to_byte)
                     .map_err(|e| CliError::usage(format!("{e} for --opcode")))
             })
             .collect::<Result<_, _>>()?;
@@ -254,10 +253,10 @@ impl Filter {
             .is_none_or(|c| *c == m.conn || *c == m.conn_id.to_string())
             && self.stream.is_none_or(|s| s == m.header.stream)
             && (self.opcodes.is_empty()
-                || self.opcodes.contains(&m.header.opcode.to_byte())
+                || self.opcodes.iter().any(|op| m.header.opcode == *op)
                 || m.request
                     .as_ref()
-                    .is_some_and(|r| self.opcodes.contains(&r.opcode.to_byte())))
+                    .is_some_and(|r| self.opcodes.iter().any(|op| r.opcode == *op)))
     }
 
     /// The records to print for `record`, in order.

@@ -41,7 +41,7 @@ use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestam
 use cqlwire_codec::cursor::{DecodeError, DecodeErrorKind};
 use cqlwire_codec::value::ExplainLine;
 use cqlwire_protocol::compression::{BodyError, Compression};
-use cqlwire_protocol::frame::{self, FrameHeader, Opcode};
+use cqlwire_protocol::frame::{self, FrameHeader, HeaderOpcode};
 use cqlwire_protocol::message::{
     Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
 };
@@ -189,7 +189,23 @@ fn referenced_ids<'a>(message: &'a Message, request: Option<&'a Message>) -> Vec
             .iter()
             .filter_map(|s| s.id.as_deref())
             .collect(),
-        _ => Vec::new(),
+        (
+            Body::Error(_)
+            | Body::Startup(_)
+            | Body::Ready
+            | Body::Authenticate(_)
+            | Body::Options
+            | Body::Supported(_)
+            | Body::Query(_)
+            | Body::Result(_)
+            | Body::Prepare(_)
+            | Body::Register(_)
+            | Body::Event(_)
+            | Body::AuthChallenge(_)
+            | Body::AuthResponse(_)
+            | Body::AuthSuccess(_),
+            _,
+        ) => Vec::new(),
     }
 }
 
@@ -197,7 +213,7 @@ fn referenced_ids<'a>(message: &'a Message, request: Option<&'a Message>) -> Vec
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestInfo {
     /// The request's opcode.
-    pub opcode: Opcode,
+    pub opcode: HeaderOpcode,
     /// The statement (query text, `EXECUTE 0x<id>` when its PREPARE was not seen, `BATCH …`),
     /// for QUERY, PREPARE, EXECUTE and BATCH.
     pub statement: Option<String>,
@@ -918,6 +934,17 @@ pub fn statement(message: &Message, registry: &Registry) -> Option<String> {
             b.kind_name(),
             b.statements.len()
         )),
-        _ => None,
+        Body::Error(_)
+        | Body::Startup(_)
+        | Body::Ready
+        | Body::Authenticate(_)
+        | Body::Options
+        | Body::Supported(_)
+        | Body::Result(_)
+        | Body::Register(_)
+        | Body::Event(_)
+        | Body::AuthChallenge(_)
+        | Body::AuthResponse(_)
+        | Body::AuthSuccess(_) => None,
     }
 }
