@@ -23,6 +23,7 @@ pub mod capture;
 mod cql_lexer;
 mod keyed_hash;
 mod pending;
+pub mod printer;
 pub(crate) mod redact;
 mod render;
 pub(crate) mod secrets;
@@ -35,7 +36,7 @@ pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_
 pub use render::RenderMessage;
 pub use secrets::{redact_query, redact_server_text, ValueForm};
 pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
-pub use tls::{looks_like_tls, KeyLog, TlsRecord};
+pub use tls::{looks_like_tls, read_key_logs, KeyLog, TlsRecord};
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
 use cqlwire_codec::cursor::{DecodeError, DecodeErrorKind};
