@@ -59,8 +59,9 @@ PASSWORD [=] '...' are shown as <password: N bytes>, in every format; --show-sec
     query text (strings, numbers, booleans, uuids, blobs, durations, NaN/Infinity, collection
     literals of literals) as ?<kind>:<tag> (e.g. ?text:1a2b3c4d, ?list:5e6f7a8b); comments of query
     texts; in error messages and warnings every quoted or bracketed span ('...', \"...\", `...`,
-    (...), [...], {...}, <...>, from the first opener to the last closer) and every word with a digit
-    or true/false, as ?:<tag>; passwords as <password: N bytes> (never tagged).
+    (...), [...], {...}, <...>, from the first opener to the last closer) and every word that is
+    not one of a fixed list of the server's own words (names, numbers, addresses, true/false), as
+    ?:<tag>; passwords as <password: N bytes> (never tagged).
   kept: statement shape, keywords, keyspace/table/column/marker names, types, lengths, null and
     unset, counts, flags, consistency levels, stream ids, prepared ids, addresses, timings.
 A tag is the first 32 bits of HMAC-SHA256 of the value's bytes under a key drawn from the operating
@@ -110,8 +111,8 @@ pub struct Args {
     /// send decodes; peak memory follows the largest frame, about twice its size).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME)]
     pub max_frame: usize,
-    /// Replace every value, token, payload, paging state, query literal and quoted server text by
-    /// its type, length and a keyed hash (see below).
+    /// Replace every value, token, payload, paging state, query literal and server text (but its
+    /// known words) by its type, length and a keyed hash (see below).
     #[arg(long)]
     pub redact: bool,
     /// With --redact (implied): the key of the hash, a file of 32 to 4096 bytes, so hashes compare

@@ -36,8 +36,9 @@ pub enum ValueForm<'k> {
     /// As [`ValueForm::Masked`], and every quoted or bracketed span of server text masked
     /// (`<masked: N bytes>`): the form of a response to a statement that mentions a password.
     MaskedQuotes,
-    /// Nothing captured: values, tokens, payloads, paging states, literals and quoted server text
-    /// replaced by their type, length and a tag under this key; nulls and unsets stay.
+    /// Nothing captured: values, tokens, payloads, paging states, literals and server text (but
+    /// its known words) replaced by their type, length and a tag under this key; nulls and unsets
+    /// stay.
     Redacted(&'k KeyedHash),
 }
 
