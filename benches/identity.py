@@ -68,15 +68,17 @@ def inspect_commands(key: str):
         for variant in variants[:5]:
             yield ["inspect", "--raw", str(raw), *variant]
     for capture in sorted((FIXTURES / "tls" / "captures").iterdir()):
-        for variant in variants[:3]:
-            yield [
-                "inspect",
-                "--client",
-                str(capture / "client.plain"),
-                "--server",
-                str(capture / "server.plain"),
-                *variant,
-            ]
+        # The decrypted streams, and the encrypted ones (reported as TLS).
+        for suffix in ("plain", "bin"):
+            for variant in variants[:3]:
+                yield [
+                    "inspect",
+                    "--client",
+                    str(capture / f"client.{suffix}"),
+                    "--server",
+                    str(capture / f"server.{suffix}"),
+                    *variant,
+                ]
 
 
 def decode_commands():

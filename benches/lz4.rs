@@ -228,7 +228,7 @@ fn frame_stream() -> (Vec<u8>, u64) {
             direction: Direction::Response,
             flags: Flags(Flags::COMPRESSION),
             stream: (i % 32_768) as i16,
-            opcode: Opcode::Result,
+            opcode: Opcode::Result.into(),
             length: body.len() as u32,
         };
         stream.extend_from_slice(&header.to_bytes());

@@ -48,31 +48,6 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
-/// Whether `c` may not appear as it is in one line of output: a control character (newline and
-/// tab included), a line or paragraph separator, or a bidirectional control.
-fn breaks_a_line(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// `text` made fit for one line of output whatever it holds: each character [`breaks_a_line`]
-/// names is escaped as Rust's `{:?}` escapes it (`\n`, `\r`, `\t`, `\u{1b}`), the rule the quoted
-/// query texts already follow, so text from a capture can never end a line or forge another.
-pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(breaks_a_line) {
-        return Cow::Borrowed(text);
-    }
-    let mut shown = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if breaks_a_line(c) {
-            shown.extend(c.escape_debug());
-        } else {
-            shown.push(c);
-        }
-    }
-    Cow::Owned(shown)
-}
-
 /// A writer that passes UTF-8 text through [`visible`] (bytes that are not UTF-8 pass as they are).
 /// `write!`/`writeln!` hand a writer whole string pieces, so formatted untrusted text is made safe
 /// for a terminal piece by piece; put it in front of any buffering.
@@ -110,15 +85,6 @@ mod tests {
         assert_eq!(
             String::from_utf8(out.0).unwrap(),
             "a\u{241b}[2Jb\u{240d}c\n"
-        );
-    }
-
-    #[test]
-    fn one_line_escapes_what_could_end_or_forge_a_line() {
-        assert_eq!(one_line("plain é \"q\" \\"), "plain é \"q\" \\");
-        assert_eq!(
-            one_line("a\nb\r\t\u{1b}[2J\u{85}\u{2028}\u{202e}"),
-            "a\\nb\\r\\t\\u{1b}[2J\\u{85}\\u{2028}\\u{202e}"
         );
     }
 

@@ -625,6 +625,91 @@ fn a_tcp_gap_is_reported_once_and_decoding_resumes() {
 }
 
 #[test]
+fn an_rst_that_is_not_the_next_byte_is_ignored_and_every_message_decodes() {
+    let (messages, problems, done) = hostile("rst-seq0");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let problem = problems[0]["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("with sequence number 0 outside its stream ignored"),
+        "{problem}"
+    );
+    assert_eq!(done["seq"], 0);
+    // The same messages as the capture without the RST (the sequence numbers moved changes none).
+    let ours = in_stream_order(&messages);
+    let original = in_stream_order(&inspect_json("v4-none", &[]));
+    assert_eq!(ours.len(), original.len());
+    assert!(ours == original);
+}
+
+#[test]
+fn data_after_an_rst_that_closed_the_connection_is_reported() {
+    let (messages, problems, _) = hostile("rst-then-data");
+    let original = inspect_json("v4-none", &[]);
+    // The RST is the client's exact next byte: the connection closes there, and what the
+    // conversation sent after it is reported, not dropped in silence.
+    assert!(messages.len() < original.len());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let problem = problems[0]["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("after its connection was closed (by an RST or FIN) not decoded"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn redact_shows_no_word_of_server_text_it_does_not_know() {
+    let manifest: Json =
+        serde_json::from_str(&std::fs::read_to_string(fixture("hostile/manifest.json")).unwrap())
+            .unwrap();
+    let warning = manifest["warning-address"]["warning"].as_str().unwrap();
+    assert!(warning.starts_with("Detected partition alice@example.com with"));
+    let path = fixture("hostile/warning-address.pcap");
+    let path = path.to_str().unwrap();
+    // Unredacted, the warning is there as the server sent it.
+    let (plain, _) = run(&[path, "--format", "json"]);
+    assert!(plain.contains(warning), "the fixture lost its warning");
+    for format in ["text", "json", "explain"] {
+        let (out, err) = run(&[path, "--redact", "--format", format]);
+        for leak in ["alice", "example"] {
+            assert!(
+                !out.contains(leak) && !err.contains(leak),
+                "{format}: {leak} shown"
+            );
+        }
+        // The server's own words stay.
+        if format != "text" {
+            assert!(out.contains("Detected partition ?:"), "{format}");
+        }
+    }
+}
+
+#[test]
+fn a_tls_connection_given_as_raw_streams_is_named_as_tls() {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls/captures/tls13-aes256gcm-cql");
+    let (client, server) = (dir.join("client.bin"), dir.join("server.bin"));
+    let (client, server) = (client.to_str().unwrap(), server.to_str().unwrap());
+    for args in [
+        vec!["--client", client, "--server", server, "--format", "json"],
+        vec!["--raw", server, "--format", "json"],
+    ] {
+        let (out, err) = run(&args);
+        let lines = json_lines(&out);
+        assert!(!lines.is_empty(), "{args:?}");
+        for line in &lines {
+            let problem = line["problem"].as_str().unwrap_or_default();
+            assert!(
+                problem.starts_with("the stream starts with a TLS record"),
+                "{line}"
+            );
+            assert!(problem.contains("key log"), "{problem}");
+            assert_eq!(line["offset"], 0);
+        }
+        assert!(err.contains("0 messages"), "{err}");
+    }
+}
+
+#[test]
 fn corrupt_v5_checksums_are_reported_and_decoding_resumes() {
     let original = inspect_json("v5-none", &[]);
     for (name, what) in [("crc24", "CRC24"), ("crc32", "CRC32")] {

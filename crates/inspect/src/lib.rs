@@ -23,9 +23,11 @@ pub mod capture;
 mod cql_lexer;
 mod keyed_hash;
 mod pending;
+pub mod printer;
 pub(crate) mod redact;
 mod render;
 pub(crate) mod secrets;
+mod server_words;
 mod stats;
 mod tls;
 
@@ -34,13 +36,13 @@ pub use keyed_hash::{KeyError, KeyedHash, MAX_KEY_BYTES, MIN_KEY_BYTES, TAG_HEX_
 pub use render::RenderMessage;
 pub use secrets::{redact_query, redact_server_text, ValueForm};
 pub use stats::{side_name, More, Statement, Stats, MAX_MORE_COUNTED, MAX_STATEMENTS};
-pub use tls::{looks_like_tls, KeyLog, TlsRecord};
+pub use tls::{looks_like_tls, read_key_logs, KeyLog, TlsRecord};
 
 use crate::capture::{CloseReason, Connection, Direction, Event, Limits, Timestamp};
 use cqlwire_codec::cursor::{DecodeError, DecodeErrorKind};
 use cqlwire_codec::value::ExplainLine;
 use cqlwire_protocol::compression::{BodyError, Compression};
-use cqlwire_protocol::frame::{self, FrameHeader, Opcode};
+use cqlwire_protocol::frame::{self, FrameHeader, HeaderOpcode};
 use cqlwire_protocol::message::{
     Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
 };
@@ -63,6 +65,9 @@ pub const DEFAULT_MAX_FRAME: usize = cqlwire_protocol::stream::DEFAULT_MAX_FRAME
 /// frames inflates to at most 255 times its size (1 MiB), where a whole capture record or read
 /// (64 KiB, up to 16 MiB) would be held decompressed at once.
 const FEED_PIECE: usize = 4 << 10;
+
+/// Bytes read from the start of a raw stream to tell a TLS record from a CQL frame.
+const TLS_PROBE: usize = 16;
 
 /// What an [`Inspector`] looks for and keeps.
 #[derive(Debug, Clone)]
@@ -185,7 +190,23 @@ fn referenced_ids<'a>(message: &'a Message, request: Option<&'a Message>) -> Vec
             .iter()
             .filter_map(|s| s.id.as_deref())
             .collect(),
-        _ => Vec::new(),
+        (
+            Body::Error(_)
+            | Body::Startup(_)
+            | Body::Ready
+            | Body::Authenticate(_)
+            | Body::Options
+            | Body::Supported(_)
+            | Body::Query(_)
+            | Body::Result(_)
+            | Body::Prepare(_)
+            | Body::Register(_)
+            | Body::Event(_)
+            | Body::AuthChallenge(_)
+            | Body::AuthResponse(_)
+            | Body::AuthSuccess(_),
+            _,
+        ) => Vec::new(),
     }
 }
 
@@ -193,7 +214,7 @@ fn referenced_ids<'a>(message: &'a Message, request: Option<&'a Message>) -> Vec
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestInfo {
     /// The request's opcode.
-    pub opcode: Opcode,
+    pub opcode: HeaderOpcode,
     /// The statement (query text, `EXECUTE 0x<id>` when its PREPARE was not seen, `BATCH …`),
     /// for QUERY, PREPARE, EXECUTE and BATCH.
     pub statement: Option<String>,
@@ -470,7 +491,8 @@ impl Inspector {
 
     /// Decodes one connection given as its two raw byte streams (either may be absent), reading
     /// them in turns so each response is decoded after the request it answers. `label` names the
-    /// connection. Read errors stop the run; malformed bytes are reported and skipped.
+    /// connection. Read errors stop the run; malformed bytes are reported and skipped; a stream
+    /// that starts with a TLS record is reported and not read further.
     pub fn raw<'a>(
         &mut self,
         label: &str,
@@ -488,6 +510,25 @@ impl Inspector {
         let mut c = Conn::new(connection, Some(true), &self.options);
         c.label = label.to_string();
         let mut inputs = [client, server];
+        // A stream that starts with a TLS record is encrypted CQL: named, and not parsed.
+        for (i, input) in inputs.iter_mut().enumerate() {
+            let Some(reader) = input.as_mut() else {
+                continue;
+            };
+            let mut head = Vec::with_capacity(TLS_PROBE);
+            reader.take(TLS_PROBE as u64).read_to_end(&mut head)?;
+            if looks_like_tls(&head) {
+                *input = None;
+                let message = "the stream starts with a TLS record: it is CQL over TLS, which \
+                               a raw stream cannot decrypt; decode the packet capture of the \
+                               connection with the NSS key log of its TLS secrets \
+                               (SSLKEYLOGFILE), or give its decrypted bytes"
+                    .to_string();
+                c.report(i, Timestamp(0), 0, message, sink);
+            } else {
+                c.feed(i, &head);
+            }
+        }
         let mut buf = vec![0u8; FEED_PIECE];
         // Makes sure side `i` has something queued, reading more of its input; false at its end.
         let mut fill = |c: &mut Conn, i: usize| -> io::Result<bool> {
@@ -894,6 +935,17 @@ pub fn statement(message: &Message, registry: &Registry) -> Option<String> {
             b.kind_name(),
             b.statements.len()
         )),
-        _ => None,
+        Body::Error(_)
+        | Body::Startup(_)
+        | Body::Ready
+        | Body::Authenticate(_)
+        | Body::Options
+        | Body::Supported(_)
+        | Body::Result(_)
+        | Body::Register(_)
+        | Body::Event(_)
+        | Body::AuthChallenge(_)
+        | Body::AuthResponse(_)
+        | Body::AuthSuccess(_) => None,
     }
 }

@@ -7,7 +7,7 @@
 
 use super::statement;
 use crate::capture::Timestamp;
-use cqlwire_protocol::frame::Opcode;
+use cqlwire_protocol::frame::HeaderOpcode;
 use cqlwire_protocol::message::{Body, Execute, Message, Prepare, QueryParameters, Registry};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
@@ -54,7 +54,7 @@ pub(crate) struct Pending {
     /// Capture time of the request.
     pub time: Timestamp,
     /// Its opcode.
-    pub opcode: Opcode,
+    pub opcode: HeaderOpcode,
     /// The statement of a QUERY or BATCH, known from the request alone.
     statement: Option<String>,
     /// For PREPARE and EXECUTE: a message with only what decoding the response needs (boxed: a
@@ -66,7 +66,7 @@ pub(crate) struct Pending {
 
 impl Pending {
     /// What a request decoded as `message` (or undecodable: `None`) keeps.
-    pub fn new(message: Option<&Message>, time: Timestamp, opcode: Opcode) -> Self {
+    pub fn new(message: Option<&Message>, time: Timestamp, opcode: HeaderOpcode) -> Self {
         let registry = Registry::new();
         let (statement, request) = match message.map(|m| (m, &m.body)) {
             Some((m, Body::Prepare(p))) => {
@@ -99,7 +99,20 @@ impl Pending {
                         + e.result_metadata_id.as_ref().map_or(0, Vec::len)
                         + e.query.as_ref().map_or(0, |q| q.len())
                 }
-                _ => 0,
+                Body::Error(_)
+                | Body::Startup(_)
+                | Body::Ready
+                | Body::Authenticate(_)
+                | Body::Options
+                | Body::Supported(_)
+                | Body::Query(_)
+                | Body::Result(_)
+                | Body::Register(_)
+                | Body::Event(_)
+                | Body::Batch(_)
+                | Body::AuthChallenge(_)
+                | Body::AuthResponse(_)
+                | Body::AuthSuccess(_) => 0,
             });
         Pending {
             seq: 0,
@@ -235,6 +248,7 @@ impl PendingSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cqlwire_protocol::frame::Opcode;
 
     #[test]
     fn long_texts_are_cut_with_their_length_and_a_hash() {
@@ -263,7 +277,7 @@ mod tests {
             set.insert(
                 1,
                 stream,
-                Pending::new(None, Timestamp(0), Opcode::Options),
+                Pending::new(None, Timestamp(0), Opcode::Options.into()),
                 &mut totals,
             );
         }
@@ -279,13 +293,14 @@ mod tests {
         let mut totals = PendingTotals::default();
         let mut set = PendingSet::default();
         for opcode in [Opcode::Options, Opcode::Startup] {
-            let forgotten = set.insert(1, 0, Pending::new(None, Timestamp(0), opcode), &mut totals);
+            let pending = Pending::new(None, Timestamp(0), opcode.into());
+            let forgotten = set.insert(1, 0, pending, &mut totals);
             assert_eq!(forgotten, 0);
         }
         assert_eq!(set.forgotten, 0);
         assert_eq!(
             set.take(0, &mut totals).map(|p| p.opcode),
-            Some(Opcode::Startup)
+            Some(Opcode::Startup.into())
         );
         assert_eq!((totals.bytes, totals.order.len()), (0, 0));
     }

@@ -586,19 +586,31 @@ fn body_json(w: &mut JsonWriter, body: &Body, v: &mut Values<'_>) {
         }
         Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => {
             w.key("token");
-            v.form.write_token(w, auth_opcode(body), t.as_deref());
+            v.form.write_token(w, body_opcode(body), t.as_deref());
         }
     }
     w.end_object();
 }
 
-/// The opcode of an AUTH_* body (ERROR for any other).
-fn auth_opcode(body: &Body) -> Opcode {
+/// The opcode of a body (each opcode has a body of its own).
+fn body_opcode(body: &Body) -> Opcode {
     match body {
+        Body::Error(_) => Opcode::Error,
+        Body::Startup(_) => Opcode::Startup,
+        Body::Ready => Opcode::Ready,
+        Body::Authenticate(_) => Opcode::Authenticate,
+        Body::Options => Opcode::Options,
+        Body::Supported(_) => Opcode::Supported,
+        Body::Query(_) => Opcode::Query,
+        Body::Result(_) => Opcode::Result,
+        Body::Prepare(_) => Opcode::Prepare,
+        Body::Execute(_) => Opcode::Execute,
+        Body::Register(_) => Opcode::Register,
+        Body::Event(_) => Opcode::Event,
+        Body::Batch(_) => Opcode::Batch,
         Body::AuthChallenge(_) => Opcode::AuthChallenge,
         Body::AuthResponse(_) => Opcode::AuthResponse,
         Body::AuthSuccess(_) => Opcode::AuthSuccess,
-        _ => Opcode::Error,
     }
 }
 
@@ -864,7 +876,7 @@ impl RenderMessage for Message {
                 consistency_name(b.parameters.consistency)
             ),
             Body::AuthChallenge(t) | Body::AuthResponse(t) | Body::AuthSuccess(t) => {
-                form.token_gist(auth_opcode(&self.body), t.as_deref())
+                form.token_gist(body_opcode(&self.body), t.as_deref())
             }
         };
         if let Some(warnings) = &self.warnings {

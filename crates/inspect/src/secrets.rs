@@ -12,8 +12,9 @@
 //! Redacted, every other piece of captured data becomes its type, its length and a keyed hash
 //! ([`KeyedHash`]): row and bound values, auth tokens, custom payload values and paging states;
 //! every literal of a query text becomes `?<kind>:<hash>` ([`redact_query`]), comments are dropped;
-//! in server text (error messages, warnings) every quoted or bracketed span and every word with a
-//! digit or that is `true`/`false` becomes `?:<hash>` ([`redact_server_text`]).
+//! in server text (error messages, warnings) every quoted or bracketed span and every word that
+//! is not one of a fixed list of the server's own words becomes `?:<hash>`
+//! ([`redact_server_text`]): only what is known to be safe is shown.
 
 use super::cql_lexer::{tokens, TokenKind};
 use super::keyed_hash::KeyedHash;
@@ -35,8 +36,9 @@ pub enum ValueForm<'k> {
     /// As [`ValueForm::Masked`], and every quoted or bracketed span of server text masked
     /// (`<masked: N bytes>`): the form of a response to a statement that mentions a password.
     MaskedQuotes,
-    /// Nothing captured: values, tokens, payloads, paging states, literals and quoted server text
-    /// replaced by their type, length and a tag under this key; nulls and unsets stay.
+    /// Nothing captured: values, tokens, payloads, paging states, literals and server text (but
+    /// its known words) replaced by their type, length and a tag under this key; nulls and unsets
+    /// stay.
     Redacted(&'k KeyedHash),
 }
 
@@ -522,19 +524,32 @@ fn in_word(c: char) -> bool {
     c.is_alphanumeric() || "._-:/+@#%$&*=".contains(c)
 }
 
-/// A server's text (error message, warning) with what may quote a value replaced by `?:<tag>`:
-/// each quoted or bracketed span (`rewrite_server_text`) and each word holding a digit, or that
-/// is `true`/`false`. The words of the message itself stay (`Invalid STRING constant (?:1a2b3c4d)
-/// for "?:5e6f7a8b" of type int`).
+/// A server's text (error message, warning) with only what is known to be safe left: each
+/// quoted or bracketed span (`rewrite_server_text`) and each word that is not one of the server's
+/// own words (a fixed list: the words of Cassandra's messages, CQL keywords and type names; a word
+/// with a digit or other characters never is) becomes `?:<tag>`; a word of punctuation alone
+/// stays. A word keeps a trailing `.` or `:` of its sentence outside the tag (`Invalid STRING constant (?:1a2b3c4d) for "?:5e6f7a8b" of type int`, `Detected partition
+/// ?:0c1d2e3f with …`).
 pub fn redact_server_text(text: &str, hash: &KeyedHash) -> String {
     rewrite_server_text(
         text,
         |content| format!("?:{}", hash.tag(content.as_bytes())),
         |word| {
-            let value = word.chars().any(|c| c.is_ascii_digit())
-                || word.eq_ignore_ascii_case("true")
-                || word.eq_ignore_ascii_case("false");
-            value.then(|| format!("?:{}", hash.tag(word.as_bytes())))
+            if !word.chars().any(char::is_alphanumeric) {
+                return None;
+            }
+            let stem = word.trim_end_matches(['.', ':']);
+            let kept = !stem.eq_ignore_ascii_case("true")
+                && !stem.eq_ignore_ascii_case("false")
+                && super::server_words::is_known(stem);
+            if kept {
+                return None;
+            }
+            Some(format!(
+                "?:{}{}",
+                hash.tag(stem.as_bytes()),
+                &word[stem.len()..]
+            ))
         },
     )
 }
@@ -773,6 +788,15 @@ mod tests {
                 tag("70000"),
                 tag("true"),
                 tag("open")
+            )
+        );
+        // A word the server's messages do not use is no word of the message: it may be data.
+        assert_eq!(
+            redact_server_text("Detected partition alice@example.com with bob.", &hash),
+            format!(
+                "Detected partition ?:{} with ?:{}.",
+                tag("alice@example.com"),
+                tag("bob")
             )
         );
     }

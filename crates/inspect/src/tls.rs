@@ -16,6 +16,46 @@ use cqlwire_tls::{TlsConnection, TlsEvent, TlsProblem, TlsProblemKind, TlsSummar
 
 pub use cqlwire_tls::{looks_like_tls, KeyLog};
 
+/// Reads key log files into one key log, in order. A file's malformed lines are skipped and said
+/// once to `warn` (`key log FILE: N malformed lines skipped, the first at line L`), and so are
+/// client randoms dropped over the key log's bound; a file that cannot be read is an error naming
+/// it.
+pub fn read_key_logs(
+    paths: &[std::path::PathBuf],
+    warn: &mut dyn FnMut(String),
+) -> std::io::Result<KeyLog> {
+    let mut log = KeyLog::new();
+    for path in paths {
+        let (lines, skipped, first) = (log.lines(), log.skipped_lines(), log.first_skipped_line());
+        let named = |text: String| std::io::Error::other(text);
+        let file = std::fs::File::open(path)
+            .map_err(|e| named(format!("key log {}: {e}", path.display())))?;
+        log.read_from(std::io::BufReader::new(file))
+            .map_err(|e| named(format!("{e} ({})", path.display())))?;
+        let new = log.skipped_lines() - skipped;
+        if new > 0 {
+            let at = match (first, log.first_skipped_line()) {
+                (None, Some(line)) => format!(", the first at line {}", line - lines),
+                _ => String::new(),
+            };
+            warn(format!(
+                "key log {}: {new} malformed line{} skipped{at}",
+                path.display(),
+                if new == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    let dropped = log.dropped_client_randoms();
+    if dropped > 0 {
+        warn(format!(
+            "key log: {dropped} older client randoms dropped to keep the latest {}; their \
+             connections stay encrypted",
+            KeyLog::DEFAULT_MAX_CLIENT_RANDOMS
+        ));
+    }
+    Ok(log)
+}
+
 /// A TLS connection, reported once, before any message decrypted from it.
 #[derive(Debug, Clone)]
 pub struct TlsRecord {

@@ -44,162 +44,173 @@ impl Direction {
     }
 }
 
-/// The message type of a frame: every opcode of protocol v3 to v5, by its spec name; other values
-/// are kept raw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Opcode {
-    /// 0x00 ERROR.
-    Error,
-    /// 0x01 STARTUP.
-    Startup,
-    /// 0x02 READY.
-    Ready,
-    /// 0x03 AUTHENTICATE.
-    Authenticate,
-    /// 0x05 OPTIONS.
-    Options,
-    /// 0x06 SUPPORTED.
-    Supported,
-    /// 0x07 QUERY.
-    Query,
-    /// 0x08 RESULT.
-    Result,
-    /// 0x09 PREPARE.
-    Prepare,
-    /// 0x0A EXECUTE.
-    Execute,
-    /// 0x0B REGISTER.
-    Register,
-    /// 0x0C EVENT.
-    Event,
-    /// 0x0D BATCH.
-    Batch,
-    /// 0x0E AUTH_CHALLENGE.
-    AuthChallenge,
-    /// 0x0F AUTH_RESPONSE.
-    AuthResponse,
-    /// 0x10 AUTH_SUCCESS.
-    AuthSuccess,
-    /// A byte that is no opcode of v3 to v5 (0x04 was v1/v2's CREDENTIALS).
-    Unknown(u8),
+/// Declares [`Opcode`] from one table: each variant with its byte, its spec name and the way it
+/// goes. A new opcode is one line here; the compiler then asks for it in every `match` on
+/// [`Opcode`] (none has a wildcard arm), and [`Opcode::ALL`], [`Opcode::from_byte`], `FromStr`,
+/// `Display` and `--opcode` take it from here.
+macro_rules! opcodes {
+    ($($byte:literal $variant:ident $name:literal $goes:ident;)*) => {
+        /// The message type of a frame: every opcode of protocol v3 to v5, by its spec name, as
+        /// its byte on the wire (`Opcode::Query as u8 == 0x07`). A header's byte that is none of
+        /// them is a [`HeaderOpcode::Unknown`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum Opcode {
+            $(
+                #[doc = concat!("`", stringify!($byte), "` ", $name, ".")]
+                $variant = $byte,
+            )*
+        }
+
+        impl Opcode {
+            /// Every opcode of protocol v3 to v5, in byte order.
+            pub const ALL: [Opcode; [$($byte),*].len()] = [$(Opcode::$variant),*];
+
+            /// The opcode a byte stands for, `None` for a byte no spec of v3 to v5 names (0x04
+            /// was v1/v2's CREDENTIALS).
+            pub const fn from_byte(byte: u8) -> Option<Self> {
+                match byte {
+                    $($byte => Some(Opcode::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// The spec's name (`QUERY`, `AUTH_CHALLENGE`).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Opcode::$variant => $name,)*
+                }
+            }
+
+            /// Which way a message of this opcode goes (e.g. QUERY only from the client).
+            pub const fn direction(self) -> Direction {
+                match self {
+                    $(Opcode::$variant => Direction::$goes,)*
+                }
+            }
+        }
+    };
+}
+
+opcodes! {
+    0x00 Error "ERROR" Response;
+    0x01 Startup "STARTUP" Request;
+    0x02 Ready "READY" Response;
+    0x03 Authenticate "AUTHENTICATE" Response;
+    0x05 Options "OPTIONS" Request;
+    0x06 Supported "SUPPORTED" Response;
+    0x07 Query "QUERY" Request;
+    0x08 Result "RESULT" Response;
+    0x09 Prepare "PREPARE" Request;
+    0x0A Execute "EXECUTE" Request;
+    0x0B Register "REGISTER" Request;
+    0x0C Event "EVENT" Response;
+    0x0D Batch "BATCH" Request;
+    0x0E AuthChallenge "AUTH_CHALLENGE" Response;
+    0x0F AuthResponse "AUTH_RESPONSE" Request;
+    0x10 AuthSuccess "AUTH_SUCCESS" Response;
 }
 
 impl Opcode {
-    /// Every opcode of protocol v3 to v5, in byte order (what `from_byte` names).
-    pub const ALL: [Opcode; 16] = [
-        Opcode::Error,
-        Opcode::Startup,
-        Opcode::Ready,
-        Opcode::Authenticate,
-        Opcode::Options,
-        Opcode::Supported,
-        Opcode::Query,
-        Opcode::Result,
-        Opcode::Prepare,
-        Opcode::Execute,
-        Opcode::Register,
-        Opcode::Event,
-        Opcode::Batch,
-        Opcode::AuthChallenge,
-        Opcode::AuthResponse,
-        Opcode::AuthSuccess,
-    ];
-
-    /// The opcode a byte stands for.
-    pub fn from_byte(byte: u8) -> Self {
-        match byte {
-            0x00 => Opcode::Error,
-            0x01 => Opcode::Startup,
-            0x02 => Opcode::Ready,
-            0x03 => Opcode::Authenticate,
-            0x05 => Opcode::Options,
-            0x06 => Opcode::Supported,
-            0x07 => Opcode::Query,
-            0x08 => Opcode::Result,
-            0x09 => Opcode::Prepare,
-            0x0A => Opcode::Execute,
-            0x0B => Opcode::Register,
-            0x0C => Opcode::Event,
-            0x0D => Opcode::Batch,
-            0x0E => Opcode::AuthChallenge,
-            0x0F => Opcode::AuthResponse,
-            0x10 => Opcode::AuthSuccess,
-            other => Opcode::Unknown(other),
-        }
-    }
-
     /// The opcode's byte on the wire.
-    pub fn to_byte(self) -> u8 {
-        match self {
-            Opcode::Error => 0x00,
-            Opcode::Startup => 0x01,
-            Opcode::Ready => 0x02,
-            Opcode::Authenticate => 0x03,
-            Opcode::Options => 0x05,
-            Opcode::Supported => 0x06,
-            Opcode::Query => 0x07,
-            Opcode::Result => 0x08,
-            Opcode::Prepare => 0x09,
-            Opcode::Execute => 0x0A,
-            Opcode::Register => 0x0B,
-            Opcode::Event => 0x0C,
-            Opcode::Batch => 0x0D,
-            Opcode::AuthChallenge => 0x0E,
-            Opcode::AuthResponse => 0x0F,
-            Opcode::AuthSuccess => 0x10,
-            Opcode::Unknown(byte) => byte,
-        }
+    pub const fn to_byte(self) -> u8 {
+        self as u8
     }
 
-    /// The spec's name (`QUERY`, `AUTH_CHALLENGE`), or `None` for an unknown opcode.
-    pub fn name(self) -> Option<&'static str> {
-        Some(match self {
-            Opcode::Error => "ERROR",
-            Opcode::Startup => "STARTUP",
-            Opcode::Ready => "READY",
-            Opcode::Authenticate => "AUTHENTICATE",
-            Opcode::Options => "OPTIONS",
-            Opcode::Supported => "SUPPORTED",
-            Opcode::Query => "QUERY",
-            Opcode::Result => "RESULT",
-            Opcode::Prepare => "PREPARE",
-            Opcode::Execute => "EXECUTE",
-            Opcode::Register => "REGISTER",
-            Opcode::Event => "EVENT",
-            Opcode::Batch => "BATCH",
-            Opcode::AuthChallenge => "AUTH_CHALLENGE",
-            Opcode::AuthResponse => "AUTH_RESPONSE",
-            Opcode::AuthSuccess => "AUTH_SUCCESS",
-            Opcode::Unknown(_) => return None,
-        })
-    }
-
-    /// Whether the opcode is one of v3 to v5.
-    pub fn is_known(self) -> bool {
-        !matches!(self, Opcode::Unknown(_))
-    }
-
-    /// Whether a message of this opcode may go in `direction` (e.g. QUERY only from the client).
+    /// Whether a message of this opcode may go in `direction`.
     pub fn goes(self, direction: Direction) -> bool {
-        use Opcode::*;
-        match self {
-            Startup | Options | Query | Prepare | Execute | Register | Batch | AuthResponse => {
-                direction == Direction::Request
-            }
-            Error | Ready | Authenticate | Supported | Result | Event | AuthChallenge
-            | AuthSuccess => direction == Direction::Response,
-            Unknown(_) => false,
-        }
+        self.direction() == direction
     }
 }
 
 impl fmt::Display for Opcode {
-    /// The spec name, or `0x04` style hex for an unknown opcode.
+    /// The spec name.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.name() {
-            Some(name) => f.write_str(name),
-            None => write!(f, "0x{:02x}", self.to_byte()),
+        f.write_str(self.name())
+    }
+}
+
+impl TryFrom<u8> for Opcode {
+    type Error = u8;
+
+    /// The opcode of a byte; the byte back when it is none.
+    fn try_from(byte: u8) -> Result<Self, u8> {
+        Opcode::from_byte(byte).ok_or(byte)
+    }
+}
+
+/// The opcode byte of a frame header: an [`Opcode`], or a byte that is none (kept raw, so a
+/// header is written back as it was read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HeaderOpcode {
+    /// One of [`Opcode::ALL`].
+    Known(Opcode),
+    /// A byte no spec of v3 to v5 names.
+    Unknown(u8),
+}
+
+impl HeaderOpcode {
+    /// The header opcode of a byte.
+    pub const fn from_byte(byte: u8) -> Self {
+        match Opcode::from_byte(byte) {
+            Some(opcode) => HeaderOpcode::Known(opcode),
+            None => HeaderOpcode::Unknown(byte),
+        }
+    }
+
+    /// The byte on the wire.
+    pub const fn to_byte(self) -> u8 {
+        match self {
+            HeaderOpcode::Known(opcode) => opcode.to_byte(),
+            HeaderOpcode::Unknown(byte) => byte,
+        }
+    }
+
+    /// The opcode, `None` for an unknown byte.
+    pub const fn known(self) -> Option<Opcode> {
+        match self {
+            HeaderOpcode::Known(opcode) => Some(opcode),
+            HeaderOpcode::Unknown(_) => None,
+        }
+    }
+
+    /// The spec's name, `None` for an unknown byte.
+    pub const fn name(self) -> Option<&'static str> {
+        match self {
+            HeaderOpcode::Known(opcode) => Some(opcode.name()),
+            HeaderOpcode::Unknown(_) => None,
+        }
+    }
+
+    /// Whether the byte is an opcode of v3 to v5.
+    pub const fn is_known(self) -> bool {
+        matches!(self, HeaderOpcode::Known(_))
+    }
+
+    /// Whether a message of this opcode may go in `direction` (never for an unknown byte).
+    pub fn goes(self, direction: Direction) -> bool {
+        self.known().is_some_and(|opcode| opcode.goes(direction))
+    }
+}
+
+impl From<Opcode> for HeaderOpcode {
+    fn from(opcode: Opcode) -> Self {
+        HeaderOpcode::Known(opcode)
+    }
+}
+
+impl PartialEq<Opcode> for HeaderOpcode {
+    fn eq(&self, other: &Opcode) -> bool {
+        *self == HeaderOpcode::Known(*other)
+    }
+}
+
+impl fmt::Display for HeaderOpcode {
+    /// The spec name, or `0x04` style hex for an unknown byte.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderOpcode::Known(opcode) => f.write_str(opcode.name()),
+            HeaderOpcode::Unknown(byte) => write!(f, "0x{byte:02x}"),
         }
     }
 }
@@ -219,7 +230,7 @@ impl FromStr for Opcode {
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         Opcode::ALL
             .into_iter()
-            .find(|op| op.name().is_some_and(|n| n.eq_ignore_ascii_case(name)))
+            .find(|op| op.name().eq_ignore_ascii_case(name))
             .ok_or_else(|| UnknownOpcode {
                 name: name.to_owned(),
             })
@@ -286,7 +297,7 @@ pub struct FrameHeader {
     /// Stream id; responses carry their request's id, server-pushed events use -1.
     pub stream: i16,
     /// Message type.
-    pub opcode: Opcode,
+    pub opcode: HeaderOpcode,
     /// Body length in bytes (at most `i32::MAX`).
     pub length: u32,
 }
@@ -325,7 +336,7 @@ impl FrameHeader {
             direction,
             flags: Flags(flags),
             stream,
-            opcode: Opcode::from_byte(opcode),
+            opcode: HeaderOpcode::from_byte(opcode),
             length,
         })
     }
@@ -730,27 +741,27 @@ mod tests {
     #[test]
     fn opcodes_round_trip_with_their_names() {
         for byte in 0..=255u8 {
-            let opcode = Opcode::from_byte(byte);
+            let opcode = HeaderOpcode::from_byte(byte);
             assert_eq!(opcode.to_byte(), byte);
             assert_eq!(opcode.is_known(), byte <= 0x10 && byte != 0x04);
+            assert_eq!(Opcode::try_from(byte).ok(), opcode.known());
         }
-        let known: Vec<Opcode> = (0..=255u8)
-            .map(Opcode::from_byte)
-            .filter(|op| op.is_known())
-            .collect();
+        let known: Vec<Opcode> = (0..=255u8).filter_map(Opcode::from_byte).collect();
         assert_eq!(known, Opcode::ALL);
         for op in Opcode::ALL {
             assert_eq!(op.to_string().to_lowercase().parse(), Ok(op));
+            assert_eq!(Opcode::from_byte(op as u8), Some(op));
         }
         assert!("CREDENTIALS".parse::<Opcode>().is_err());
         assert_eq!(Opcode::AuthChallenge.to_string(), "AUTH_CHALLENGE");
-        assert_eq!(Opcode::from_byte(0x04).to_string(), "0x04");
+        assert_eq!(HeaderOpcode::from_byte(0x04).to_string(), "0x04");
         assert!(Opcode::Query.goes(Direction::Request));
         assert!(!Opcode::Query.goes(Direction::Response));
+        assert!(!HeaderOpcode::Unknown(0x04).goes(Direction::Request));
         let v5: [u8; 9] = [0x85, 0, 0, 1, 0x02, 0, 0, 0, 0];
         assert!(FrameHeader::parse(&v5, 0, MAX_FRAMED_VERSION).is_err());
         let header = FrameHeader::parse(&v5, 0, MAX_VERSION).unwrap();
-        assert_eq!((header.version, header.opcode), (5, Opcode::Ready));
+        assert_eq!((header.version, header.opcode), (5, Opcode::Ready.into()));
         assert_eq!(header.to_bytes(), v5);
     }
 
@@ -761,7 +772,7 @@ mod tests {
             direction: Direction::Request,
             flags: Flags(flags),
             stream: 0,
-            opcode,
+            opcode: HeaderOpcode::Known(opcode),
             length,
         };
         assert!(header(0, Opcode::Query, 10).is_compressible());
@@ -794,7 +805,7 @@ mod tests {
         let (offset, header) = reader.next_frame(&mut body).unwrap().unwrap();
         assert_eq!(
             (offset, header.opcode, &body[..]),
-            (9, Opcode::Supported, &b"hello"[..])
+            (9, Opcode::Supported.into(), &b"hello"[..])
         );
         let error = reader.next_frame(&mut body).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);

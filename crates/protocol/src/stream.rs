@@ -657,7 +657,7 @@ impl StreamDecoder {
         } else {
             Ok(body.to_vec())
         };
-        if let (Opcode::Startup, Ok(body)) = (header.opcode, &body) {
+        if let (Some(Opcode::Startup), Ok(body)) = (header.opcode.known(), &body) {
             match startup_compression(body) {
                 Ok(named) => self.compression = named.as_deref().and_then(Compression::from_name),
                 Err(error) => out.push(problem(
@@ -670,7 +670,10 @@ impl StreamDecoder {
             && match self.direction {
                 Direction::Request => header.opcode == Opcode::Startup,
                 Direction::Response => {
-                    matches!(header.opcode, Opcode::Ready | Opcode::Authenticate)
+                    matches!(
+                        header.opcode.known(),
+                        Some(Opcode::Ready | Opcode::Authenticate)
+                    )
                 }
             };
         if switches {

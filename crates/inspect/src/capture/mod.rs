@@ -30,7 +30,7 @@ use std::net::SocketAddr;
 
 pub use file::{FileError, Format, Packet, PacketReader, Record, MAX_RECORD};
 pub use link::{tcp_segment, Cut, NotTcp, Segment};
-pub use tcp::{Limits, Reassembler, TcpStats, RST_WINDOW};
+pub use tcp::{Limits, Reassembler, TcpStats};
 
 /// A capture time, in nanoseconds since the Unix epoch (negative before 1970): the years 1677 to
 /// 2262.
@@ -239,15 +239,27 @@ impl<'r> Capture<'r> {
         match tcp_segment(packet.linktype, packet.data, packet.wire_len) {
             Ok(segment) => {
                 self.stats.tcp += 1;
-                let ignored = self.reassembler.stats().ignored_resets;
+                let before = self.reassembler.stats();
                 self.reassembler.segment(&segment, packet.timestamp, sink);
-                if self.reassembler.stats().ignored_resets > ignored {
+                let after = self.reassembler.stats();
+                if after.lost_after_close > before.lost_after_close {
+                    self.stats.problems += 1;
+                    sink(Event::Problem(Problem {
+                        offset: packet.offset,
+                        message: format!(
+                            "data from {} to {} after its connection was closed (by an RST or \
+                             FIN) not decoded: the connection's later messages are lost",
+                            segment.src, segment.dst
+                        ),
+                    }));
+                }
+                if after.ignored_resets > before.ignored_resets {
                     self.stats.problems += 1;
                     sink(Event::Problem(Problem {
                         offset: packet.offset,
                         message: format!(
                             "RST from {} to {} with sequence number {} outside its stream \
-                             ignored (a TCP stack ignores it too)",
+                             ignored (not the next byte it owes: a TCP stack ignores it too)",
                             segment.src, segment.dst, segment.seq
                         ),
                     }));

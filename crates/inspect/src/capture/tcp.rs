@@ -20,9 +20,11 @@
 //! - a SYN without ACK on a known 4-tuple with another initial sequence number, or on a closed
 //!   connection, starts a new connection (the old one is closed with [`CloseReason::Reused`]);
 //! - a connection closes when both directions have delivered up to their FIN, or on an RST whose
-//!   sequence number is within [`RST_WINDOW`] of its direction's next byte (one outside is
-//!   ignored, as a TCP stack ignores it, and counted); later segments of a closed connection are
-//!   ignored. Beyond [`Limits::connections`] tracked
+//!   sequence number is the next byte its direction owes: from the next byte to deliver to the end
+//!   of what the direction sent (its FIN included). Any other RST is ignored, as a TCP stack
+//!   ignores one that is not exactly its next expected byte (RFC 5961), and counted; later
+//!   segments of a closed connection are ignored, and the first one per connection that brings
+//!   bytes never delivered is counted ([`TcpStats::lost_after_close`]). Beyond [`Limits::connections`] tracked
 //!   connections the least recently active are evicted (closed ones, kept to recognise their late
 //!   segments, first), a sixty-fourth of them at a time.
 
@@ -65,15 +67,13 @@ pub struct TcpStats {
     pub after_close: u64,
     /// Connections evicted because of [`Limits::connections`].
     pub evicted: u64,
-    /// RST segments ignored because their sequence number is outside the stream
-    /// ([`RST_WINDOW`]).
+    /// RST segments ignored because their sequence number is not the next byte their direction
+    /// owes (RFC 5961).
     pub ignored_resets: u64,
+    /// Closed connections that later got segments bringing bytes never delivered (counted once
+    /// per connection): their data after the close is not delivered.
+    pub lost_after_close: u64,
 }
-
-/// How far (in bytes, either way) from the next expected byte of its direction an RST's sequence
-/// number may be for the RST to end the connection; a TCP stack ignores one outside its window
-/// (RFC 5961), and so does the reassembly.
-pub const RST_WINDOW: i64 = 1 << 24;
 
 /// What a buffered out-of-order piece of a stream holds.
 #[derive(Debug)]
@@ -145,6 +145,9 @@ struct Half {
     pending_bytes: usize,
     /// Stream offset of the FIN, once seen.
     fin: Option<u64>,
+    /// Stream offset just past the last byte the direction was seen to send (its FIN counting as
+    /// one): where an RST may place itself.
+    high: u64,
 }
 
 impl Half {
@@ -167,6 +170,19 @@ impl Half {
     fn finished(&self) -> bool {
         self.fin.is_some_and(|fin| self.next >= fin)
     }
+
+    /// Whether an RST with sequence number `seq` ends the connection: it is a byte the direction
+    /// owes, from the next one to deliver to just past the last one it sent (RFC 5961 takes only
+    /// the next expected byte; a capture may still miss or buffer some before it).
+    fn resets_at(&self, seq: u32) -> bool {
+        let offset = self.offset_of(seq);
+        offset >= self.next as i64 && offset <= self.high.max(self.next) as i64
+    }
+
+    /// Whether a segment's bytes from stream offset `start` to `end` hold any not delivered yet.
+    fn brings_new(&self, start: i64, end: i64) -> bool {
+        end > start && (!self.started || end > self.next as i64)
+    }
 }
 
 #[derive(Debug)]
@@ -176,6 +192,8 @@ struct Conn {
     closed: bool,
     /// Value of the reassembler's segment counter when this connection last saw a segment.
     last_seen: u64,
+    /// Bytes after its close were counted in [`TcpStats::lost_after_close`].
+    lost_counted: bool,
 }
 
 /// Key of a 4-tuple, the same for both directions.
@@ -271,6 +289,7 @@ impl Reassembler {
                 halves: Default::default(),
                 closed: false,
                 last_seen: clock,
+                lost_counted: false,
             };
             self.next_id += 1;
             sink(Event::Opened {
@@ -284,6 +303,17 @@ impl Reassembler {
         };
         if conn.closed {
             self.stats.after_close += 1;
+            let half = &conn.halves[if seg.src == conn.info.initiator { 0 } else { 1 }];
+            let start = half.offset_of(if seg.syn {
+                seg.seq.wrapping_add(1)
+            } else {
+                seg.seq
+            });
+            let end = start + seg.payload.len() as i64;
+            if !conn.lost_counted && half.brings_new(start, end) {
+                conn.lost_counted = true;
+                self.stats.lost_after_close += 1;
+            }
             return;
         }
         conn.last_seen = clock;
@@ -304,6 +334,10 @@ impl Reassembler {
         let end = captured_end + i64::from(missing);
         if seg.fin && half.fin.is_none() && end >= 0 {
             half.fin = Some(end as u64);
+        }
+        let sent_end = end + i64::from(seg.fin);
+        if sent_end > half.high as i64 {
+            half.high = sent_end as u64;
         }
         let mut payload = seg.payload;
         let mut start = start;
@@ -344,12 +378,11 @@ impl Reassembler {
             return;
         };
         let reset = seg.rst && {
-            let half = &conn.halves[d];
-            let in_window = (half.offset_of(seg.seq) - half.next as i64).abs() <= RST_WINDOW;
-            if !in_window {
+            let owed = conn.halves[d].resets_at(seg.seq);
+            if !owed {
                 self.stats.ignored_resets += 1;
             }
-            in_window
+            owed
         };
         if reset {
             let conn = self.conns.remove(&k).expect("looked up above");
@@ -550,7 +583,11 @@ impl Reassembler {
         // Keep a closed connection known so its late segments are not taken for a new one.
         if reason != CloseReason::Evicted && reason != CloseReason::EndOfCapture {
             conn.closed = true;
-            conn.halves = Default::default();
+            // What was delivered stays known (to tell new bytes from retransmitted ones); the
+            // buffers were emptied above.
+            for half in &mut conn.halves {
+                half.pending = BTreeMap::new();
+            }
             let k = key(conn.info.initiator, conn.info.responder);
             if reason != CloseReason::Reused {
                 self.conns.insert(k, conn);

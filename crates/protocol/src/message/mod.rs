@@ -101,7 +101,7 @@ pub struct Message {
     /// The header flags.
     pub flags: u8,
     /// The opcode.
-    pub opcode: u8,
+    pub opcode: Opcode,
     /// The tracing id that starts a response body with the tracing flag.
     pub tracing_id: Option<uuid::Uuid>,
     /// The warnings of a response with the warning flag (v4+).
@@ -296,7 +296,24 @@ impl Registry {
                 self.bytes = self.bytes - before + footprint(&execute.id, statement);
                 self.trim()
             }
-            _ => 0,
+            Body::Result(
+                ResultBody::Void | ResultBody::SetKeyspace(_) | ResultBody::SchemaChange(_),
+            )
+            | Body::Error(_)
+            | Body::Startup(_)
+            | Body::Ready
+            | Body::Authenticate(_)
+            | Body::Options
+            | Body::Supported(_)
+            | Body::Query(_)
+            | Body::Prepare(_)
+            | Body::Execute(_)
+            | Body::Register(_)
+            | Body::Event(_)
+            | Body::Batch(_)
+            | Body::AuthChallenge(_)
+            | Body::AuthResponse(_)
+            | Body::AuthSuccess(_) => 0,
         }
     }
 }
@@ -397,18 +414,18 @@ impl Message {
         each: &mut dyn FnMut(ExplainLine),
     ) -> Result<Message, DecodeError> {
         let mut reader = Reader::new(body, Some(each));
-        reader.hide = Some((mask, Opcode::from_byte(opcode)));
+        reader.hide = Opcode::from_byte(opcode).map(|opcode| (mask, opcode));
         decode_with(&mut reader, body, version, flags, opcode, registry, request)
     }
 
     /// The opcode's name (`QUERY`).
     pub fn opcode_name(&self) -> &'static str {
-        Opcode::from_byte(self.opcode).name().unwrap_or("UNKNOWN")
+        self.opcode.name()
     }
 
     /// Whether the server sent it.
     pub fn is_response(&self) -> bool {
-        Opcode::from_byte(self.opcode).goes(Direction::Response)
+        self.opcode.goes(Direction::Response)
     }
 
     /// The bytes of a row or bound value (`None` for null and unset).
@@ -434,10 +451,11 @@ fn decode_with(
     if !(3..=5).contains(&version) {
         return Err(reader.error(0, format!("unsupported protocol version {version}")));
     }
-    let Some(name) = Opcode::from_byte(opcode).name() else {
+    let Some(opcode) = Opcode::from_byte(opcode) else {
         return Err(reader.error(0, format!("unknown opcode 0x{opcode:02x}")));
     };
-    let response = Opcode::from_byte(opcode).goes(Direction::Response);
+    let name = opcode.name();
+    let response = opcode.goes(Direction::Response);
     let tracing_id = if response && Flags(flags).contains(Flags::TRACING) {
         Some(reader.uuid("tracing id")?)
     } else {
@@ -483,29 +501,28 @@ fn decode_with(
 fn decode_body(
     r: &mut Reader<'_>,
     version: u8,
-    opcode: u8,
+    opcode: Opcode,
     registry: &Registry,
     request: Option<&Message>,
 ) -> Result<Body, DecodeError> {
     let token = |r: &mut Reader<'_>| r.bytes("token").map(|t| t.map(<[u8]>::to_vec));
     Ok(match opcode {
-        0x00 => Body::Error(responses::error(r, version)?),
-        0x01 => Body::Startup(r.string_map("options")?),
-        0x02 => Body::Ready,
-        0x03 => Body::Authenticate(r.string("authenticator")?),
-        0x05 => Body::Options,
-        0x06 => Body::Supported(r.string_multimap("options")?),
-        0x07 => Body::Query(requests::query(r, version)?),
-        0x08 => Body::Result(results::result(r, version, registry, request)?),
-        0x09 => Body::Prepare(requests::prepare(r, version)?),
-        0x0A => Body::Execute(requests::execute(r, version, registry)?),
-        0x0B => Body::Register(r.string_list("events")?),
-        0x0C => Body::Event(responses::event(r)?),
-        0x0D => Body::Batch(requests::batch(r, version, registry)?),
-        0x0E => Body::AuthChallenge(token(r)?),
-        0x0F => Body::AuthResponse(token(r)?),
-        0x10 => Body::AuthSuccess(token(r)?),
-        other => return Err(r.error(0, format!("unknown opcode 0x{other:02x}"))),
+        Opcode::Error => Body::Error(responses::error(r, version)?),
+        Opcode::Startup => Body::Startup(r.string_map("options")?),
+        Opcode::Ready => Body::Ready,
+        Opcode::Authenticate => Body::Authenticate(r.string("authenticator")?),
+        Opcode::Options => Body::Options,
+        Opcode::Supported => Body::Supported(r.string_multimap("options")?),
+        Opcode::Query => Body::Query(requests::query(r, version)?),
+        Opcode::Result => Body::Result(results::result(r, version, registry, request)?),
+        Opcode::Prepare => Body::Prepare(requests::prepare(r, version)?),
+        Opcode::Execute => Body::Execute(requests::execute(r, version, registry)?),
+        Opcode::Register => Body::Register(r.string_list("events")?),
+        Opcode::Event => Body::Event(responses::event(r)?),
+        Opcode::Batch => Body::Batch(requests::batch(r, version, registry)?),
+        Opcode::AuthChallenge => Body::AuthChallenge(token(r)?),
+        Opcode::AuthResponse => Body::AuthResponse(token(r)?),
+        Opcode::AuthSuccess => Body::AuthSuccess(token(r)?),
     })
 }
 
@@ -527,7 +544,7 @@ mod tests {
             bytes: Arc::default(),
         };
         let prepare = message(
-            0x09,
+            Opcode::Prepare,
             Body::Prepare(Prepare {
                 query: "x".repeat(query_len),
                 flags: None,
@@ -535,7 +552,7 @@ mod tests {
             }),
         );
         let result = message(
-            0x08,
+            Opcode::Result,
             Body::Result(ResultBody::Prepared(Prepared {
                 id: id.to_be_bytes().to_vec(),
                 result_metadata_id: None,
