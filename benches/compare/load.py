@@ -3,13 +3,17 @@
 and prints a Markdown table of medians.
 
     python3 benches/compare/load.py [--rows 100000] [--rounds 3] [--peers python,cqlwire,...]
+    python3 benches/compare/load.py --cluster [--rows 50000] [--peers python,rust-driver,cqlwire]
     python3 benches/compare/load.py --big 1000000 [--row-group 10000]
 
 The server is a single-node Apache Cassandra 5.0 started (and, at the end, stopped by its pid) by
 scripts/cassandra.sh with its minimal configuration (no login; `auto_snapshot: false`, so
 that TRUNCATE between runs does not keep every earlier run on disk). The data: `--rows` × 768 float32
 (seeded, each row of norm 1) in a Parquet file (`id int64`, `emb list<float>`, snappy), plus the same
-rows as .npy (the Java peer) and CSV (cqlsh), under bench-data/load/. The table:
+rows as .npy (the Java peer) and CSV (cqlsh), under bench-data/load/. With `--cluster`, three nodes
+on 127.0.0.1–3 (scripts/cassandra-cluster.sh, all on this machine) and replication factor 3: every row
+is written three times, and the server CPU is that of all three; the peers are given the first node and
+find the others. The table:
 `cqlwire_bench.embeddings (id bigint PRIMARY KEY, emb vector<float, 768>)`, truncated before every run.
 
 Peers (`--peers`, comma-separated, default all):
@@ -52,6 +56,9 @@ HERE = run.HERE
 ROOT = run.ROOT
 DATA = ROOT / "bench-data" / "load"
 CASSANDRA = ROOT / "scripts" / "cassandra.sh"
+CLUSTER = ROOT / "scripts" / "cassandra-cluster.sh"
+# The nodes of --cluster (env CQLWIRE_BENCH_CLUSTER: comma-separated loopback addresses).
+CLUSTER_ADDRESSES = tuple(os.environ.get("CQLWIRE_BENCH_CLUSTER", "127.0.0.1,127.0.0.2,127.0.0.3").split(","))
 HOST, PORT = "127.0.0.1", 9042
 KEYSPACE, TABLE = "cqlwire_bench", "embeddings"
 DIMENSION = 768
@@ -176,33 +183,51 @@ def server_running() -> bool:
     return subprocess.run([str(CASSANDRA), "status"], capture_output=True).returncode == 0
 
 
-def start_server() -> int:
-    """Starts the single-node server; returns its pid."""
-    if server_running():
-        raise SystemExit("a Cassandra started by scripts/cassandra.sh is already running: stop it first")
-    env = dict(os.environ, CASSANDRA_YAML_EXTRA="auto_snapshot: false\n")
-    subprocess.run([str(CASSANDRA), "start"], check=True, env=env, stdout=sys.stderr)
-    status = subprocess.run([str(CASSANDRA), "status"], check=True, capture_output=True, text=True).stdout
+def node_pid(address: str) -> int:
+    """The pid of the scripts/cassandra.sh server on `address`."""
+    env = dict(os.environ, CASSANDRA_ADDRESS=address)
+    status = subprocess.run([str(CASSANDRA), "status"], check=True, capture_output=True, text=True,
+                            env=env).stdout
     return int(re.search(r"pid (\d+)", status).group(1))
 
 
-def stop_server() -> None:
-    subprocess.run([str(CASSANDRA), "stop"], stdout=sys.stderr)
+def start_server(cluster: bool = False) -> list:
+    """Starts the single-node server, or the three-node cluster; returns the pids of its nodes."""
+    if server_running():
+        raise SystemExit("a Cassandra started by scripts/cassandra.sh is already running: stop it first")
+    env = dict(os.environ, CASSANDRA_YAML_EXTRA="auto_snapshot: false\n")
+    if cluster:
+        env["CASSANDRA_CLUSTER_ADDRESSES"] = ",".join(CLUSTER_ADDRESSES)
+        subprocess.run([str(CLUSTER), "start"], check=True, env=env, stdout=sys.stderr)
+        return [node_pid(address) for address in CLUSTER_ADDRESSES]
+    subprocess.run([str(CASSANDRA), "start"], check=True, env=env, stdout=sys.stderr)
+    return [node_pid(HOST)]
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far, from /proc/PID/stat."""
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def stop_server(cluster: bool = False) -> None:
+    if cluster:
+        env = dict(os.environ, CASSANDRA_CLUSTER_ADDRESSES=",".join(CLUSTER_ADDRESSES))
+        subprocess.run([str(CLUSTER), "stop"], stdout=sys.stderr, env=env)
+    else:
+        subprocess.run([str(CASSANDRA), "stop"], stdout=sys.stderr)
 
 
-def settle(pid: int, longest: float = 30.0) -> None:
+def cpu_seconds(pids) -> float:
+    """User + system CPU seconds of the processes so far, from /proc/PID/stat."""
+    total = 0
+    for pid in pids:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def settle(pids, longest: float = 30.0) -> None:
     """Waits (at most `longest` seconds) until the server uses less than 0.1 core over a second."""
     deadline = time.monotonic() + longest
     while time.monotonic() < deadline:
-        before = cpu_seconds(pid)
+        before = cpu_seconds(pids)
         time.sleep(1)
-        if cpu_seconds(pid) - before < 0.1:
+        if cpu_seconds(pids) - before < 0.1:
             return
 
 
@@ -224,9 +249,9 @@ def connect():
             time.sleep(2)
 
 
-def create_table(session) -> None:
+def create_table(session, replicas: int = 1) -> None:
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+                    f"{{'class': 'SimpleStrategy', 'replication_factor': {replicas}}}")
     session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{TABLE}", timeout=120)
     session.execute(f"CREATE TABLE {KEYSPACE}.{TABLE} (id bigint PRIMARY KEY, emb vector<float, {DIMENSION}>)",
                     timeout=120)
@@ -351,13 +376,13 @@ def insert_seconds(output: str, rows: int):
     return seconds
 
 
-def measure_run(peer, command, pid, session, parquet, rows, seed):
+def measure_run(peer, command, pids, session, parquet, rows, seed):
     """One run of one peer into the emptied table, then the checks; returns its numbers."""
     session.execute(f"TRUNCATE {KEYSPACE}.{TABLE}", timeout=300)
-    settle(pid)
-    server_before = cpu_seconds(pid)
+    settle(pids)
+    server_before = cpu_seconds(pids)
     wall, client_cpu, rss, output = timed(command)
-    server_cpu = cpu_seconds(pid) - server_before
+    server_cpu = cpu_seconds(pids) - server_before
     load = os.getloadavg()[0]
     inserts = insert_seconds(output, rows)
     counted = count_rows(session)
@@ -373,15 +398,20 @@ def measure_run(peer, command, pid, session, parquet, rows, seed):
 
 
 def compare(args) -> None:
+    global HOST
+    if args.cluster:
+        HOST = CLUSTER_ADDRESSES[0]
     peers = [p for p in args.peers.split(",") if p]
     parquet = write_parquet(args.rows, args.row_group)
     commands = peer_commands(peers, parquet)
-    pid = start_server()
+    pids = start_server(args.cluster)
     results = {peer: [] for peer in peers}
     try:
         cluster, session = connect()
-        create_table(session)
-        for warm in peer_commands(WARM_UP, parquet).values():
+        create_table(session, len(pids))
+        # The Python driver's plain peer warms up v5 just as well when the module's is not compared.
+        warm_up = [p if p != "python-numpy" or p in peers else "python" for p in WARM_UP]
+        for warm in peer_commands(warm_up, parquet).values():
             print(f"warm-up: {' '.join(warm)}", file=sys.stderr, flush=True)
             session.execute(f"TRUNCATE {KEYSPACE}.{TABLE}", timeout=300)
             timed(warm)
@@ -389,11 +419,11 @@ def compare(args) -> None:
             order = peers[round_ % len(peers):] + peers[:round_ % len(peers)]
             print(f"round {round_ + 1} of {args.rounds}", file=sys.stderr, flush=True)
             for peer in order:
-                results[peer].append(measure_run(peer, commands[peer], pid, session, parquet, args.rows,
+                results[peer].append(measure_run(peer, commands[peer], pids, session, parquet, args.rows,
                                                  seed=round_ * 100 + len(results[peer])))
         cluster.shutdown()
     finally:
-        stop_server()
+        stop_server(args.cluster)
     print_table(results, args)
 
 
@@ -409,7 +439,9 @@ def print_table(results, args) -> None:
                for peer, runs in results.items()}
     loads = [run_["load"] for runs in results.values() for run_ in runs]
     base = medians.get("python")
-    print(f"\nMachine: {run.cpu_name()}, {os.cpu_count()} cores; Apache Cassandra 5.0.9 on the same machine; "
+    server = ("a three-node Apache Cassandra 5.0.9 cluster (replication factor 3)" if args.cluster
+              else "Apache Cassandra 5.0.9")
+    print(f"\nMachine: {run.cpu_name()}, {os.cpu_count()} cores; {server} on the same machine; "
           f"{rows} rows × vector<float, {DIMENSION}> ({ROW_BYTES} value bytes a row), {args.rounds} rounds; "
           f"load average during the runs {min(loads):.1f}–{max(loads):.1f}\n")
     print("| loader | rows/s | MB/s | wall | inserts alone | client CPU per 100k rows | server CPU per 100k rows "
@@ -459,13 +491,13 @@ def big(args) -> None:
             expected_sum += row_digest(row_id, row.tobytes())
         expected_rows += len(ids)
     command = peer_commands(["cqlwire"], parquet)["cqlwire"]
-    pid = start_server()
+    pids = start_server()
     try:
         cluster, session = connect()
         create_table(session)
-        server_before = cpu_seconds(pid)
+        server_before = cpu_seconds(pids)
         wall, client_cpu, rss, output = timed(command)
-        server_cpu = cpu_seconds(pid) - server_before
+        server_cpu = cpu_seconds(pids) - server_before
         print(f"{' '.join(command)}\n  {output.strip()}\n  {wall:.1f} s wall, {args.big / wall:.0f} rows/s, client CPU "
               f"{client_cpu:.1f} s, server CPU {server_cpu:.1f} s, peak RSS {rss:.1f} MiB (target ≤ 256 MiB)",
               flush=True)
@@ -495,6 +527,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each peer, alternating (default 3)")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
     parser.add_argument("--row-group", type=int, default=10_000, help="rows per Parquet row group (default 10000)")
+    parser.add_argument("--cluster", action="store_true",
+                        help="three nodes on 127.0.0.1-3 or CQLWIRE_BENCH_CLUSTER (scripts/cassandra-cluster.sh), "
+                             "replication factor 3; "
+                             "server CPU is the three nodes'")
     parser.add_argument("--big", type=int, metavar="ROWS",
                         help="load one ROWS-row file with cqlwire alone: peak RSS and every row read back")
     parser.add_argument("--no-module-build", action="store_true",
