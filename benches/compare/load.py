@@ -292,8 +292,8 @@ def check_sample(session, parquet: pathlib.Path, rows: int, seed: int) -> None:
 
 # --- peers ------------------------------------------------------------------------------------
 
-def java_classpath() -> str:
-    """Fetches the Java driver (mvn dependency:copy-dependencies) once and compiles the peer."""
+def java_classpath(source: str = "LoadJavaDriver.java") -> str:
+    """Fetches the Java driver (mvn dependency:copy-dependencies) once and compiles the peer `source`."""
     lib = JAVA_HOME_DIR / JAVA_DRIVER / "lib"
     if not (lib / f"java-driver-core-{JAVA_DRIVER}.jar").exists():
         pom = JAVA_HOME_DIR / "pom.xml"
@@ -312,7 +312,7 @@ def java_classpath() -> str:
                         "-DincludeScope=runtime", f"-DoutputDirectory={lib}"], check=True, stdout=sys.stderr)
     classes = JAVA_HOME_DIR / "classes"
     classes.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-d", str(classes), "-cp", f"{lib}/*", str(HERE / "LoadJavaDriver.java")], check=True)
+    subprocess.run(["javac", "-d", str(classes), "-cp", f"{lib}/*", str(HERE / source)], check=True)
     return f"{classes}:{lib}/*"
 
 

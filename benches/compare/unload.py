@@ -2,7 +2,7 @@
 """Reads the same Cassandra table with `cqlwire unload` and its peers, alternately, and prints a Markdown
 table of medians.
 
-    python3 benches/compare/unload.py [--rows 100000] [--rounds 3] [--peers cqlwire,python,rust-driver,cqlsh]
+    python3 benches/compare/unload.py [--rows 100000] [--rounds 3] [--peers cqlwire,python,rust-driver,java-driver,cqlsh]
 
 The server is the single-node Apache Cassandra 5.0 of fixtures/inspect/cassandra.sh on CASSANDRA_ADDRESS
 (default 127.0.0.1): one already running there is used as it is, else one is started (and stopped by its pid
@@ -14,6 +14,8 @@ Peers (`--peers`, comma-separated, default all):
                (unload_python.py)
   rust-driver  the scylla crate alone paging (5,000 rows a page), rows as (i64, Vec<f32>), no output
                (crates/load/examples/bench_unload_driver.rs)
+  java-driver  the Java driver 4.17 paging (5,000 rows a page), getLong and getVector of each row, no
+               output (UnloadJavaDriver.java, compiled with javac; it fails unless it read every row)
   cqlsh        cqlsh (PyPI) COPY TO a CSV, its default options
   cqlwire      `cqlwire unload -o FILE.parquet` (release build), its defaults
 In every round each peer runs once, in an order rotated round by round, after the server's CPU has settled.
@@ -38,10 +40,11 @@ DATA = load.DATA
 ADDRESS = os.environ.get("CASSANDRA_ADDRESS", "127.0.0.1")
 TABLE = f"{load.KEYSPACE}.{load.TABLE}"
 PAGE = 5000
-PEERS = ("python", "rust-driver", "cqlsh", "cqlwire")
+PEERS = ("python", "rust-driver", "java-driver", "cqlsh", "cqlwire")
 LABELS = {
     "python": "Python driver, paging (5,000) into NumPy → Parquet",
     "rust-driver": "scylla crate alone, paging (5,000), (i64, Vec<f32>)",
+    "java-driver": f"Java driver {load.JAVA_DRIVER}, paging (5,000), getLong + getVector",
     "cqlsh": "cqlsh COPY TO CSV (defaults)",
     "cqlwire": "cqlwire unload → Parquet (defaults)",
 }
@@ -73,7 +76,7 @@ def input_digest(parquet):
     return rows, rows, total % 2**64
 
 
-def commands(peers, out):
+def commands(peers, out, rows):
     binary = run.TARGET / "release" / "cqlwire"
     result = {}
     for peer in peers:
@@ -85,6 +88,9 @@ def commands(peers, out):
                             "bench_unload_driver"], cwd=ROOT, check=True)
             result[peer] = [str(run.TARGET / "release" / "examples" / "bench_unload_driver"), f"{ADDRESS}:9042",
                             TABLE, str(PAGE)]
+        elif peer == "java-driver":
+            result[peer] = ["java", "-cp", load.java_classpath("UnloadJavaDriver.java"), "UnloadJavaDriver",
+                            ADDRESS, "9042", TABLE, str(PAGE), str(rows)]
         elif peer == "cqlsh":
             result[peer] = [str(run.VENV / "bin" / "cqlsh"), ADDRESS, "9042", "-e",
                             f"COPY {TABLE} (id, emb) TO '{out / 'cqlsh.csv'}'"]
@@ -123,10 +129,9 @@ def main() -> None:
     expected = input_digest(parquet)
     out = DATA / "unload"
     out.mkdir(parents=True, exist_ok=True)
-    peer_commands = commands(peers, out)
+    peer_commands = commands(peers, out, args.rows)
     started_here = not load.server_running()
-    pid = load.start_server() if started_here else int(
-        subprocess.run([str(load.CASSANDRA), "status"], capture_output=True, text=True).stdout.split()[2])
+    pid = load.start_server() if started_here else [load.node_pid(ADDRESS)]
     results = {peer: [] for peer in peers}
     try:
         cluster, session = load.connect()
