@@ -107,61 +107,65 @@ def unordered(tree, data):
         return None
 
 
+class Cursor:
+    """Bytes read from the front, never past their end."""
+
+    def __init__(self, data):
+        self.data, self.position = data, 0
+
+    def take(self, n):
+        if n < 0 or self.position + n > len(self.data):
+            raise ValueError("truncated")
+        self.position += n
+        return self.data[self.position - n:self.position]
+
+    def done(self):
+        return self.position == len(self.data)
+
+
 def sorted_collections(tree, data):
     """The bytes with every map's entries (by their keys) and every set's elements sorted by their bytes,
     or the bytes as they are if they do not parse: a Go map has no order, so a failure shows the driver's
     bytes in this one order, the same on every run."""
-    position = 0
 
-    def take(n):
-        nonlocal position
-        if n < 0 or position + n > len(data):
-            raise ValueError("truncated")
-        position += n
-        return data[position - n:position]
-
-    def framed(tree):
+    def framed(tree, cursor):
         """The framed value's bytes, its length first, and (to sort on) its contents."""
-        length = take(4)
+        length = cursor.take(4)
         n = int.from_bytes(length, "big", signed=True)
-        contents = b"" if n < 0 else rewrite(tree, take(n))
+        contents = b"" if n < 0 else rewrite(tree, cursor.take(n))
         return length + contents, contents
 
     def rewrite(tree, chunk):
-        nonlocal data, position
         if isinstance(tree, str) or tree[0] not in ("list", "set", "map", "tuple", "udt"):
             return chunk
-        saved = data, position
-        data, position = chunk, 0
+        cursor = Cursor(chunk)
         kind = tree[0]
         if kind in ("list", "set", "map"):
-            count_bytes = take(4)
+            count_bytes = cursor.take(4)
             count = int.from_bytes(count_bytes, "big", signed=True)
             if count < 0:
                 raise ValueError("negative count")
             items = []
             for _ in range(count):
-                key, key_contents = framed(tree[1])
-                items.append((key_contents, key + (framed(tree[2])[0] if kind == "map" else b"")))
+                key, key_contents = framed(tree[1], cursor)
+                items.append((key_contents, key + (framed(tree[2], cursor)[0] if kind == "map" else b"")))
             if kind != "list":
                 items.sort()
             out = count_bytes + b"".join(item for _, item in items)
         else:
             types = tree[1] if kind == "tuple" else [t for _, t in tree[2]]
             fields = []
-            while position < len(data) and len(fields) < len(types):
-                fields.append(framed(types[len(fields)])[0])
+            while not cursor.done() and len(fields) < len(types):
+                fields.append(framed(types[len(fields)], cursor)[0])
             out = b"".join(fields)
-        if position != len(data):
+        if not cursor.done():
             raise ValueError("trailing bytes")
-        data, position = saved
         return out
 
-    original = data
     try:
         return rewrite(tree, data)
     except (ValueError, IndexError):
-        return original
+        return data
 
 
 def first_difference(got, expected):
