@@ -69,32 +69,7 @@ impl fmt::Debug for ServerType {
 #[error("type {0} has no CQL syntax known to this loader")]
 pub struct UnsupportedType(pub String);
 
-fn native_name(native: &NativeType) -> Option<&'static str> {
-    Some(match native {
-        NativeType::Ascii => "ascii",
-        NativeType::Boolean => "boolean",
-        NativeType::Blob => "blob",
-        NativeType::Counter => "counter",
-        NativeType::Date => "date",
-        NativeType::Decimal => "decimal",
-        NativeType::Double => "double",
-        NativeType::Duration => "duration",
-        NativeType::Float => "float",
-        NativeType::Int => "int",
-        NativeType::BigInt => "bigint",
-        NativeType::Text => "text",
-        NativeType::Timestamp => "timestamp",
-        NativeType::Inet => "inet",
-        NativeType::SmallInt => "smallint",
-        NativeType::TinyInt => "tinyint",
-        NativeType::Time => "time",
-        NativeType::Timeuuid => "timeuuid",
-        NativeType::Uuid => "uuid",
-        NativeType::Varint => "varint",
-        _ => return None,
-    })
-}
-
+/// The codec's native type of a driver's native type (`None` for one added to the driver later).
 fn codec_native(native: &NativeType) -> Option<CodecNative> {
     Some(match native {
         NativeType::Ascii => CodecNative::Ascii,
@@ -164,7 +139,9 @@ fn write_type(out: &mut String, typ: &ColumnType<'_>) -> Result<(), UnsupportedT
     }
     match typ {
         ColumnType::Native(native) => {
-            let name = native_name(native).ok_or_else(|| UnsupportedType(format!("{native:?}")))?;
+            let name = codec_native(native)
+                .ok_or_else(|| UnsupportedType(format!("{native:?}")))?
+                .cql_name();
             out.push_str(name);
         }
         ColumnType::Collection { typ, .. } => match typ {
