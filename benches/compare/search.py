@@ -172,11 +172,7 @@ def compare(args) -> None:
     load.DATA.mkdir(parents=True, exist_ok=True)
     # A server already running on the address (started by cassandra.sh) is used and left running.
     started_here = not load.server_running()
-    if started_here:
-        pid = load.start_server()
-    else:
-        status = subprocess.run([str(load.CASSANDRA), "status"], check=True, capture_output=True, text=True).stdout
-        pid = int(re.search(r"pid (\d+)", status).group(1))
+    pid = load.start_server() if started_here else [load.node_pid(HOST)]
     try:
         cluster, session = load.connect()
         if not args.reuse_table:
@@ -316,9 +312,7 @@ def index_order(args) -> None:
     load.HOST = HOST
     load.DATA.mkdir(parents=True, exist_ok=True)
     started_here = not load.server_running()
-    pid = load.start_server() if started_here else int(re.search(
-        r"pid (\d+)", subprocess.run([str(load.CASSANDRA), "status"], check=True, capture_output=True,
-                                     text=True).stdout).group(1))
+    pid = load.start_server() if started_here else [load.node_pid(HOST)]
     table = f"{KEYSPACE}.{ORDER_TABLE}"
     hosts = ["--hosts", f"{HOST}:{PORT}", "--table", table]
     index = (f"CREATE CUSTOM INDEX ON {table}(emb) USING 'StorageAttachedIndex' "

@@ -163,10 +163,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     options.concurrency = args.concurrency as usize;
     options.warmup = args.warmup as usize;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+        .map_err(|e| CliError::data(format!("cannot start the I/O thread: {e}")))?;
     let searcher = runtime
         .block_on(Searcher::connect(options))
         .map_err(load_error)?;
