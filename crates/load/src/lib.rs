@@ -69,7 +69,8 @@ pub use options::{
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use search::{
-    recall, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport, Searcher, VectorIndex,
+    recall, GroundTruth, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport,
+    Searcher, VectorIndex,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
