@@ -10,7 +10,7 @@ use super::CliError;
 use crate::files::{refuse_same_file, Output};
 use cqlwire_load::{
     IdsFormat, LoadError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport,
-    UnloadWriter, Unloader, VectorColumnError,
+    UnloadWriter, Unloader,
 };
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -148,13 +148,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 let ids = args.ids.is_some();
                 options
                     .read_vector(table, format, args.column.as_deref(), ids)
-                    .map_err(|error| {
-                        let hint = match error {
-                            VectorColumnError::NoVector => " (name the column with --column)",
-                            _ => " with --column",
-                        };
-                        LoadError::new(LoadErrorKind::UnknownColumn, format!("{error}{hint}"))
-                    })?;
+                    .map_err(|error| error.into_load_error("--column"))?;
             }
             Ok(())
         }))

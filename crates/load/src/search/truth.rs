@@ -54,6 +54,16 @@ impl GroundTruth {
         }
     }
 
+    /// The file read, if any.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            GroundTruth::None => None,
+            GroundTruth::File(path) | GroundTruth::Hdf5(path) | GroundTruth::Exact(path) => {
+                Some(path)
+            }
+        }
+    }
+
     /// Whether the query vectors must be kept as floats (the `keep_floats` of
     /// [`Searcher::read_queries`]): for brute force.
     pub fn needs_floats(&self) -> bool {
@@ -176,5 +186,10 @@ mod tests {
         );
         assert!(GroundTruth::Exact(PathBuf::from("t")).needs_floats());
         assert!(!GroundTruth::Hdf5(PathBuf::from("t")).needs_floats());
+        assert_eq!(GroundTruth::None.path(), None);
+        assert_eq!(
+            GroundTruth::Exact(PathBuf::from("t")).path(),
+            Some(Path::new("t"))
+        );
     }
 }

@@ -10,7 +10,7 @@ use cqlwire_vector::output::Destination;
 use super::{
     IdsFormat, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
 };
-use crate::error::LoadError;
+use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{ColumnRole, TableColumn};
 
 /// Pages queued between the scan and the writer.
@@ -25,6 +25,18 @@ pub enum VectorColumnError {
     /// The table has several, and none was named.
     #[error("the table has several vector columns ({}): choose one", .0.join(", "))]
     Several(Vec<String>),
+}
+
+impl VectorColumnError {
+    /// As a [`LoadError`] of kind [`UnknownColumn`](LoadErrorKind::UnknownColumn) whose message
+    /// says how to choose the column: with `option`, the caller's name for it (e.g. a flag).
+    pub fn into_load_error(self, option: &str) -> LoadError {
+        let message = match self {
+            VectorColumnError::NoVector => format!("{self} (name the column with {option})"),
+            VectorColumnError::Several(_) => format!("{self} with {option}"),
+        };
+        LoadError::new(LoadErrorKind::UnknownColumn, message)
+    }
 }
 
 impl UnloadFormat {
@@ -161,6 +173,12 @@ mod tests {
         assert_eq!(format("a.bin"), UnloadFormat::Raw);
         assert_eq!(format("a.csv"), UnloadFormat::Parquet);
         assert_eq!(UnloadFormat::from_extension(None), UnloadFormat::Parquet);
+        for name in ["parquet", "arrow", "npy", "fbin", "raw", "hex"] {
+            assert_eq!(
+                UnloadFormat::from_name(name).map(UnloadFormat::name),
+                Some(name)
+            );
+        }
         assert_eq!(
             IdsFormat::from_extension(Path::new("i.NPY")),
             IdsFormat::Npy
@@ -203,9 +221,19 @@ mod tests {
             error.to_string(),
             "the table has several vector columns (emb, other): choose one"
         );
+        assert_eq!(
+            error.into_load_error("--column").to_string(),
+            "the table has several vector columns (emb, other): choose one with --column"
+        );
         let error = options
             .read_vector(&table[..1], UnloadFormat::Npy, None, false)
             .unwrap_err();
         assert_eq!(error, VectorColumnError::NoVector);
+        let error = error.into_load_error("column=");
+        assert_eq!(error.kind(), LoadErrorKind::UnknownColumn);
+        assert_eq!(
+            error.to_string(),
+            "the table has no vector column (name the column with column=)"
+        );
     }
 }

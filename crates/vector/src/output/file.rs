@@ -443,6 +443,7 @@ impl Destination for Output {
         Output::write_at(self, offset, bytes)
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
