@@ -158,6 +158,32 @@ def load(
     ``LoadReport.rejected`` and ``rejects``. Raises ``LoadError`` (usage) or ``LoadFailed``.
     """
 
+UnloadFormat = Literal["parquet", "arrow", "npy", "fbin", "raw", "hex"]
+
+class UnloadReport:
+    """What an unload into a file wrote (the fields of ``cqlwire unload``'s summary line)."""
+
+    rows: int
+    """Rows written."""
+    skipped: int
+    """Rows of a vector format left out because their vector is null."""
+    bytes: int
+    """Value bytes read."""
+    ranges: int
+    """Token ranges read."""
+    retried: int
+    """Requests retried."""
+    elapsed: float
+    """Wall time of the scan, in seconds."""
+    output: "os.PathLike[str]"
+    """The file written (a ``pathlib.Path``)."""
+    ids: Optional["os.PathLike[str]"]
+    """The ids file written, with ``ids``."""
+    format: UnloadFormat
+    @property
+    def rows_per_second(self) -> float:
+        """Rows read per second of the scan (skipped rows included)."""
+
 def unload(
     *,
     hosts: Hosts,
@@ -167,6 +193,10 @@ def unload(
     split: int = 4,
     concurrency: int = 8,
     page_rows: Optional[int] = None,
+    output: Optional[PathLike] = None,
+    format: Optional[UnloadFormat] = None,
+    column: Optional[str] = None,
+    ids: Optional[PathLike] = None,
     consistency: Optional[str] = None,
     timeout: int = 12,
     username: Optional[str] = None,
@@ -176,15 +206,31 @@ def unload(
     tls_cert: Optional[PathLike] = None,
     tls_key: Optional[PathLike] = None,
 ) -> Any:
-    """Read ``table`` through ``hosts`` into a ``pyarrow.Table`` on the scan of ``cqlwire unload``
-    (by token range, each range from a replica, paged, retried), with the GIL released: every
-    column (or ``columns``, in that order) typed as the command's Parquet output (bigint → int64,
-    text → string, timestamp → timestamp[ms, UTC], ``vector<float, N>`` → fixed_size_list<float32,
-    N>, collections → list/map/struct), rows in token order; ``where`` a CQL condition (``ALLOW
-    FILTERING``). The whole result is held in memory (``cqlwire unload -o FILE`` streams to a file).
-    Raises ``LoadError`` (an unknown table or column, a type without an Arrow form) or
-    ``LoadFailed`` (no connection, the cluster gone); Ctrl-C stops the scan and raises
-    ``KeyboardInterrupt``. Needs pyarrow.
+    """Read ``table`` through ``hosts`` on the scan of ``cqlwire unload`` (by token range, each
+    range from a replica, paged, retried), with the GIL released.
+
+    Without ``output``: returns a ``pyarrow.Table`` held in memory (needs pyarrow), every column
+    (or ``columns``, in that order) typed as the command's Parquet output (bigint → int64, text →
+    string, timestamp → timestamp[ms, UTC], ``vector<float, N>`` → fixed_size_list<float32, N>,
+    collections → list/map/struct), rows in token order; ``where`` a CQL condition (``ALLOW
+    FILTERING``).
+
+    With ``output``: the file ``cqlwire unload -o output`` writes, byte for byte, streamed (memory
+    bounded whatever the table size) and written atomically: a temporary file beside it renamed
+    into place at the end, so an error or Ctrl-C leaves no file (and an existing one as it was).
+    ``format`` is ``parquet``/``arrow`` (every column, or ``columns``) or ``npy``/``fbin``/
+    ``raw``/``hex`` (the vector ``column``, else the table's only vector column; ``ids`` writes
+    the partition keys of the same rows, ``.npy`` int64 or else CSV); by default from the
+    output's extension, else parquet. Returns an ``UnloadReport``.
+
+    Raises ``LoadError`` (an unknown table or column, a type without an Arrow form, keywords that
+    do not go together) or ``LoadFailed`` (no connection, the cluster gone, a write error); Ctrl-C
+    stops the scan and raises ``KeyboardInterrupt``.
+
+    >>> report = cqlwire.unload(hosts="db1", table="ks.docs", output="vectors.npy",
+    ...                         ids="ids.npy")  # doctest: +SKIP
+    >>> report.rows, report.format  # doctest: +SKIP
+    (100000, 'npy')
     """
 
 class SearchReport:
@@ -221,11 +267,14 @@ def search(
     dataset: str = "test",
     input_format: Optional[str] = None,
     input_column: Optional[str] = None,
+    query_rows: Union[str, range, Tuple[int, Optional[int]], None] = None,
     ground_truth: Union[PathLike, numpy.typing.ArrayLike, None] = None,
+    exact: Optional[PathLike] = None,
     where: Optional[str] = None,
     concurrency: int = 1,
     warmup: int = 0,
     wait_for_index: Optional[int] = None,
+    results: Optional[PathLike] = None,
     consistency: Optional[str] = None,
     timeout: int = 12,
     username: Optional[str] = None,
@@ -238,9 +287,22 @@ def search(
     """Run ANN queries on ``table`` on the engine of ``cqlwire search``, with the GIL released:
     each query vector bound as bytes to ``SELECT key FROM table [WHERE where] ORDER BY column ANN
     OF ? LIMIT k``. ``queries``: a path (any input ``cqlwire search`` reads; HDF5: ``dataset``), a
-    2-D NumPy array or a pyarrow Table (``input_column`` its vector column). ``ground_truth``: a
-    2-D integer array (one row of ids per query) or a file (big-ann-benchmarks binary, ``.ivecs``,
-    integer ``.npy``); recall@k against it. ``wait_for_index`` waits up to that many seconds for a
-    new index to answer. Raises ``LoadError`` (no vector index, a dimension the column does not
-    have) or ``LoadFailed``.
+    2-D NumPy array or a pyarrow Table (``input_column`` its vector column). ``query_rows`` runs
+    rows START..END of a query file only (``--queries``: ``"START..END"``, ``range(START, END)``
+    or ``(START, END)``; the ground truth's rows follow the query numbers).
+
+    Ground truth, as the command chooses it: ``ground_truth``, a 2-D integer array (one row of ids
+    per query) or a file (HDF5: its ``neighbors`` dataset; big-ann-benchmarks binary, ``.ivecs``,
+    integer ``.npy``); else ``exact``, a training file searched by brute force with the index's
+    similarity function (HDF5: its ``train`` dataset); else an HDF5 query file's own
+    ``neighbors``; else none (``recall`` is None). Ids are training row numbers. ``results``
+    writes one CSV line per query (``query,latency_ms,recall,keys,error``, as ``--results``),
+    atomically. ``wait_for_index`` waits up to that many seconds for a new index to answer.
+    Raises ``LoadError`` (no vector index, a dimension the column does not have, keywords that do
+    not go together) or ``LoadFailed`` (a ground truth file that cannot be read, no connection).
+
+    >>> report = cqlwire.search("glove-100-angular.hdf5", hosts="db1", table="ks.glove", k=10,
+    ...                         query_rows=(0, 1000))  # doctest: +SKIP
+    >>> report.recall  # doctest: +SKIP
+    0.9731
     """

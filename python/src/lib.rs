@@ -159,6 +159,7 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load::load, m)?)?;
     m.add_class::<load::LoadReport>()?;
     m.add_function(wrap_pyfunction!(unload::unload, m)?)?;
+    m.add_class::<unload::UnloadReport>()?;
     m.add_function(wrap_pyfunction!(search::search, m)?)?;
     m.add_class::<search::SearchReport>()?;
     m.add("LoadError", m.py().get_type::<load::LoadError>())?;

@@ -353,21 +353,25 @@ pub(crate) fn runtime() -> PyResult<tokio::runtime::Runtime> {
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the I/O threads: {e}")))
 }
 
-/// A row range: `"START..END"` (either bound may be left out), `range(START, END)` or
-/// `(START, END)` with END None for the end.
-fn rows_argument(rows: &Bound<'_, PyAny>) -> PyResult<std::ops::Range<u64>> {
+/// A row range, the keyword `name`: `"START..END"` (either bound may be left out),
+/// `range(START, END)` or `(START, END)` with END None for the end.
+pub(crate) fn rows_argument(rows: &Bound<'_, PyAny>, name: &str) -> PyResult<std::ops::Range<u64>> {
     if let Ok(text) = rows.cast::<PyString>() {
         return parse_rows(&text.extract::<String>()?).map_err(PyValueError::new_err);
     }
     if let Ok(range) = rows.cast::<pyo3::types::PyRange>() {
         if range.step()? != 1 {
-            return Err(PyValueError::new_err("rows must be a range with step 1"));
+            return Err(PyValueError::new_err(format!(
+                "{name} must be a range with step 1"
+            )));
         }
         let bound = |value: isize| u64::try_from(value).unwrap_or(0);
         return Ok(bound(range.start()?)..bound(range.stop()?));
     }
     let (start, end): (u64, Option<u64>) = rows.extract().map_err(|_| {
-        crate::type_error("rows must be \"START..END\", range(START, END) or (START, END)")
+        crate::type_error(format!(
+            "{name} must be \"START..END\", range(START, END) or (START, END)"
+        ))
     })?;
     let end = end.unwrap_or(u64::MAX);
     if start > end {
@@ -622,7 +626,11 @@ impl SourceKeywords<'_> {
             .map(|name| name.parse())
             .transpose()
             .map_err(|e: input::UnknownInputFormat| usage(py, e.to_string()))?;
-        let rows = self.rows.as_ref().map(rows_argument).transpose()?;
+        let rows = self
+            .rows
+            .as_ref()
+            .map(|rows| rows_argument(rows, "rows"))
+            .transpose()?;
         let shard = self.shard.as_ref().map(shard_argument).transpose()?;
         if rows.is_some() && shard.is_some() {
             return Err(usage(py, "rows and shard select rows two ways: give one"));

@@ -3,16 +3,20 @@
 //! query vector bound as bytes, the same latency and recall measures.
 
 use crate::load::{
-    engine_error, in_memory, input_error, memory_reader, run_interruptible, runtime, usage,
+    engine_error, in_memory, memory_reader, rows_argument, run_interruptible, runtime, usage,
     ConnectionKeywords,
 };
-use cqlwire_load::{Key, SearchOptions, SearchReport as EngineReport, Searcher};
+use cqlwire_load::{
+    GroundTruth, Key, LoadError as EngineError, LoadErrorKind, SearchOptions,
+    SearchReport as EngineReport, Searcher,
+};
 use cqlwire_vector::convert;
-use cqlwire_vector::input::{self, InputOptions, Neighbors, RowSelection};
+use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors, RowSelection};
+use cqlwire_vector::output::{refuse_same_file, Output};
 use numpy::PyUntypedArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Query vectors per batch read.
@@ -114,37 +118,74 @@ impl SearchReport {
     }
 }
 
-/// Ground truth: a 2-D integer array (one row of ids per query) or a file `read_neighbors` reads.
-fn ground_truth(py: Python<'_>, truth: &Bound<'_, PyAny>) -> PyResult<Neighbors> {
-    if truth.cast::<PyUntypedArray>().is_ok() {
-        let numpy = py.import("numpy")?;
-        let array = numpy.call_method1("asarray", (truth, "int64"))?;
-        let shape: Vec<usize> = array.getattr("shape")?.extract()?;
-        let [rows, k] = shape[..] else {
-            return Err(usage(
-                py,
-                "ground_truth must be a 2-D array: one row of ids per query",
-            ));
-        };
-        let ids: Vec<i64> = array
-            .call_method0("ravel")?
-            .call_method0("tolist")?
-            .extract()?;
-        return Neighbors::new(rows, k, ids)
-            .ok_or_else(|| usage(py, "ground_truth does not hold whole rows"));
+/// A ground truth array: a 2-D integer array, one row of ids per query.
+fn array_truth(py: Python<'_>, truth: &Bound<'_, PyAny>) -> PyResult<Neighbors> {
+    let numpy = py.import("numpy")?;
+    let array = numpy.call_method1("asarray", (truth, "int64"))?;
+    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+    let [rows, k] = shape[..] else {
+        return Err(usage(
+            py,
+            "ground_truth must be a 2-D array: one row of ids per query",
+        ));
+    };
+    let ids: Vec<i64> = array
+        .call_method0("ravel")?
+        .call_method0("tolist")?
+        .extract()?;
+    Neighbors::new(rows, k, ids).ok_or_else(|| usage(py, "ground_truth does not hold whole rows"))
+}
+
+/// A path keyword: `str` or `os.PathLike`.
+fn path_argument(value: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
+    value
+        .extract()
+        .map_err(|_| crate::type_error(format!("{what} must be a path")))
+}
+
+/// The ground truth keywords: lists given as an array, or where the engine finds them.
+fn ground_truth(
+    py: Python<'_>,
+    truth: Option<&Bound<'_, PyAny>>,
+    exact: Option<&Bound<'_, PyAny>>,
+    queries: Option<&Path>,
+    format: Option<InputFormat>,
+) -> PyResult<(Option<Neighbors>, GroundTruth)> {
+    if truth.is_some() && exact.is_some() {
+        return Err(usage(
+            py,
+            "ground_truth and exact both give the ground truth: give one",
+        ));
     }
-    let path: PathBuf = truth.extract().map_err(|_| {
-        crate::type_error("ground_truth must be a path or a 2-D integer NumPy array")
-    })?;
-    input::read_neighbors(&path, None).map_err(|e| input_error(py, e))
+    if let Some(truth) = truth.filter(|t| t.cast::<PyUntypedArray>().is_ok()) {
+        return Ok((Some(array_truth(py, truth)?), GroundTruth::None));
+    }
+    let file = truth
+        .map(|t| path_argument(t, "ground_truth (or a 2-D integer NumPy array)"))
+        .transpose()?;
+    let exact = exact
+        .map(|e| path_argument(e, "exact (the training vectors)"))
+        .transpose()?;
+    Ok((None, GroundTruth::choose(file, exact, queries, format)))
+}
+
+/// Writes the per-query CSV of `report` to `path`, atomically.
+fn write_results(path: &Path, report: &EngineReport) -> Result<(), EngineError> {
+    let output_error =
+        |e: &dyn std::fmt::Display| EngineError::new(LoadErrorKind::Output, e.to_string());
+    let mut output = Output::open(Some(path), false).map_err(|e| output_error(&e))?;
+    report
+        .write_csv(&mut output)
+        .map_err(|e| output_error(&e))?;
+    output.commit().map_err(|e| output_error(&e))
 }
 
 /// Runs ANN queries on `table` (see the stubs).
 #[pyfunction]
 #[pyo3(signature = (
     queries, *, hosts, table, column=None, key=None, k=10, dataset="test".to_owned(),
-    input_format=None, input_column=None, ground_truth=None, r#where=None, concurrency=1,
-    warmup=0, wait_for_index=None, **connection
+    input_format=None, input_column=None, query_rows=None, ground_truth=None, exact=None,
+    r#where=None, concurrency=1, warmup=0, wait_for_index=None, results=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn search<'py>(
@@ -158,11 +199,14 @@ pub(crate) fn search<'py>(
     dataset: String,
     input_format: Option<String>,
     input_column: Option<String>,
+    query_rows: Option<Bound<'py, PyAny>>,
     ground_truth: Option<Bound<'py, PyAny>>,
+    exact: Option<Bound<'py, PyAny>>,
     r#where: Option<String>,
     concurrency: usize,
     warmup: usize,
     wait_for_index: Option<u64>,
+    results: Option<PathBuf>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<SearchReport> {
     let mut options =
@@ -173,29 +217,50 @@ pub(crate) fn search<'py>(
     options.predicate = r#where;
     options.concurrency = concurrency;
     options.warmup = warmup;
-    let reader = if in_memory(&queries) {
-        memory_reader(py, &queries, input_column.as_deref(), None, 0)?
+    let format = input_format
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: input::UnknownInputFormat| usage(py, e.to_string()))?;
+    let (reader, path) = if in_memory(&queries) {
+        if query_rows.is_some() {
+            return Err(usage(
+                py,
+                "query_rows goes with a query file; slice the array or table instead",
+            ));
+        }
+        let reader = memory_reader(py, &queries, input_column.as_deref(), None, 0)?;
+        (reader, None)
     } else {
         let path: PathBuf = queries.extract().map_err(|_| {
             crate::type_error("queries must be a path, a NumPy array or a pyarrow Table")
         })?;
-        let format = input_format
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e: input::UnknownInputFormat| usage(py, e.to_string()))?;
+        let rows = query_rows
+            .as_ref()
+            .map(|rows| rows_argument(rows, "query_rows"))
+            .transpose()?;
         let options = InputOptions {
             format,
             column: input_column,
-            selection: RowSelection::All,
+            selection: RowSelection::of(rows, None),
             batch_rows: QUERY_BATCH_ROWS,
             dataset,
         };
-        convert::open(Some(&path), options).map_err(|e| usage(py, e.to_string()))?
+        let reader = convert::open(Some(&path), options).map_err(|e| usage(py, e.to_string()))?;
+        (reader, Some(path))
     };
-    let truth = ground_truth
-        .map(|t| self::ground_truth(py, &t))
-        .transpose()?;
+    let (given, choice) = self::ground_truth(
+        py,
+        ground_truth.as_ref(),
+        exact.as_ref(),
+        path.as_deref(),
+        format,
+    )?;
+    if let Some(results) = &results {
+        for input in [path.as_deref(), choice.path()].into_iter().flatten() {
+            refuse_same_file(Some(input), Some(results)).map_err(|e| usage(py, e.to_string()))?;
+        }
+    }
     let control = cqlwire_load::RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
@@ -206,7 +271,14 @@ pub(crate) fn search<'py>(
         };
         let statement = searcher.statement().to_owned();
         let run = async {
-            let queries = searcher.read_queries(reader, false)?;
+            let queries = searcher.read_queries(reader, choice.needs_floats())?;
+            let truth = match given {
+                Some(truth) => Some(truth),
+                None => choice.neighbors(&searcher, &queries)?,
+            };
+            if let Some(truth) = &truth {
+                searcher.check_truth(&queries, truth)?;
+            }
             let waited = match wait_for_index {
                 Some(seconds) => Some(
                     searcher
@@ -216,6 +288,9 @@ pub(crate) fn search<'py>(
                 None => None,
             };
             let report = searcher.run(&queries, truth.as_ref(), &control).await?;
+            if let Some(path) = &results {
+                write_results(path, &report)?;
+            }
             Ok((report, waited))
         };
         (run.await, statement)

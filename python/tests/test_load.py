@@ -24,6 +24,21 @@ def login():
     return {"username": user, "password": os.environ["CQLWIRE_TEST_PASSWORD"]} if user else {}
 
 
+def run_cli(binary, *args):
+    """`cqlwire ARGS --hosts SERVER` with the test login; the finished process (checked: exit 0)."""
+    import subprocess
+
+    credentials = login()
+    command = [binary, *map(str, args), "--hosts", SERVER]
+    env = dict(os.environ)
+    if credentials:
+        command += ["--username", credentials["username"]]
+        env["CQLWIRE_PASSWORD"] = credentials["password"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 @pytest.fixture(scope="module")
 def session():
     from cassandra.auth import PlainTextAuthProvider

@@ -1,11 +1,17 @@
 """cqlwire.search against a real Cassandra: each query returns the keys the Python driver's own ANN
-query returns, and recall@k is what NumPy computes from those keys and a brute-force ground truth.
-Runs when CQLWIRE_TEST_CASSANDRA names a server (see test_load.py)."""
+query returns, and recall@k is what NumPy computes from those keys and a brute-force ground truth
+(given as an array, computed by the engine with exact=, or an HDF5 file's neighbors dataset written
+by h5py); the same files through `cqlwire search` give the same answers, recall and CSV. Runs when
+CQLWIRE_TEST_CASSANDRA names a server (see test_load.py); the argument checks need none."""
+import csv
+import json
+
+import h5py
 import numpy as np
 import pytest
 
 import cqlwire
-from test_load import KEYSPACE, SERVER, live, login, session  # noqa: F401 (fixture)
+from test_load import KEYSPACE, SERVER, live, login, run_cli, session  # noqa: F401 (fixture)
 
 ROWS, QUERIES, K = 300, 12, 5
 
@@ -58,3 +64,88 @@ def test_a_query_file_and_its_dimension_check(session, indexed, tmp_path):  # no
     with pytest.raises(cqlwire.LoadError, match="elements") as error:
         cqlwire.search(data[:2, :4], hosts=SERVER, table=name, **login())
     assert error.value.kind == "mapping"
+
+
+def euclidean_truth(queries, train):
+    """The training rows of each query, nearest first (NumPy, float64, ties by row number)."""
+    distances = ((queries[:, None, :].astype(np.float64) - train[None, :, :]) ** 2).sum(axis=2)
+    return np.argsort(distances, axis=1, kind="stable")
+
+
+def answers(path):
+    """(query, recall, keys, error) of each line of a per-query CSV."""
+    with open(path, newline="", encoding="utf-8") as lines:
+        return [(r["query"], r["recall"], r["keys"], r["error"]) for r in csv.DictReader(lines)]
+
+
+def same_as_the_command_line(report, binary, table, tmp_path, *args):
+    """`cqlwire search ARGS` on `table` reports what `report` holds, and writes the same CSV."""
+    done = run_cli(binary, "search", *args, "--table", table, "--k", K, "--quiet", "--format",
+                   "json", "--results", tmp_path / "cli.csv")
+    summary = json.loads(done.stdout)
+    assert (summary["queries"], summary["errors"]) == (report.queries, report.errors)
+    assert (summary["recall"], summary["recall_min"]) == (report.recall, report.recall_min)
+    assert answers(tmp_path / "cli.csv") == answers(tmp_path / "python.csv")
+
+
+@live
+def test_exact_truth_of_a_query_range_is_numpy_s_and_the_command_line_s(indexed, tmp_path,
+                                                                        cqlwire_binary):
+    name, data = indexed
+    queries = np.random.default_rng(7).standard_normal((QUERIES, 8), dtype=np.float32)
+    np.save(tmp_path / "train.npy", data)
+    np.save(tmp_path / "queries.npy", queries)
+    truth = euclidean_truth(queries, data)
+    report = cqlwire.search(tmp_path / "queries.npy", hosts=SERVER, table=name, k=K,
+                            exact=tmp_path / "train.npy", query_rows=(3, 10),
+                            results=tmp_path / "python.csv", wait_for_index=60, **login())
+    assert [number for number, *_ in report.results] == list(range(3, 10))
+    for number, _, keys, recall, error in report.results:
+        assert error is None and recall == len(set(keys) & set(truth[number, :K].tolist())) / K
+    assert report.recall == pytest.approx(np.mean([r[3] for r in report.results]))
+    same_as_the_command_line(report, cqlwire_binary, name, tmp_path, tmp_path / "queries.npy",
+                             "--exact", tmp_path / "train.npy", "--queries", "3..10")
+    assert cqlwire.search(tmp_path / "queries.npy", hosts=SERVER, table=name, k=K,
+                          exact=tmp_path / "train.npy", query_rows=range(3, 10),
+                          **login()).recall == report.recall
+
+
+@live
+def test_an_hdf5_query_file_brings_its_own_neighbors(indexed, tmp_path, cqlwire_binary):
+    name, data = indexed
+    queries = np.random.default_rng(8).standard_normal((QUERIES, 8), dtype=np.float32)
+    truth = euclidean_truth(queries, data)[:, :20]
+    # Every other list is another query's: recall must follow the file, not a computation.
+    lists = np.where((np.arange(QUERIES) % 2 == 0)[:, None], truth, np.roll(truth, 1, axis=0))
+    path = tmp_path / "ann.hdf5"
+    with h5py.File(path, "w") as ann:
+        ann["train"] = data
+        ann["test"] = queries
+        ann["neighbors"] = lists.astype(np.int32)
+        ann["distances"] = np.zeros(lists.shape, np.float32)
+    report = cqlwire.search(path, hosts=SERVER, table=name, k=K, results=tmp_path / "python.csv",
+                            wait_for_index=60, **login())
+    assert report.queries == QUERIES
+    for number, _, keys, recall, error in report.results:
+        assert error is None and recall == len(set(keys) & set(lists[number, :K].tolist())) / K
+    same_as_the_command_line(report, cqlwire_binary, name, tmp_path, path)
+    # The same lists as ground_truth= for queries in another file.
+    np.save(tmp_path / "queries.npy", queries)
+    other = cqlwire.search(tmp_path / "queries.npy", hosts=SERVER, table=name, k=K,
+                           ground_truth=path, **login())
+    assert [r[3] for r in other.results] == [r[3] for r in report.results]
+
+
+def test_ground_truth_keywords_are_checked_before_connecting(tmp_path):
+    queries = np.zeros((2, 8), np.float32)
+    with pytest.raises(cqlwire.LoadError, match="give one"):
+        cqlwire.search(queries, hosts="127.0.0.1:1", table="ks.t", ground_truth=tmp_path / "a",
+                       exact=tmp_path / "b")
+    with pytest.raises(cqlwire.LoadError, match="query_rows goes with a query file"):
+        cqlwire.search(queries, hosts="127.0.0.1:1", table="ks.t", query_rows=(0, 1))
+    np.save(tmp_path / "queries.npy", queries)
+    with pytest.raises(TypeError, match="query_rows must be"):
+        cqlwire.search(tmp_path / "queries.npy", hosts="127.0.0.1:1", table="ks.t", query_rows=3)
+    with pytest.raises(cqlwire.LoadError, match="both the input and the output"):
+        cqlwire.search(tmp_path / "queries.npy", hosts="127.0.0.1:1", table="ks.t",
+                       results=tmp_path / "queries.npy")

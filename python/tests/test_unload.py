@@ -1,14 +1,19 @@
 """cqlwire.unload against a real Cassandra: the pyarrow Table holds what the Python driver reads,
 value by value, typed as `cqlwire unload`'s Parquet columns; a table unloaded and loaded again reads
-back the same. Runs when CQLWIRE_TEST_CASSANDRA names a server (see test_load.py)."""
+back the same; with output= the files are byte for byte those `cqlwire unload` writes, and a run
+that fails or is interrupted leaves no file. Runs when CQLWIRE_TEST_CASSANDRA names a server (see
+test_load.py); the argument checks need none."""
+import _thread
 import datetime
+import os
+import threading
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import cqlwire
-from test_load import KEYSPACE, SERVER, live, login, session  # noqa: F401 (fixture)
+from test_load import KEYSPACE, SERVER, live, login, run_cli, session  # noqa: F401 (fixture)
 
 ROWS = 120
 
@@ -78,3 +83,85 @@ def test_an_unknown_table_raises_load_error():
     with pytest.raises(cqlwire.LoadError, match="does not exist") as error:
         unload(KEYSPACE + ".no_such_table")
     assert error.value.kind == "unknown_table"
+
+
+@live
+@pytest.mark.parametrize("name, ids, options", [
+    ("table.parquet", None, ["--page-rows", "7"]),
+    ("vectors.npy", "ids.npy", []),
+    ("vectors.bin", "ids.csv", ["--format", "raw"]),
+])
+def test_files_are_the_command_line_s_byte_for_byte(written, tmp_path, cqlwire_binary, name, ids,
+                                                    options):
+    python, cli = tmp_path / "python", tmp_path / "cli"
+    python.mkdir()
+    cli.mkdir()
+    keywords = {"page_rows": 7} if "--page-rows" in options else {}
+    if "--format" in options:
+        keywords["format"] = options[options.index("--format") + 1]
+    if ids:
+        keywords["ids"] = python / ids
+    report = unload(written, output=python / name, **keywords)
+    run_cli(cqlwire_binary, "unload", "--table", written, "-o", cli / name, "--quiet", *options,
+            *(["--ids", cli / ids] if ids else []))
+    assert (python / name).read_bytes() == (cli / name).read_bytes()
+    if ids:
+        assert (python / ids).read_bytes() == (cli / ids).read_bytes()
+    assert sorted(os.listdir(python)) == sorted(os.listdir(cli))
+    assert (report.rows, report.skipped, report.retried) == (ROWS, 0, 0)
+    assert report.format == keywords.get("format", os.path.splitext(name)[1][1:])
+    assert report.output == python / name and report.bytes > 0 and report.ranges > 0
+    assert report.rows_per_second > 0
+
+
+@live
+def test_a_failed_unload_leaves_the_file_as_it_was(written, tmp_path):
+    target = tmp_path / "vectors.npy"
+    target.write_bytes(b"before")
+    # The writer refuses a column that is no vector once the temporary file exists.
+    with pytest.raises(cqlwire.LoadError, match="not a vector") as error:
+        unload(written, output=target, column="note")
+    assert error.value.kind == "unsupported_type"
+    assert target.read_bytes() == b"before" and os.listdir(tmp_path) == ["vectors.npy"]
+
+
+@live
+def test_ctrl_c_stops_the_unload_and_leaves_no_file(session, tmp_path):  # noqa: F811
+    name = KEYSPACE + ".unload_many"
+    session.execute("DROP TABLE IF EXISTS %s" % name)
+    session.execute("CREATE TABLE %s (id bigint PRIMARY KEY, emb vector<float, 3>)" % name)
+    data = np.random.default_rng(4).standard_normal((5000, 3), dtype=np.float32)
+    cqlwire.load(data, hosts=SERVER, table=name, row_number_column="id", **login())
+    started = threading.Event()
+
+    def interrupt_once_writing():
+        # The temporary file appears once the scan is connected and about to start.
+        while not os.listdir(tmp_path):
+            if started.wait(0.005):
+                return
+        _thread.interrupt_main()
+
+    watcher = threading.Thread(target=interrupt_once_writing)
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            unload(name, output=tmp_path / "many.parquet", page_rows=1, concurrency=1, split=1)
+    finally:
+        started.set()
+        watcher.join()
+    assert os.listdir(tmp_path) == []
+
+
+def test_file_keywords_are_checked_before_connecting(tmp_path):
+    def refused(message, **keywords):
+        with pytest.raises(cqlwire.LoadError, match=message):
+            cqlwire.unload(hosts="127.0.0.1:1", table="ks.t", **keywords)
+
+    refused("go with output=", format="npy")
+    refused("go with output=", ids=tmp_path / "ids.npy")
+    refused("format must be", output=tmp_path / "a.npy", format="csv")
+    refused("column and ids go with", output=tmp_path / "a.parquet", column="emb")
+    refused("columns goes with", output=tmp_path / "a.npy", columns=["id"])
+    refused("same file", output=tmp_path / "a.npy", ids=tmp_path / "a.npy")
+    refused("output must name a file", output="-")
+    assert os.listdir(tmp_path) == []

@@ -2,8 +2,8 @@
 //! queries per second and latency percentiles.
 //!
 //! A thin face over [`cqlwire_load::Searcher`]: the arguments become library options (the
-//! connection flags are `load`'s), and this file adds the progress bar, Ctrl-C, the ground truth
-//! files, the summary and the per-query CSV.
+//! connection flags are `load`'s, the ground truth a [`cqlwire_load::GroundTruth`]), and this file
+//! adds the progress bar, Ctrl-C, the summary and the per-query CSV file.
 
 use super::connection::{engine_error as load_error, Connection};
 use super::convert::parse_input_format;
@@ -11,41 +11,15 @@ use super::load::watch;
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
-use cqlwire_load::{QuerySet, RunControl, SearchOptions, SearchReport, Searcher};
+use cqlwire_load::{GroundTruth, RunControl, SearchOptions, SearchReport, Searcher};
 use cqlwire_vector::convert;
-use cqlwire_vector::exact::exact_neighbors;
-use cqlwire_vector::input::{self, parse_rows, InputFormat, InputOptions, Neighbors, RowSelection};
+use cqlwire_vector::input::{parse_rows, InputFormat, InputOptions, RowSelection};
 use serde_json::json;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// The dataset of an HDF5 file that `--exact` reads the training vectors from.
-const TRAIN_DATASET: &str = "train";
-
-/// The dataset of an HDF5 file that holds its ground truth (ann-benchmarks' layout).
-const NEIGHBORS_DATASET: &str = "neighbors";
-
-/// Whether `path` is an HDF5 file: by `--input-format`, else by its extension.
-fn is_hdf5(path: &Path, format: Option<InputFormat>) -> bool {
-    format.or_else(|| InputFormat::from_extension(path)) == Some(InputFormat::Hdf5)
-}
-
-/// The `neighbors` dataset of an HDF5 file as ground truth.
-fn hdf5_neighbors(path: &Path) -> Result<Neighbors, CliError> {
-    let dataset = input::read_integer_dataset(path, NEIGHBORS_DATASET).map_err(CliError::data)?;
-    Neighbors::new(dataset.rows, dataset.columns, dataset.values).ok_or_else(|| {
-        CliError::data(format!(
-            "{}: the {NEIGHBORS_DATASET} dataset does not hold whole rows",
-            path.display()
-        ))
-    })
-}
-
-/// Bytes of training vectors per batch of `--exact`.
-const EXACT_BATCH_BYTES: usize = 8 << 20;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -178,10 +152,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
         dataset: args.dataset.clone(),
     };
     let reader = convert::open(Some(&args.queries), input_options).map_err(CliError::data)?;
+    let ground_truth = GroundTruth::choose(
+        args.ground_truth.clone(),
+        args.exact.clone(),
+        Some(&args.queries),
+        args.input_format,
+    );
     let queries = searcher
-        .read_queries(reader, args.exact.is_some())
+        .read_queries(reader, ground_truth.needs_floats())
         .map_err(load_error)?;
-    let truth = ground_truth(&args, &searcher, &queries)?;
+    let truth = ground_truth
+        .neighbors(&searcher, &queries)
+        .map_err(load_error)?;
     if let Some(truth) = &truth {
         searcher.check_truth(&queries, truth).map_err(load_error)?;
     }
@@ -230,59 +212,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     Ok(())
-}
-
-/// The ground truth of `--ground-truth` or `--exact`, if any.
-fn ground_truth(
-    args: &Args,
-    searcher: &Searcher,
-    queries: &QuerySet,
-) -> Result<Option<Neighbors>, CliError> {
-    if let Some(path) = &args.ground_truth {
-        if is_hdf5(path, None) {
-            return hdf5_neighbors(path).map(Some);
-        }
-        return input::read_neighbors(path, None)
-            .map(Some)
-            .map_err(CliError::data);
-    }
-    let Some(train) = &args.exact else {
-        // An ann-benchmarks file carries its own ground truth.
-        if is_hdf5(&args.queries, args.input_format) {
-            return hdf5_neighbors(&args.queries).map(Some);
-        }
-        return Ok(None);
-    };
-    let row_bytes = queries.dimension().max(1) * 4;
-    let options = InputOptions {
-        format: None,
-        column: None,
-        selection: input::RowSelection::All,
-        batch_rows: (EXACT_BATCH_BYTES / row_bytes).max(1),
-        dataset: TRAIN_DATASET.to_string(),
-    };
-    let mut reader = input::open(Some(train), &options).map_err(CliError::data)?;
-    let floats = queries.floats().unwrap_or_default();
-    // The lists cover every query of the file up to the last one asked, as a file would.
-    let mut padded = Vec::new();
-    let first = queries.numbers().first().copied().unwrap_or(0);
-    let floats = if first > 0 {
-        let skip = usize::try_from(first).unwrap_or(usize::MAX);
-        padded.resize(skip.saturating_mul(queries.dimension()), 0.0);
-        padded.extend_from_slice(floats);
-        &padded[..]
-    } else {
-        floats
-    };
-    exact_neighbors(
-        reader.as_mut(),
-        floats,
-        queries.dimension(),
-        args.k as usize,
-        searcher.similarity(),
-    )
-    .map(Some)
-    .map_err(|e| CliError::data(format!("{}: {e}", train.display())))
 }
 
 /// Milliseconds of a duration.
@@ -354,28 +283,7 @@ fn summary_text(
 /// One CSV line per query, written to a temporary file renamed into place.
 fn write_results(path: &Path, report: &SearchReport) -> Result<(), CliError> {
     let mut output = Output::open(Some(path), false)?;
-    writeln!(output, "query,latency_ms,recall,keys,error")?;
-    for result in &report.results {
-        let keys: Vec<String> = result.keys.iter().map(ToString::to_string).collect();
-        writeln!(
-            output,
-            "{},{:.3},{},{},{}",
-            result.number,
-            ms(result.latency),
-            result.recall.map(|r| r.to_string()).unwrap_or_default(),
-            csv_field(&keys.join(" ")),
-            csv_field(result.error.as_deref().unwrap_or(""))
-        )?;
-    }
+    report.write_csv(&mut output)?;
     output.commit()?;
     Ok(())
-}
-
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
 }

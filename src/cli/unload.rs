@@ -9,16 +9,13 @@ use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
 use cqlwire_load::{
-    ColumnRole, IdsFormat, LoadError, LoadErrorKind, ServerType, TableColumn, UnloadControl,
-    UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
+    IdsFormat, LoadError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport,
+    UnloadWriter, Unloader,
 };
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Pages queued between the scan and the writer.
-const QUEUED_PAGES: usize = 2;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -94,77 +91,6 @@ fn parse_format(name: &str) -> Result<UnloadFormat, String> {
         .ok_or_else(|| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
 }
 
-/// The format of an output named `path`, by its extension.
-fn format_of(path: Option<&Path>) -> UnloadFormat {
-    let extension = path
-        .and_then(Path::extension)
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match extension.as_deref() {
-        Some("arrow" | "arrows" | "ipc") => UnloadFormat::Arrow,
-        Some("npy") => UnloadFormat::Npy,
-        Some("fbin") => UnloadFormat::Fbin,
-        Some("hex" | "txt") => UnloadFormat::Hex,
-        Some("raw" | "bin") => UnloadFormat::Raw,
-        _ => UnloadFormat::Parquet,
-    }
-}
-
-/// Whether a column holds a `vector<…>`.
-fn is_vector(typ: &ServerType) -> bool {
-    typ.to_string().starts_with("vector<")
-}
-
-/// The columns a vector format reads: the vector column (given, else the only one), then the
-/// partition key when ids are written.
-fn vector_columns(
-    table: &[TableColumn],
-    given: Option<&str>,
-    ids: bool,
-) -> Result<Vec<String>, LoadError> {
-    let vector = match given {
-        Some(name) => name.to_owned(),
-        None => {
-            let vectors: Vec<&TableColumn> =
-                table.iter().filter(|c| is_vector(&c.cql_type)).collect();
-            match vectors.as_slice() {
-                [only] => quoted(&only.name),
-                [] => {
-                    return Err(LoadError::new(
-                        LoadErrorKind::UnknownColumn,
-                        "the table has no vector column (name the column with --column)",
-                    ))
-                }
-                several => {
-                    let names: Vec<&str> = several.iter().map(|c| c.name.as_str()).collect();
-                    return Err(LoadError::new(
-                        LoadErrorKind::UnknownColumn,
-                        format!(
-                            "the table has several vector columns ({}): choose one with --column",
-                            names.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-    };
-    let mut columns = vec![vector];
-    if ids {
-        columns.extend(
-            table
-                .iter()
-                .filter(|c| matches!(c.role, ColumnRole::PartitionKey(_)))
-                .map(|c| quoted(&c.name)),
-        );
-    }
-    Ok(columns)
-}
-
-/// A schema name as written in CQL (quoted, so that its case is kept).
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 /// The library's error with the exit code it deserves, and the flag that fixes an unsupported type.
 fn unload_error(error: LoadError) -> CliError {
     if error.kind() == LoadErrorKind::UnsupportedType {
@@ -178,9 +104,9 @@ fn unload_error(error: LoadError) -> CliError {
 
 /// Runs `cqlwire unload`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let format = args
-        .format
-        .unwrap_or_else(|| format_of(crate::files::named(args.output.as_deref())));
+    let format = args.format.unwrap_or_else(|| {
+        UnloadFormat::from_extension(crate::files::named(args.output.as_deref()))
+    });
     if format.holds_columns() {
         if args.column.is_some() || args.ids.is_some() {
             return Err(CliError::usage(
@@ -219,11 +145,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let unloader = runtime
         .block_on(Unloader::connect_with(options, |table, options| {
             if vector_format {
-                let columns = vector_columns(table, args.column.as_deref(), args.ids.is_some())?;
-                if format.wants_value_bytes() {
-                    options.raw_columns = columns[..1].to_vec();
-                }
-                options.columns = Some(columns);
+                let ids = args.ids.is_some();
+                options
+                    .read_vector(table, format, args.column.as_deref(), ids)
+                    .map_err(|error| error.into_load_error("--column"))?;
             }
             Ok(())
         }))
@@ -231,33 +156,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
     let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
     let ids = match &args.ids {
-        Some(path) => {
-            let ids_format = match path.extension().and_then(|e| e.to_str()) {
-                Some(e) if e.eq_ignore_ascii_case("npy") => IdsFormat::Npy,
-                _ => IdsFormat::Csv,
-            };
-            Some((Output::open(Some(path), true)?.without_sync(), ids_format))
-        }
+        Some(path) => Some((
+            Output::open(Some(path), true)?.without_sync(),
+            IdsFormat::from_extension(path),
+        )),
         None => None,
     };
-    let mut writer =
+    let writer =
         UnloadWriter::new(format, &unloader.schema(), output, ids).map_err(unload_error)?;
 
     let control = UnloadControl::default();
     let bar = progress::bar(None, Unit::Rows, args.quiet);
-    let (sender, mut receiver) = tokio::sync::mpsc::channel(QUEUED_PAGES);
-    let stop = control.stop.clone();
-    let writing = std::thread::spawn(move || -> io::Result<UnloadWriter<Output>> {
-        while let Some(batch) = receiver.blocking_recv() {
-            if let Err(error) = writer.write(&batch) {
-                stop.store(true, Ordering::Relaxed);
-                return Err(error);
-            }
-        }
-        Ok(writer)
-    });
     let ranges = unloader.range_count();
-    let result = runtime.block_on(async {
+    let (result, written) = runtime.block_on(async {
         let stop = control.stop.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -278,14 +189,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 ));
             }
         });
-        let result = unloader.run(sender, &control).await;
+        let outcome = unloader.run_into(writer, &control).await;
         ticker.abort();
-        result
+        outcome
     });
     bar.finish_and_clear();
-    let written = writing
-        .join()
-        .unwrap_or_else(|_| Err(io::Error::other("the writer failed")));
     // A write error stopped the scan: it is the cause to report.
     let writer = written?;
     let report = result.map_err(|error| match error.kind() {

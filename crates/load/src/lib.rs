@@ -69,12 +69,13 @@ pub use options::{
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use search::{
-    recall, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport, Searcher, VectorIndex,
+    recall, GroundTruth, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport,
+    Searcher, VectorIndex,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
     arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
-    UnloadProgress, UnloadReport, UnloadWriter, Unloader, PAGE_BYTES,
+    UnloadProgress, UnloadReport, UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 

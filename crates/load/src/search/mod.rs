@@ -10,6 +10,7 @@
 
 mod index;
 mod report;
+mod truth;
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -35,6 +36,7 @@ use crate::value::Value;
 
 pub use index::VectorIndex;
 pub use report::{recall, Key, Latency, QueryResult, SearchReport};
+pub use truth::GroundTruth;
 
 /// Pause between two probes of [`Searcher::wait_for_index`].
 const PROBE_PAUSE: Duration = Duration::from_millis(500);

@@ -1,6 +1,7 @@
 //! What a search run measured: per query and in summary.
 
 use std::fmt;
+use std::io::{self, Write};
 use std::time::Duration;
 
 use cqlwire_vector::input::Neighbors;
@@ -139,6 +140,38 @@ impl SearchReport {
     }
 }
 
+impl SearchReport {
+    /// Writes one CSV line per measured query after the header
+    /// `query,latency_ms,recall,keys,error`: the query number, its latency in ms (3 decimals),
+    /// its recall (empty without ground truth or after an error), the keys returned separated by
+    /// spaces, and the error.
+    pub fn write_csv(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "query,latency_ms,recall,keys,error")?;
+        for result in &self.results {
+            let keys: Vec<String> = result.keys.iter().map(ToString::to_string).collect();
+            writeln!(
+                out,
+                "{},{:.3},{},{},{}",
+                result.number,
+                result.latency.as_secs_f64() * 1e3,
+                result.recall.map(|r| r.to_string()).unwrap_or_default(),
+                csv_field(&keys.join(" ")),
+                csv_field(result.error.as_deref().unwrap_or(""))
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
 /// recall@k of `returned` against `truth` (a query's ground-truth list, best first): how many of
 /// the first `k` true neighbours were returned, over `k`. Ids are compared, not distances: a
 /// returned row as near as the k-th true neighbour but not listed among the first k counts as a
@@ -231,5 +264,33 @@ mod tests {
         assert_eq!(report.latency.max, ms(30));
         let numbers: Vec<u64> = report.results.iter().map(|r| r.number).collect();
         assert_eq!(numbers, [0, 1, 2]);
+    }
+
+    #[test]
+    fn the_csv_has_a_line_per_query_with_quoted_fields() {
+        let mut report = SearchReport::new(Vec::new(), 2, 1, Duration::from_secs(1));
+        report.results = vec![
+            QueryResult {
+                number: 0,
+                latency: Duration::from_micros(1500),
+                keys: vec![Key::Int(4), Key::Literal("'a,b'".into())],
+                recall: Some(0.5),
+                error: None,
+            },
+            QueryResult {
+                number: 1,
+                latency: ms(2),
+                keys: Vec::new(),
+                recall: None,
+                error: Some("said \"no\"".into()),
+            },
+        ];
+        let mut csv = Vec::new();
+        report.write_csv(&mut csv).unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            "query,latency_ms,recall,keys,error\n0,1.500,0.5,\"4 'a,b'\",\n\
+             1,2.000,,,\"said \"\"no\"\"\"\n"
+        );
     }
 }

@@ -24,6 +24,7 @@
 //! ```
 
 mod decode;
+mod files;
 mod ranges;
 mod scan;
 mod write;
@@ -49,6 +50,7 @@ use crate::loader::{
 use crate::options::{schema_name, LoadOptions};
 
 pub use decode::{arrow_array, DecodeError};
+pub use files::VectorColumnError;
 pub use write::{IdsFormat, UnloadFormat, UnloadWriter};
 
 use decode::Builder;

@@ -56,6 +56,18 @@ impl UnloadFormat {
         })
     }
 
+    /// The format's name, as [`from_name`](UnloadFormat::from_name) takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnloadFormat::Parquet => "parquet",
+            UnloadFormat::Arrow => "arrow",
+            UnloadFormat::Npy => "npy",
+            UnloadFormat::Fbin => "fbin",
+            UnloadFormat::Raw => "raw",
+            UnloadFormat::Hex => "hex",
+        }
+    }
+
     /// Whether the format holds every column read (Parquet, Arrow), rather than one vector column.
     pub fn holds_columns(self) -> bool {
         matches!(self, UnloadFormat::Parquet | UnloadFormat::Arrow)
@@ -153,7 +165,7 @@ impl<W: Destination> UnloadWriter<W> {
         if format.needs_rewrite() && !output.can_rewrite() {
             return Err(usage(format!(
                 "{} output holds the row count in its header, so it must go to a file",
-                name(format)
+                format.name()
             )));
         }
         let vector = || {
@@ -171,7 +183,7 @@ impl<W: Destination> UnloadWriter<W> {
                         "column {} is not a vector (its Arrow form is {other}): the {} format \
                          holds a vector column",
                         field.name(),
-                        name(format)
+                        format.name()
                     ),
                 )),
             }
@@ -239,7 +251,7 @@ impl<W: Destination> UnloadWriter<W> {
                 if field.data_type() != &DataType::Binary {
                     return Err(usage(format!(
                         "{} output needs the vector column's value bytes",
-                        name(format)
+                        format.name()
                     )));
                 }
                 if format == UnloadFormat::Raw {
@@ -388,18 +400,6 @@ impl<W: Destination> UnloadWriter<W> {
             }
         };
         Ok((output, ids))
-    }
-}
-
-/// The format's name, for messages.
-fn name(format: UnloadFormat) -> &'static str {
-    match format {
-        UnloadFormat::Parquet => "parquet",
-        UnloadFormat::Arrow => "arrow",
-        UnloadFormat::Npy => "npy",
-        UnloadFormat::Fbin => "fbin",
-        UnloadFormat::Raw => "raw",
-        UnloadFormat::Hex => "hex",
     }
 }
 

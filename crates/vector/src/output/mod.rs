@@ -7,12 +7,15 @@
 //! that `VectorWriter::finish` hands back. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
 //! [`NullPolicy::Null`] with a format that can hold them; [`check_nulls`] rejects the other cases.
 
+mod file;
 mod hex;
 mod npy;
 mod table;
 
 use crate::kernel::{EncodedBatch, VectorEncoder};
 use std::io::{self, Write};
+
+pub use file::{refuse_same_file, Output, OutputError};
 
 /// Where a writer's bytes go: any `Write`, plus rewriting bytes already written where the destination
 /// allows it (the `npy` writer fixes its header's row count that way when rows were skipped).
