@@ -25,18 +25,23 @@ def load(path):
         return [json.loads(line) for line in f]
 
 
-def kind(detail, case):
-    """A failure message without its values: what to group by. For bytes a driver should have refused, or
-    wire-legal bytes it changed, the case's note says what the bytes are."""
+def kind(detail, case, mask=True):
+    """A failure message without its values (`mask`: numbers and type names left out): what to group by.
+    For bytes a driver should have refused, or wire-legal bytes it changed, the case's note says what the
+    bytes are."""
     if detail.startswith(("accepted invalid bytes", "read wire-legal bytes")):
-        note = re.sub(r"<[^>]*>+", "<…>", case.get("note", "").split(";")[0])
+        note = case.get("note", "").split(";")[0]
+        if mask:
+            note = re.sub(r"<[^>]*>+", "<…>", note)
         note = re.sub(r"\s*\(.*?\)", "", note).split(", ")[0]
-        note = re.sub(r"^(" + "|".join(NATIVES) + r")\b:?", "T", note)
-        note = re.sub(r"(?<![\w-])\d+", "#", note)
+        if mask:
+            note = re.sub(r"^(" + "|".join(NATIVES) + r")\b:?", "T", note)
+            note = re.sub(r"(?<![\w-])\d+", "#", note)
         what = "accepted invalid bytes" if detail.startswith("accepted") else "changed wire-legal bytes"
         return f"{what}: {note}"
     text = re.split(r", read as | as \d+ bytes|: \(|got |observed ", detail)[0]
-    text = re.sub(r"0x[0-9a-f]+|\d+", "#", text)
+    if mask:
+        text = re.sub(r"0x[0-9a-f]+|\d+", "#", text)
     return text[:110].rstrip()
 
 
@@ -71,6 +76,9 @@ def main():
         lines += ["| cases | check | what went wrong | first case |", "|---|---|---|---|"]
         for (check, what), members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             case, entry = members[0]
+            # A group whose members all say the same shows it with its numbers.
+            plain = {kind(e["detail"], c, mask=False) for c, e in members}
+            what = plain.pop() if len(plain) == 1 else what
             types = sorted({c["type"] for c, _ in members})
             shown = ", ".join(f"`{t}`" for t in types[:4]) + (", …" if len(types) > 4 else "")
             what = what.replace("|", "\\|")
