@@ -163,6 +163,9 @@ impl Searcher {
             )
         })?;
         prepared.set_is_idempotent(true);
+        // The answers carry no column specifications: the one column selected is the key, whose
+        // type a table cannot change, so the prepared metadata stays true.
+        prepared.set_use_cached_result_metadata(true);
         Ok(Searcher {
             session,
             prepared,
