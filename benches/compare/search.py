@@ -247,6 +247,24 @@ def print_table(results, peers, args, index_wait) -> None:
                   f"{cell(top)} | {cell(cpu * 1000 / args.queries, '{:.3f}')} | "
                   f"{cell(server * 1000 / args.queries, '{:.2f}')} | {cell(rec, '{:.4f}')} | "
                   f"{'—' if same is None else f'{same}/{args.queries}'} |")
+    if "cqlwire" not in peers:
+        return
+    # Each round runs every peer close together in time: the ratio within a round is steadier than a
+    # ratio of medians when the server's speed drifts from round to round.
+    print("\ncqlwire against each peer, median of the per-round ratios (queries/s: higher is better for "
+          "cqlwire; client CPU per query: lower is):\n")
+    print("| peer | concurrency | queries/s ratio | client CPU ratio | rounds cqlwire faster |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for c in CONCURRENCIES:
+        ours = results[("cqlwire", c)]
+        for peer in peers:
+            if peer == "cqlwire":
+                continue
+            theirs = results[(peer, c)]
+            qps = [a[0] / b[0] for a, b in zip(ours, theirs)]
+            cpu = [a[5] / b[5] for a, b in zip(ours, theirs)]
+            faster = sum(r >= 1 for r in qps)
+            print(f"| {LABELS[peer]} | {c} | {median(qps):.2f}× | {median(cpu):.3f}× | {faster}/{len(qps)} |")
 
 
 def exact(args) -> None:
