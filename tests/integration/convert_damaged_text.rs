@@ -10,18 +10,25 @@ use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::Array;
 use arrow_schema::DataType;
 
+/// The path of the fixture `name`, after checking that `convert --format raw` writes every row of it,
+/// the damaged ones too, as NumPy does (`text.raw`).
+fn raw_is_numpys(name: &str) -> std::path::PathBuf {
+    let expected = std::fs::read(common::fixture("damaged_text/text.raw")).unwrap();
+    let input = common::fixture(&format!("damaged_text/{name}"));
+    let raw = convert(&input, &["--format", "raw"], true);
+    assert_eq!(raw.code, 0, "{name}: {}", raw.stderr);
+    assert!(
+        raw.file == Some(expected),
+        "{name}: raw output differs from NumPy's"
+    );
+    input
+}
+
 #[test]
 fn a_text_value_that_is_not_utf8_refuses_its_row_only() {
-    let expected = std::fs::read(common::fixture("damaged_text/text.raw")).unwrap();
     let tail = std::fs::read(common::fixture("damaged_text/tail.hex")).unwrap();
     for name in ["text.parquet", "text.arrow", "text.arrows"] {
-        let input = common::fixture(&format!("damaged_text/{name}"));
-        let raw = convert(&input, &["--format", "raw"], true);
-        assert_eq!(raw.code, 0, "{name}: {}", raw.stderr);
-        assert!(
-            raw.file == Some(expected.clone()),
-            "{name}: raw output differs from NumPy's"
-        );
+        let input = raw_is_numpys(name);
         for args in [
             &["--format", "parquet"][..],
             &["--format", "arrow"],
@@ -119,18 +126,11 @@ fn show(array: &dyn Array, index: usize) -> String {
 
 #[test]
 fn a_text_value_nested_in_a_list_struct_map_or_dictionary_refuses_its_row_only() {
-    let expected = std::fs::read(common::fixture("damaged_text/text.raw")).unwrap();
     let tail = std::fs::read(common::fixture("damaged_text/nested_tail.arrows")).unwrap();
     let reference = read_table(tail, false).remove(0);
     let bad = nested_bad();
     for name in ["nested.parquet", "nested.arrow", "nested.arrows"] {
-        let input = common::fixture(&format!("damaged_text/{name}"));
-        let raw = convert(&input, &["--format", "raw"], true);
-        assert_eq!(raw.code, 0, "{name}: {}", raw.stderr);
-        assert!(
-            raw.file == Some(expected.clone()),
-            "{name}: raw output differs from NumPy's"
-        );
+        let input = raw_is_numpys(name);
         // The whole input stops at the first damaged row, each damaged row at itself.
         let whole = convert(&input, &["--format", "parquet"], true);
         let (row, column, path) = &bad[0];
