@@ -198,22 +198,46 @@ pub(crate) fn open(
 /// in lists, maps and structs, so that a value that is not UTF-8 damages its row only (the readers
 /// turn it back into text, checking each value): the Parquet schema's leaves lose their `STRING`
 /// annotation, which is what makes the decoder check a whole page at once, and the Arrow schema
-/// takes binary types.
+/// takes binary types. Should the Arrow reader refuse that for a nested layout, only the top-level
+/// text columns are read as binary.
 fn text_as_bytes(
     metadata: ArrowReaderMetadata,
     vector: usize,
 ) -> Result<ArrowReaderMetadata, ParquetError> {
     let texts = text::text_fields(metadata.schema(), vector);
-    let parquet = metadata.metadata();
-    let root = parquet.file_metadata().schema_descr().root_schema();
+    let root = metadata
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema();
     let fields = root.get_fields();
     if texts.is_empty() || fields.len() != metadata.schema().fields().len() {
         return Ok(metadata);
     }
-    let mut plain = Vec::with_capacity(fields.len());
-    for (i, field) in fields.iter().enumerate() {
+    rewritten(&metadata, &texts).or_else(|_| {
+        // A nested layout the Arrow reader does not take as binary: its top-level text only.
+        let top = texts.iter().copied();
+        let primitive = |i: usize| fields.get(i).is_some_and(|field| field.is_primitive());
+        let top: Vec<usize> = top.filter(|&i| primitive(i)).collect();
+        if top.is_empty() {
+            return Ok(metadata.clone());
+        }
+        rewritten(&metadata, &top)
+    })
+}
+
+/// `metadata` with the top-level fields `texts` (as [`text::text_fields`] gives them, whose
+/// indices are those of the Parquet root's fields) read as binary: see [`text_as_bytes`].
+fn rewritten(
+    metadata: &ArrowReaderMetadata,
+    texts: &[usize],
+) -> Result<ArrowReaderMetadata, ParquetError> {
+    let parquet = metadata.metadata();
+    let root = parquet.file_metadata().schema_descr().root_schema();
+    let mut plain = Vec::with_capacity(root.get_fields().len());
+    for (i, field) in root.get_fields().iter().enumerate() {
         plain.push(if texts.contains(&i) {
-            without_text_annotation(field)?
+            without_text_annotation(field, true)?
         } else {
             field.clone()
         });
@@ -237,7 +261,7 @@ fn text_as_bytes(
         .set_row_groups(old.take_row_groups())
         .set_page_index(old.take_page_index())
         .build();
-    let binary = Arc::new(text::as_binary(metadata.schema(), &texts));
+    let binary = Arc::new(text::as_binary(metadata.schema(), texts));
     ArrowReaderMetadata::try_new(
         Arc::new(parquet),
         ArrowReaderOptions::new().with_schema(binary),
@@ -245,8 +269,12 @@ fn text_as_bytes(
 }
 
 /// `field` with its leaves (itself, or those of its groups at any depth) annotated as text (`STRING`,
-/// `JSON`, `ENUM`: read as Arrow text) turned into plain byte arrays.
-fn without_text_annotation(field: &Arc<SchemaType>) -> Result<Arc<SchemaType>, ParquetError> {
+/// `JSON`, `ENUM`: read as Arrow text) turned into plain byte arrays; `top`: `field` is a top-level
+/// text column, turned plain whatever its annotation.
+fn without_text_annotation(
+    field: &Arc<SchemaType>,
+    top: bool,
+) -> Result<Arc<SchemaType>, ParquetError> {
     let info = field.get_basic_info();
     if field.is_primitive() {
         let text = matches!(
@@ -256,7 +284,7 @@ fn without_text_annotation(field: &Arc<SchemaType>) -> Result<Arc<SchemaType>, P
             info.logical_type_ref(),
             Some(LogicalType::String | LogicalType::Json | LogicalType::Enum)
         );
-        if !text || field.get_physical_type() != PhysicalType::BYTE_ARRAY {
+        if !top && (!text || field.get_physical_type() != PhysicalType::BYTE_ARRAY) {
             return Ok(field.clone());
         }
         let mut bytes = SchemaType::primitive_type_builder(info.name(), field.get_physical_type())
@@ -266,7 +294,10 @@ fn without_text_annotation(field: &Arc<SchemaType>) -> Result<Arc<SchemaType>, P
         }
         return Ok(Arc::new(bytes.build()?));
     }
-    let fields = field.get_fields().iter().map(without_text_annotation);
+    let fields = field
+        .get_fields()
+        .iter()
+        .map(|field| without_text_annotation(field, false));
     let mut group = SchemaType::group_type_builder(info.name())
         .with_fields(fields.collect::<Result<_, _>>()?)
         .with_converted_type(info.converted_type())
