@@ -168,6 +168,13 @@ fn restore_column(
         bad(value.index, &value.path, value.error);
     }
     let rows: Vec<usize> = found.iter().map(|value| value.index).collect();
+    if rows.is_empty() {
+        // No row holds one: the bad values are a dictionary's that no row uses (made null), or
+        // items of a sliced list's other rows (dropped below by the copy).
+        if let Ok(data) = retype(array.to_data(), target, true) {
+            return Ok(make_array(data));
+        }
+    }
     let kept = without(array.as_ref(), &rows)?;
     Ok(make_array(retype(kept.to_data(), target, true)?))
 }
@@ -490,6 +497,23 @@ mod tests {
         };
         assert_eq!(row(0), ["a", "b"]);
         assert_eq!(row(3), ["d"]);
+    }
+
+    #[test]
+    fn bad_text_outside_a_slice_damages_nothing() {
+        let values = binary(&[b"a", b"\xff", b"c", b"d"]);
+        let list = ListArray::new(
+            item(DataType::Binary),
+            OffsetBuffer::from_lengths([1, 1, 2]),
+            values,
+            None,
+        );
+        let sliced = Arc::new(list.slice(2, 1));
+        let (damaged, text) = restored(sliced, DataType::List(item(DataType::Utf8)));
+        assert!(damaged.is_empty(), "{damaged:?}");
+        let row = text.as_list::<i32>().value(0);
+        let items: Vec<&str> = row.as_string::<i32>().iter().flatten().collect();
+        assert_eq!(items, ["c", "d"]);
     }
 
     #[test]
