@@ -16,7 +16,7 @@ case $target in
   lz4_body | frame_stream | capture | protocol_stream | tls) max_len=65540 ;;
   inspect) max_len=131072 ;;
   npy_header | vecs_readers | neighbors) max_len=8192 ;;
-  hdf5_reader) max_len=16384 ;;
+  hdf5_reader | columnar_readers) max_len=16384 ;;
   value_decoder) max_len=1024 ;;
   *) max_len=4096 ;;
 esac

@@ -114,6 +114,12 @@ for path, selector in (("neighbors_cosine.ivecs", 0), ("neighbors_euclidean.npy"
                        ("neighbors_euclidean.bin", 2)):
     seed("neighbors", bytes([selector]) + (root / "fixtures/search" / path).read_bytes()[:8191], 8192)
 
+# Parquet (selector bit 0) and Arrow IPC inputs with text nested in lists, structs, maps and
+# dictionaries, one value not UTF-8; bits 1-3 pick the batch size.
+for name, parquet in (("small.parquet", 1), ("small.arrows", 0)):
+    data = (root / "fixtures/damaged_text" / name).read_bytes()
+    for batch_bits in (0, 2 << 1, 7 << 1):
+        seed("columnar_readers", bytes([parquet | batch_bits]) + data, 16384)
 for path in sorted((root / "fixtures/hdf5").glob("*.hdf5")) + [root / "fixtures/hdf5/userblock.bin"]:
     data = path.read_bytes()
     if len(data) < 16384:

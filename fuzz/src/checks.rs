@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 16] = [
+pub const TARGETS: [(&str, Check); 17] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -44,6 +44,7 @@ pub const TARGETS: [(&str, Check); 16] = [
     ("vector_kernel", vector_kernel),
     ("query_redaction", query_redaction),
     ("arrow_values", arrow_values),
+    ("columnar_readers", columnar_readers),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -1015,6 +1016,81 @@ fn check_reader(data: &[u8], format: InputFormat, selection: RowSelection, batch
         (Err(InputError::ShardNeedsRowCount { .. }), Ok(_)) => {}
         _ => panic!("stream and file disagree ({format:?}): {stream:?} / {file:?}"),
     }
+}
+
+/// Reads the input after its first byte as a Parquet file (bit 0 set) or an Arrow IPC stream or file
+/// (as a stream and as a file), in batches of the rows its bits 1–3 pick; every batch its readers
+/// give has its other columns as valid Arrow arrays of the batch's rows and the declared schema,
+/// and its damaged rows (text that is not UTF-8, at any depth) inside the batch, in order, each a
+/// null cell of a column that exists.
+pub fn columnar_readers(data: &[u8]) {
+    let Some((&selector, file)) = data.split_first() else {
+        return;
+    };
+    let parquet = selector & 1 == 1;
+    let options = InputOptions {
+        format: Some(if parquet {
+            InputFormat::Parquet
+        } else {
+            InputFormat::Arrow
+        }),
+        column: None,
+        dataset: "train".to_string(),
+        selection: RowSelection::All,
+        batch_rows: usize::from((selector >> 1) & 7) + 1,
+    };
+    if !parquet {
+        let stream = Box::new(Cursor::new(file.to_vec()));
+        if let Ok(reader) = input::open_stream("fuzz input", stream, &options) {
+            let _ = check_columns(reader);
+        }
+    }
+    let _ = with_file(file, |path| {
+        input::open(Some(path), &options).and_then(check_columns)
+    });
+}
+
+/// Reads every batch of a Parquet or Arrow reader, checking its columns and damaged rows (see
+/// [`columnar_readers`]).
+fn check_columns(mut reader: Box<dyn BatchReader>) -> Result<(), InputError> {
+    let schema = reader.passthrough_schema();
+    while let Some(batch) = reader.next_batch()? {
+        let rows = batch.first_row..batch.first_row + batch.rows as u64;
+        if let (Some(columns), Some(schema)) = (&batch.columns, &schema) {
+            assert_eq!(columns.num_rows(), batch.rows, "columns of another length");
+            assert_eq!(
+                columns.schema().fields(),
+                schema.fields(),
+                "columns of other types"
+            );
+            for column in columns.columns() {
+                column
+                    .to_data()
+                    .validate_full()
+                    .unwrap_or_else(|e| panic!("an invalid Arrow column: {e}"));
+            }
+        }
+        let mut last = None;
+        for damaged in &batch.damaged {
+            assert!(
+                rows.contains(&damaged.row),
+                "a damaged row outside its batch"
+            );
+            assert!(last <= Some(damaged.row), "damaged rows out of order");
+            last = Some(damaged.row);
+            let column = batch
+                .columns
+                .as_ref()
+                .and_then(|columns| columns.column_by_name(&damaged.column))
+                .unwrap_or_else(|| panic!("a damaged row of no column: {damaged}"));
+            let index = (damaged.row - batch.first_row) as usize;
+            assert!(
+                column.is_null(index),
+                "a damaged cell is not null: {damaged}"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Datasets `hdf5_reader` picks from with its first byte.

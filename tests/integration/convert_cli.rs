@@ -164,7 +164,7 @@ fn hex_lines(rows: &[Option<Vec<u8>>]) -> String {
 }
 
 /// The record batches of a Parquet file or an Arrow IPC stream.
-fn read_table(bytes: Vec<u8>, parquet: bool) -> Vec<RecordBatch> {
+pub(crate) fn read_table(bytes: Vec<u8>, parquet: bool) -> Vec<RecordBatch> {
     if parquet {
         let mut file = tempfile::tempfile().unwrap();
         std::io::Write::write_all(&mut file, &bytes).unwrap();

@@ -288,11 +288,11 @@ pub(crate) mod tests {
         }
     }
 
-    fn collection(frozen: bool, typ: CollectionType<'static>) -> ColumnType<'static> {
+    pub(crate) fn collection(frozen: bool, typ: CollectionType<'static>) -> ColumnType<'static> {
         ColumnType::Collection { frozen, typ }
     }
 
-    fn udt(
+    pub(crate) fn udt(
         frozen: bool,
         name: &str,
         fields: Vec<(&str, ColumnType<'static>)>,

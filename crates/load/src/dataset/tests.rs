@@ -1,8 +1,8 @@
 use super::*;
-use crate::types::tests::{native, vector};
+use crate::types::tests::{collection, native, udt, vector};
 use crate::value::Cell as BoundCell;
 use cqlwire_vector::input::RowSelection;
-use scylla::cluster::metadata::NativeType;
+use scylla::cluster::metadata::{CollectionType, NativeType};
 use std::path::Path;
 
 fn sample(name: &str) -> PathBuf {
@@ -205,5 +205,70 @@ fn a_value_out_of_range_makes_only_its_row_invalid() {
             other => panic!("row {}: {other:?}", row.number),
         }
         assert_eq!(bytes(&row.values[1]).len(), 512);
+    }
+}
+
+#[test]
+fn a_text_value_nested_in_a_list_map_struct_or_dictionary_makes_only_its_row_invalid() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/damaged_text");
+    // `row column path` of each value that is not UTF-8, as the fixture generator wrote them.
+    let listed = std::fs::read_to_string(fixtures.join("nested.bad")).unwrap();
+    let bad: Vec<Vec<&str>> = listed.lines().map(|l| l.split(' ').collect()).collect();
+    let text = || native(NativeType::Text);
+    let list = || collection(false, CollectionType::List(Box::new(text())));
+    let map = collection(
+        false,
+        CollectionType::Map(Box::new(text()), Box::new(text())),
+    );
+    let author = udt(
+        false,
+        "person",
+        vec![("name", text()), ("n", native(NativeType::Int))],
+    );
+    let table = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("emb", vector(NativeType::Float, 4), ColumnRole::Regular),
+        column("tags", list(), ColumnRole::Regular),
+        column("author", author, ColumnRole::Regular),
+        column("attrs", map, ColumnRole::Regular),
+        column("notes", list(), ColumnRole::Regular),
+        column("kind", text(), ColumnRole::Regular),
+    ];
+    let names: Vec<&str> = table.iter().map(|c| c.name.as_str()).collect();
+    for name in ["nested.parquet", "nested.arrow", "nested.arrows"] {
+        let mut dataset = Dataset::open(&options(fixtures.join(name))).unwrap();
+        dataset.table_columns(&table).unwrap();
+        dataset.bind(&markers(&table, &names), &table).unwrap();
+        let rows = all_rows(&mut dataset);
+        assert_eq!(rows.len(), 5000, "{name}");
+        for row in rows {
+            let invalid: Vec<(usize, &str)> = row
+                .values
+                .iter()
+                .enumerate()
+                .filter_map(|(i, value)| match value.cell() {
+                    BoundCell::Invalid(reason) => Some((i, reason.as_str())),
+                    _ => None,
+                })
+                .collect();
+            let listed = bad.iter().find(|b| b[0] == row.number.to_string());
+            let Some(&[_, column, path]) = listed.map(Vec::as_slice) else {
+                assert!(invalid.is_empty(), "{name} row {}: {invalid:?}", row.number);
+                continue;
+            };
+            let at = names.iter().position(|n| *n == column).unwrap();
+            let [(index, reason)] = invalid[..] else {
+                panic!("{name} row {}: {invalid:?}", row.number);
+            };
+            assert_eq!(index, at, "{name} row {}: {reason}", row.number);
+            let prefix = format!("column {column}: its value");
+            assert!(reason.starts_with(&prefix), "{name}: {reason}");
+            assert!(reason.contains(path), "{name}: {reason}");
+            assert!(reason.contains("is not UTF-8 text ("), "{name}: {reason}");
+        }
     }
 }

@@ -6,9 +6,10 @@
 //! Streams go through [`CheckedStream`] (only the body of a message with compressed buffers is held
 //! while it is checked); files are checked once from their footer ([`check_file`]).
 //!
-//! Both also have their schema's top-level text fields read as binary ([`text::ipc_text_tags`]), so
-//! that a value that is not UTF-8 damages its row only: the stream's schema message is rewritten as
-//! it passes, the file's footer through [`TaggedFile`]; each keeps the schema as declared.
+//! Both also have their schema's text fields (top-level or nested, see [`text::ipc_text_tags`]) read
+//! as binary, so that a value that is not UTF-8 damages its row only: the stream's schema message is
+//! rewritten as it passes, the file's footer through [`TaggedFile`]; each keeps the schema as
+//! declared.
 
 use super::text;
 use arrow_ipc::{CompressionType, Message, MessageHeader, RecordBatch};

@@ -22,6 +22,7 @@ use parquet::arrow::arrow_reader::{
     ParquetRecordBatchReaderBuilder, RowSelection as RowsWithinGroups, RowSelector,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataBuilder};
 use parquet::schema::types::{SchemaDescriptor, Type as SchemaType};
@@ -193,34 +194,53 @@ pub(crate) fn open(
     )?))
 }
 
-/// `metadata` read with its top-level text columns (but the vector column `vector`) as binary, so
-/// that a value that is not UTF-8 damages its row only (the readers turn them back into text,
-/// checking each value): the Parquet schema loses their `STRING` annotation, which is what makes
-/// the decoder check a whole page at once, and the Arrow schema takes their binary types.
+/// `metadata` read with its text (but the vector column `vector`'s) as binary, top-level or nested
+/// in lists, maps and structs, so that a value that is not UTF-8 damages its row only (the readers
+/// turn it back into text, checking each value): the Parquet schema's leaves lose their `STRING`
+/// annotation, which is what makes the decoder check a whole page at once, and the Arrow schema
+/// takes binary types. Should the Arrow reader refuse that for a nested layout, only the top-level
+/// text columns are read as binary.
 fn text_as_bytes(
     metadata: ArrowReaderMetadata,
     vector: usize,
 ) -> Result<ArrowReaderMetadata, ParquetError> {
     let texts = text::text_fields(metadata.schema(), vector);
-    let parquet = metadata.metadata();
-    let root = parquet.file_metadata().schema_descr().root_schema();
+    let root = metadata
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema();
     let fields = root.get_fields();
     if texts.is_empty() || fields.len() != metadata.schema().fields().len() {
         return Ok(metadata);
     }
-    let mut plain = Vec::with_capacity(fields.len());
-    for (i, field) in fields.iter().enumerate() {
-        let info = field.get_basic_info();
-        if !texts.contains(&i) || !field.is_primitive() {
-            plain.push(field.clone());
-            continue;
+    rewritten(&metadata, &texts).or_else(|_| {
+        // A nested layout the Arrow reader does not take as binary: its top-level text only.
+        let top = texts.iter().copied();
+        let primitive = |i: usize| fields.get(i).is_some_and(|field| field.is_primitive());
+        let top: Vec<usize> = top.filter(|&i| primitive(i)).collect();
+        if top.is_empty() {
+            return Ok(metadata.clone());
         }
-        let mut bytes = SchemaType::primitive_type_builder(info.name(), field.get_physical_type())
-            .with_repetition(info.repetition());
-        if info.has_id() {
-            bytes = bytes.with_id(Some(info.id()));
-        }
-        plain.push(Arc::new(bytes.build()?));
+        rewritten(&metadata, &top)
+    })
+}
+
+/// `metadata` with the top-level fields `texts` (as [`text::text_fields`] gives them, whose
+/// indices are those of the Parquet root's fields) read as binary: see [`text_as_bytes`].
+fn rewritten(
+    metadata: &ArrowReaderMetadata,
+    texts: &[usize],
+) -> Result<ArrowReaderMetadata, ParquetError> {
+    let parquet = metadata.metadata();
+    let root = parquet.file_metadata().schema_descr().root_schema();
+    let mut plain = Vec::with_capacity(root.get_fields().len());
+    for (i, field) in root.get_fields().iter().enumerate() {
+        plain.push(if texts.contains(&i) {
+            without_text_annotation(field, true)?
+        } else {
+            field.clone()
+        });
     }
     let mut root_builder = SchemaType::group_type_builder(root.name()).with_fields(plain);
     if root.get_basic_info().has_id() {
@@ -241,11 +261,54 @@ fn text_as_bytes(
         .set_row_groups(old.take_row_groups())
         .set_page_index(old.take_page_index())
         .build();
-    let binary = Arc::new(text::as_binary(metadata.schema(), &texts));
+    let binary = Arc::new(text::as_binary(metadata.schema(), texts));
     ArrowReaderMetadata::try_new(
         Arc::new(parquet),
         ArrowReaderOptions::new().with_schema(binary),
     )
+}
+
+/// `field` with its leaves (itself, or those of its groups at any depth) annotated as text (`STRING`,
+/// `JSON`, `ENUM`: read as Arrow text) turned into plain byte arrays; `top`: `field` is a top-level
+/// text column, turned plain whatever its annotation.
+fn without_text_annotation(
+    field: &Arc<SchemaType>,
+    top: bool,
+) -> Result<Arc<SchemaType>, ParquetError> {
+    let info = field.get_basic_info();
+    if field.is_primitive() {
+        let text = matches!(
+            info.converted_type(),
+            ConvertedType::UTF8 | ConvertedType::JSON | ConvertedType::ENUM
+        ) || matches!(
+            info.logical_type_ref(),
+            Some(LogicalType::String | LogicalType::Json | LogicalType::Enum)
+        );
+        if !top && (!text || field.get_physical_type() != PhysicalType::BYTE_ARRAY) {
+            return Ok(field.clone());
+        }
+        let mut bytes = SchemaType::primitive_type_builder(info.name(), field.get_physical_type())
+            .with_repetition(info.repetition());
+        if info.has_id() {
+            bytes = bytes.with_id(Some(info.id()));
+        }
+        return Ok(Arc::new(bytes.build()?));
+    }
+    let fields = field
+        .get_fields()
+        .iter()
+        .map(|field| without_text_annotation(field, false));
+    let mut group = SchemaType::group_type_builder(info.name())
+        .with_fields(fields.collect::<Result<_, _>>()?)
+        .with_converted_type(info.converted_type())
+        .with_logical_type(info.logical_type_ref().cloned());
+    if info.has_repetition() {
+        group = group.with_repetition(info.repetition());
+    }
+    if info.has_id() {
+        group = group.with_id(Some(info.id()));
+    }
+    Ok(Arc::new(group.build()?))
 }
 
 /// The most uncompressed bytes per row, by the footer, of the row groups `groups` (all columns).
