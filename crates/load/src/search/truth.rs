@@ -78,13 +78,12 @@ impl GroundTruth {
         searcher: &Searcher,
         queries: &QuerySet,
     ) -> Result<Option<Neighbors>, LoadError> {
-        let input = |message: String| LoadError::new(LoadErrorKind::Input, message);
         match self {
             GroundTruth::None => Ok(None),
             GroundTruth::File(path) if is_hdf5(path, None) => hdf5_neighbors(path).map(Some),
             GroundTruth::File(path) => input::read_neighbors(path, None)
                 .map(Some)
-                .map_err(|e| input(e.to_string())),
+                .map_err(|e| input_error(e.to_string())),
             GroundTruth::Hdf5(path) => hdf5_neighbors(path).map(Some),
             GroundTruth::Exact(train) => brute_force(train, searcher, queries).map(Some),
         }
@@ -98,11 +97,10 @@ fn is_hdf5(path: &Path, format: Option<InputFormat>) -> bool {
 
 /// The `neighbors` dataset of an HDF5 file.
 fn hdf5_neighbors(path: &Path) -> Result<Neighbors, LoadError> {
-    let input = |message: String| LoadError::new(LoadErrorKind::Input, message);
-    let dataset =
-        input::read_integer_dataset(path, NEIGHBORS_DATASET).map_err(|e| input(e.to_string()))?;
+    let dataset = input::read_integer_dataset(path, NEIGHBORS_DATASET)
+        .map_err(|e| input_error(e.to_string()))?;
     Neighbors::new(dataset.rows, dataset.columns, dataset.values).ok_or_else(|| {
-        input(format!(
+        input_error(format!(
             "{}: the {NEIGHBORS_DATASET} dataset does not hold whole rows",
             path.display()
         ))
@@ -115,7 +113,6 @@ fn brute_force(
     searcher: &Searcher,
     queries: &QuerySet,
 ) -> Result<Neighbors, LoadError> {
-    let input = |message: String| LoadError::new(LoadErrorKind::Input, message);
     let row_bytes = queries.dimension().max(1) * 4;
     let options = InputOptions {
         format: None,
@@ -124,27 +121,23 @@ fn brute_force(
         batch_rows: (EXACT_BATCH_BYTES / row_bytes).max(1),
         dataset: TRAIN_DATASET.to_string(),
     };
-    let mut reader = input::open(Some(train), &options).map_err(|e| input(e.to_string()))?;
-    let floats = queries.floats().unwrap_or_default();
-    // The lists cover every query of the input up to the last one asked, as a file would.
-    let mut padded = Vec::new();
-    let first = queries.numbers().first().copied().unwrap_or(0);
-    let floats = if first > 0 {
-        let skip = usize::try_from(first).unwrap_or(usize::MAX);
-        padded.resize(skip.saturating_mul(queries.dimension()), 0.0);
-        padded.extend_from_slice(floats);
-        &padded[..]
-    } else {
-        floats
-    };
-    exact_neighbors(
+    let mut reader = input::open(Some(train), &options).map_err(|e| input_error(e.to_string()))?;
+    let found = exact_neighbors(
         reader.as_mut(),
-        floats,
+        queries.floats().unwrap_or_default(),
         queries.dimension(),
         searcher.options().k,
         searcher.similarity(),
     )
-    .map_err(|e| input(format!("{}: {e}", train.display())))
+    .map_err(|e| input_error(format!("{}: {e}", train.display())))?;
+    // Query numbers index the lists, as they index a file's.
+    let first = queries.numbers().first().copied().unwrap_or(0);
+    Ok(found.starting_at(usize::try_from(first).unwrap_or(usize::MAX)))
+}
+
+/// An error of the ground truth's input.
+fn input_error(message: impl Into<String>) -> LoadError {
+    LoadError::new(LoadErrorKind::Input, message)
 }
 
 #[cfg(test)]

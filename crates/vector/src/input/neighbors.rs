@@ -22,17 +22,30 @@ pub struct Neighbors {
     rows: usize,
     k: usize,
     ids: Vec<i64>,
+    /// The query row of the first list: the rows before it have none.
+    first: usize,
 }
 
 impl Neighbors {
     /// `rows` lists of `k` ids, row-major; `None` unless `ids` has exactly `rows × k` ids.
     pub fn new(rows: usize, k: usize, ids: Vec<i64>) -> Option<Neighbors> {
-        (rows.checked_mul(k) == Some(ids.len())).then_some(Neighbors { rows, k, ids })
+        (rows.checked_mul(k) == Some(ids.len())).then_some(Neighbors {
+            rows,
+            k,
+            ids,
+            first: 0,
+        })
     }
 
-    /// Number of lists (queries).
+    /// The same lists for query rows `first..`: the lists of the queries of an input from row
+    /// `first` on, indexed by their row numbers in the input.
+    pub fn starting_at(self, first: usize) -> Neighbors {
+        Neighbors { first, ..self }
+    }
+
+    /// Number of query rows the lists cover: one past the last row with a list.
     pub fn rows(&self) -> usize {
-        self.rows
+        self.first.saturating_add(self.rows)
     }
 
     /// Ids per list.
@@ -40,8 +53,12 @@ impl Neighbors {
         self.k
     }
 
-    /// The list of query `row`, best first (empty past the end).
+    /// The list of query `row`, best first (empty before the first row with a list and past the
+    /// end).
     pub fn row(&self, row: usize) -> &[i64] {
+        let Some(row) = row.checked_sub(self.first) else {
+            return &[];
+        };
         let start = row.saturating_mul(self.k);
         self.ids
             .get(start..start.saturating_add(self.k))
@@ -263,6 +280,18 @@ mod tests {
             assert_eq!(truth.row(1), [0, 7, 4_000_000_000]);
             assert!(truth.row(2).is_empty());
         }
+    }
+
+    #[test]
+    fn lists_starting_at_a_row_are_indexed_by_query_number() {
+        let lists = Neighbors::new(2, 3, vec![5, 1, 9, 0, 7, 4]).unwrap();
+        let shifted = lists.clone().starting_at(1_000_000_000);
+        assert_eq!(shifted.rows(), 1_000_000_002);
+        assert!(shifted.row(0).is_empty() && shifted.row(999_999_999).is_empty());
+        assert_eq!(shifted.row(1_000_000_000), lists.row(0));
+        assert_eq!(shifted.row(1_000_000_001), lists.row(1));
+        assert!(shifted.row(1_000_000_002).is_empty());
+        assert_eq!(lists.clone().starting_at(0), lists);
     }
 
     #[test]
