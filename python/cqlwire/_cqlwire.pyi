@@ -249,6 +249,9 @@ class SearchReport:
     errors: int
     elapsed: float
     """Wall time of the measured queries, in seconds."""
+    warnings: List[Tuple[str, int]]
+    """The distinct warnings the server attached to answers, in the order first seen: (its
+    text, how many measured answers carried it); e.g. that it lowered the consistency level."""
     index_wait: Optional[float]
     """Seconds until the index answered, with ``wait_for_index``."""
     statement: str

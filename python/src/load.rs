@@ -269,7 +269,7 @@ impl ConnectionKeywords {
     }
 
     /// The engine's settings: the password from `password=`, else `CQLWIRE_PASSWORD`.
-    fn settings(&self, py: Python<'_>) -> PyResult<ConnectionSettings> {
+    pub(crate) fn settings(&self, py: Python<'_>) -> PyResult<ConnectionSettings> {
         let credentials = match &self.username {
             Some(user) => {
                 let password = match &self.password {

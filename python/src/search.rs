@@ -54,6 +54,9 @@ pub(crate) struct SearchReport {
     errors: u64,
     /// Wall time of the measured queries, in seconds.
     elapsed: f64,
+    /// The distinct warnings the server attached to answers, in the order first seen: (its text,
+    /// how many measured answers carried it).
+    warnings: Vec<(String, u64)>,
     /// Seconds until the index answered, with `wait_for_index`.
     index_wait: Option<f64>,
     /// The statement each query ran.
@@ -97,6 +100,11 @@ impl SearchReport {
             concurrency: report.concurrency,
             errors: report.errors,
             elapsed: report.elapsed.as_secs_f64(),
+            warnings: report
+                .warnings
+                .into_iter()
+                .map(|warning| (warning.message, warning.queries))
+                .collect(),
             index_wait: index_wait.map(|w| w.as_secs_f64()),
             statement,
             results: report
@@ -209,8 +217,11 @@ pub(crate) fn search<'py>(
     results: Option<PathBuf>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<SearchReport> {
-    let mut options =
-        SearchOptions::new(ConnectionKeywords::new(hosts, table, connection)?.options(py)?);
+    let connection = ConnectionKeywords::new(hosts, table, connection)?
+        .settings(py)?
+        .options_with_default_consistency(SearchOptions::CONSISTENCY)
+        .map_err(|e| engine_error(py, &e, Vec::new()))?;
+    let mut options = SearchOptions::new(connection);
     options.column = column;
     options.key = key;
     options.k = k;

@@ -49,6 +49,18 @@ def test_answers_and_recall_match_the_driver_and_numpy(session, indexed):  # noq
         assert recall == recalls[-1]
     assert report.recall == pytest.approx(np.mean(recalls))
     assert report.recall_min == min(recalls)
+    assert report.warnings == []
+
+
+@live
+def test_a_consistency_the_server_lowers_is_reported_with_its_warning(indexed):
+    name, data = indexed
+    report = cqlwire.search(data[:4], hosts=SERVER, table=name, k=2, wait_for_index=60,
+                            consistency="QUORUM", warmup=3, **login())
+    assert report.errors == 0
+    [(message, count)] = report.warnings
+    assert count == 4, report.warnings
+    assert "Consistency level QUORUM was requested" in message, message
 
 
 @live

@@ -22,7 +22,8 @@ pub struct Connection {
     /// The table, KEYSPACE.TABLE.
     #[arg(long, value_name = "KS.TABLE")]
     pub table: String,
-    /// Consistency level of every request [default: LOCAL_QUORUM].
+    /// Consistency level of every request [default: LOCAL_QUORUM; search: LOCAL_ONE, the level
+    /// Cassandra runs ANN queries at].
     #[arg(long, value_name = "LEVEL")]
     pub consistency: Option<String>,
     /// Timeout of one request, in seconds; a request that takes longer is retried.
@@ -50,6 +51,11 @@ impl Connection {
     /// The library's options for this connection (the password read now), everything else at its
     /// default.
     pub fn options(&self) -> Result<LoadOptions, CliError> {
+        self.settings()?.options().map_err(engine_error)
+    }
+
+    /// The connection as the library's settings (the password read now).
+    pub fn settings(&self) -> Result<ConnectionSettings, CliError> {
         let credentials = match &self.username {
             Some(user) => Some(Credentials {
                 username: user.clone(),
@@ -57,7 +63,7 @@ impl Connection {
             }),
             None => None,
         };
-        ConnectionSettings {
+        Ok(ConnectionSettings {
             consistency: self.consistency.clone(),
             timeout: Duration::from_secs(self.timeout),
             credentials,
@@ -65,9 +71,7 @@ impl Connection {
             tls_ca: self.tls_ca.clone(),
             tls_client: self.tls_cert.clone().zip(self.tls_key.clone()),
             ..ConnectionSettings::new(&self.hosts, &self.table)
-        }
-        .options()
-        .map_err(engine_error)
+        })
     }
 }
 

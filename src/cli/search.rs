@@ -128,7 +128,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             refuse_same_file(Some(input), args.results.as_deref())?;
         }
     }
-    let connection = args.connection.options()?;
+    let connection = args
+        .connection
+        .settings()?
+        .options_with_default_consistency(SearchOptions::CONSISTENCY)
+        .map_err(load_error)?;
     let mut options = SearchOptions::new(connection);
     options.column = args.column.clone();
     options.key = args.key.clone();
@@ -235,6 +239,10 @@ fn summary_json(report: &SearchReport, index_wait: Option<Duration>) -> serde_js
         },
         "concurrency": report.concurrency,
         "errors": report.errors,
+        "warnings": report.warnings.iter().map(|warning| json!({
+            "message": warning.message,
+            "queries": warning.queries,
+        })).collect::<Vec<_>>(),
     });
     if let (Some(wait), Some(object)) = (index_wait, summary.as_object_mut()) {
         object.insert("index_wait_s".into(), json!(wait.as_secs_f64()));
@@ -277,7 +285,16 @@ fn summary_text(
         ms(l.p95),
         ms(l.p99),
         ms(l.max)
-    )
+    )?;
+    for warning in &report.warnings {
+        // Quoted with escapes: the text is the server's.
+        writeln!(
+            out,
+            "warning    on {} of {} answers, the server said: {:?}",
+            warning.queries, report.queries, warning.message
+        )?;
+    }
+    Ok(())
 }
 
 /// One CSV line per query, written to a temporary file renamed into place.

@@ -330,7 +330,8 @@ pub struct ConnectionSettings {
     pub hosts: String,
     /// The table, `KEYSPACE.TABLE`.
     pub table: String,
-    /// Consistency level by name (`LOCAL_QUORUM` when `None`).
+    /// Consistency level by name (when `None`: `LOCAL_QUORUM`, or the default that
+    /// [`options_with_default_consistency`](ConnectionSettings::options_with_default_consistency) is given).
     pub consistency: Option<String>,
     /// Timeout of one request (at least one second is used).
     pub timeout: Duration,
@@ -359,13 +360,24 @@ impl ConnectionSettings {
         }
     }
 
-    /// The library's options for this connection, everything else at its default.
+    /// The library's options for this connection, everything else at its default (consistency
+    /// `LOCAL_QUORUM` when the settings name none).
     pub fn options(&self) -> Result<LoadOptions, LoadError> {
+        self.options_with_default_consistency(Consistency::LocalQuorum)
+    }
+
+    /// The library's options for this connection, with `consistency` when the settings name no
+    /// level, everything else at its default.
+    pub fn options_with_default_consistency(
+        &self,
+        consistency: Consistency,
+    ) -> Result<LoadOptions, LoadError> {
         let hosts = Host::parse_list(&self.hosts)?;
         let mut options = LoadOptions::with_table_name(hosts, &self.table)?;
-        if let Some(level) = &self.consistency {
-            options.consistency = parse_consistency(level)?;
-        }
+        options.consistency = match &self.consistency {
+            Some(level) => parse_consistency(level)?,
+            None => consistency,
+        };
         options.request_timeout = self.timeout.max(Duration::from_secs(1));
         options.credentials = self.credentials.clone();
         if self.tls || self.tls_ca.is_some() || self.tls_client.is_some() {

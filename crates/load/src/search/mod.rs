@@ -26,6 +26,7 @@ use scylla::client::session::Session;
 use scylla::cluster::metadata::{ColumnType, NativeType};
 use scylla::deserialize::row::ColumnIterator;
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind};
@@ -35,7 +36,7 @@ use crate::report::RunControl;
 use crate::value::Value;
 
 pub use index::VectorIndex;
-pub use report::{recall, Key, Latency, QueryResult, SearchReport};
+pub use report::{recall, Key, Latency, QueryResult, SearchReport, ServerWarning};
 pub use truth::GroundTruth;
 
 /// Pause between two probes of [`Searcher::wait_for_index`].
@@ -63,7 +64,13 @@ pub struct SearchOptions {
 }
 
 impl SearchOptions {
-    /// 10 neighbours, one query at a time, no warm-up.
+    /// The consistency level of ANN queries when none is asked for: `LOCAL_ONE`. Cassandra runs
+    /// `ORDER BY … ANN OF` queries at `ONE`, `LOCAL_ONE` or `NODE_LOCAL` only: it lowers any other
+    /// level to `LOCAL_ONE` and attaches a warning saying so to every answer.
+    pub const CONSISTENCY: Consistency = Consistency::LocalOne;
+
+    /// 10 neighbours, one query at a time, no warm-up; the queries at the connection's consistency
+    /// level (see [`SearchOptions::CONSISTENCY`]).
     pub fn new(connection: LoadOptions) -> Self {
         SearchOptions {
             connection,
@@ -356,9 +363,10 @@ impl Searcher {
             self.send_all(warmup, queries, None, &warming).await;
         }
         let started = Instant::now();
-        let results = self.send_all(0..count, queries, truth, control).await;
+        let (results, warnings) = self.send_all(0..count, queries, truth, control).await;
         Ok(SearchReport::new(
             results,
+            warnings,
             self.options.k,
             self.options.concurrency,
             started.elapsed(),
@@ -366,17 +374,19 @@ impl Searcher {
     }
 
     /// Sends the queries at `indexes`, at most the concurrency in flight; the results of the
-    /// measured ones (with `truth` or not: `None` for the warm-up, whose results are dropped).
+    /// measured ones (with `truth` or not: `None` for the warm-up, whose results are dropped) and
+    /// the warnings their answers carried.
     async fn send_all(
         &self,
         indexes: impl Iterator<Item = usize>,
         queries: &QuerySet,
         truth: Option<&Neighbors>,
         control: &RunControl,
-    ) -> Vec<QueryResult> {
+    ) -> (Vec<QueryResult>, Vec<ServerWarning>) {
         let mut indexes = indexes.peekable();
         let mut in_flight = FuturesUnordered::new();
         let mut results = Vec::with_capacity(indexes.size_hint().0);
+        let mut warnings = Vec::new();
         loop {
             while in_flight.len() < self.options.concurrency && !control.stop_requested() {
                 let Some(i) = indexes.next() else { break };
@@ -389,9 +399,10 @@ impl Searcher {
             control
                 .progress
                 .set_in_flight(in_flight.len(), self.options.concurrency);
-            let Some(result) = in_flight.next().await else {
+            let Some((result, answer_warnings)) = in_flight.next().await else {
                 break;
             };
+            ServerWarning::count(&mut warnings, answer_warnings.into_iter());
             if result.error.is_none() {
                 control.progress.add_written(0);
             } else {
@@ -399,18 +410,27 @@ impl Searcher {
             }
             results.push(result);
         }
-        results
+        (results, warnings)
     }
 
-    /// One query, timed.
-    async fn one(&self, value: &Value, number: u64, truth: Option<&Neighbors>) -> QueryResult {
+    /// One query, timed, and the warnings of its answer.
+    async fn one(
+        &self,
+        value: &Value,
+        number: u64,
+        truth: Option<&Neighbors>,
+    ) -> (QueryResult, Vec<String>) {
         let started = Instant::now();
         let answer = self.session.execute_unpaged(&self.prepared, (value,)).await;
         let latency = started.elapsed();
-        let keys = answer
-            .map_err(|e| e.to_string())
-            .and_then(|answer| self.keys(answer));
-        match keys {
+        let (keys, warnings) = match answer {
+            Ok(answer) => {
+                let warnings = answer.warnings().map(str::to_owned).collect();
+                (self.keys(answer), warnings)
+            }
+            Err(error) => (Err(error.to_string()), Vec::new()),
+        };
+        let result = match keys {
             Ok(keys) => QueryResult {
                 number,
                 latency,
@@ -425,7 +445,8 @@ impl Searcher {
                 recall: None,
                 error: Some(error),
             },
-        }
+        };
+        (result, warnings)
     }
 
     /// The keys of an answer's rows.

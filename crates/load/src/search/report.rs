@@ -41,6 +41,34 @@ pub struct QueryResult {
     pub error: Option<String>,
 }
 
+/// A warning the server attached to answers, and to how many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerWarning {
+    /// The server's text.
+    pub message: String,
+    /// Measured queries whose answer carried it.
+    pub queries: u64,
+}
+
+impl ServerWarning {
+    /// Counts the warnings of one answer into `seen` (distinct texts, in the order first seen).
+    pub(crate) fn count(
+        seen: &mut Vec<ServerWarning>,
+        answer: impl Iterator<Item = impl AsRef<str>>,
+    ) {
+        for message in answer {
+            let message = message.as_ref();
+            match seen.iter_mut().find(|warning| warning.message == message) {
+                Some(warning) => warning.queries += 1,
+                None => seen.push(ServerWarning {
+                    message: message.to_owned(),
+                    queries: 1,
+                }),
+            }
+        }
+    }
+}
+
 /// Latency percentiles of the answered queries (nearest rank).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Latency {
@@ -97,14 +125,19 @@ pub struct SearchReport {
     pub errors: u64,
     /// Wall time of the measured queries.
     pub elapsed: Duration,
+    /// The distinct warnings the server attached to the measured answers (e.g. that it lowered
+    /// the consistency level), in the order first seen; usually none.
+    pub warnings: Vec<ServerWarning>,
     /// Every measured query, in query order.
     pub results: Vec<QueryResult>,
 }
 
 impl SearchReport {
-    /// Summarises `results` (any order) of a run that took `elapsed`.
+    /// Summarises `results` (any order) of a run that took `elapsed`, whose answers carried
+    /// `warnings`.
     pub(crate) fn new(
         mut results: Vec<QueryResult>,
+        warnings: Vec<ServerWarning>,
         k: usize,
         concurrency: usize,
         elapsed: Duration,
@@ -135,6 +168,7 @@ impl SearchReport {
             concurrency,
             errors: (results.len() - answered) as u64,
             elapsed,
+            warnings,
             results,
         }
     }
@@ -252,6 +286,7 @@ mod tests {
                 result(0, 10, Some(1.0), None),
                 result(1, 5000, None, Some("timeout")),
             ],
+            Vec::new(),
             10,
             4,
             Duration::from_secs(2),
@@ -267,8 +302,21 @@ mod tests {
     }
 
     #[test]
+    fn warnings_are_counted_once_per_answer_in_the_order_first_seen() {
+        let mut seen = Vec::new();
+        ServerWarning::count(&mut seen, ["lowered"].iter());
+        ServerWarning::count(&mut seen, std::iter::empty::<&str>());
+        ServerWarning::count(&mut seen, ["slow", "lowered"].iter());
+        let counted: Vec<(&str, u64)> = seen
+            .iter()
+            .map(|w| (w.message.as_str(), w.queries))
+            .collect();
+        assert_eq!(counted, [("lowered", 2), ("slow", 1)]);
+    }
+
+    #[test]
     fn the_csv_has_a_line_per_query_with_quoted_fields() {
-        let mut report = SearchReport::new(Vec::new(), 2, 1, Duration::from_secs(1));
+        let mut report = SearchReport::new(Vec::new(), Vec::new(), 2, 1, Duration::from_secs(1));
         report.results = vec![
             QueryResult {
                 number: 0,
