@@ -14,7 +14,8 @@ running there is used and left running). The data: `--rows`
 `cqlwire_bench.ann (id bigint PRIMARY KEY, emb vector<float, 768>)`, then a cosine SAI vector index
 built (its build time is reported); `--queries` query vectors from the same generator with other
 seeds. Every peer runs the same prepared `SELECT id FROM cqlwire_bench.ann ORDER BY emb ANN OF ?
-LIMIT 10` over every query, at concurrency 1 and 16:
+LIMIT 10` at LOCAL_ONE (the drivers' default, the scylla crate's set) over every query, at
+concurrency 1 and 16:
   python        the Python driver's execute_concurrent_with_args, float lists (search_python.py)
   java-driver   the Java driver 4.17, executeAsync + semaphore (SearchJavaDriver.java)
   rust-driver   the scylla crate alone binding Vec<f32> (crates/load/examples/bench_search_driver.rs)
