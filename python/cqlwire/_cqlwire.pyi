@@ -251,7 +251,10 @@ class SearchReport:
     """Wall time of the measured queries, in seconds."""
     warnings: List[Tuple[str, int]]
     """The distinct warnings the server attached to answers, in the order first seen: (its
-    text, how many measured answers carried it); e.g. that it lowered the consistency level."""
+    text, how many measured answers carried it); e.g. that it lowered the consistency level. At
+    most 16 texts, each cut to 1,000 characters."""
+    other_warnings: int
+    """Warnings whose text was not among the 16 kept."""
     index_wait: Optional[float]
     """Seconds until the index answered, with ``wait_for_index``."""
     statement: str

@@ -57,6 +57,8 @@ pub(crate) struct SearchReport {
     /// The distinct warnings the server attached to answers, in the order first seen: (its text,
     /// how many measured answers carried it).
     warnings: Vec<(String, u64)>,
+    /// Warnings whose text was not among the first 16 distinct ones kept.
+    other_warnings: u64,
     /// Seconds until the index answered, with `wait_for_index`.
     index_wait: Option<f64>,
     /// The statement each query ran.
@@ -105,6 +107,7 @@ impl SearchReport {
                 .into_iter()
                 .map(|warning| (warning.message, warning.queries))
                 .collect(),
+            other_warnings: report.other_warnings,
             index_wait: index_wait.map(|w| w.as_secs_f64()),
             statement,
             results: report

@@ -11,7 +11,9 @@ use super::load::watch;
 use super::progress::{self, Unit};
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
-use cqlwire_load::{GroundTruth, RunControl, SearchOptions, SearchReport, Searcher};
+use cqlwire_load::{
+    GroundTruth, RunControl, SearchOptions, SearchReport, Searcher, DISTINCT_WARNINGS,
+};
 use cqlwire_vector::convert;
 use cqlwire_vector::input::{parse_rows, InputFormat, InputOptions, RowSelection};
 use serde_json::json;
@@ -244,8 +246,13 @@ fn summary_json(report: &SearchReport, index_wait: Option<Duration>) -> serde_js
             "queries": warning.queries,
         })).collect::<Vec<_>>(),
     });
-    if let (Some(wait), Some(object)) = (index_wait, summary.as_object_mut()) {
-        object.insert("index_wait_s".into(), json!(wait.as_secs_f64()));
+    if let Some(object) = summary.as_object_mut() {
+        if report.other_warnings > 0 {
+            object.insert("other_warnings".into(), json!(report.other_warnings));
+        }
+        if let Some(wait) = index_wait {
+            object.insert("index_wait_s".into(), json!(wait.as_secs_f64()));
+        }
     }
     summary
 }
@@ -292,6 +299,13 @@ fn summary_text(
             out,
             "warning    on {} of {} answers, the server said: {:?}",
             warning.queries, report.queries, warning.message
+        )?;
+    }
+    if report.other_warnings > 0 {
+        writeln!(
+            out,
+            "warning    {} more, of texts beyond the first {DISTINCT_WARNINGS}",
+            report.other_warnings
         )?;
     }
     Ok(())

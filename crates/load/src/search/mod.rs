@@ -36,7 +36,11 @@ use crate::report::RunControl;
 use crate::value::Value;
 
 pub use index::VectorIndex;
-pub use report::{recall, Key, Latency, QueryResult, SearchReport, ServerWarning};
+use report::WarningCounts;
+pub use report::{
+    recall, Key, Latency, QueryResult, SearchReport, ServerWarning, DISTINCT_WARNINGS,
+    WARNING_CHARS,
+};
 pub use truth::GroundTruth;
 
 /// Pause between two probes of [`Searcher::wait_for_index`].
@@ -382,11 +386,11 @@ impl Searcher {
         queries: &QuerySet,
         truth: Option<&Neighbors>,
         control: &RunControl,
-    ) -> (Vec<QueryResult>, Vec<ServerWarning>) {
+    ) -> (Vec<QueryResult>, WarningCounts) {
         let mut indexes = indexes.peekable();
         let mut in_flight = FuturesUnordered::new();
         let mut results = Vec::with_capacity(indexes.size_hint().0);
-        let mut warnings = Vec::new();
+        let mut warnings = WarningCounts::default();
         loop {
             while in_flight.len() < self.options.concurrency && !control.stop_requested() {
                 let Some(i) = indexes.next() else { break };
@@ -402,7 +406,7 @@ impl Searcher {
             let Some((result, answer_warnings)) = in_flight.next().await else {
                 break;
             };
-            ServerWarning::count(&mut warnings, answer_warnings.into_iter());
+            warnings.add(answer_warnings.iter().map(String::as_str));
             if result.error.is_none() {
                 control.progress.add_written(0);
             } else {

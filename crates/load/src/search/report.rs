@@ -50,22 +50,45 @@ pub struct ServerWarning {
     pub queries: u64,
 }
 
-impl ServerWarning {
-    /// Counts the warnings of one answer into `seen` (distinct texts, in the order first seen).
-    pub(crate) fn count(
-        seen: &mut Vec<ServerWarning>,
-        answer: impl Iterator<Item = impl AsRef<str>>,
-    ) {
-        for message in answer {
-            let message = message.as_ref();
-            match seen.iter_mut().find(|warning| warning.message == message) {
-                Some(warning) => warning.queries += 1,
-                None => seen.push(ServerWarning {
-                    message: message.to_owned(),
+/// Distinct warning texts a report keeps; the answers' further texts are only counted.
+pub const DISTINCT_WARNINGS: usize = 16;
+
+/// Characters of a warning's text kept (a longer one is cut and ends with `…`).
+pub const WARNING_CHARS: usize = 1000;
+
+/// The warnings of a run's answers, counted: the first [`DISTINCT_WARNINGS`] distinct texts, and
+/// how many warnings had other texts. Memory and time per warning stay bounded whatever a server
+/// sends.
+#[derive(Debug, Default)]
+pub(crate) struct WarningCounts {
+    kept: Vec<ServerWarning>,
+    other: u64,
+}
+
+impl WarningCounts {
+    /// Counts the warnings of one answer.
+    pub(crate) fn add<'a>(&mut self, answer: impl Iterator<Item = &'a str>) {
+        for text in answer {
+            let message = cut(text);
+            if let Some(warning) = self.kept.iter_mut().find(|w| w.message == message) {
+                warning.queries += 1;
+            } else if self.kept.len() < DISTINCT_WARNINGS {
+                self.kept.push(ServerWarning {
+                    message,
                     queries: 1,
-                }),
+                });
+            } else {
+                self.other += 1;
             }
         }
+    }
+}
+
+/// `text` cut to [`WARNING_CHARS`] characters.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(WARNING_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
     }
 }
 
@@ -126,8 +149,11 @@ pub struct SearchReport {
     /// Wall time of the measured queries.
     pub elapsed: Duration,
     /// The distinct warnings the server attached to the measured answers (e.g. that it lowered
-    /// the consistency level), in the order first seen; usually none.
+    /// the consistency level), in the order first seen, at most [`DISTINCT_WARNINGS`]; usually
+    /// none.
     pub warnings: Vec<ServerWarning>,
+    /// Warnings of the measured answers whose text was not among the distinct ones kept.
+    pub other_warnings: u64,
     /// Every measured query, in query order.
     pub results: Vec<QueryResult>,
 }
@@ -137,7 +163,7 @@ impl SearchReport {
     /// `warnings`.
     pub(crate) fn new(
         mut results: Vec<QueryResult>,
-        warnings: Vec<ServerWarning>,
+        warnings: WarningCounts,
         k: usize,
         concurrency: usize,
         elapsed: Duration,
@@ -168,7 +194,8 @@ impl SearchReport {
             concurrency,
             errors: (results.len() - answered) as u64,
             elapsed,
-            warnings,
+            warnings: warnings.kept,
+            other_warnings: warnings.other,
             results,
         }
     }
@@ -286,7 +313,7 @@ mod tests {
                 result(0, 10, Some(1.0), None),
                 result(1, 5000, None, Some("timeout")),
             ],
-            Vec::new(),
+            WarningCounts::default(),
             10,
             4,
             Duration::from_secs(2),
@@ -302,21 +329,49 @@ mod tests {
     }
 
     #[test]
-    fn warnings_are_counted_once_per_answer_in_the_order_first_seen() {
-        let mut seen = Vec::new();
-        ServerWarning::count(&mut seen, ["lowered"].iter());
-        ServerWarning::count(&mut seen, std::iter::empty::<&str>());
-        ServerWarning::count(&mut seen, ["slow", "lowered"].iter());
-        let counted: Vec<(&str, u64)> = seen
+    fn warnings_are_counted_per_text_in_the_order_first_seen() {
+        let mut counts = WarningCounts::default();
+        counts.add(["lowered"].into_iter());
+        counts.add(std::iter::empty());
+        counts.add(["slow", "lowered"].into_iter());
+        let counted: Vec<(&str, u64)> = counts
+            .kept
             .iter()
             .map(|w| (w.message.as_str(), w.queries))
             .collect();
         assert_eq!(counted, [("lowered", 2), ("slow", 1)]);
+        assert_eq!(counts.other, 0);
+    }
+
+    #[test]
+    fn warnings_beyond_the_distinct_ones_kept_are_only_counted_and_long_ones_cut() {
+        let mut counts = WarningCounts::default();
+        let texts: Vec<String> = (0..DISTINCT_WARNINGS + 5)
+            .map(|i| format!("w{i}"))
+            .collect();
+        counts.add(texts.iter().map(String::as_str));
+        counts.add(texts.iter().map(String::as_str));
+        assert_eq!(counts.kept.len(), DISTINCT_WARNINGS);
+        assert!(counts.kept.iter().all(|w| w.queries == 2));
+        assert_eq!(counts.other, 10);
+        let long = "é".repeat(WARNING_CHARS + 1);
+        let mut counts = WarningCounts::default();
+        counts.add([long.as_str(), long.as_str()].into_iter());
+        let kept = &counts.kept[0];
+        assert_eq!(kept.message.chars().count(), WARNING_CHARS + 1);
+        assert!(kept.message.ends_with('…'));
+        assert_eq!(kept.queries, 2);
     }
 
     #[test]
     fn the_csv_has_a_line_per_query_with_quoted_fields() {
-        let mut report = SearchReport::new(Vec::new(), Vec::new(), 2, 1, Duration::from_secs(1));
+        let mut report = SearchReport::new(
+            Vec::new(),
+            WarningCounts::default(),
+            2,
+            1,
+            Duration::from_secs(1),
+        );
         report.results = vec![
             QueryResult {
                 number: 0,
