@@ -304,6 +304,8 @@ def search(
     ``neighbors``; else none (``recall`` is None). Ids are training row numbers. ``results``
     writes one CSV line per query (``query,latency_ms,recall,keys,error``, as ``--results``),
     atomically. ``wait_for_index`` waits up to that many seconds for a new index to answer.
+    ``consistency`` is ``LOCAL_ONE`` by default, the level Cassandra runs ANN queries at (it lowers
+    any other, with a warning on every answer: ``SearchReport.warnings``).
     Raises ``LoadError`` (no vector index, a dimension the column does not have, keywords that do
     not go together) or ``LoadFailed`` (a ground truth file that cannot be read, no connection).
 
