@@ -4,6 +4,7 @@ alternately, and prints a Markdown table of medians; `--exact` instead times bru
 truth against NumPy.
 
     python3 benches/compare/search.py [--rows 10000] [--queries 1000] [--rounds 3] [--peers …]
+                                      [--server-cpus LIST --client-cpus LIST]
     python3 benches/compare/search.py --exact [--train 100000] [--queries 1000] [--rounds 3]
     python3 benches/compare/search.py --index-order [--order-rows 100000] [--rounds 1]
 
@@ -27,6 +28,9 @@ cosine neighbours) is then the same for all. Client CPU per 1,000 queries: for c
 crate the whole process (GNU time: start, reading the queries and connecting included); for the
 Python and Java drivers the process CPU of the queries alone, as they report it (their interpreter
 or JVM start excluded, in their favour). Server CPU from /proc/PID/stat over each run.
+`--server-cpus 0,1 --client-cpus 2` pins every thread of the server and each measured peer to those
+CPUs (taskset's lists), so that on a machine with enough cores the clients do not share the
+server's.
 
 `--index-order`: which order is faster on a fresh table of `--order-rows` × 128 float32 rows (seeded,
 norm 1): `load` then CREATE INDEX (the wait until the index answers is its build), or CREATE INDEX
@@ -115,8 +119,14 @@ def recall(found, truth) -> float:
     return sum(len(set(f) & set(int(i) for i in t[:K])) / K for f, t in zip(found, truth)) / len(truth)
 
 
-def commands(queries: pathlib.Path, concurrency: int, out: pathlib.Path):
+def commands(queries: pathlib.Path, concurrency: int, out: pathlib.Path, cpus: str = None):
+    """Each peer's command line, under `taskset -c CPUS` when `cpus` is given."""
     table = f"{KEYSPACE}.{TABLE}"
+    pin = ["taskset", "-c", cpus] if cpus else []
+    return {peer: pin + command for peer, command in peer_commands(queries, concurrency, out, table).items()}
+
+
+def peer_commands(queries: pathlib.Path, concurrency: int, out: pathlib.Path, table: str):
     return {
         "python": [sys.executable, str(HERE / "search_python.py"), str(queries), HOST, table, str(K),
                    str(concurrency), str(out)],
@@ -175,6 +185,10 @@ def compare(args) -> None:
     started_here = not load.server_running()
     pid = load.start_server() if started_here else [load.node_pid(HOST)]
     try:
+        if args.server_cpus:
+            for process in pid:  # every thread the JVM has now; later ones inherit the mask
+                subprocess.run(["taskset", "-a", "-p", "-c", args.server_cpus, str(process)], check=True,
+                               stdout=subprocess.DEVNULL)
         cluster, session = load.connect()
         if not args.reuse_table:
             prepare_table(session, train)
@@ -195,7 +209,7 @@ def compare(args) -> None:
                     load.settle(pid)
                     out = DATA / f"answers-{peer}-{c}.txt"
                     server_before = load.cpu_seconds(pid)
-                    wall, client_cpu, _, output = load.timed(commands(queries, c, out)[peer])
+                    wall, client_cpu, _, output = load.timed(commands(queries, c, out, args.client_cpus)[peer])
                     server_cpu = load.cpu_seconds(pid) - server_before
                     *numbers, found = parse(peer, output, out, args.queries, client_cpu)
                     if reference is None and peer == "cqlwire":
@@ -229,12 +243,19 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def pinned(args) -> str:
+    """The CPUs the server and the peers were pinned to, as a clause of the table's caption."""
+    parts = [f"{who} on CPUs {cpus}" for who, cpus in (("server", args.server_cpus), ("peers", args.client_cpus))
+             if cpus]
+    return "; " + ", ".join(parts) if parts else ""
+
+
 def print_table(results, peers, args, index_wait) -> None:
     index = ("built before this run" if args.reuse_table
              else f"answered {index_wait:.0f} s after creation")
     print(f"\n{args.rows:,} × {DIMENSION} float32 rows (norm 1), cosine SAI index ({index}), "
           f"{args.queries:,} queries, LIMIT {K}; medians of {args.rounds} rounds; load average "
-          f"{os.getloadavg()[0]:.1f} at the end.\n")
+          f"{os.getloadavg()[0]:.1f} at the end{pinned(args)}.\n")
     print("| peer | concurrency | queries/s | p50 ms | p95 ms | p99 ms | max ms | client CPU s / 1k queries "
           "| server CPU s / 1k queries | recall@10 | answers = cqlwire's |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -387,6 +408,8 @@ def main() -> None:
     parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
     parser.add_argument("--reuse-table", action="store_true",
                         help="keep the table of an earlier run (it must hold the --rows rows and the index)")
+    parser.add_argument("--server-cpus", help="pin the server's threads to these CPUs (taskset list, e.g. 0,1)")
+    parser.add_argument("--client-cpus", help="pin each measured peer to these CPUs (taskset list, e.g. 2,3)")
     parser.add_argument("--exact", action="store_true", help="time brute-force ground truth against NumPy")
     parser.add_argument("--train", type=int, default=100_000, help="training rows of --exact (default 100000)")
     parser.add_argument("--index-order", action="store_true",
