@@ -66,19 +66,29 @@ pub(crate) struct WarningCounts {
 }
 
 impl WarningCounts {
-    /// Counts the warnings of one answer.
+    /// Counts the warnings of one answer (a text it carries twice counts once).
     pub(crate) fn add<'a>(&mut self, answer: impl Iterator<Item = &'a str>) {
+        // Which of the kept texts this answer has counted already.
+        let mut counted = [false; DISTINCT_WARNINGS];
         for text in answer {
             let message = cut(text);
-            if let Some(warning) = self.kept.iter_mut().find(|w| w.message == message) {
-                warning.queries += 1;
-            } else if self.kept.len() < DISTINCT_WARNINGS {
-                self.kept.push(ServerWarning {
-                    message,
-                    queries: 1,
-                });
-            } else {
-                self.other += 1;
+            let found = self.kept.iter().position(|w| w.message == message);
+            match found {
+                Some(i) => {
+                    let (seen, warning) = (&mut counted[i], &mut self.kept[i]);
+                    if !*seen {
+                        *seen = true;
+                        warning.queries += 1;
+                    }
+                }
+                None if self.kept.len() < DISTINCT_WARNINGS => {
+                    counted[self.kept.len()] = true;
+                    self.kept.push(ServerWarning {
+                        message,
+                        queries: 1,
+                    });
+                }
+                None => self.other += 1,
             }
         }
     }
@@ -333,7 +343,7 @@ mod tests {
         let mut counts = WarningCounts::default();
         counts.add(["lowered"].into_iter());
         counts.add(std::iter::empty());
-        counts.add(["slow", "lowered"].into_iter());
+        counts.add(["slow", "lowered", "slow"].into_iter());
         let counted: Vec<(&str, u64)> = counts
             .kept
             .iter()
@@ -357,6 +367,7 @@ mod tests {
         let long = "é".repeat(WARNING_CHARS + 1);
         let mut counts = WarningCounts::default();
         counts.add([long.as_str(), long.as_str()].into_iter());
+        counts.add([long.as_str()].into_iter());
         let kept = &counts.kept[0];
         assert_eq!(kept.message.chars().count(), WARNING_CHARS + 1);
         assert!(kept.message.ends_with('…'));
