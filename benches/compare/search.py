@@ -119,7 +119,7 @@ def recall(found, truth) -> float:
     return sum(len(set(f) & set(int(i) for i in t[:K])) / K for f, t in zip(found, truth)) / len(truth)
 
 
-def commands(queries: pathlib.Path, concurrency: int, out: pathlib.Path, cpus: str = None):
+def commands(queries: pathlib.Path, concurrency: int, out: pathlib.Path, cpus=None):
     """Each peer's command line, under `taskset -c CPUS` when `cpus` is given."""
     table = f"{KEYSPACE}.{TABLE}"
     pin = ["taskset", "-c", cpus] if cpus else []

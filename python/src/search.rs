@@ -220,11 +220,9 @@ pub(crate) fn search<'py>(
     results: Option<PathBuf>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<SearchReport> {
-    let connection = ConnectionKeywords::new(hosts, table, connection)?
-        .settings(py)?
-        .options_with_default_consistency(SearchOptions::CONSISTENCY)
-        .map_err(|e| engine_error(py, &e, Vec::new()))?;
-    let mut options = SearchOptions::new(connection);
+    let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
+    let mut options =
+        SearchOptions::from_settings(&settings).map_err(|e| engine_error(py, &e, Vec::new()))?;
     options.column = column;
     options.key = key;
     options.k = k;

@@ -130,12 +130,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             refuse_same_file(Some(input), args.results.as_deref())?;
         }
     }
-    let connection = args
-        .connection
-        .settings()?
-        .options_with_default_consistency(SearchOptions::CONSISTENCY)
-        .map_err(load_error)?;
-    let mut options = SearchOptions::new(connection);
+    let mut options =
+        SearchOptions::from_settings(&args.connection.settings()?).map_err(load_error)?;
     options.column = args.column.clone();
     options.key = args.key.clone();
     options.k = args.k as usize;

@@ -31,7 +31,7 @@ use scylla::statement::Consistency;
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
-use crate::options::LoadOptions;
+use crate::options::{ConnectionSettings, LoadOptions};
 use crate::report::RunControl;
 use crate::value::Value;
 
@@ -85,6 +85,14 @@ impl SearchOptions {
             concurrency: 1,
             warmup: 0,
         }
+    }
+
+    /// The connection `settings` give, at [`SearchOptions::CONSISTENCY`] when they name no
+    /// consistency level; everything else as [`SearchOptions::new`].
+    pub fn from_settings(settings: &ConnectionSettings) -> Result<Self, LoadError> {
+        settings
+            .options_with_default_consistency(Self::CONSISTENCY)
+            .map(Self::new)
     }
 }
 

@@ -71,8 +71,7 @@ impl WarningCounts {
         // Which of the kept texts this answer has counted already.
         let mut counted = [false; DISTINCT_WARNINGS];
         for text in answer {
-            let message = cut(text);
-            let found = self.kept.iter().position(|w| w.message == message);
+            let found = self.kept.iter().position(|w| is_kept_as(text, &w.message));
             match found {
                 Some(i) => {
                     let (seen, warning) = (&mut counted[i], &mut self.kept[i]);
@@ -84,7 +83,7 @@ impl WarningCounts {
                 None if self.kept.len() < DISTINCT_WARNINGS => {
                     counted[self.kept.len()] = true;
                     self.kept.push(ServerWarning {
-                        message,
+                        message: cut(text),
                         queries: 1,
                     });
                 }
@@ -96,10 +95,23 @@ impl WarningCounts {
 
 /// `text` cut to [`WARNING_CHARS`] characters.
 fn cut(text: &str) -> String {
-    match text.char_indices().nth(WARNING_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
+    match cut_at(text) {
+        Some(end) => format!("{}…", &text[..end]),
         None => text.to_owned(),
     }
+}
+
+/// Whether `kept` is what [`cut`] makes of `text` (compared in place: no copy per answer).
+fn is_kept_as(text: &str, kept: &str) -> bool {
+    match cut_at(text) {
+        Some(end) => kept.strip_suffix('…') == Some(&text[..end]),
+        None => kept == text,
+    }
+}
+
+/// The byte where `text` is cut, when it is longer than [`WARNING_CHARS`] characters.
+fn cut_at(text: &str) -> Option<usize> {
+    text.char_indices().nth(WARNING_CHARS).map(|(end, _)| end)
 }
 
 /// Latency percentiles of the answered queries (nearest rank).
