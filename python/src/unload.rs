@@ -12,7 +12,7 @@ use cqlwire_load::{
     UnloadWriter, Unloader,
 };
 use cqlwire_vector::input::named;
-use cqlwire_vector::output::{refuse_same_file, Output};
+use cqlwire_vector::output::{refuse_same_file, same_destination, Output};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -149,7 +149,9 @@ impl FileKeywords {
             ));
         }
         if let Some(ids) = &ids {
-            if ids == &output || refuse_same_file(Some(ids), Some(&output)).is_err() {
+            if same_destination(Some(ids), Some(&output))
+                || refuse_same_file(Some(ids), Some(&output)).is_err()
+            {
                 return Err(usage(
                     py,
                     "the output and the ids file are the same file; name two files",

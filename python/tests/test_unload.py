@@ -163,5 +163,17 @@ def test_file_keywords_are_checked_before_connecting(tmp_path):
     refused("column and ids go with", output=tmp_path / "a.parquet", column="emb")
     refused("columns goes with", output=tmp_path / "a.npy", columns=["id"])
     refused("same file", output=tmp_path / "a.npy", ids=tmp_path / "a.npy")
+    refused("same file", output=tmp_path / "a.npy", ids=f"{tmp_path}/./a.npy")
     refused("output must name a file", output="-")
     assert os.listdir(tmp_path) == []
+
+
+def test_scan_sizes_are_bounded_before_connecting():
+    def refused(message, **keywords):
+        with pytest.raises(cqlwire.LoadError, match=message):
+            cqlwire.unload(hosts="127.0.0.1:1", table="ks.t", **keywords)
+
+    refused("split count must be between 1 and 100000, not 1000000000", split=10**9)
+    refused("concurrency must be between 1 and 4096, not 1099511627776", concurrency=2**40)
+    refused("page row count must be between 1 and 1000000", page_rows=10**12)
+    refused("split count must be between 1 and 100000, not 0", split=0)

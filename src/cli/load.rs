@@ -7,6 +7,7 @@
 use super::connection::{engine_error, Connection};
 use super::convert::parse_input_format;
 use super::progress::{self, Unit};
+use super::signals::stop_on_signals;
 use super::util::{amount, counted};
 use super::CliError;
 use crate::files;
@@ -20,8 +21,7 @@ use indicatif::ProgressBar;
 use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Rows per input batch handed to the run.
@@ -188,6 +188,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Mode::Write
     };
     let result = runtime.block_on(async {
+        stop_on_signals(control.stop.clone());
         let ticker = watch(&control, &bar, |now| {
             format!(
                 "{:.1} MB  {} in flight  {} rejected  {} retries",
@@ -241,15 +242,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 }
 
-/// Makes SIGINT, SIGTERM and SIGHUP stop the run (see [`drain_on_signals`]) and moves `bar` every
-/// 200 ms with the run's counters and `message` of them; the returned ticker is aborted when the
-/// run ends.
+/// Moves `bar` every 200 ms with the run's counters and `message` of them; the returned ticker is
+/// aborted when the run ends.
 pub(super) fn watch(
     control: &RunControl,
     bar: &ProgressBar,
     message: impl Fn(&ProgressSnapshot) -> String + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
-    drain_on_signals(control.stop.clone());
     let progress = control.progress.clone();
     let bar = bar.clone();
     tokio::spawn(async move {
@@ -260,41 +259,6 @@ pub(super) fn watch(
             bar.set_message(message(&now));
         }
     })
-}
-
-/// Makes SIGINT, SIGTERM and SIGHUP drain the run (stop reading, wait for the rows in flight, say
-/// where to resume); a second one of them ends the process at once.
-fn drain_on_signals(stop: Arc<AtomicBool>) {
-    #[cfg(unix)]
-    tokio::spawn(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return;
-        };
-        loop {
-            let number = tokio::select! {
-                _ = interrupt.recv() => libc::SIGINT,
-                _ = terminate.recv() => libc::SIGTERM,
-                _ = hangup.recv() => libc::SIGHUP,
-            };
-            if stop.swap(true, Ordering::Relaxed) {
-                std::process::exit(128 + number);
-            }
-        }
-    });
-    #[cfg(not(unix))]
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stop.store(true, Ordering::Relaxed);
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
 }
 
 /// `; N rows confirmed; resume with --rows R..E` when the run did not finish (`E`, the end of the

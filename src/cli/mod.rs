@@ -12,6 +12,7 @@ mod load;
 mod lz4_stream;
 mod progress;
 mod search;
+mod signals;
 mod unload;
 mod util;
 

@@ -6,15 +6,15 @@
 
 use super::connection::{engine_error, Connection};
 use super::progress::{self, Unit};
+use super::signals::stop_on_signals;
 use super::CliError;
-use crate::files::{refuse_same_file, Output};
+use crate::files::{refuse_same_file, same_destination, Output};
+use crate::messages;
 use cqlwire_load::{
     IdsFormat, LoadError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport,
     UnloadWriter, Unloader,
 };
-use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Worked examples shown by `--help`.
@@ -121,8 +121,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     if let (Some(ids), output) = (&args.ids, args.output.as_deref()) {
-        let same_name = crate::files::named(output).is_some_and(|o| o == ids.as_path());
-        if same_name || refuse_same_file(Some(ids), output).is_err() {
+        if same_destination(Some(ids), output) || refuse_same_file(Some(ids), output).is_err() {
             return Err(CliError::usage(
                 "the output and the ids file are the same file; name two files",
             ));
@@ -154,6 +153,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }))
         .map_err(unload_error)?;
 
+    // The signals are the run's before the outputs are opened (see `stop_on_signals`).
+    let control = UnloadControl::default();
+    {
+        let _context = runtime.enter();
+        stop_on_signals(control.stop.clone());
+    }
     let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
     let ids = match &args.ids {
         Some(path) => Some((
@@ -165,16 +170,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let writer =
         UnloadWriter::new(format, &unloader.schema(), output, ids).map_err(unload_error)?;
 
-    let control = UnloadControl::default();
     let bar = progress::bar(None, Unit::Rows, args.quiet);
     let ranges = unloader.range_count();
     let (result, written) = runtime.block_on(async {
-        let stop = control.stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.store(true, Ordering::Relaxed);
-            }
-        });
         let progress = control.progress.clone();
         let ticker_bar = bar.clone();
         let ticker = tokio::spawn(async move {
@@ -197,7 +195,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // A write error stopped the scan: it is the cause to report.
     let writer = written?;
     let report = result.map_err(|error| match error.kind() {
-        LoadErrorKind::Stopped => CliError::data("interrupted; no output written"),
+        LoadErrorKind::Stopped => match crate::files::named(args.output.as_deref()) {
+            Some(path) => CliError::data(format!(
+                "interrupted; no output written ({} left as it was)",
+                path.display()
+            )),
+            None => CliError::data(
+                "interrupted; what standard output received is incomplete (write to a file \
+                 with -o for an output that appears only when whole)",
+            ),
+        },
         _ => unload_error(error),
     })?;
     let skipped = writer.skipped();
@@ -221,14 +228,13 @@ fn summary(report: &UnloadReport, skipped: u64) {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        io::stderr(),
-        "unloaded {rows} rows ({:.1} MB) from {} token ranges in {seconds:.2} s, {:.0} rows/s, \
-         {:.1} MB/s, {} retries{skipped}",
+    messages::line(format_args!(
+        "cqlwire: unloaded {rows} rows ({:.1} MB) from {} token ranges in {seconds:.2} s, \
+         {:.0} rows/s, {:.1} MB/s, {} retries{skipped}",
         report.bytes as f64 / 1e6,
         report.ranges,
-        report.rows as f64 / seconds.max(1e-9),
+        rows as f64 / seconds.max(1e-9),
         report.bytes as f64 / 1e6 / seconds.max(1e-9),
         report.retried,
-    );
+    ));
 }

@@ -27,4 +27,5 @@ mod limits;
 mod load_cli;
 mod lz4_reference;
 mod search_cli;
+mod unload_cli;
 mod values_cli;

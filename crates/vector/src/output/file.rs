@@ -94,6 +94,49 @@ pub fn refuse_same_file(input: Option<&Path>, output: Option<&Path>) -> Result<(
     Err(OutputError::SameFile { which })
 }
 
+/// Whether two output names lead to one file: the same existing file (a link, or another
+/// spelling of its path), or for a name that does not exist yet, the same name in the same folder
+/// (`out/a.npy` and `./out/a.npy`; a dangling link counts as the name it points to). Writing both
+/// would leave one of the two outputs only. Standard output (`-`, `None`) is never a file here.
+pub fn same_destination(first: Option<&Path>, second: Option<&Path>) -> bool {
+    let (Some(first), Some(second)) = (named(first), named(second)) else {
+        return false;
+    };
+    if first == second {
+        return true;
+    }
+    if let (Some(a), Some(b)) = (file_identity(first), file_identity(second)) {
+        return a == b;
+    }
+    match (destination(first), destination(second)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Where writing `path` puts the bytes: the canonical path of what exists (links followed), else
+/// the canonical folder joined with the name, after the links that lead nowhere yet. None when the
+/// folder cannot be resolved (the write would fail anyway).
+fn destination(path: &Path) -> Option<PathBuf> {
+    if let Ok(existing) = fs::canonicalize(path) {
+        return Some(existing);
+    }
+    let mut path = path.to_path_buf();
+    // A dangling link is created at its target; a loop of links stops at the kernel's own limit.
+    for _ in 0..40 {
+        let Ok(target) = fs::read_link(&path) else {
+            break;
+        };
+        path = path.parent().unwrap_or(Path::new("")).join(target);
+    }
+    let name = path.file_name()?.to_owned();
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    Some(fs::canonicalize(folder).ok()?.join(name))
+}
+
 /// The device and inode of a regular file (following links; `/dev/stdin` and `/dev/stdout` lead to
 /// what the standard streams are), or None for anything else or when it cannot be known.
 #[cfg(unix)]
@@ -462,6 +505,29 @@ mod tests {
         drop(out);
         assert_eq!(std::fs::read(&dest).unwrap(), b"abc");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn same_destination_sees_one_new_file_spelled_two_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("out");
+        fs::create_dir(&sub).unwrap();
+        let plain = sub.join("same.npy");
+        let dotted = dir.path().join("./out/../out/same.npy");
+        assert!(same_destination(Some(&plain), Some(&dotted)));
+        assert!(!same_destination(Some(&plain), Some(&sub.join("ids.npy"))));
+        // A link that leads nowhere yet is created where it points.
+        let link = dir.path().join("link.npy");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&plain, &link).unwrap();
+            assert!(same_destination(Some(&link), Some(&plain)));
+        }
+        // Once the file exists, by inode.
+        fs::write(&plain, b"x").unwrap();
+        assert!(same_destination(Some(&dotted), Some(&plain)));
+        assert!(!same_destination(Some(&plain), None));
+        assert!(!same_destination(None, None));
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod table;
 use crate::kernel::{EncodedBatch, VectorEncoder};
 use std::io::{self, Write};
 
-pub use file::{refuse_same_file, Output, OutputError};
+pub use file::{refuse_same_file, same_destination, Output, OutputError};
 
 /// Where a writer's bytes go: any `Write`, plus rewriting bytes already written where the destination
 /// allows it (the `npy` writer fixes its header's row count that way when rows were skipped).

@@ -1,0 +1,32 @@
+//! `cqlwire unload`: what is refused before any server is reached (no Cassandra needed).
+
+use crate::common::{assert_error, run, with_args};
+
+/// One new file named two ways as the output and the ids file would leave only one of the two:
+/// refused with exit 2 before connecting, and nothing is written.
+#[test]
+fn output_and_ids_spelled_two_ways_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let output = dir.path().join("out/same.npy");
+    let ids = dir.path().join("./out/../out/same.npy");
+    let ran = run(
+        with_args(&[
+            "unload",
+            "--hosts",
+            "127.0.0.1:1",
+            "--table",
+            "ks.t",
+            "-o",
+            output.to_str().unwrap(),
+            "--ids",
+            ids.to_str().unwrap(),
+        ]),
+        b"",
+    );
+    assert_error(&ran, 2, "same file", "output = ids, spelled two ways");
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("out")).unwrap().count(),
+        0
+    );
+}
