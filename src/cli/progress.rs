@@ -10,6 +10,8 @@ pub enum Unit {
     Bytes,
     /// Rows, with the caller's message (e.g. the megabytes written) beside them.
     Rows,
+    /// Queries, with the caller's message (e.g. the errors) beside them.
+    Queries,
 }
 
 /// A progress bar towards `len` (a spinner when the total is unknown), or a hidden one when
@@ -26,6 +28,8 @@ pub fn bar(len: Option<u64>, unit: Unit, quiet: bool) -> ProgressBar {
         (Unit::Bytes, false) => "{spinner} {binary_bytes}  {binary_bytes_per_sec}",
         (Unit::Rows, true) => "{bar:30} {human_pos}/{human_len} rows  {msg}  ETA {eta}",
         (Unit::Rows, false) => "{spinner} {human_pos} rows  {msg}",
+        (Unit::Queries, true) => "{bar:30} {human_pos}/{human_len} queries  {msg}  ETA {eta}",
+        (Unit::Queries, false) => "{spinner} {human_pos} queries  {msg}",
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);

@@ -9,17 +9,19 @@ use super::connection::{engine_error as load_error, Connection};
 use super::convert::parse_input_format;
 use super::load::watch;
 use super::progress::{self, Unit};
+use super::signals::stop_on_signals;
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
 use cqlwire_load::{
     GroundTruth, RunControl, SearchOptions, SearchReport, Searcher, DISTINCT_WARNINGS,
+    RESULTS_HEADER,
 };
 use cqlwire_vector::convert;
 use cqlwire_vector::input::{parse_rows, InputFormat, InputOptions, RowSelection};
 use serde_json::json;
 use std::io::{self, Write};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -143,6 +145,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::data(format!("cannot start the I/O thread: {e}")))?;
+    let control = RunControl::default();
+    {
+        let _context = runtime.enter();
+        stop_on_signals(control.stop.clone());
+    }
+    // The results file is opened (and its header written) before any query: a folder that is
+    // missing or a device that is full is refused before the work, not after it.
+    let mut results = match &args.results {
+        Some(path) => {
+            let mut output = Output::open(Some(path), false)?;
+            output.write_all(RESULTS_HEADER.as_bytes())?;
+            output.flush()?;
+            Some(output)
+        }
+        None => None,
+    };
     let searcher = runtime
         .block_on(Searcher::connect(options))
         .map_err(load_error)?;
@@ -178,8 +196,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => None,
     };
 
-    let control = RunControl::default();
-    let bar = progress::bar(Some(queries.len() as u64), Unit::Rows, args.quiet);
+    let bar = progress::bar(Some(queries.len() as u64), Unit::Queries, args.quiet);
     let report = runtime.block_on(async {
         let ticker = watch(&control, &bar, |now| format!("{} errors", now.rejected));
         let report = searcher.run(&queries, truth.as_ref(), &control).await;
@@ -188,19 +205,30 @@ pub fn run(args: Args) -> Result<(), CliError> {
     });
     bar.finish_and_clear();
     let report = report.map_err(load_error)?;
+    let interrupted = control.stop.load(Ordering::Relaxed);
 
-    if let Some(path) = &args.results {
-        write_results(path, &report)?;
+    // An interrupted run's results are partial: the file keeps what it held.
+    if let (Some(mut output), false) = (results.take(), interrupted) {
+        report.write_csv_rows(&mut output)?;
+        output.commit()?;
     }
     let mut out = io::stdout().lock();
     if args.format == "json" {
-        writeln!(out, "{}", summary_json(&report, index_wait))?;
+        writeln!(out, "{}", summary_json(&report, index_wait, interrupted))?;
     } else {
         summary_text(&mut out, &report, index_wait, searcher.statement())?;
     }
     out.flush()?;
-    if control.stop.load(Ordering::Relaxed) {
-        return Err(CliError::data("interrupted"));
+    if interrupted {
+        let kept = match &args.results {
+            Some(path) => format!(" ({} left as it was)", path.display()),
+            None => String::new(),
+        };
+        return Err(CliError::data(format!(
+            "interrupted after {} of {} queries{kept}",
+            report.queries,
+            queries.len()
+        )));
     }
     if report.errors > 0 {
         let first = report
@@ -221,8 +249,12 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-/// The JSON summary: field names scripts depend on.
-fn summary_json(report: &SearchReport, index_wait: Option<Duration>) -> serde_json::Value {
+/// The JSON summary: field names scripts depend on (`interrupted` only when the run was stopped).
+fn summary_json(
+    report: &SearchReport,
+    index_wait: Option<Duration>,
+    interrupted: bool,
+) -> serde_json::Value {
     let mut summary = json!({
         "queries": report.queries,
         "k": report.k,
@@ -248,6 +280,9 @@ fn summary_json(report: &SearchReport, index_wait: Option<Duration>) -> serde_js
         }
         if let Some(wait) = index_wait {
             object.insert("index_wait_s".into(), json!(wait.as_secs_f64()));
+        }
+        if interrupted {
+            object.insert("interrupted".into(), json!(true));
         }
     }
     summary
@@ -304,13 +339,5 @@ fn summary_text(
             report.other_warnings
         )?;
     }
-    Ok(())
-}
-
-/// One CSV line per query, written to a temporary file renamed into place.
-fn write_results(path: &Path, report: &SearchReport) -> Result<(), CliError> {
-    let mut output = Output::open(Some(path), false)?;
-    report.write_csv(&mut output)?;
-    output.commit()?;
     Ok(())
 }

@@ -71,14 +71,15 @@ pub struct Args {
     pub condition: Option<String>,
     /// Parts each token range of the ring is cut into.
     #[arg(long, value_name = "N", default_value_t = 4,
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+          value_parser = clap::value_parser!(u32).range(1..=UnloadOptions::MAX_SPLITS as i64))]
     pub split: u32,
     /// Token ranges read at once.
     #[arg(long, value_name = "N", default_value_t = 8,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
+          value_parser = clap::value_parser!(u32).range(1..=UnloadOptions::MAX_CONCURRENCY as i64))]
     pub concurrency: u32,
     /// Rows per page [default: about 4 MiB of rows, from the columns' types].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=UnloadOptions::MAX_PAGE_ROWS as i64))]
     pub page_rows: Option<u32>,
     /// No progress bar and no summary line.
     #[arg(short, long)]

@@ -34,8 +34,9 @@ pub enum LoadErrorKind {
     /// The cluster stopped answering during a load and retrying did not help: the run was drained and
     /// [`LoadError::report`] says how far it got.
     ServerGone,
-    /// The table was dropped, created again or had a column's type changed during the run: the
-    /// run was drained and [`LoadError::report`] resumes at the run's first row.
+    /// The table was dropped, created again or had a column's type changed during the run: a load
+    /// was drained and [`LoadError::report`] resumes at the run's first row; an unload writes no
+    /// output and a search gives no report (their answers were read with the old types).
     TableChanged,
     /// Writing the rejects file failed; the run was drained and [`LoadError::report`] says how far it got.
     Rejects,

@@ -70,7 +70,7 @@ pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use search::{
     recall, GroundTruth, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport,
-    Searcher, ServerWarning, VectorIndex, DISTINCT_WARNINGS, WARNING_CHARS,
+    Searcher, ServerWarning, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{

@@ -205,7 +205,9 @@ impl Loader {
         // the one before. Counter updates take no timestamp.
         let timestamps = self.prepared.get_is_idempotent().then(now_micros);
         let guard = match self.prepared.get_table_spec() {
-            Some(spec) => TableGuard::start(&self.session, spec.ks_name(), spec.table_name()).await,
+            Some(spec) => {
+                TableGuard::start(&self.session, spec.ks_name(), spec.table_name(), "load").await
+            }
             None => None,
         };
         let mut guard_tick = tokio::time::interval(table_guard::POLL);

@@ -1,11 +1,14 @@
-//! Watches the loaded table for a change that would make the prepared bytes wrong.
+//! Watches a table for a change that would make a prepared statement's bytes wrong.
 //!
 //! The bytes of each value are made for the type the server reported for its bind marker when
-//! the statement was prepared. When the table is dropped and created again (or a column dropped
-//! and added back) with other types, the server forgets the prepared statement, the driver
-//! prepares it again by itself and sends the same bytes: `float` bytes would be stored as `int`s
-//! without a word. The guard reads the table's id and column types from `system_schema` at the
-//! start of a run and again every [`POLL`]; the run ends at the first difference.
+//! the statement was prepared, and the answers of a statement prepared with cached result
+//! metadata are read with the types of that moment. When the table is dropped and created again
+//! (or a column dropped and added back) with other types, the server forgets the prepared
+//! statement, the driver prepares it again by itself and sends the same bytes: `float` bytes would
+//! be stored as `int`s, and `bigint` cells read as two floats, without a word. The guard reads the
+//! table's id and column types from `system_schema` when a job starts and again while it runs
+//! (`load` every [`POLL`], `unload` and `search` before they report); the job ends at the first
+//! difference.
 
 use std::time::Duration;
 
@@ -25,14 +28,19 @@ pub(crate) struct TableShape {
 }
 
 impl TableShape {
-    /// What changed from `self` to `now`, in words.
-    pub(crate) fn change(&self, now: Option<&TableShape>, table: &str) -> Option<String> {
+    /// What changed from `self` to `now` during the `job` (`load`, `unload`, `search`), in words.
+    pub(crate) fn change(
+        &self,
+        now: Option<&TableShape>,
+        table: &str,
+        job: &str,
+    ) -> Option<String> {
         let Some(now) = now else {
-            return Some(format!("the table {table} was dropped during the load"));
+            return Some(format!("the table {table} was dropped during the {job}"));
         };
         if now.id != self.id {
             return Some(format!(
-                "the table {table} was dropped and created again during the load"
+                "the table {table} was dropped and created again during the {job}"
             ));
         }
         let changed: Vec<String> = self
@@ -49,30 +57,55 @@ impl TableShape {
             .collect();
         (!changed.is_empty()).then(|| {
             format!(
-                "the columns of {table} changed during the load ({})",
+                "the columns of {table} changed during the {job} ({})",
                 changed.join("; ")
             )
         })
     }
 }
 
-/// The keyspace and table a guard watches.
+/// The keyspace and table a guard watches, for which job.
 #[derive(Debug, Clone)]
 pub(crate) struct TableGuard {
     keyspace: String,
     table: String,
+    job: &'static str,
     start: TableShape,
 }
 
 impl TableGuard {
-    /// Reads the table's shape now; `None` when it cannot be read (the guard is then off).
-    pub(crate) async fn start(session: &Session, keyspace: &str, table: &str) -> Option<Self> {
+    /// Reads the table's shape now, for the `job` named in messages; `None` when it cannot be
+    /// read (the guard is then off).
+    pub(crate) async fn start(
+        session: &Session,
+        keyspace: &str,
+        table: &str,
+        job: &'static str,
+    ) -> Option<Self> {
         let start = read_shape(session, keyspace, table).await.ok()??;
         Some(TableGuard {
             keyspace: keyspace.to_owned(),
             table: table.to_owned(),
+            job,
             start,
         })
+    }
+
+    /// [`check`](TableGuard::check) of an optional guard, as the error that ends the job.
+    pub(crate) async fn refuse_change(
+        guard: Option<&TableGuard>,
+        session: &Session,
+    ) -> Result<(), crate::error::LoadError> {
+        let Some(guard) = guard else {
+            return Ok(());
+        };
+        match guard.check(session).await {
+            Some(change) => Err(crate::error::LoadError::new(
+                crate::error::LoadErrorKind::TableChanged,
+                change,
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Reads the table again: what changed since the start, or `None` when nothing did or the
@@ -82,7 +115,7 @@ impl TableGuard {
             .await
             .ok()?;
         let name = format!("{}.{}", self.keyspace, self.table);
-        self.start.change(now.as_ref(), &name)
+        self.start.change(now.as_ref(), &name, self.job)
     }
 }
 
@@ -138,7 +171,7 @@ mod tests {
     #[test]
     fn a_new_table_id_or_column_type_is_a_change_and_an_added_column_is_not() {
         let start = shape("1", &[("emb", "vector<float, 64>"), ("id", "bigint")]);
-        assert_eq!(start.change(Some(&start.clone()), "ks.t"), None);
+        assert_eq!(start.change(Some(&start.clone()), "ks.t", "load"), None);
         let added = shape(
             "1",
             &[
@@ -147,18 +180,21 @@ mod tests {
                 ("note", "text"),
             ],
         );
-        assert_eq!(start.change(Some(&added), "ks.t"), None);
+        assert_eq!(start.change(Some(&added), "ks.t", "load"), None);
         let recreated = shape("2", &[("emb", "vector<float, 64>"), ("id", "bigint")]);
         assert!(start
-            .change(Some(&recreated), "ks.t")
+            .change(Some(&recreated), "ks.t", "search")
             .unwrap()
-            .contains("dropped and created again"));
+            .contains("dropped and created again during the search"));
         let retyped = shape("1", &[("emb", "vector<int, 64>"), ("id", "bigint")]);
         assert_eq!(
-            start.change(Some(&retyped), "ks.t").unwrap(),
-            "the columns of ks.t changed during the load (emb is now vector<int, 64>, was \
+            start.change(Some(&retyped), "ks.t", "unload").unwrap(),
+            "the columns of ks.t changed during the unload (emb is now vector<int, 64>, was \
              vector<float, 64>)"
         );
-        assert!(start.change(None, "ks.t").unwrap().contains("dropped"));
+        assert!(start
+            .change(None, "ks.t", "load")
+            .unwrap()
+            .contains("dropped during the load"));
     }
 }

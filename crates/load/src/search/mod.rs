@@ -33,13 +33,14 @@ use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
 use crate::options::{ConnectionSettings, LoadOptions};
 use crate::report::RunControl;
+use crate::table_guard::TableGuard;
 use crate::value::Value;
 
 pub use index::VectorIndex;
 use report::WarningCounts;
 pub use report::{
     recall, Key, Latency, QueryResult, SearchReport, ServerWarning, DISTINCT_WARNINGS,
-    WARNING_CHARS,
+    RESULTS_HEADER, WARNING_CHARS,
 };
 pub use truth::GroundTruth;
 
@@ -145,6 +146,8 @@ pub struct Searcher {
     index: VectorIndex,
     encoder: VectorEncoder,
     options: SearchOptions,
+    /// The table's shape when the query was prepared.
+    guard: Option<TableGuard>,
 }
 
 impl Searcher {
@@ -183,8 +186,10 @@ impl Searcher {
         })?;
         prepared.set_is_idempotent(true);
         // The answers carry no column specifications: the one column selected is the key, whose
-        // type a table cannot change, so the prepared metadata stays true.
+        // type an ALTER cannot change; a table dropped and created again with another key type
+        // is caught by the guard before the run reports.
         prepared.set_use_cached_result_metadata(true);
+        let guard = TableGuard::start(&session, &keyspace, &table, "search").await;
         Ok(Searcher {
             session,
             prepared,
@@ -194,6 +199,7 @@ impl Searcher {
             index,
             encoder,
             options,
+            guard,
         })
     }
 
@@ -234,7 +240,8 @@ impl Searcher {
 
     /// Reads every query of `reader` and converts it for the column (checked casts, as `load`
     /// does), keeping the floats too when `keep_floats`. Vectors of another dimension than the
-    /// column's are refused before any is read.
+    /// column's are refused before any is read; a vector the server cannot answer for (see
+    /// [`unanswerable`]) before any query is sent.
     pub fn read_queries(
         &self,
         mut reader: Box<dyn BatchReader>,
@@ -272,6 +279,9 @@ impl Searcher {
                 }
                 let mut bytes = Vec::with_capacity(self.encoder.value_size().unwrap_or(0));
                 let row = rows.slice(i * dimension, (i + 1) * dimension);
+                if let Some(reason) = unanswerable(row, self.index.similarity) {
+                    return Err(input(&format!("query {number} {reason}")));
+                }
                 self.encoder
                     .encode_rows(row, number, &mut bytes)
                     .map_err(|e| input(&e))?;
@@ -372,32 +382,36 @@ impl Searcher {
                 ..RunControl::default()
             };
             let warmup = (0..self.options.warmup).map(|i| i % count);
-            self.send_all(warmup, queries, None, &warming).await;
+            self.send_all(warmup, queries, None, &warming, false).await;
         }
         let started = Instant::now();
-        let (results, warnings) = self.send_all(0..count, queries, truth, control).await;
+        let (results, warnings) = self.send_all(0..count, queries, truth, control, true).await;
+        let elapsed = started.elapsed();
+        // Answers read after the table changed hold keys decoded with the old key type.
+        TableGuard::refuse_change(self.guard.as_ref(), &self.session).await?;
         Ok(SearchReport::new(
             results,
             warnings,
             self.options.k,
             self.options.concurrency,
-            started.elapsed(),
+            elapsed,
         ))
     }
 
-    /// Sends the queries at `indexes`, at most the concurrency in flight; the results of the
-    /// measured ones (with `truth` or not: `None` for the warm-up, whose results are dropped) and
-    /// the warnings their answers carried.
+    /// Sends the queries at `indexes`, at most the concurrency in flight; the results when
+    /// `measured` (a warm-up's are dropped as they come, so its length costs no memory) and the
+    /// warnings their answers carried.
     async fn send_all(
         &self,
         indexes: impl Iterator<Item = usize>,
         queries: &QuerySet,
         truth: Option<&Neighbors>,
         control: &RunControl,
+        measured: bool,
     ) -> (Vec<QueryResult>, WarningCounts) {
         let mut indexes = indexes.peekable();
         let mut in_flight = FuturesUnordered::new();
-        let mut results = Vec::with_capacity(indexes.size_hint().0);
+        let mut results = Vec::with_capacity(if measured { queries.len() } else { 0 });
         let mut warnings = WarningCounts::default();
         loop {
             while in_flight.len() < self.options.concurrency && !control.stop_requested() {
@@ -420,7 +434,9 @@ impl Searcher {
             } else {
                 control.progress.add_rejected();
             }
-            results.push(result);
+            if measured {
+                results.push(result);
+            }
         }
         (results, warnings)
     }
@@ -467,7 +483,7 @@ impl Searcher {
         answer: scylla::response::query_result::QueryResult,
     ) -> Result<Vec<Key>, String> {
         let rows = answer.into_rows_result().map_err(|e| e.to_string())?;
-        let mut keys = Vec::with_capacity(self.options.k);
+        let mut keys = Vec::with_capacity(rows.rows_num());
         for row in rows.rows::<ColumnIterator>().map_err(|e| e.to_string())? {
             let mut columns = row.map_err(|e| e.to_string())?;
             let column = columns
@@ -614,12 +630,53 @@ fn select(keyspace: &str, table: &str, key: &str, column: &str, options: &Search
     statement
 }
 
+/// Why the server cannot answer an ANN query for the vector `row`, or `None`: a NaN or infinite
+/// element (Apache Cassandra 5.0.9 refuses such a query with "non-finite value", and afterwards its
+/// ANN queries on the table can hang until a restart), or, for a cosine index, a vector of zeros,
+/// which has no angle to any other.
+fn unanswerable(row: Rows<'_>, similarity: Similarity) -> Option<String> {
+    let values: Vec<f64> = match row {
+        Rows::F16(v) => v.iter().map(|x| f64::from(x.to_f32())).collect(),
+        Rows::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Rows::F64(v) => v.to_vec(),
+        Rows::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Rows::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Rows::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Rows::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        Rows::I64(v) => v.iter().map(|&x| x as f64).collect(),
+    };
+    if let Some((element, value)) = values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+        return Some(format!(
+            "has {value} at element {element}: the server refuses an ANN query of a non-finite \
+             value"
+        ));
+    }
+    (similarity == Similarity::Cosine && values.iter().all(|&x| x == 0.0))
+        .then(|| "is all zeros: a cosine index cannot compare a vector of length 0".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::loader::tests::column;
     use crate::options::Host;
     use crate::types::tests::{native, vector};
+
+    #[test]
+    fn queries_the_server_cannot_answer_are_named_by_element() {
+        let nan = [1.0f32, f32::NAN, 0.5];
+        let reason = unanswerable(Rows::F32(&nan), Similarity::Euclidean).unwrap();
+        assert!(reason.starts_with("has NaN at element 1"), "{reason}");
+        let infinite = [f64::NEG_INFINITY, 0.0];
+        let reason = unanswerable(Rows::F64(&infinite), Similarity::DotProduct).unwrap();
+        assert!(reason.starts_with("has -inf at element 0"), "{reason}");
+        let zeros = [0.0f32, -0.0];
+        assert!(unanswerable(Rows::F32(&zeros), Similarity::Cosine)
+            .unwrap()
+            .contains("all zeros"));
+        assert_eq!(unanswerable(Rows::F32(&zeros), Similarity::Euclidean), None);
+        assert_eq!(unanswerable(Rows::I8(&[0, 1]), Similarity::Cosine), None);
+    }
 
     fn table() -> Vec<TableColumn> {
         vec![

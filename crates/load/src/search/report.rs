@@ -223,13 +223,21 @@ impl SearchReport {
     }
 }
 
+/// The first line of a search's per-query CSV (see [`SearchReport::write_csv`]).
+pub const RESULTS_HEADER: &str = "query,latency_ms,recall,keys,error\n";
+
 impl SearchReport {
     /// Writes one CSV line per measured query after the header
     /// `query,latency_ms,recall,keys,error`: the query number, its latency in ms (3 decimals),
     /// its recall (empty without ground truth or after an error), the keys returned separated by
     /// spaces, and the error.
     pub fn write_csv(&self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "query,latency_ms,recall,keys,error")?;
+        out.write_all(RESULTS_HEADER.as_bytes())?;
+        self.write_csv_rows(out)
+    }
+
+    /// The lines of [`write_csv`](SearchReport::write_csv) after its header.
+    pub fn write_csv_rows(&self, out: &mut dyn Write) -> io::Result<()> {
         for result in &self.results {
             let keys: Vec<String> = result.keys.iter().map(ToString::to_string).collect();
             writeln!(

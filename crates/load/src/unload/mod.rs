@@ -37,6 +37,8 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use cqlwire_codec::types::Identifier;
 use cqlwire_codec::types::{CqlType as CodecType, NativeType};
 use scylla::client::session::Session;
+
+use crate::table_guard::TableGuard;
 use scylla::cluster::metadata::{ColumnType, NativeType as DriverNative};
 use scylla::cluster::Node;
 use scylla::routing::Token;
@@ -83,6 +85,13 @@ pub struct UnloadOptions {
 pub const PAGE_BYTES: usize = 4 << 20;
 
 impl UnloadOptions {
+    /// The most parts a ring range is cut into: the ranges of a scan are listed in memory.
+    pub const MAX_SPLITS: usize = 100_000;
+    /// The most token ranges read at once: each holds up to two pages in memory.
+    pub const MAX_CONCURRENCY: usize = 4096;
+    /// The most rows asked for in one page.
+    pub const MAX_PAGE_ROWS: usize = 1_000_000;
+
     /// Every column, four parts per ring range, eight ranges at once, pages of about 4 MiB.
     pub fn new(connection: LoadOptions) -> Self {
         UnloadOptions {
@@ -172,6 +181,8 @@ pub struct Unloader {
     schema: SchemaRef,
     pub(crate) ranges: Vec<ScanRange>,
     pub(crate) page_rows: usize,
+    /// The table's shape when the range query was prepared.
+    pub(crate) guard: Option<TableGuard>,
 }
 
 impl Unloader {
@@ -192,11 +203,26 @@ impl Unloader {
     {
         let keyspace = schema_name(&options.connection.keyspace);
         let table_name = schema_name(&options.connection.table);
-        if options.concurrency == 0 || options.splits == 0 {
-            return Err(LoadError::new(
-                LoadErrorKind::InvalidOption,
-                "the concurrency and the split count must be at least 1",
-            ));
+        let limits = [
+            ("split count", options.splits, UnloadOptions::MAX_SPLITS),
+            (
+                "concurrency",
+                options.concurrency,
+                UnloadOptions::MAX_CONCURRENCY,
+            ),
+            (
+                "page row count",
+                options.page_rows.unwrap_or(1),
+                UnloadOptions::MAX_PAGE_ROWS,
+            ),
+        ];
+        for (what, value, most) in limits {
+            if !(1..=most).contains(&value) {
+                return Err(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!("the {what} must be between 1 and {most}, not {value}"),
+                ));
+            }
         }
         let session = open_session(&options.connection, &keyspace).await?;
         let state = session.get_cluster_state();
@@ -276,6 +302,7 @@ impl Unloader {
             ));
         }
         prepared.set_is_idempotent(true);
+        let guard = TableGuard::start(&session, &keyspace, &table_name, "unload").await;
         let page_rows = options
             .page_rows
             .unwrap_or_else(|| (PAGE_BYTES / row_size(&codec_types)).clamp(100, 10_000))
@@ -308,6 +335,7 @@ impl Unloader {
             schema,
             ranges,
             page_rows,
+            guard,
         })
     }
 

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use super::{ScanRange, UnloadControl, UnloadProgress, UnloadReport, Unloader};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::run::{classify, Failure};
+use crate::table_guard::TableGuard;
 
 /// How often the run looks at the stop flag while it waits.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -47,8 +48,24 @@ impl Unloader {
     /// with backoff; when the retries run out, or the server refuses the query, the run ends with an
     /// error of kind [`LoadErrorKind::ServerGone`]. A value that
     /// cannot be decoded ends it with [`LoadErrorKind::Input`]; setting `control.stop`, or closing
-    /// `pages`, ends it with [`LoadErrorKind::Stopped`].
+    /// `pages`, ends it with [`LoadErrorKind::Stopped`]. A table dropped and created again, or a
+    /// column's type changed, during the scan ends it with [`LoadErrorKind::TableChanged`] (also
+    /// when the change made a page fail): the pages were read with the old types.
     pub async fn run(
+        &self,
+        pages: mpsc::Sender<RecordBatch>,
+        control: &UnloadControl,
+    ) -> Result<UnloadReport, LoadError> {
+        let scanned = self.scan(pages, control).await;
+        if matches!(&scanned, Err(error) if error.kind() == LoadErrorKind::Stopped) {
+            return scanned;
+        }
+        TableGuard::refuse_change(self.guard.as_ref(), &self.session).await?;
+        scanned
+    }
+
+    /// The scan of [`run`](Unloader::run), without the look at the table's shape.
+    async fn scan(
         &self,
         pages: mpsc::Sender<RecordBatch>,
         control: &UnloadControl,
