@@ -26,6 +26,7 @@ use scylla::cluster::metadata::ColumnType;
 
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{BindMarker, ColumnRole, TableColumn};
+use crate::options::schema_name;
 use crate::value::{Row, Value};
 
 /// What to read and how its columns map to the table's.
@@ -90,6 +91,13 @@ impl std::fmt::Debug for Dataset {
 
 fn mapping_error(message: impl Into<String>) -> LoadError {
     LoadError::new(LoadErrorKind::Mapping, message)
+}
+
+/// Whether `given` (an input's column name, or a name as written in CQL in `--map` or the
+/// row-number column) names the table column `column` (its name in the schema): the same text, or
+/// what CQL means by it (`"Emb"` is `Emb`, `Emb` is `emb`).
+fn names_column(given: &str, column: &str) -> bool {
+    given == column || schema_name(given) == column
 }
 
 impl Dataset {
@@ -196,7 +204,8 @@ impl Dataset {
             let refused = |e: &dyn std::fmt::Display| {
                 mapping_error(format!("cannot load the column {}: {e}", marker.name))
             };
-            let source = if self.vector_column.as_deref() == Some(marker.name.as_str()) {
+            let names = |given: &str| names_column(given, &marker.name);
+            let source = if self.vector_column.as_deref().is_some_and(names) {
                 let encoder = VectorEncoder::new(&codec_type).map_err(|e| refused(&e))?;
                 if encoder.dimension() != self.reader.dimension() && self.reader.rows() != Some(0) {
                     return Err(refused(&format!(
@@ -205,12 +214,11 @@ impl Dataset {
                     )));
                 }
                 Source::Vector(encoder)
-            } else if self.row_number_column.as_deref() == Some(marker.name.as_str()) {
+            } else if self.row_number_column.as_deref().is_some_and(names) {
                 Source::RowNumber(
                     ColumnEncoder::new(&DataType::UInt64, &codec_type).map_err(|e| refused(&e))?,
                 )
-            } else if let Some((input, _)) = self.columns.iter().find(|(_, to)| *to == marker.name)
-            {
+            } else if let Some((input, _)) = self.columns.iter().find(|(_, to)| names(to)) {
                 let field = schema
                     .as_ref()
                     .and_then(|schema| schema.field_with_name(input).ok())

@@ -315,8 +315,9 @@ pub(crate) fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError
     Ok(columns)
 }
 
-/// The column of `keyspace.table` named `written` (as written in CQL), or an error listing the
-/// table's columns.
+/// The column of `keyspace.table` named `written`: the column of exactly that name (a name that
+/// comes from an input file or the schema, such as `Emb`), else the one CQL means by it (`Emb` is
+/// `emb`, `"Emb"` is `Emb`); or an error listing the table's columns.
 pub(crate) fn find_column<'a>(
     columns: &'a [TableColumn],
     written: &str,
@@ -326,7 +327,8 @@ pub(crate) fn find_column<'a>(
     let name = schema_name(written);
     columns
         .iter()
-        .find(|column| column.name == name)
+        .find(|column| column.name == written)
+        .or_else(|| columns.iter().find(|column| column.name == name))
         .ok_or_else(|| {
             let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
             LoadError::new(

@@ -181,10 +181,75 @@ impl CqlType {
 }
 
 /// A name (of a UDT, a field, a keyspace, a table or a column) as CQL writes it: bare when it is a
-/// lowercase identifier (a letter, then letters, digits and `_`), else `"quoted"` with `""`
-/// escaping a quote.
+/// lowercase identifier (a letter, then letters, digits and `_`) and no reserved keyword, else
+/// `"quoted"` with `""` escaping a quote.
 #[derive(Debug, Clone, Copy)]
 pub struct Identifier<'a>(pub &'a str);
+
+/// Apache Cassandra's reserved keywords (its `reserved_keywords.txt`), which name a column or table
+/// only when quoted: `"select"`, `"token"`.
+const RESERVED: &[&str] = &[
+    "add",
+    "allow",
+    "alter",
+    "and",
+    "apply",
+    "asc",
+    "authorize",
+    "batch",
+    "begin",
+    "by",
+    "check",
+    "columnfamily",
+    "constraint",
+    "create",
+    "delete",
+    "desc",
+    "describe",
+    "drop",
+    "entries",
+    "execute",
+    "from",
+    "full",
+    "grant",
+    "if",
+    "in",
+    "index",
+    "infinity",
+    "insert",
+    "into",
+    "is",
+    "keyspace",
+    "length",
+    "limit",
+    "materialized",
+    "modify",
+    "nan",
+    "norecursive",
+    "not",
+    "null",
+    "of",
+    "on",
+    "or",
+    "order",
+    "primary",
+    "rename",
+    "revoke",
+    "schema",
+    "select",
+    "set",
+    "table",
+    "to",
+    "token",
+    "truncate",
+    "unlogged",
+    "update",
+    "use",
+    "using",
+    "view",
+    "where",
+    "with",
+];
 
 impl fmt::Display for Identifier<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -192,7 +257,8 @@ impl fmt::Display for Identifier<'_> {
         let bare = name.starts_with(|c: char| c.is_ascii_lowercase())
             && name
                 .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !RESERVED.contains(&name);
         if bare {
             f.write_str(name)
         } else {

@@ -372,3 +372,14 @@ fn only_the_listed_natives_are_fixed_size_in_vectors() {
         None
     );
 }
+
+#[test]
+fn identifiers_are_quoted_when_mixed_case_or_reserved() {
+    let shown = |name: &str| Identifier(name).to_string();
+    assert_eq!(shown("emb"), "emb");
+    assert_eq!(shown("Emb"), "\"Emb\"");
+    assert_eq!(shown("select"), "\"select\"");
+    assert_eq!(shown("token"), "\"token\"");
+    assert_eq!(shown("from_date"), "from_date");
+    assert_eq!(shown("a\"b"), "\"a\"\"b\"");
+}
