@@ -25,6 +25,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use scylla::client::session::Session;
 use scylla::cluster::metadata::{ColumnType, NativeType};
 use scylla::deserialize::row::ColumnIterator;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 
@@ -184,6 +185,16 @@ impl Searcher {
                 format!("the server refused to prepare {statement:?}: {error}"),
             )
         })?;
+        let markers = prepared.get_variable_col_specs().len();
+        if markers != 1 {
+            return Err(LoadError::new(
+                LoadErrorKind::Statement,
+                format!(
+                    "{statement:?} takes {markers} values, but only the query vector is bound: \
+                     write the predicate's values in it"
+                ),
+            ));
+        }
         prepared.set_is_idempotent(true);
         // The answers carry no column specifications: the one column selected is the key, whose
         // type an ALTER cannot change; a table dropped and created again with another key type
@@ -344,6 +355,9 @@ impl Searcher {
         loop {
             let error = match self.session.execute_unpaged(&self.prepared, (probe,)).await {
                 Ok(_) => return Ok(started.elapsed()),
+                Err(error) if refuses_the_query(&error) => {
+                    return Err(self.refused(&error.to_string()))
+                }
                 Err(error) => error,
             };
             if started.elapsed() >= timeout {
@@ -358,6 +372,17 @@ impl Searcher {
             }
             tokio::time::sleep(PROBE_PAUSE.min(timeout.saturating_sub(started.elapsed()))).await;
         }
+    }
+
+    /// The error of a query the server refuses whatever the vector (see [`refuses_the_query`]).
+    fn refused(&self, error: &str) -> LoadError {
+        LoadError::new(
+            LoadErrorKind::Statement,
+            format!(
+                "the server refuses the query {:?}: {error}",
+                self.prepared.get_statement()
+            ),
+        )
     }
 
     /// Runs the warm-up queries, then every query of `queries` once, at most the concurrency in
@@ -382,10 +407,13 @@ impl Searcher {
                 ..RunControl::default()
             };
             let warmup = (0..self.options.warmup).map(|i| i % count);
-            self.send_all(warmup, queries, None, &warming, false).await;
+            self.send_all(warmup, queries, None, &warming, false)
+                .await?;
         }
         let started = Instant::now();
-        let (results, warnings) = self.send_all(0..count, queries, truth, control, true).await;
+        let (results, warnings) = self
+            .send_all(0..count, queries, truth, control, true)
+            .await?;
         let elapsed = started.elapsed();
         // Answers read after the table changed hold keys decoded with the old key type.
         TableGuard::refuse_change(self.guard.as_ref(), &self.session).await?;
@@ -408,13 +436,17 @@ impl Searcher {
         truth: Option<&Neighbors>,
         control: &RunControl,
         measured: bool,
-    ) -> (Vec<QueryResult>, WarningCounts) {
+    ) -> Result<(Vec<QueryResult>, WarningCounts), LoadError> {
         let mut indexes = indexes.peekable();
         let mut in_flight = FuturesUnordered::new();
         let mut results = Vec::with_capacity(if measured { queries.len() } else { 0 });
         let mut warnings = WarningCounts::default();
+        let mut refusal: Option<String> = None;
         loop {
-            while in_flight.len() < self.options.concurrency && !control.stop_requested() {
+            while in_flight.len() < self.options.concurrency
+                && !control.stop_requested()
+                && refusal.is_none()
+            {
                 let Some(i) = indexes.next() else { break };
                 if let (Some(value), Some(&number)) =
                     (queries.values.get(i), queries.numbers.get(i))
@@ -425,9 +457,12 @@ impl Searcher {
             control
                 .progress
                 .set_in_flight(in_flight.len(), self.options.concurrency);
-            let Some((result, answer_warnings)) = in_flight.next().await else {
+            let Some((result, answer_warnings, refused)) = in_flight.next().await else {
                 break;
             };
+            if refused && refusal.is_none() {
+                refusal = result.error.clone();
+            }
             warnings.add(answer_warnings.iter().map(String::as_str));
             if result.error.is_none() {
                 control.progress.add_written(0);
@@ -438,25 +473,34 @@ impl Searcher {
                 results.push(result);
             }
         }
-        (results, warnings)
+        // The same query would be refused for every vector: one error, not one per query.
+        if let Some(error) = refusal {
+            return Err(self.refused(&error));
+        }
+        Ok((results, warnings))
     }
 
-    /// One query, timed, and the warnings of its answer.
+    /// One query, timed, the warnings of its answer, and whether the server refused the query
+    /// itself (see [`refuses_the_query`]).
     async fn one(
         &self,
         value: &Value,
         number: u64,
         truth: Option<&Neighbors>,
-    ) -> (QueryResult, Vec<String>) {
+    ) -> (QueryResult, Vec<String>, bool) {
         let started = Instant::now();
         let answer = self.session.execute_unpaged(&self.prepared, (value,)).await;
         let latency = started.elapsed();
+        let mut refused = false;
         let (keys, warnings) = match answer {
             Ok(answer) => {
                 let warnings = answer.warnings().map(str::to_owned).collect();
                 (self.keys(answer), warnings)
             }
-            Err(error) => (Err(error.to_string()), Vec::new()),
+            Err(error) => {
+                refused = refuses_the_query(&error);
+                (Err(error.to_string()), Vec::new())
+            }
         };
         let result = match keys {
             Ok(keys) => QueryResult {
@@ -474,7 +518,7 @@ impl Searcher {
                 error: Some(error),
             },
         };
-        (result, warnings)
+        (result, warnings, refused)
     }
 
     /// The keys of an answer's rows.
@@ -628,6 +672,21 @@ fn select(keyspace: &str, table: &str, key: &str, column: &str, options: &Search
         options.k
     );
     statement
+}
+
+/// Whether the server refused the statement itself (invalid or unauthorized: a `LIMIT` above its
+/// top-k limit, a predicate it cannot run), which every other vector would meet too; not a
+/// timeout, an overload or a failure of one query.
+fn refuses_the_query(error: &ExecutionError) -> bool {
+    matches!(
+        error,
+        ExecutionError::BadQuery(_)
+            | ExecutionError::LastAttemptError(RequestAttemptError::SerializationError(_))
+            | ExecutionError::LastAttemptError(RequestAttemptError::DbError(
+                DbError::Invalid | DbError::SyntaxError | DbError::Unauthorized,
+                _
+            ))
+    )
 }
 
 /// Why the server cannot answer an ANN query for the vector `row`, or `None`: a NaN or infinite

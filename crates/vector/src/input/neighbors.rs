@@ -6,6 +6,7 @@
 //! little-endian). Every length a file claims is checked against its size (or, for a stream,
 //! against the bytes that really arrive) before memory is set aside for it.
 
+use super::npy;
 use super::source::Source;
 use super::{
     open_source, BatchReader, Elements, InputError, InputFormat, InputOptions, RowSelection,
@@ -122,7 +123,115 @@ fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, 
         dataset: String::new(),
     };
     let name = source.name().to_owned();
+    if input == InputFormat::Npy {
+        let mut source = source;
+        let (header, data_start) = npy::read_header(&mut source)?;
+        if let Some((width, big_endian)) = npy::unsigned_descr(&header.descr) {
+            return unsigned_npy(source, &header, width, big_endian);
+        }
+        let reader =
+            npy::open_after_header(source, header, data_start, &options).map_err(|error| {
+                match error {
+                    InputError::Unsupported(message)
+                        if message.contains("unsupported NPY dtype") =>
+                    {
+                        InputError::Unsupported(format!(
+                            "{name}: ground truth holds integer ids: an .npy of dtype {} cannot \
+                         (integer dtypes: i1 u1 i2 u2 i4 u4 i8 u8, either byte order)",
+                            message.split('\'').nth(1).unwrap_or("?")
+                        ))
+                    }
+                    other => other,
+                }
+            })?;
+        return integer_rows(&name, reader);
+    }
     integer_rows(&name, open_source(source, Some(input), &options)?)
+}
+
+/// A 2-D C-order `.npy` of unsigned integers of `width` bytes: each id must fit in an `i64`. The
+/// shape is checked against the file's size (or, for a stream, against the bytes that arrive)
+/// before memory is set aside for it.
+fn unsigned_npy(
+    mut source: Source,
+    header: &npy::Header,
+    width: usize,
+    big_endian: bool,
+) -> Result<Neighbors, InputError> {
+    let name = source.name().to_owned();
+    let [rows, k] = header.shape[..] else {
+        return Err(InputError::Unsupported(format!(
+            "{name}: NPY array of shape {} is not 2-D (queries, k)",
+            npy::shape_text(&header.shape)
+        )));
+    };
+    if header.fortran_order && rows > 1 && k > 1 {
+        return Err(InputError::Unsupported(format!(
+            "{name}: ground truth of unsigned ids must be in C order (numpy.ascontiguousarray)"
+        )));
+    }
+    let count = u128::from(rows) * u128::from(k);
+    let bytes = count * width as u128;
+    if let Some(len) = source.len() {
+        let data = u128::from(len).saturating_sub(u128::from(source.position()));
+        if data != bytes {
+            return Err(InputError::Data(format!(
+                "{name}: the header says {rows} x {k} ids ({bytes} bytes), but {data} bytes follow it"
+            )));
+        }
+    }
+    let (Ok(rows), Ok(k), Ok(count)) = (
+        usize::try_from(rows),
+        usize::try_from(k),
+        usize::try_from(count),
+    ) else {
+        return Err(InputError::Unsupported(format!(
+            "{name}: {rows} lists of {k} neighbours do not fit in memory here"
+        )));
+    };
+    let mut ids: Vec<i64> = Vec::with_capacity(if source.len().is_some() { count } else { 0 });
+    let mut chunk = vec![0u8; CHUNK_IDS.min(count.max(1)) * width];
+    let mut left = count;
+    while left > 0 {
+        let take = left.min(CHUNK_IDS) * width;
+        let Some(buffer) = chunk.get_mut(..take) else {
+            break;
+        };
+        if source.read_full(buffer)? < take {
+            return Err(InputError::Data(format!(
+                "{name}: truncated at byte {}: the header says {rows} x {k} ids",
+                source.position()
+            )));
+        }
+        for element in buffer.chunks_exact(width) {
+            let mut wide = [0u8; 8];
+            if big_endian {
+                wide[8 - width..].copy_from_slice(element);
+            } else {
+                wide[..width].copy_from_slice(element);
+            }
+            let id = if big_endian {
+                u64::from_be_bytes(wide)
+            } else {
+                u64::from_le_bytes(wide)
+            };
+            let id = i64::try_from(id).map_err(|_| {
+                InputError::Data(format!(
+                    "{name}: id {id} at list {} is above 2^63 - 1",
+                    ids.len() / k.max(1)
+                ))
+            })?;
+            ids.push(id);
+        }
+        left -= take / width;
+    }
+    if source.len().is_none() && source.read_full(&mut [0u8; 1])? != 0 {
+        return Err(InputError::Data(format!(
+            "{name}: bytes after the {rows} x {k} ids"
+        )));
+    }
+    Neighbors::new(rows, k, ids)
+        .ok_or_else(|| InputError::Data(format!("{name}: {rows} lists of {k} ids are incomplete")))
 }
 
 /// Every row of an integer input as one neighbour list.
@@ -353,5 +462,46 @@ mod tests {
         bytes.extend_from_slice(padded.as_bytes());
         bytes.extend_from_slice(&42i64.to_le_bytes());
         assert_eq!(from_file(&bytes, "gt.npy").unwrap().row(0), [42]);
+    }
+
+    #[test]
+    fn unsigned_npy_ground_truth_reads_as_the_same_lists() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/search");
+        let signed = read_neighbors(&fixtures.join("neighbors_euclidean.npy"), None).unwrap();
+        for width in ["u2", "u4", "u8"] {
+            let path = fixtures.join(format!("neighbors_euclidean_{width}.npy"));
+            assert_eq!(read_neighbors(&path, None).unwrap(), signed, "{width}");
+            let stream = Box::new(std::fs::File::open(&path).unwrap());
+            let streamed = read_neighbors_stream("gt", stream, NeighborsFormat::Npy).unwrap();
+            assert_eq!(streamed, signed, "{width} as a stream");
+        }
+    }
+
+    #[test]
+    fn unsigned_ids_above_i64_and_lying_shapes_are_refused() {
+        let npy = |descr: &str, shape: &str, data: &[u8]| {
+            let header =
+                format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            let padded = format!("{header:<117}\n");
+            bytes.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(padded.as_bytes());
+            bytes.extend_from_slice(data);
+            bytes
+        };
+        let above = npy("<u8", "(1, 1)", &(1u64 << 63).to_le_bytes());
+        let error = from_file(&above, "gt.npy").unwrap_err().to_string();
+        assert!(error.contains("above 2^63 - 1"), "{error}");
+        let lying = npy(">u4", "(1000000, 1000000)", &[0u8; 8]);
+        let error = from_file(&lying, "gt.npy").unwrap_err().to_string();
+        assert!(error.contains("bytes follow it"), "{error}");
+        let error = from_stream(lying, NeighborsFormat::Npy)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("truncated"), "{error}");
+        let complex = npy("<c8", "(1, 1)", &[0u8; 8]);
+        let error = from_file(&complex, "gt.npy").unwrap_err().to_string();
+        assert!(error.contains("dtype <c8 cannot"), "{error}");
+        assert!(!error.contains("<f4"), "{error}");
     }
 }

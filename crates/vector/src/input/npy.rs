@@ -25,10 +25,13 @@ const SUPPORTED_DTYPES: &str = "<f2 <f4 <f8 |i1 |u1 <i2 <i4 <i8 and the big-endi
 
 /// The parsed header dictionary.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Header {
-    descr: String,
-    fortran_order: bool,
-    shape: Vec<u64>,
+pub(crate) struct Header {
+    /// The dtype, e.g. `<f4`.
+    pub(crate) descr: String,
+    /// Whether the data is column-major.
+    pub(crate) fortran_order: bool,
+    /// The array's shape.
+    pub(crate) shape: Vec<u64>,
 }
 
 /// Opens an NPY input.
@@ -37,6 +40,16 @@ pub(crate) fn open(
     options: &InputOptions,
 ) -> Result<Box<dyn super::BatchReader>, InputError> {
     let (header, data_start) = read_header(&mut source)?;
+    open_after_header(source, header, data_start, options)
+}
+
+/// Opens an NPY input whose header (ending at byte `data_start`) is already read.
+pub(crate) fn open_after_header(
+    source: Source,
+    header: Header,
+    data_start: u64,
+    options: &InputOptions,
+) -> Result<Box<dyn super::BatchReader>, InputError> {
     let (element_type, swap) = parse_descr(&header.descr).ok_or_else(|| {
         InputError::Unsupported(format!(
             "{}: unsupported NPY dtype '{}' (supported: {SUPPORTED_DTYPES})",
@@ -75,7 +88,7 @@ pub(crate) fn open(
 }
 
 /// Reads and parses the header; returns it and the byte offset where the data starts.
-fn read_header(source: &mut Source) -> Result<(Header, u64), InputError> {
+pub(crate) fn read_header(source: &mut Source) -> Result<(Header, u64), InputError> {
     let invalid = |source: &Source, offset: u64, what: &str| {
         InputError::Data(format!(
             "{}: invalid NPY header at byte {offset}: {what}",
@@ -301,8 +314,25 @@ fn parse_descr(descr: &str) -> Option<(ElementType, bool)> {
     Some((element_type, swap))
 }
 
+/// The width in bytes and the byte order (big-endian or not) of an unsigned integer dtype wider than
+/// a byte (`<u2 <u4 <u8` and `>u2 >u4 >u8`), which only ground truth reads (as ids).
+pub(crate) fn unsigned_descr(descr: &str) -> Option<(usize, bool)> {
+    let (order, code) = descr.split_at_checked(1)?;
+    let width = match code {
+        "u2" => 2,
+        "u4" => 4,
+        "u8" => 8,
+        _ => return None,
+    };
+    match order {
+        "<" => Some((width, false)),
+        ">" => Some((width, true)),
+        _ => None,
+    }
+}
+
 /// A shape as Python writes it: `(3,)`, `(3, 4)`.
-fn shape_text(shape: &[u64]) -> String {
+pub(crate) fn shape_text(shape: &[u64]) -> String {
     match shape {
         [one] => format!("({one},)"),
         _ => {
