@@ -22,11 +22,12 @@ pub struct Connection {
     /// The table, KEYSPACE.TABLE.
     #[arg(long, value_name = "KS.TABLE")]
     pub table: String,
-    /// Consistency level of every request [default: LOCAL_QUORUM; search: LOCAL_ONE, the level
-    /// Cassandra runs ANN queries at].
+    /// Consistency level of every request [default: LOCAL_QUORUM for load and unload, LOCAL_ONE
+    /// for search (the level Cassandra runs ANN queries at)].
     #[arg(long, value_name = "LEVEL")]
     pub consistency: Option<String>,
-    /// Timeout of one request, in seconds; a request that takes longer is retried.
+    /// Timeout of one request, in seconds (at least 1): load and unload retry a request that takes
+    /// longer, search counts it as a failed query.
     #[arg(long, value_name = "SECONDS", default_value_t = 12)]
     pub timeout: u64,
     /// Log in as this user; the password comes from the CQLWIRE_PASSWORD environment variable, else a

@@ -12,6 +12,7 @@ use super::progress::{self, Unit};
 use super::signals::stop_on_signals;
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
+use crate::messages;
 use cqlwire_load::{
     GroundTruth, RunControl, SearchOptions, SearchReport, Searcher, DISTINCT_WARNINGS,
     RESULTS_HEADER,
@@ -44,8 +45,9 @@ Examples:
   cqlwire search queries.npy --hosts db1 --table ks.docs --exact train.npy --results answers.csv
 
 Output: the summary on standard output (text, or one JSON object with --format json: queries, k, \
-recall, recall_min, qps, latency_ms {p50, p95, p99, max}, concurrency, errors, and index_wait_s \
-with --wait-for-index); progress on standard error. recall@k of a query is the number of its first \
+recall, recall_min, qps, latency_ms {p50, p95, p99, max}, concurrency, errors, warnings, and \
+index_wait_s with --wait-for-index, interrupted when a signal stopped the run); progress on standard \
+error. recall@k of a query is the number of its first \
 k ground-truth ids among the keys returned, over k (ids are compared, not distances: a row as near \
 as the k-th true neighbour but not listed counts as a miss); recall is its mean over the answered \
 queries. A failed query (a timeout too) is counted in errors and the run goes on; exit code 1 when \
@@ -70,8 +72,8 @@ pub struct Args {
     #[arg(long, value_name = "K", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub k: u32,
-    /// Ground truth: big-ann-benchmarks binary (u32 n, u32 k, u32 ids, f32 distances), .ivecs or an
-    /// integer .npy; ids are training row numbers.
+    /// Ground truth: big-ann-benchmarks binary (u32 n, u32 k, u32 ids, f32 distances), .ivecs, an
+    /// integer .npy, or an HDF5 file's `neighbors`; ids are training row numbers.
     #[arg(long, value_name = "FILE", conflicts_with = "exact")]
     pub ground_truth: Option<PathBuf>,
     /// Compute the ground truth by brute force over this training file, with the index's similarity
@@ -181,6 +183,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let queries = searcher
         .read_queries(reader, ground_truth.needs_floats())
         .map_err(load_error)?;
+    if let Some(range) = &args.queries_range {
+        queries.check_range(range).map_err(load_error)?;
+    }
     let truth = ground_truth
         .neighbors(&searcher, &queries)
         .map_err(load_error)?;
@@ -212,7 +217,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         report.write_csv_rows(&mut output)?;
         output.commit()?;
     }
-    let mut out = io::stdout().lock();
+    let mut out = messages::Stdout(io::stdout().lock());
     if args.format == "json" {
         writeln!(out, "{}", summary_json(&report, index_wait, interrupted))?;
     } else {

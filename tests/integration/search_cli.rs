@@ -52,6 +52,7 @@ fn usage_errors_exit_2() {
         (vec!["--concurrency", "0"], "--concurrency"),
         (vec!["--format", "xml"], "--format"),
         (vec!["--queries", "5..2"], "ends before it starts"),
+        (vec!["--timeout", "0"], "give at least 1 s"),
         (
             vec![
                 "--ground-truth",
@@ -65,4 +66,17 @@ fn usage_errors_exit_2() {
         let output = search(&extra);
         assert_error(&output, 2, needle, &format!("{extra:?}"));
     }
+}
+
+/// A results file that cannot be created is refused before the server is reached (and so before
+/// any query), not after the run.
+#[test]
+fn a_results_file_that_cannot_be_written_is_refused_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing/results.csv");
+    let output = search(&["--results", missing.to_str().unwrap()]);
+    assert_error(&output, 1, "cannot create", "--results in a missing folder");
+    let output = search(&["--results", dir.path().to_str().unwrap()]);
+    assert_error(&output, 1, "is a directory", "--results DIR");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

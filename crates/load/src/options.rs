@@ -378,7 +378,16 @@ impl ConnectionSettings {
             Some(level) => parse_consistency(level)?,
             None => consistency,
         };
-        options.request_timeout = self.timeout.max(Duration::from_secs(1));
+        if self.timeout < Duration::from_secs(1) {
+            return Err(LoadError::new(
+                LoadErrorKind::InvalidOption,
+                format!(
+                    "a request timeout of {} s leaves no time to answer: give at least 1 s",
+                    self.timeout.as_secs_f64()
+                ),
+            ));
+        }
+        options.request_timeout = self.timeout;
         options.credentials = self.credentials.clone();
         if self.tls || self.tls_ca.is_some() || self.tls_client.is_some() {
             options.tls = Some(TlsOptions {

@@ -121,6 +121,22 @@ impl QuerySet {
         self.values.is_empty()
     }
 
+    /// Refuses a range of query rows (`START..END`, as asked of the input) that the input does not
+    /// hold whole: `90..200` of a file of 100 queries runs 10 of them, not 110.
+    pub fn check_range(&self, range: &std::ops::Range<u64>) -> Result<(), LoadError> {
+        if range.end == u64::MAX || self.len() as u64 >= range.end.saturating_sub(range.start) {
+            return Ok(());
+        }
+        let end = self.numbers.last().map_or(range.start, |last| last + 1);
+        Err(LoadError::new(
+            LoadErrorKind::InvalidOption,
+            format!(
+                "the queries {}..{} were asked, but the input ends at row {end}",
+                range.start, range.end
+            ),
+        ))
+    }
+
     /// The row numbers of the queries in their input, in order.
     pub fn numbers(&self) -> &[u64] {
         &self.numbers
