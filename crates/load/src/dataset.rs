@@ -10,17 +10,18 @@
 //! (a value out of range, a fraction for an integer type) makes its row an invalid one, which the
 //! run rejects with that reason while the other rows load.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, UInt64Array};
 use arrow_schema::{DataType, SchemaRef};
 use bytes::Bytes;
-use cqlwire_codec::types::CqlType as CodecType;
+use cqlwire_codec::types::{CqlType as CodecType, Identifier};
 use cqlwire_codec::value::{self as codec_value, cql::format_cql};
 use cqlwire_vector::columns::ColumnEncoder;
 use cqlwire_vector::convert;
-use cqlwire_vector::input::{Batch, BatchReader, InputOptions};
+use cqlwire_vector::input::{Batch, BatchReader, ElementType, InputOptions};
 use cqlwire_vector::kernel::{Rows, VectorEncoder};
 use scylla::cluster::metadata::ColumnType;
 
@@ -257,6 +258,71 @@ impl Dataset {
         self.reader.rows()
     }
 
+    /// A `CREATE TABLE keyspace.table (...)` that this input fills: the key (the row-number
+    /// column, else an input column named `id`, else the first input column, else `id bigint` for
+    /// the rows' numbers), the vector column (`emb` for an input without names) as `vector<T, N>`
+    /// of the type `convert` derives from the input, and the other input columns whose Arrow type
+    /// has a plain CQL counterpart; and whether the key is the rows' numbers though no row-number
+    /// column was asked for.
+    pub fn create_table(&self, keyspace: &str, table: &str) -> (String, bool) {
+        let schema = self.reader.passthrough_schema();
+        let mut columns: Vec<(String, String)> = Vec::new();
+        if let Some(row) = &self.row_number_column {
+            columns.push((schema_name(row), "bigint".to_owned()));
+        }
+        if let Some(schema) = &schema {
+            for field in schema.fields() {
+                let Some((_, to)) = self.columns.iter().find(|(from, _)| from == field.name())
+                else {
+                    continue;
+                };
+                if let Some(typ) = cql_type_of(field.data_type()) {
+                    columns.push((schema_name(to), typ));
+                }
+            }
+        }
+        let numbered = self.row_number_column.is_none() && columns.is_empty();
+        if numbered {
+            columns.push(("id".to_owned(), "bigint".to_owned()));
+        } else if self.row_number_column.is_none() {
+            let key = columns
+                .iter()
+                .position(|(name, _)| name == "id")
+                .unwrap_or(0);
+            let id = columns.remove(key);
+            columns.insert(0, id);
+        }
+        let element = match self.reader.element_type() {
+            ElementType::F16 | ElementType::F32 => "float",
+            ElementType::F64 => "double",
+            ElementType::I64 => "bigint",
+            _ => "int",
+        };
+        let vector = self
+            .vector_column
+            .as_deref()
+            .map_or_else(|| "emb".to_owned(), schema_name);
+        columns.insert(
+            1,
+            (
+                vector,
+                format!("vector<{element}, {}>", self.reader.dimension()),
+            ),
+        );
+        let mut statement = format!(
+            "CREATE TABLE {}.{} (",
+            Identifier(keyspace),
+            Identifier(table)
+        );
+        for (i, (name, typ)) in columns.iter().enumerate() {
+            let key = if i == 0 { " PRIMARY KEY" } else { "" };
+            let comma = if i == 0 { "" } else { ", " };
+            let _ = write!(statement, "{comma}{} {typ}{key}", Identifier(name));
+        }
+        statement.push(')');
+        (statement, numbered)
+    }
+
     /// The number of the first selected row in the whole input (0 for an empty selection).
     pub fn first_row(&self) -> u64 {
         self.first.as_ref().map_or(0, |batch| batch.first_row)
@@ -353,6 +419,33 @@ impl Dataset {
 }
 
 /// The names of the passed-through columns.
+/// The CQL type a `CREATE TABLE` gives a column of Arrow type `typ`, for the plain types `load`
+/// converts (`None` for the others).
+fn cql_type_of(typ: &DataType) -> Option<String> {
+    use DataType as D;
+    let name = match typ {
+        D::Boolean => "boolean",
+        D::Int8 => "tinyint",
+        D::Int16 | D::UInt8 => "smallint",
+        D::Int32 | D::UInt16 => "int",
+        D::Int64 | D::UInt32 => "bigint",
+        D::UInt64 => "varint",
+        D::Float16 | D::Float32 => "float",
+        D::Float64 => "double",
+        D::Utf8 | D::LargeUtf8 | D::Utf8View => "text",
+        D::Binary | D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => "blob",
+        D::Timestamp(_, _) | D::Date64 => "timestamp",
+        D::Date32 => "date",
+        D::Time32(_) | D::Time64(_) => "time",
+        D::Dictionary(_, values) => return cql_type_of(values),
+        D::List(item) | D::LargeList(item) => {
+            return Some(format!("list<{}>", cql_type_of(item.data_type())?))
+        }
+        _ => return None,
+    };
+    Some(name.to_owned())
+}
+
 fn passthrough_names(schema: Option<SchemaRef>) -> impl Iterator<Item = String> {
     schema.into_iter().flat_map(|schema| {
         schema

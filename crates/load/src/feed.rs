@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use crate::dataset::Dataset;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::Loader;
+use crate::options::schema_name;
 use crate::rejects::RejectSink;
 use crate::report::{LoadReport, RunControl};
 use crate::value::Row;
@@ -34,8 +35,30 @@ impl Loader {
         options: crate::options::LoadOptions,
         dataset: &mut Dataset,
     ) -> Result<Loader, LoadError> {
-        let loader =
-            Self::connect_with(options, |table| dataset.table_columns(table).map(Some)).await?;
+        let (keyspace, table) = (options.keyspace.clone(), options.table.clone());
+        let loader = Self::connect_with(options, |table| dataset.table_columns(table).map(Some))
+            .await
+            .map_err(|error| {
+                if error.kind() != LoadErrorKind::UnknownTable
+                    || !error.message().starts_with("table ")
+                {
+                    return error;
+                }
+                let (statement, numbered) =
+                    dataset.create_table(&schema_name(&keyspace), &schema_name(&table));
+                let key = if numbered {
+                    " (keyed by each row's number, loaded as the row-number column id)"
+                } else {
+                    ""
+                };
+                LoadError::new(
+                    LoadErrorKind::UnknownTable,
+                    format!(
+                        "{}; a table for this input{key}: {statement}",
+                        error.message()
+                    ),
+                )
+            })?;
         dataset.bind(loader.bind_markers(), loader.columns())?;
         Ok(loader)
     }
