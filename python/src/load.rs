@@ -8,8 +8,8 @@ use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt8Type,
 };
 use arrow_array::{
-    Array, ArrayRef, ArrowPrimitiveType, FixedSizeListArray, Int64Array, PrimitiveArray,
-    RecordBatch,
+    Array, ArrayRef, ArrowPrimitiveType, FixedSizeListArray, Float64Array, Int64Array,
+    PrimitiveArray, RecordBatch, UInt64Array,
 };
 use arrow_schema::{Field, Schema};
 use cqlwire_load::{
@@ -317,6 +317,20 @@ pub(crate) fn run_interruptible<T: Send + 'static>(
     stop: Arc<AtomicBool>,
     work: impl Future<Output = T> + Send + 'static,
 ) -> PyResult<T> {
+    match run_until_interrupted(py, runtime, stop, work)? {
+        (_, Some(interrupt)) => Err(interrupt),
+        (value, None) => Ok(value),
+    }
+}
+
+/// [`run_interruptible`] that hands back what the drained run returned beside the pending
+/// KeyboardInterrupt, so the caller can attach the run's report to it.
+pub(crate) fn run_until_interrupted<T: Send + 'static>(
+    py: Python<'_>,
+    runtime: &tokio::runtime::Runtime,
+    stop: Arc<AtomicBool>,
+    work: impl Future<Output = T> + Send + 'static,
+) -> PyResult<(T, Option<PyErr>)> {
     let mut handle = runtime.spawn(work);
     let mut interrupted: Option<PyErr> = None;
     loop {
@@ -324,12 +338,7 @@ pub(crate) fn run_interruptible<T: Send + 'static>(
             runtime.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut handle).await })
         });
         match waited {
-            Ok(Ok(value)) => {
-                return match interrupted {
-                    Some(error) => Err(error),
-                    None => Ok(value),
-                }
-            }
+            Ok(Ok(value)) => return Ok((value, interrupted)),
             Ok(Err(join)) => {
                 return Err(PyRuntimeError::new_err(format!("the run failed: {join}")))
             }
@@ -365,8 +374,20 @@ pub(crate) fn rows_argument(rows: &Bound<'_, PyAny>, name: &str) -> PyResult<std
                 "{name} must be a range with step 1"
             )));
         }
-        let bound = |value: isize| u64::try_from(value).unwrap_or(0);
-        return Ok(bound(range.start()?)..bound(range.stop()?));
+        let bound = |value: isize| {
+            u64::try_from(value).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "{name} must not be negative (row numbers start at 0), not {value}"
+                ))
+            })
+        };
+        let (start, end) = (bound(range.start()?)?, bound(range.stop()?)?);
+        if start > end {
+            return Err(PyValueError::new_err(format!(
+                "the range {start}..{end} ends before it starts"
+            )));
+        }
+        return Ok(start..end);
     }
     let (start, end): (u64, Option<u64>) = rows.extract().map_err(|_| {
         crate::type_error(format!(
@@ -459,8 +480,8 @@ impl BatchReader for Unnamed {
 }
 
 /// The rows of a 2-D NumPy array as an Arrow `fixed_size_list` column named `vector` (a copy the
-/// run's reader thread owns), with the ids as an `id` int64 column.
-fn numpy_batch(array: &Bound<'_, PyUntypedArray>, ids: Option<Vec<i64>>) -> PyResult<RecordBatch> {
+/// run's reader thread owns), with the ids as an `id` column (see [`ids_array`]).
+fn numpy_batch(array: &Bound<'_, PyUntypedArray>, ids: Option<ArrayRef>) -> PyResult<RecordBatch> {
     let source = Borrowed::new(array, 2)?;
     let (rows, dimension) = source.shape;
     fn values<T: ArrowPrimitiveType>(slice: &[T::Native]) -> ArrayRef {
@@ -490,11 +511,55 @@ fn numpy_batch(array: &Bound<'_, PyUntypedArray>, ids: Option<Vec<i64>>) -> PyRe
                 ids.len()
             )));
         }
-        fields.push(Field::new("id", arrow_schema::DataType::Int64, false));
-        columns.push(Arc::new(Int64Array::from(ids)));
+        fields.push(Field::new("id", ids.data_type().clone(), false));
+        columns.push(ids);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The ids of a NumPy source as an Arrow column of their own kind (int64, uint64 or float64), so
+/// that the engine's checked casts judge each as the command line judges a file's id column: a
+/// fraction, NaN, or a value the key column cannot hold is that row's error, never rounded or
+/// wrapped. Any other kind of id is a `TypeError`.
+fn ids_array(py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
+    let array = py.import("numpy")?.call_method1("asarray", (ids,))?;
+    let dimensions: usize = array.getattr("ndim")?.extract()?;
+    if dimensions != 1 {
+        return Err(PyValueError::new_err(format!(
+            "ids must be one-dimensional, not {dimensions}-dimensional"
+        )));
+    }
+    let dtype = array.getattr("dtype")?;
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    let values = |wide: &str| {
+        array
+            .call_method1("astype", (wide,))?
+            .call_method0("tolist")
+    };
+    Ok(match kind.as_str() {
+        "i" => Arc::new(Int64Array::from(values("int64")?.extract::<Vec<i64>>()?)),
+        "u" => Arc::new(UInt64Array::from(values("uint64")?.extract::<Vec<u64>>()?)),
+        "f" => Arc::new(Float64Array::from(
+            values("float64")?.extract::<Vec<f64>>()?,
+        )),
+        _ => {
+            return Err(crate::type_error(format!(
+                "ids must be integers or whole floats, not dtype {}",
+                dtype.str()?
+            )))
+        }
+    })
+}
+
+/// Refuses a `first_row` whose last row's number would pass 2**64 - 1 (it would wrap to 0).
+fn check_row_numbers(first_row: u64, rows: usize) -> PyResult<()> {
+    if first_row.checked_add(rows as u64).is_none() {
+        return Err(PyValueError::new_err(format!(
+            "first_row {first_row} + {rows} rows is past 2**64 - 1"
+        )));
+    }
+    Ok(())
 }
 
 /// Whether `source` is an array or table in memory (else it should be a path).
@@ -512,16 +577,9 @@ pub(crate) fn memory_reader(
     first_row: u64,
 ) -> PyResult<Box<dyn BatchReader>> {
     let opened = if let Ok(array) = source.cast::<PyUntypedArray>() {
-        let ids = ids
-            .map(|ids| {
-                let numpy = py.import("numpy")?;
-                numpy
-                    .call_method1("asarray", (ids, "int64"))?
-                    .call_method0("tolist")?
-                    .extract::<Vec<i64>>()
-            })
-            .transpose()?;
+        let ids = ids.map(|ids| ids_array(py, ids)).transpose()?;
         let batch = numpy_batch(array, ids)?;
+        check_row_numbers(first_row, batch.num_rows())?;
         let schema = batch.schema();
         input::open_record_batches(
             IN_MEMORY,
@@ -542,6 +600,7 @@ pub(crate) fn memory_reader(
         let Some((schema, batches)) = arrow::record_batches(source)? else {
             return Err(usage(py, "the table has no rows"));
         };
+        check_row_numbers(first_row, batches.iter().map(RecordBatch::num_rows).sum())?;
         input::open_record_batches(
             "the table",
             &schema,
@@ -724,15 +783,48 @@ pub(crate) fn load<'py>(
     let control = RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
-    let (result, kept) = run_interruptible(py, &runtime, stop, async move {
+    let ((result, kept), interrupt) = run_until_interrupted(py, &runtime, stop, async move {
         let result = match Loader::connect_for(options, &mut dataset).await {
             Ok(loader) => loader.load(dataset, &mut sink, &control, mode).await,
             Err(error) => Err(error),
         };
         (result, sink.kept)
     })?;
+    if let Some(interrupt) = interrupt {
+        return Err(with_report(py, interrupt, &result, kept));
+    }
     match result {
         Ok(report) => Ok(LoadReport::new(&report, kept)),
         Err(error) => Err(engine_error(py, &error, kept)),
+    }
+}
+
+/// The KeyboardInterrupt of a drained load, carrying the run's report as `report` and saying where
+/// to resume (`rows=R..`), as the command line does on Ctrl-C.
+fn with_report(
+    py: Python<'_>,
+    interrupt: PyErr,
+    result: &Result<EngineReport, EngineError>,
+    kept: Vec<(u64, String, String)>,
+) -> PyErr {
+    let report = match result {
+        Ok(report) => Some(report),
+        Err(error) => error.report(),
+    };
+    let Some(report) = report else {
+        return interrupt;
+    };
+    let message = match report.resume_from {
+        Some(row) => format!("interrupted; resume with rows=\"{row}..\""),
+        None => "interrupted after every row was written".to_owned(),
+    };
+    let value = interrupt.value(py);
+    let set = Py::new(py, LoadReport::new(report, kept)).and_then(|report| {
+        value.setattr("report", report)?;
+        value.setattr("args", (message,))
+    });
+    match set {
+        Ok(()) => interrupt,
+        Err(error) => error,
     }
 }

@@ -8,7 +8,7 @@ use crate::load::{
 };
 use cqlwire_load::{
     GroundTruth, Key, LoadError as EngineError, LoadErrorKind, SearchOptions,
-    SearchReport as EngineReport, Searcher,
+    SearchReport as EngineReport, Searcher, RESULTS_HEADER,
 };
 use cqlwire_vector::convert;
 use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors, RowSelection};
@@ -16,6 +16,7 @@ use cqlwire_vector::output::{refuse_same_file, Output};
 use numpy::PyUntypedArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -132,7 +133,31 @@ impl SearchReport {
 /// A ground truth array: a 2-D integer array, one row of ids per query.
 fn array_truth(py: Python<'_>, truth: &Bound<'_, PyAny>) -> PyResult<Neighbors> {
     let numpy = py.import("numpy")?;
-    let array = numpy.call_method1("asarray", (truth, "int64"))?;
+    let array = numpy.call_method1("asarray", (truth,))?;
+    let dtype = array.getattr("dtype")?;
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    let fits = match kind.as_str() {
+        "i" => true,
+        "u" => {
+            array.getattr("size")?.extract::<usize>()? == 0 || {
+                let largest: u64 = array.call_method0("max")?.extract()?;
+                i64::try_from(largest).is_ok()
+            }
+        }
+        _ => {
+            return Err(usage(
+                py,
+                format!(
+                    "ground_truth must hold integer ids (row numbers), not dtype {}",
+                    dtype.str()?
+                ),
+            ))
+        }
+    };
+    if !fits {
+        return Err(usage(py, "ground_truth holds ids above 2**63 - 1"));
+    }
+    let array = array.call_method1("astype", ("int64",))?;
     let shape: Vec<usize> = array.getattr("shape")?.extract()?;
     let [rows, k] = shape[..] else {
         return Err(usage(
@@ -180,13 +205,25 @@ fn ground_truth(
     Ok((None, GroundTruth::choose(file, exact, queries, format)))
 }
 
-/// Writes the per-query CSV of `report` to `path`, atomically.
-fn write_results(path: &Path, report: &EngineReport) -> Result<(), EngineError> {
-    let output_error =
-        |e: &dyn std::fmt::Display| EngineError::new(LoadErrorKind::Output, e.to_string());
+/// A failed write of the results file, as the engine's output error.
+fn output_error(error: &dyn std::fmt::Display) -> EngineError {
+    EngineError::new(LoadErrorKind::Output, error.to_string())
+}
+
+/// The results file at `path` (written atomically), its CSV header written and flushed.
+fn open_results(path: &Path) -> Result<Output, EngineError> {
     let mut output = Output::open(Some(path), false).map_err(|e| output_error(&e))?;
+    output
+        .write_all(RESULTS_HEADER.as_bytes())
+        .and_then(|()| output.flush())
+        .map_err(|e| output_error(&e))?;
+    Ok(output)
+}
+
+/// Writes the per-query lines of `report` after the header and puts the file in place.
+fn write_results(mut output: Output, report: &EngineReport) -> Result<(), EngineError> {
     report
-        .write_csv(&mut output)
+        .write_csv_rows(&mut output)
         .map_err(|e| output_error(&e))?;
     output.commit().map_err(|e| output_error(&e))
 }
@@ -234,6 +271,7 @@ pub(crate) fn search<'py>(
         .map(str::parse)
         .transpose()
         .map_err(|e: input::UnknownInputFormat| usage(py, e.to_string()))?;
+    let mut asked = None;
     let (reader, path) = if in_memory(&queries) {
         if query_rows.is_some() {
             return Err(usage(
@@ -251,6 +289,7 @@ pub(crate) fn search<'py>(
             .as_ref()
             .map(|rows| rows_argument(rows, "query_rows"))
             .transpose()?;
+        asked = rows.clone();
         let options = InputOptions {
             format,
             column: input_column,
@@ -273,6 +312,13 @@ pub(crate) fn search<'py>(
             refuse_same_file(Some(input), Some(results)).map_err(|e| usage(py, e.to_string()))?;
         }
     }
+    // Opened (its header written) before any query: a missing folder or a full device is refused
+    // before the work, not after it.
+    let results = results
+        .as_deref()
+        .map(open_results)
+        .transpose()
+        .map_err(|e| engine_error(py, &e, Vec::new()))?;
     let control = cqlwire_load::RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
@@ -284,6 +330,9 @@ pub(crate) fn search<'py>(
         let statement = searcher.statement().to_owned();
         let run = async {
             let queries = searcher.read_queries(reader, choice.needs_floats())?;
+            if let Some(range) = &asked {
+                queries.check_range(range)?;
+            }
             let truth = match given {
                 Some(truth) => Some(truth),
                 None => choice.neighbors(&searcher, &queries)?,
@@ -300,8 +349,12 @@ pub(crate) fn search<'py>(
                 None => None,
             };
             let report = searcher.run(&queries, truth.as_ref(), &control).await?;
-            if let Some(path) = &results {
-                write_results(path, &report)?;
+            // An interrupted run's results are partial: the file keeps what it held.
+            if let (Some(output), false) = (
+                results,
+                control.stop.load(std::sync::atomic::Ordering::Relaxed),
+            ) {
+                write_results(output, &report)?;
             }
             Ok((report, waited))
         };

@@ -215,6 +215,29 @@ def test_options_are_checked_before_connecting():
         cqlwire.load(3.5, **target)
     with pytest.raises(TypeError):
         cqlwire.load(vectors(2), row_number="id", **target)
+    with pytest.raises(ValueError, match="past 2\\*\\*64 - 1"):
+        cqlwire.load(vectors(2), first_row=2**64 - 1, **target)
+    with pytest.raises(ValueError, match="must not be negative"):
+        cqlwire.load("x.npy", rows=range(-5, 3), **target)
+    with pytest.raises(TypeError, match="ids must be integers or whole floats"):
+        cqlwire.load(vectors(2), ids=["a", "b"], **target)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        cqlwire.load(vectors(2), ids=[[1], [2]], **target)
+
+
+@live
+def test_ids_the_key_cannot_hold_are_rejected_never_rounded_or_wrapped(session, table):
+    data = vectors(6)
+    floats = np.array([0.0, 0.5, 1e30, -1e30, np.nan, 5.0])
+    report = load(data, table, ids=floats)
+    assert (report.written, report.rejected) == (2, 4)
+    assert sorted(report.rejects)[0][0] == 1
+    unsigned = np.array([2**64 - 1, 2**63, 7], dtype=np.uint64)
+    report = load(data[:3], table, ids=unsigned)
+    assert (report.written, report.rejected) == (1, 2)
+    back = read_back(session, table)
+    assert sorted(back) == [0, 5, 7]
+    assert np.array_equal(back[5][0], data[5]) and np.array_equal(back[7][0], data[2])
 
 
 @live
@@ -224,8 +247,15 @@ def test_ctrl_c_drains_the_run_and_raises_keyboard_interrupt(session, table):
     data = vectors(200000)
     timer = threading.Timer(1.5, _thread.interrupt_main)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as interrupt:
         load(data, table, row_number_column="id")
     timer.join()
     loaded = session.execute("SELECT count(*) FROM %s" % table).one()[0]
     assert 0 < loaded < 200000
+    report = interrupt.value.report
+    assert report.resume_from is not None and report.resume_from <= report.written == loaded
+    assert interrupt.value.args == ('interrupted; resume with rows="%d.."' % report.resume_from,)
+    # The rows below the resume point are all in the table.
+    below = session.execute("SELECT count(*) FROM %s WHERE id < %d ALLOW FILTERING"
+                            % (table, report.resume_from)).one()[0]
+    assert below == report.resume_from

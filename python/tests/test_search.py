@@ -76,6 +76,8 @@ def test_a_query_file_and_its_dimension_check(session, indexed, tmp_path):  # no
     with pytest.raises(cqlwire.LoadError, match="elements") as error:
         cqlwire.search(data[:2, :4], hosts=SERVER, table=name, **login())
     assert error.value.kind == "mapping"
+    with pytest.raises(cqlwire.LoadError, match="the queries 1..9 were asked, but the input ends at row 3"):
+        cqlwire.search(tmp_path / "queries.npy", hosts=SERVER, table=name, query_rows=(1, 9), **login())
 
 
 def euclidean_truth(queries, train):
@@ -161,3 +163,12 @@ def test_ground_truth_keywords_are_checked_before_connecting(tmp_path):
     with pytest.raises(cqlwire.LoadError, match="both the input and the output"):
         cqlwire.search(tmp_path / "queries.npy", hosts="127.0.0.1:1", table="ks.t",
                        results=tmp_path / "queries.npy")
+    with pytest.raises(ValueError, match="must not be negative"):
+        cqlwire.search(tmp_path / "queries.npy", hosts="127.0.0.1:1", table="ks.t",
+                       query_rows=range(-5, 5))
+    with pytest.raises(cqlwire.LoadError, match="integer ids .* not dtype float64"):
+        cqlwire.search(queries, hosts="127.0.0.1:1", table="ks.t",
+                       ground_truth=np.array([[0.5], [1.5]]))
+    with pytest.raises(cqlwire.LoadError, match="above 2\\*\\*63 - 1"):
+        cqlwire.search(queries, hosts="127.0.0.1:1", table="ks.t",
+                       ground_truth=np.array([[2**64 - 1], [1]], dtype=np.uint64))
