@@ -21,7 +21,7 @@ use cqlwire_codec::types::{CqlType as CodecType, Identifier};
 use cqlwire_codec::value::{self as codec_value, cql::format_cql};
 use cqlwire_vector::columns::ColumnEncoder;
 use cqlwire_vector::convert;
-use cqlwire_vector::input::{Batch, BatchReader, ElementType, InputOptions};
+use cqlwire_vector::input::{named, Batch, BatchReader, ElementType, InputError, InputOptions};
 use cqlwire_vector::kernel::{Rows, VectorEncoder};
 use scylla::cluster::metadata::ColumnType;
 
@@ -103,9 +103,25 @@ fn names_column(given: &str, column: &str) -> bool {
 
 impl Dataset {
     /// Opens the input and works out the table columns it provides.
+    ///
+    /// An input file with several list columns and none chosen (a Parquet or Arrow file that
+    /// `unload` wrote of a table with two vector columns) is read with its first list column as
+    /// the vector column and the others as columns of their own, each loaded by name.
     pub fn open(options: &DatasetOptions) -> Result<Dataset, LoadError> {
-        let reader = convert::open(options.path.as_deref(), options.input.clone())
-            .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()))?;
+        let input = |e: InputError| LoadError::new(LoadErrorKind::Input, e.to_string());
+        let reader = match convert::open(options.path.as_deref(), options.input.clone()) {
+            Err(InputError::AmbiguousColumn { columns, .. })
+                if options.input.column.is_none() && named(options.path.as_deref()).is_some() =>
+            {
+                let first = columns.split(", ").next().map(str::to_owned);
+                let input_options = InputOptions {
+                    column: first,
+                    ..options.input.clone()
+                };
+                convert::open(options.path.as_deref(), input_options).map_err(input)?
+            }
+            opened => opened.map_err(input)?,
+        };
         Dataset::from_reader(reader, &options.map, options.row_number_column.clone())
     }
 
