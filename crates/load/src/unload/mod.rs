@@ -77,7 +77,9 @@ pub struct UnloadOptions {
     pub splits: usize,
     /// Token ranges read at once. Memory: each holds at most two pages.
     pub concurrency: usize,
-    /// Rows per page; `None` sizes pages to about [`PAGE_BYTES`] from the columns' types.
+    /// Rows per page; `None` sizes pages to about [`PAGE_BYTES`]: the first page asks for one
+    /// row, the next as many as fit in [`PAGE_BYTES`] at the bytes per row seen so far (at most
+    /// 10,000, fewer for wide column types).
     pub page_rows: Option<usize>,
 }
 
@@ -183,6 +185,9 @@ pub struct Unloader {
     pub(crate) page_rows: usize,
     /// The table's shape when the range query was prepared.
     pub(crate) guard: Option<TableGuard>,
+    /// Rows per page learnt from the pages read, when pages are sized by bytes: the first page
+    /// asks for one row, so that rows of tens of MB never make a page the server cannot build.
+    pub(crate) sized_pages: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Unloader {
@@ -336,6 +341,7 @@ impl Unloader {
             ranges,
             page_rows,
             guard,
+            sized_pages: Arc::new(std::sync::atomic::AtomicUsize::new(1)),
         })
     }
 

@@ -9,7 +9,7 @@
 //! size.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,7 +20,7 @@ use scylla::response::{PagingState, PagingStateResponse};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::{ScanRange, UnloadControl, UnloadProgress, UnloadReport, Unloader};
+use super::{ScanRange, UnloadControl, UnloadProgress, UnloadReport, Unloader, PAGE_BYTES};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::run::{classify, Failure};
 use crate::table_guard::TableGuard;
@@ -128,6 +128,11 @@ impl Unloader {
             range: self.ranges[index].clone(),
             index,
             page_rows: self.page_rows,
+            sized: self
+                .options
+                .page_rows
+                .is_none()
+                .then(|| self.sized_pages.clone()),
             retry: self.options.connection.retry,
             builders: self.builders(),
             schema: self.schema(),
@@ -152,7 +157,11 @@ struct RangeReader {
     prepared: scylla::statement::prepared::PreparedStatement,
     range: ScanRange,
     index: usize,
+    /// The most rows of a page.
     page_rows: usize,
+    /// With pages sized by bytes (no row count given): the rows a page takes, learnt from the
+    /// pages read so far by every range, at most `page_rows`.
+    sized: Option<Arc<AtomicUsize>>,
     retry: crate::options::RetryOptions,
     builders: Vec<super::decode::Builder>,
     schema: arrow_schema::SchemaRef,
@@ -172,10 +181,14 @@ impl RangeReader {
                 format!("cannot bind the token range: {error}"),
             )
         })?;
-        bound.set_page_size(i32::try_from(self.page_rows).unwrap_or(i32::MAX));
         let mut paging = PagingState::start();
         let mut attempt = 0u32;
         loop {
+            let page_rows = match &self.sized {
+                Some(learnt) => learnt.load(Ordering::Relaxed).clamp(1, self.page_rows),
+                None => self.page_rows,
+            };
+            bound.set_page_size(i32::try_from(page_rows).unwrap_or(i32::MAX));
             // Each attempt goes to the next replica of the range (the driver's own choice when
             // the ring is not known).
             let policy = (!self.range.replicas.is_empty()).then(|| {
@@ -217,7 +230,13 @@ impl RangeReader {
                 },
             };
             attempt = 0;
-            let batch = self.decode(result)?;
+            let (batch, bytes) = self.decode(result)?;
+            if let (Some(learnt), Some(per_row)) =
+                (&self.sized, bytes.checked_div(batch.num_rows() as u64))
+            {
+                let fits = (PAGE_BYTES as u64 / per_row.max(1)).clamp(1, self.page_rows as u64);
+                learnt.store(fits as usize, Ordering::Relaxed);
+            }
             if pages.send(Ok(batch)).await.is_err() {
                 return Ok(());
             }
@@ -228,11 +247,11 @@ impl RangeReader {
         }
     }
 
-    /// The rows of one page as a record batch.
+    /// The rows of one page as a record batch, and their value bytes.
     fn decode(
         &mut self,
         result: scylla::response::query_result::QueryResult,
-    ) -> Result<RecordBatch, LoadError> {
+    ) -> Result<(RecordBatch, u64), LoadError> {
         let invalid = |message: String| LoadError::new(LoadErrorKind::Input, message);
         let rows = result
             .into_rows_result()
@@ -270,7 +289,8 @@ impl RangeReader {
             })
             .collect::<Result<Vec<_>, _>>()?;
         self.progress.bytes.fetch_add(bytes, Ordering::Relaxed);
-        RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| invalid(format!("the page cannot be assembled: {e}")))
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| invalid(format!("the page cannot be assembled: {e}")))?;
+        Ok((batch, bytes))
     }
 }
