@@ -4,6 +4,7 @@
 //! - [`folder`]: a dataset folder's files (the training set in one or several Parquet files, the
 //!   queries, the ground truths of the unfiltered and filtered cases, the rows' labels) and
 //!   VectorDBBench's filters;
+//! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
 //!
 //! # Example
@@ -23,6 +24,7 @@
 
 pub mod folder;
 pub mod metrics;
+pub mod truth;
 
 use cqlwire_vector::input::InputError;
 
