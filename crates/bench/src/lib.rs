@@ -6,6 +6,7 @@
 //!   VectorDBBench's filters;
 //! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
+//! - [`result`]: VectorDBBench's result file;
 //!
 //! # Example
 //!
@@ -24,6 +25,7 @@
 
 pub mod folder;
 pub mod metrics;
+pub mod result;
 pub mod truth;
 
 use cqlwire_vector::input::InputError;
