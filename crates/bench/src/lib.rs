@@ -7,6 +7,8 @@
 //! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
 //! - [`result`]: VectorDBBench's result file;
+//! - [`chart`]: QPS and p99 latency against concurrency, recall against QPS with the Pareto
+//!   frontier, as SVG.
 //!
 //! # Example
 //!
@@ -23,6 +25,7 @@
 //! assert!((calc_ndcg(&truth, &got, ideal_dcg(4)) - expected).abs() < 1e-15);
 //! ```
 
+pub mod chart;
 pub mod folder;
 pub mod metrics;
 pub mod result;
