@@ -6,7 +6,7 @@
 //!
 //! `task_config.db` must be a member of VectorDBBench's `DB` enum, or its `TestResult.read_file`
 //! refuses the file. The released `vectordb-bench` 2.0.0 has no member for Cassandra; the
-//! Cassandra client of VectorDBBench's pull request 699 (commit 2b49e56) adds `"Cassandra"`.
+//! Cassandra client proposed to VectorDBBench (commit 2b49e56) adds `"Cassandra"`.
 //! [`ResultDb::Cassandra`] (the default) writes that member, which is what the server is, and
 //! which that client's results page groups with its own runs; [`ResultDb::Test`] writes `"test"`,
 //! the generic member every release has, for a user of the release who cannot install 2b49e56.
@@ -44,7 +44,7 @@ pub const CONCURRENCY_TIMEOUT: u64 = 3600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ResultDb {
-    /// `"Cassandra"`: the member of VectorDBBench's Cassandra client (pull request 699).
+    /// `"Cassandra"`: the member the Cassandra client proposed to VectorDBBench (commit 2b49e56) adds.
     #[default]
     Cassandra,
     /// `"test"`: the generic member of every VectorDBBench release.
