@@ -7,6 +7,7 @@
 //! `scalar_labels.parquet`.
 
 use crate::DatasetError;
+use cqlwire_vector::input::{self, BatchReader, InputOptions};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -309,6 +310,12 @@ impl DatasetFolder {
     /// The training files, in order (`-00-of-MM` first).
     pub fn train_files(&self) -> &[PathBuf] {
         &self.train
+    }
+
+    /// The training set as one input (`cqlwire_vector::input::open_files`): its rows numbered
+    /// across the files, `options.selection` (a row range, a shard) taken of the whole set.
+    pub fn open_train(&self, options: &InputOptions) -> Result<Box<dyn BatchReader>, DatasetError> {
+        Ok(input::open_files(&self.train, options)?)
     }
 
     /// `test.parquet`.

@@ -80,6 +80,40 @@ fn the_fixture_folder_reads_as_generated() {
 }
 
 #[test]
+fn the_training_set_reads_as_one_input_and_shards_as_one() {
+    use cqlwire_vector::input::{InputFormat, InputOptions, RowSelection};
+    let options = |selection| InputOptions {
+        format: Some(InputFormat::Parquet),
+        column: Some("emb".into()),
+        dataset: String::new(),
+        selection,
+        batch_rows: 64,
+    };
+    let folder = folder();
+    let rows = described()["rows"].as_u64().unwrap();
+    let mut ids = Vec::new();
+    for k in 1..=4 {
+        let mut reader = folder
+            .open_train(&options(RowSelection::Shard { k, n: 4 }))
+            .unwrap();
+        assert_eq!(reader.dimension(), 8);
+        let mut next_row = (rows * (k - 1)) / 4;
+        while let Some(batch) = reader.next_batch().unwrap() {
+            assert_eq!(batch.first_row, next_row);
+            next_row += batch.rows as u64;
+            let columns = batch.columns.unwrap();
+            let column = columns.column_by_name("id").unwrap();
+            let column = column.as_any().downcast_ref::<Int64Array>().unwrap();
+            ids.extend(column.values().iter().copied());
+        }
+        assert_eq!(next_row, (rows * k) / 4);
+    }
+    // Every training id once: the shuffled files hold the ids 0..rows between them.
+    ids.sort_unstable();
+    assert_eq!(ids, (0..rows as i64).collect::<Vec<_>>());
+}
+
+#[test]
 fn each_filter_finds_its_ground_truth_file() {
     let folder = folder();
     let file = |filter: &str| {
