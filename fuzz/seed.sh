@@ -114,6 +114,12 @@ for path, selector in (("neighbors_cosine.ivecs", 0), ("neighbors_euclidean.npy"
                        ("neighbors_euclidean.bin", 2)):
     seed("neighbors", bytes([selector]) + (root / "fixtures/search" / path).read_bytes()[:8191], 8192)
 
+# VectorDBBench's files: ground truths (selector 0), labels (2), queries (3).
+for path in sorted((root / "fixtures/bench/folder").glob("*.parquet")):
+    name = path.name
+    selector = 0 if name.startswith("neighbors") else 2 if name.startswith("scalar") else 3
+    seed("bench_readers", bytes([selector]) + path.read_bytes(), 16384)
+
 # Parquet (selector bit 0) and Arrow IPC inputs with text nested in lists, structs, maps and
 # dictionaries, one value not UTF-8; bits 1-3 pick the batch size.
 for name, parquet in (("small.parquet", 1), ("small.arrows", 0)):

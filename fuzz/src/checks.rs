@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 pub type Check = fn(&[u8]);
 
 /// The fuzz targets by name (also the folder names under `fixtures/fuzz-regressions/`).
-pub const TARGETS: [(&str, Check); 17] = [
+pub const TARGETS: [(&str, Check); 18] = [
     ("type_parser", type_parser),
     ("value_decoder", value_decoder),
     ("literal_parser", literal_parser),
@@ -45,6 +45,7 @@ pub const TARGETS: [(&str, Check); 17] = [
     ("query_redaction", query_redaction),
     ("arrow_values", arrow_values),
     ("columnar_readers", columnar_readers),
+    ("bench_readers", bench_readers),
 ];
 
 /// The largest single allocation an input may cause: 64 MiB (and a little, for a TEXMEX row's
@@ -1047,6 +1048,57 @@ pub fn columnar_readers(data: &[u8]) {
     }
     let _ = with_file(file, |path| {
         input::open(Some(path), &options).and_then(check_columns)
+    });
+}
+
+/// Reads the input after its first byte as the VectorDBBench file its low 2 bits pick: a ground
+/// truth (`neighbors*.parquet`: `id`, `neighbors_id`), the labels (`scalar_labels.parquet`: `id`,
+/// `labels`) or the queries (`test.parquet`: `id`, `emb`), from a file. Whatever the bytes, an
+/// error or: ground-truth lists all of k non-negative ids; every label row's id finds a label
+/// that is one of the distinct names or none, and the rows carrying each name add up to at most
+/// the rows; one id per query and `dimension` elements per query.
+pub fn bench_readers(data: &[u8]) {
+    use cqlwire_bench::truth::{GroundTruth, Queries, ScalarLabels};
+    let Some((&selector, file)) = data.split_first() else {
+        return;
+    };
+    let _ = with_file(file, |path| match selector & 3 {
+        0 | 1 => {
+            if let Ok(truth) = GroundTruth::read(path) {
+                for query in 0..truth.queries() {
+                    let list = truth.list(query);
+                    assert_eq!(list.len(), truth.k(), "list {query} of another length");
+                    assert!(
+                        list.iter().all(|&id| id >= 0),
+                        "a negative id in list {query}"
+                    );
+                }
+            }
+        }
+        2 => {
+            if let Ok(labels) = ScalarLabels::read(path) {
+                let counted: usize = labels.names().iter().map(|name| labels.count(name)).sum();
+                assert!(
+                    counted <= labels.len(),
+                    "{counted} labelled rows of {}",
+                    labels.len()
+                );
+                for row in 0..labels.len().min(1000) {
+                    let Ok(id) = i64::try_from(row) else { break };
+                    if let Some(label) = labels.label(id) {
+                        assert!(labels.names().iter().any(|name| name == label));
+                    }
+                }
+            }
+        }
+        _ => {
+            if let Ok(queries) = Queries::read(path) {
+                assert_eq!(queries.ids().len(), queries.len());
+                for query in 0..queries.len() {
+                    assert_eq!(queries.vector(query).len(), queries.dimension());
+                }
+            }
+        }
     });
 }
 

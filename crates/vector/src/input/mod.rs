@@ -38,6 +38,7 @@ mod flat;
 mod guard;
 mod hdf5;
 mod ipc_claims;
+mod multi;
 mod neighbors;
 mod npy;
 mod parquet;
@@ -47,6 +48,7 @@ mod texmex;
 mod text;
 
 pub use hdf5::{read_integer_dataset, IntegerDataset};
+pub use multi::open_files;
 pub use neighbors::{read_neighbors, read_neighbors_stream, Neighbors, NeighborsFormat};
 use source::Source;
 pub use source::{named, open_file};

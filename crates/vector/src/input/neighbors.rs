@@ -1,9 +1,10 @@
 //! Ground truth of nearest-neighbour benchmarks: for each query, the ids (row numbers of the
 //! training set) of its nearest rows, best first.
 //!
-//! Formats: TEXMEX `.ivecs` (SIFT, GIST), an integer `.npy` (rows × k), and big-ann-benchmarks'
+//! Formats: TEXMEX `.ivecs` (SIFT, GIST), an integer `.npy` (rows × k), big-ann-benchmarks'
 //! binary ground truth (`u32 n, u32 k`, then `n·k` `u32` ids and `n·k` `f32` distances,
-//! little-endian). Every length a file claims is checked against its size (or, for a stream,
+//! little-endian), and VectorDBBench's Parquet (`neighbors.parquet`: a list-of-integers column,
+//! `neighbors_id`, one row per query, beside the query's `id`). Every length a file claims is checked against its size (or, for a stream,
 //! against the bytes that really arrive) before memory is set aside for it.
 
 use super::npy;
@@ -13,6 +14,9 @@ use super::{
 };
 use std::io;
 use std::path::Path;
+
+/// The column of the neighbour lists in a Parquet ground truth (VectorDBBench's name).
+pub const PARQUET_COLUMN: &str = "neighbors_id";
 
 /// Ids per read of the big-ann-benchmarks layout (256 KiB).
 const CHUNK_IDS: usize = 64 << 10;
@@ -77,15 +81,19 @@ pub enum NeighborsFormat {
     Npy,
     /// big-ann-benchmarks: `u32 n, u32 k, u32 ids[n·k], f32 distances[n·k]`.
     BigAnn,
+    /// Parquet, one list of integer ids per row in the column `neighbors_id` (VectorDBBench's
+    /// layout), read through the Parquet input.
+    Parquet,
 }
 
 impl NeighborsFormat {
-    /// The layout a file name implies: `.ivecs`, `.npy`, else big-ann-benchmarks' (whose files
-    /// have no settled extension).
+    /// The layout a file name implies: `.ivecs`, `.npy`, `.parquet`, else big-ann-benchmarks'
+    /// (whose files have no settled extension).
     pub fn from_path(path: &Path) -> NeighborsFormat {
         match InputFormat::from_extension(path) {
             Some(InputFormat::Ivecs) => NeighborsFormat::Ivecs,
             Some(InputFormat::Npy) => NeighborsFormat::Npy,
+            Some(InputFormat::Parquet) => NeighborsFormat::Parquet,
             _ => NeighborsFormat::BigAnn,
         }
     }
@@ -110,14 +118,15 @@ pub fn read_neighbors_stream(
 }
 
 fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, InputError> {
-    let input = match format {
+    let (input, column) = match format {
         NeighborsFormat::BigAnn => return big_ann(source),
-        NeighborsFormat::Ivecs => InputFormat::Ivecs,
-        NeighborsFormat::Npy => InputFormat::Npy,
+        NeighborsFormat::Ivecs => (InputFormat::Ivecs, None),
+        NeighborsFormat::Npy => (InputFormat::Npy, None),
+        NeighborsFormat::Parquet => (InputFormat::Parquet, Some(PARQUET_COLUMN.to_owned())),
     };
     let options = InputOptions {
         format: Some(input),
-        column: None,
+        column,
         selection: RowSelection::All,
         batch_rows: 4096,
         dataset: String::new(),
@@ -443,6 +452,80 @@ mod tests {
         // A row whose length prefix claims more ids than the file holds.
         bytes[8 + 4..8 + 8].copy_from_slice(&1_000_000_000i32.to_le_bytes());
         assert!(from_file(&bytes, "gt.ivecs").is_err());
+    }
+
+    /// A Parquet file of an `id` column and a list column `name` of `lists` (of int64, or float32
+    /// when `float`).
+    fn parquet_bytes(name: &str, lists: &[Vec<i64>], float: bool) -> Vec<u8> {
+        use arrow_array::{ArrayRef, Float32Array, Int64Array, ListArray, RecordBatch};
+        use arrow_buffer::OffsetBuffer;
+        use arrow_schema::{DataType, Field};
+        use std::sync::Arc;
+        let element = if float {
+            DataType::Float32
+        } else {
+            DataType::Int64
+        };
+        let item = Arc::new(Field::new("item", element, true));
+        let flat = lists.iter().flatten().copied();
+        let values: ArrayRef = if float {
+            Arc::new(Float32Array::from_iter_values(flat.map(|x| x as f32)))
+        } else {
+            Arc::new(Int64Array::from_iter_values(flat))
+        };
+        let offsets = OffsetBuffer::from_lengths(lists.iter().map(Vec::len));
+        let column = ListArray::new(item, offsets, values, None);
+        let ids = Int64Array::from_iter_values(0..lists.len() as i64);
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(ids) as ArrayRef),
+            (name, Arc::new(column)),
+        ])
+        .unwrap();
+        let mut bytes = Vec::new();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        bytes
+    }
+
+    #[test]
+    fn parquet_ground_truth_reads_the_neighbors_id_column() {
+        let lists = vec![vec![4, 2, 9], vec![0, 1, 7_000_000_000]];
+        let bytes = parquet_bytes("neighbors_id", &lists, false);
+        for truth in [
+            from_file(&bytes, "neighbors.parquet").unwrap(),
+            from_stream(bytes, NeighborsFormat::Parquet).unwrap(),
+        ] {
+            assert_eq!((truth.rows(), truth.k()), (2, 3));
+            assert_eq!(truth.row(0), [4, 2, 9]);
+            assert_eq!(truth.row(1), [0, 1, 7_000_000_000]);
+        }
+    }
+
+    #[test]
+    fn parquet_ground_truth_of_the_wrong_shape_is_refused_in_one_line() {
+        let cases = [
+            (
+                parquet_bytes("neighbors", &[vec![1]], false),
+                "no column 'neighbors_id'",
+            ),
+            (
+                parquet_bytes("neighbors_id", &[vec![1]], true),
+                "integer ids",
+            ),
+            (
+                parquet_bytes("neighbors_id", &[vec![1, 2], vec![3]], false),
+                "row 1 has 1 elements",
+            ),
+            (b"PAR1 not really".to_vec(), "not a readable Parquet file"),
+        ];
+        for (bytes, expected) in cases {
+            let error = from_file(&bytes, "neighbors.parquet")
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(expected) && !error.contains('\n'), "{error}");
+        }
     }
 
     #[test]

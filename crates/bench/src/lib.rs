@@ -1,0 +1,175 @@
+//! The parts of a VectorDBBench performance case that need no database: its dataset folders, its
+//! metrics, its result files and the charts drawn from them.
+//!
+//! - [`folder`]: a dataset folder's files (the training set in one or several Parquet files, the
+//!   queries, the ground truths of the unfiltered and filtered cases, the rows' labels) and
+//!   VectorDBBench's filters;
+//! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
+//! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
+//! - [`result`]: VectorDBBench's result file;
+//! - [`chart`]: QPS and p99 latency against concurrency, recall against QPS with the Pareto
+//!   frontier, as SVG.
+//!
+//! # Example
+//!
+//! One query's recall and NDCG at k = 4, as VectorDBBench scores them:
+//!
+//! ```
+//! use cqlwire_bench::metrics::{calc_ndcg, calc_recall, ideal_dcg};
+//!
+//! let truth = [10, 11, 12, 13];
+//! let got = [10, 12, 99, 98];
+//! assert_eq!(calc_recall(4, &truth, &got), 0.5);
+//! // Id 10 at rank 0 adds 1 / log2(2), id 12 at rank 2 adds 1 / log2(4).
+//! let expected = (1.0 + 0.5) / ideal_dcg(4);
+//! assert!((calc_ndcg(&truth, &got, ideal_dcg(4)) - expected).abs() < 1e-15);
+//! ```
+
+pub mod chart;
+pub mod folder;
+pub mod metrics;
+pub mod result;
+pub mod truth;
+
+use cqlwire_vector::input::InputError;
+
+/// Why a dataset folder or one of its files cannot be used: one line, naming the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// A file or the folder could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A Parquet file the vector crate's input refused (its message names the file).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A Parquet file the parquet crate cannot read.
+    #[error("{file}: not a readable Parquet file: {}", one_line(.message))]
+    Parquet {
+        /// The file.
+        file: String,
+        /// What the reader said.
+        message: String,
+    },
+    /// No `train.parquet`, `shuffle_train.parquet` or `*train-NN-of-MM.parquet` in the folder.
+    #[error(
+        "{folder}: no training set (train.parquet, shuffle_train.parquet or \
+         {{train|shuffle_train}}-NN-of-MM.parquet)"
+    )]
+    NoTrainingSet {
+        /// The folder.
+        folder: String,
+    },
+    /// Several training sets, none chosen.
+    #[error("{folder}: several training sets ({sets}); choose one")]
+    SeveralTrainingSets {
+        /// The folder.
+        folder: String,
+        /// The sets, comma-separated.
+        sets: String,
+    },
+    /// A file of a split training set is missing.
+    #[error("{folder}: the training set lacks {name}")]
+    MissingTrainFile {
+        /// The folder.
+        folder: String,
+        /// The missing file's name.
+        name: String,
+    },
+    /// A file numbered past its set's count (`train-10-of-10.parquet`).
+    #[error("{folder}: {name} is numbered past the files of its set (numbers start at 00)")]
+    StrayTrainFile {
+        /// The folder.
+        folder: String,
+        /// The file's name.
+        name: String,
+    },
+    /// A file the case needs is not in the folder.
+    #[error("{folder}: no {name}")]
+    MissingFile {
+        /// The folder.
+        folder: String,
+        /// The file's name (or names, for a filter's ground truth).
+        name: String,
+    },
+    /// A column is missing.
+    #[error("{file}: no column '{column}' (columns: {columns})")]
+    MissingColumn {
+        /// The file.
+        file: String,
+        /// The column looked for.
+        column: String,
+        /// The file's columns.
+        columns: String,
+    },
+    /// A column has another type than the layout's.
+    #[error("{file}: column '{column}' has type {found}; expected {expected}")]
+    ColumnType {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+        /// Its type.
+        found: String,
+        /// The type of the layout.
+        expected: &'static str,
+    },
+    /// A null where the layout has none.
+    #[error("{file}: row {row} has no {column}")]
+    NullValue {
+        /// The file.
+        file: String,
+        /// The row (from 0).
+        row: u64,
+        /// The column.
+        column: String,
+    },
+    /// An id that appears twice.
+    #[error("{file}: row {row} repeats id {id}")]
+    DuplicateId {
+        /// The file.
+        file: String,
+        /// The row (from 0) of the second appearance.
+        row: u64,
+        /// The id.
+        id: i64,
+    },
+    /// A ground-truth id outside the training set's ids.
+    #[error("{file}: row {row} holds id {id}, outside the training ids {range}")]
+    IdOutOfRange {
+        /// The file.
+        file: String,
+        /// The row (query) from 0.
+        row: u64,
+        /// The id.
+        id: i64,
+        /// The ids allowed, `start..end`.
+        range: String,
+    },
+    /// Ground-truth lists without ids.
+    #[error("{file}: the neighbour lists are empty")]
+    EmptyLists {
+        /// The file.
+        file: String,
+    },
+    /// Ground truth for another number of queries.
+    #[error("{file}: {lists} neighbour lists for {queries} queries")]
+    QueryCount {
+        /// The file.
+        file: String,
+        /// Lists in the file.
+        lists: usize,
+        /// Queries.
+        queries: usize,
+    },
+}
+
+/// The message on one line.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
