@@ -52,6 +52,24 @@ pub(crate) fn record_batches(
         .map(|schema| (schema, batches)))
 }
 
+/// The schema of a table or stream that has no chunk (a pyarrow Table of no rows), through its
+/// `schema`'s `__arrow_c_schema__`; None when it has none.
+pub(crate) fn empty_schema(object: &Bound<'_, PyAny>) -> PyResult<Option<Schema>> {
+    let Ok(schema) = object.getattr("schema") else {
+        return Ok(None);
+    };
+    if !schema.hasattr("__arrow_c_schema__")? {
+        return Ok(None);
+    }
+    let capsule = schema.call_method0("__arrow_c_schema__")?;
+    let capsule = capsule.cast::<PyCapsule>()?;
+    let pointer = capsule_pointer::<FFI_ArrowSchema>(capsule, c"arrow_schema")?;
+    // SAFETY: the capsule follows the Arrow PyCapsule interface: it holds a valid ArrowSchema for
+    // as long as it lives; it is only borrowed here.
+    let schema = Schema::try_from(unsafe { &*pointer }).map_err(arrow_error)?;
+    Ok(Some(schema))
+}
+
 /// Imports one object with `__arrow_c_array__` as a record batch.
 fn import(object: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
     let capsules = object.call_method0("__arrow_c_array__")?;

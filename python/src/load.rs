@@ -137,10 +137,14 @@ pub(crate) fn engine_error(
     error: &EngineError,
     rejects: Vec<(u64, String, String)>,
 ) -> PyErr {
+    let message = match error.setting() {
+        Some(setting) => format!("{} ({}=)", error.message(), setting.name()),
+        None => error.message().to_owned(),
+    };
     let err = if error.kind().is_usage() {
-        LoadError::new_err(error.message().to_owned())
+        LoadError::new_err(message)
     } else {
-        LoadFailed::new_err(error.message().to_owned())
+        LoadFailed::new_err(message)
     };
     let value = err.value(py);
     let report = error
@@ -597,8 +601,16 @@ pub(crate) fn memory_reader(
                 "ids goes with a NumPy array; a table carries its own columns",
             ));
         }
-        let Some((schema, batches)) = arrow::record_batches(source)? else {
-            return Err(usage(py, "the table has no rows"));
+        // A table of no rows loads no row, as an empty array does.
+        let (schema, batches) = match arrow::record_batches(source)? {
+            Some(found) => found,
+            None => match arrow::empty_schema(source)? {
+                Some(schema) => {
+                    let empty = RecordBatch::new_empty(Arc::new(schema.clone()));
+                    (schema, vec![empty])
+                }
+                None => return Err(usage(py, "the table has no rows and no schema")),
+            },
         };
         check_row_numbers(first_row, batches.iter().map(RecordBatch::num_rows).sum())?;
         input::open_record_batches(

@@ -150,6 +150,12 @@ def test_usage_errors_raise_load_error(session, table):
     with pytest.raises(cqlwire.LoadError) as error:
         load(vectors(2), table, row_number_column="nope")
     assert isinstance(error.value, ValueError)
+    # The setting that fixes an error is named as Python spells it, never as a flag.
+    with pytest.raises(cqlwire.LoadError, match=r"\(map=\)$") as error:
+        load(pa.table({"id": pa.array([1], pa.int64()),
+                       "emb": pa.array([[1.0, 2.0, 3.0, 4.0]], pa.list_(pa.float32(), 4))}),
+             table, map={"nope": "id"})
+    assert "--" not in str(error.value)
     assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == 0
 
 
@@ -223,6 +229,16 @@ def test_options_are_checked_before_connecting():
         cqlwire.load(vectors(2), ids=["a", "b"], **target)
     with pytest.raises(ValueError, match="one-dimensional"):
         cqlwire.load(vectors(2), ids=[[1], [2]], **target)
+
+
+@live
+def test_an_empty_table_loads_no_row_as_an_empty_array_does(session, table):
+    empty = pa.table({"id": pa.array([], pa.int64()),
+                      "emb": pa.array([], pa.list_(pa.float32(), 4))})
+    report = load(empty, table)
+    assert (report.written, report.rejected, report.resume_from) == (0, 0, None)
+    report = load(np.zeros((0, 4), np.float32), table, row_number_column="id")
+    assert (report.written, report.rejected) == (0, 0)
 
 
 @live

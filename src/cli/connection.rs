@@ -78,13 +78,21 @@ impl Connection {
 
 /// The engine's error with the exit code it deserves: options, mapping and schema are usage.
 pub fn engine_error(error: LoadError) -> CliError {
+    let message = match error.setting() {
+        Some(setting) => format!(
+            "{} (--{})",
+            error.message(),
+            setting.name().replace('_', "-")
+        ),
+        None => error.message().to_owned(),
+    };
     match error.kind() {
         LoadErrorKind::Authentication => CliError::data(format!(
-            "{} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a prompt)",
-            error.message()
+            "{message} (log in with --username; the password comes from {PASSWORD_VARIABLE} or a \
+             prompt)"
         )),
-        kind if kind.is_usage() => CliError::usage(error.message()),
-        _ => CliError::data(error.message()),
+        kind if kind.is_usage() => CliError::usage(message),
+        _ => CliError::data(message),
     }
 }
 

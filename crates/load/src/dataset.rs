@@ -25,7 +25,7 @@ use cqlwire_vector::input::{named, Batch, BatchReader, ElementType, InputError, 
 use cqlwire_vector::kernel::{Rows, VectorEncoder};
 use scylla::cluster::metadata::ColumnType;
 
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, Setting};
 use crate::loader::{BindMarker, ColumnRole, TableColumn};
 use crate::options::schema_name;
 use crate::value::{Row, Value};
@@ -145,8 +145,9 @@ impl Dataset {
                 || passthrough_names(reader.passthrough_schema()).any(|name| name == *from);
             if !known {
                 return Err(mapping_error(format!(
-                    "--map names the input column {from}, which the input does not have"
-                )));
+                    "the map names the input column {from}, which the input does not have"
+                ))
+                .with_setting(Setting::Map));
             }
         }
         let vector_column = match reader.column_name() {
@@ -188,9 +189,10 @@ impl Dataset {
                 _ => {
                     let names: Vec<&str> = vectors.iter().map(|c| c.name.as_str()).collect();
                     return Err(mapping_error(format!(
-                        "the table has several vector columns ({}): write the statement with --query",
+                        "the table has several vector columns ({}): write the statement",
                         names.join(", ")
-                    )));
+                    ))
+                    .with_setting(Setting::Query));
                 }
             }
         }
@@ -200,8 +202,9 @@ impl Dataset {
         for (i, name) in names.iter().enumerate() {
             if names[..i].contains(name) {
                 return Err(mapping_error(format!(
-                    "two inputs go to the table column {name}: rename one with --map"
-                )));
+                    "two inputs go to the table column {name}: rename one"
+                ))
+                .with_setting(Setting::Map));
             }
         }
         Ok(names)
@@ -246,16 +249,20 @@ impl Dataset {
                         .map_err(|e| refused(&e))?,
                 }
             } else {
-                let hint = if self.reader.column_name().is_none() {
-                    " (an input without column names gives only its vectors and, with \
-                     --row-number-column, each row's number)"
+                let (hint, setting) = if self.reader.column_name().is_none() {
+                    (
+                        ": an input without column names gives only its vectors and each row's \
+                         number",
+                        Setting::RowNumberColumn,
+                    )
                 } else {
-                    " (name an input column with --map INPUT=COLUMN)"
+                    (": name an input column for it", Setting::Map)
                 };
                 return Err(mapping_error(format!(
                     "no input column fills the bind marker {}{hint}",
                     marker.name
-                )));
+                ))
+                .with_setting(setting));
             };
             bindings.push(Binding {
                 source,

@@ -68,12 +68,41 @@ impl LoadErrorKind {
     }
 }
 
-/// An error of the loader: a kind, a one-line message and, for errors that end a started run, the
-/// report of what was confirmed before it ended (with the row to resume from).
+/// A setting of a job that an error points to as the way out. The library names it neutrally;
+/// each face renders it its own way (`--map` on the command line, `map=` in Python).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Setting {
+    /// The renames of input columns to table columns.
+    Map,
+    /// The statement to prepare instead of the default INSERT.
+    Query,
+    /// The table column that takes each row's number.
+    RowNumberColumn,
+    /// The column returned for each row of a search.
+    Key,
+}
+
+impl Setting {
+    /// The setting's name, in snake case (`row_number_column`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Map => "map",
+            Setting::Query => "query",
+            Setting::RowNumberColumn => "row_number_column",
+            Setting::Key => "key",
+        }
+    }
+}
+
+/// An error of the loader: a kind, a one-line message, the setting that is the way out (if one is),
+/// and, for errors that end a started run, the report of what was confirmed before it ended (with
+/// the row to resume from).
 #[derive(Debug)]
 pub struct LoadError {
     kind: LoadErrorKind,
     message: String,
+    setting: Option<Setting>,
     report: Option<Box<LoadReport>>,
 }
 
@@ -83,8 +112,21 @@ impl LoadError {
         LoadError {
             kind,
             message: one_line(&message.into()),
+            setting: None,
             report: None,
         }
+    }
+
+    /// Names the setting that is the way out of this error (see [`Setting`]).
+    pub(crate) fn with_setting(mut self, setting: Setting) -> Self {
+        self.setting = Some(setting);
+        self
+    }
+
+    /// The setting that is the way out of this error, which the message leaves for the caller to
+    /// name in its own terms.
+    pub fn setting(&self) -> Option<Setting> {
+        self.setting
     }
 
     /// Attaches the report of the run this error ended.

@@ -59,7 +59,7 @@ mod value;
 mod window;
 
 pub use dataset::{Dataset, DatasetOptions};
-pub use error::{LoadError, LoadErrorKind};
+pub use error::{LoadError, LoadErrorKind, Setting};
 pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{

@@ -134,11 +134,15 @@ fn mappings_that_cannot_work_are_refused() {
         "{}",
         error.message()
     );
+    assert_eq!(error.setting(), Some(Setting::Query));
 
     let mut renamed = options(sample("train.parquet"));
     renamed.map = vec![("nope".into(), "id".into())];
     let error = Dataset::open(&renamed).unwrap_err();
     assert!(error.message().contains("nope"), "{}", error.message());
+    // The library names no flag: each face renders the setting its own way.
+    assert!(!error.message().contains("--"), "{}", error.message());
+    assert_eq!(error.setting(), Some(Setting::Map));
 
     // The sample Parquet file (id int64, emb list<float> of 128) against tables it cannot fill.
     let key = |typ| column("id", native(typ), ColumnRole::PartitionKey(0));

@@ -30,7 +30,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 
 use crate::dataset::codec_type;
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, Setting};
 use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
 use crate::options::{ConnectionSettings, LoadOptions};
 use crate::report::RunControl;
@@ -665,7 +665,8 @@ fn key_column(
                      key column",
                     names.join(", ")
                 ),
-            ))
+            )
+            .with_setting(Setting::Key))
         }
     }
 }

@@ -293,6 +293,16 @@ impl Unloader {
             )
         })?;
         let markers = prepared.get_variable_col_specs();
+        if markers.len() > 2 {
+            return Err(LoadError::new(
+                LoadErrorKind::Statement,
+                format!(
+                    "{statement:?} takes {} values, but only the two tokens of each range are \
+                     bound: write the condition's values in it",
+                    markers.len()
+                ),
+            ));
+        }
         if markers.len() != 2
             || markers
                 .iter()
