@@ -341,11 +341,11 @@ pub(crate) fn search<'py>(
                 searcher.check_truth(&queries, truth)?;
             }
             let waited = match wait_for_index {
-                Some(seconds) => Some(
+                Some(seconds) => {
                     searcher
                         .wait_for_index(&queries, Duration::from_secs(seconds))
-                        .await?,
-                ),
+                        .await?
+                }
                 None => None,
             };
             let report = searcher.run(&queries, truth.as_ref(), &control).await?;

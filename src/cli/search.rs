@@ -193,11 +193,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         searcher.check_truth(&queries, truth).map_err(load_error)?;
     }
     let index_wait = match args.wait_for_index {
-        Some(seconds) => Some(
-            runtime
-                .block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)))
-                .map_err(load_error)?,
-        ),
+        Some(seconds) => runtime
+            .block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)))
+            .map_err(load_error)?,
         None => None,
     };
 

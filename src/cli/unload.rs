@@ -92,13 +92,16 @@ fn parse_format(name: &str) -> Result<UnloadFormat, String> {
         .ok_or_else(|| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
 }
 
-/// The library's error with the exit code it deserves, and the flag that fixes an unsupported type.
-fn unload_error(error: LoadError) -> CliError {
+/// The library's error with the exit code it deserves, and the flag that fixes an unsupported type
+/// for `format`.
+fn unload_error(error: LoadError, format: UnloadFormat) -> CliError {
     if error.kind() == LoadErrorKind::UnsupportedType {
-        return CliError::usage(format!(
-            "{} (choose the columns to unload with --columns)",
-            error.message()
-        ));
+        let choose = if format.holds_columns() {
+            "choose the columns to unload with --columns"
+        } else {
+            "name another vector column with --column, or unload every column to parquet or arrow"
+        };
+        return CliError::usage(format!("{} ({choose})", error.message()));
     }
     engine_error(error)
 }
@@ -152,7 +155,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
             Ok(())
         }))
-        .map_err(unload_error)?;
+        .map_err(|error| unload_error(error, format))?;
 
     // The signals are the run's before the outputs are opened (see `stop_on_signals`).
     let control = UnloadControl::default();
@@ -168,8 +171,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )),
         None => None,
     };
-    let writer =
-        UnloadWriter::new(format, &unloader.schema(), output, ids).map_err(unload_error)?;
+    let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)
+        .map_err(|error| unload_error(error, format))?;
 
     let bar = progress::bar(None, Unit::Rows, args.quiet);
     let ranges = unloader.range_count();
@@ -206,7 +209,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                  with -o for an output that appears only when whole)",
             ),
         },
-        _ => unload_error(error),
+        _ => unload_error(error, format),
     })?;
     let skipped = writer.skipped();
     let (output, ids) = writer.finish()?;

@@ -358,19 +358,20 @@ impl Searcher {
     }
 
     /// Sends the first query until it is answered, every half second, and returns how long that
-    /// took (a new index refuses ANN queries until it is built); an error after `timeout`.
+    /// took (a new index refuses ANN queries until it is built), or `None` when there is no query
+    /// to send; an error after `timeout`.
     pub async fn wait_for_index(
         &self,
         queries: &QuerySet,
         timeout: Duration,
-    ) -> Result<Duration, LoadError> {
+    ) -> Result<Option<Duration>, LoadError> {
         let Some(probe) = queries.values.first() else {
-            return Ok(Duration::ZERO);
+            return Ok(None);
         };
         let started = Instant::now();
         loop {
             let error = match self.session.execute_unpaged(&self.prepared, (probe,)).await {
-                Ok(_) => return Ok(started.elapsed()),
+                Ok(_) => return Ok(Some(started.elapsed())),
                 Err(error) if refuses_the_query(&error) => {
                     return Err(self.refused(&error.to_string()))
                 }
