@@ -712,16 +712,7 @@ fn refuses_the_query(error: &ExecutionError) -> bool {
 /// ANN queries on the table can hang until a restart), or, for a cosine index, a vector of zeros,
 /// which has no angle to any other.
 fn unanswerable(row: Rows<'_>, similarity: Similarity) -> Option<String> {
-    let values: Vec<f64> = match row {
-        Rows::F16(v) => v.iter().map(|x| f64::from(x.to_f32())).collect(),
-        Rows::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-        Rows::F64(v) => v.to_vec(),
-        Rows::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
-        Rows::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
-        Rows::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
-        Rows::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-        Rows::I64(v) => v.iter().map(|&x| x as f64).collect(),
-    };
+    let values = row.to_f64();
     if let Some((element, value)) = values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
         return Some(format!(
             "has {value} at element {element}: the server refuses an ANN query of a non-finite \

@@ -164,16 +164,7 @@ impl Elements {
     /// Every element widened to `f64` (exact for every element type except `i64` beyond 2^53);
     /// meant for tests and diagnostics, not for the conversion path.
     pub fn to_f64(&self) -> Vec<f64> {
-        match self {
-            Elements::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
-            Elements::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            Elements::F64(v) => v.clone(),
-            Elements::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            Elements::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            Elements::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            Elements::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            Elements::I64(v) => v.iter().map(|&x| x as f64).collect(),
-        }
+        crate::kernel::Rows::from(self).to_f64()
     }
 
     /// The elements' memory as bytes, for reading into.

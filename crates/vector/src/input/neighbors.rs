@@ -198,6 +198,43 @@ fn unsigned_npy(
             "{name}: {rows} lists of {k} neighbours do not fit in memory here"
         )));
     };
+    let claim = format!("the header says {rows} x {k} ids");
+    let ids = read_ids(&mut source, count, width, &claim, |element, index| {
+        let mut wide = [0u8; 8];
+        let id = if big_endian {
+            wide[8 - width..].copy_from_slice(element);
+            u64::from_be_bytes(wide)
+        } else {
+            wide[..width].copy_from_slice(element);
+            u64::from_le_bytes(wide)
+        };
+        i64::try_from(id).map_err(|_| {
+            InputError::Data(format!(
+                "{name}: id {id} at list {} is above 2^63 - 1",
+                index / k.max(1)
+            ))
+        })
+    })?;
+    if source.len().is_none() && source.read_full(&mut [0u8; 1])? != 0 {
+        return Err(InputError::Data(format!(
+            "{name}: bytes after the {rows} x {k} ids"
+        )));
+    }
+    Neighbors::new(rows, k, ids)
+        .ok_or_else(|| InputError::Data(format!("{name}: {rows} lists of {k} ids are incomplete")))
+}
+
+/// Reads `count` ids of `width` bytes each, [`CHUNK_IDS`] at a time, each made an id by `id` (given
+/// its bytes and its index, and free to refuse it). Memory for all of them is set aside up front
+/// only for a file, whose size the caller checked against the header; a stream that ends early is
+/// an error quoting `claim`.
+fn read_ids(
+    source: &mut Source,
+    count: usize,
+    width: usize,
+    claim: &str,
+    mut id: impl FnMut(&[u8], usize) -> Result<i64, InputError>,
+) -> Result<Vec<i64>, InputError> {
     let mut ids: Vec<i64> = Vec::with_capacity(if source.len().is_some() { count } else { 0 });
     let mut chunk = vec![0u8; CHUNK_IDS.min(count.max(1)) * width];
     let mut left = count;
@@ -208,39 +245,17 @@ fn unsigned_npy(
         };
         if source.read_full(buffer)? < take {
             return Err(InputError::Data(format!(
-                "{name}: truncated at byte {}: the header says {rows} x {k} ids",
+                "{}: truncated at byte {}: {claim}",
+                source.name(),
                 source.position()
             )));
         }
         for element in buffer.chunks_exact(width) {
-            let mut wide = [0u8; 8];
-            if big_endian {
-                wide[8 - width..].copy_from_slice(element);
-            } else {
-                wide[..width].copy_from_slice(element);
-            }
-            let id = if big_endian {
-                u64::from_be_bytes(wide)
-            } else {
-                u64::from_le_bytes(wide)
-            };
-            let id = i64::try_from(id).map_err(|_| {
-                InputError::Data(format!(
-                    "{name}: id {id} at list {} is above 2^63 - 1",
-                    ids.len() / k.max(1)
-                ))
-            })?;
-            ids.push(id);
+            ids.push(id(element, ids.len())?);
         }
         left -= take / width;
     }
-    if source.len().is_none() && source.read_full(&mut [0u8; 1])? != 0 {
-        return Err(InputError::Data(format!(
-            "{name}: bytes after the {rows} x {k} ids"
-        )));
-    }
-    Neighbors::new(rows, k, ids)
-        .ok_or_else(|| InputError::Data(format!("{name}: {rows} lists of {k} ids are incomplete")))
+    Ok(ids)
 }
 
 /// Every row of an integer input as one neighbour list.
@@ -308,28 +323,11 @@ fn big_ann(mut source: Source) -> Result<Neighbors, InputError> {
             "{name}: {n} lists of {k} neighbours do not fit in memory here"
         )));
     };
-    let mut ids: Vec<i64> = Vec::with_capacity(if source.len().is_some() { pairs } else { 0 });
+    let claim = format!("the header says {n} lists of {k} neighbours");
+    let ids = read_ids(&mut source, pairs, 4, &claim, |id, _| {
+        Ok(i64::from(u32::from_le_bytes([id[0], id[1], id[2], id[3]])))
+    })?;
     let mut chunk = vec![0u8; CHUNK_IDS.min(pairs.max(1)) * 4];
-    let mut left = pairs;
-    while left > 0 {
-        let take = left.min(CHUNK_IDS) * 4;
-        let Some(buffer) = chunk.get_mut(..take) else {
-            break;
-        };
-        let got = source.read_full(buffer)?;
-        if got < take {
-            return Err(InputError::Data(format!(
-                "{name}: truncated at byte {}: the header says {n} lists of {k} neighbours",
-                source.position()
-            )));
-        }
-        ids.extend(
-            buffer
-                .chunks_exact(4)
-                .map(|id| i64::from(u32::from_le_bytes([id[0], id[1], id[2], id[3]]))),
-        );
-        left -= take / 4;
-    }
     // The distances follow; only their length matters (already checked for a file).
     if source.len().is_none() {
         let mut left = pairs.saturating_mul(4);

@@ -61,6 +61,21 @@ impl<'a> Rows<'a> {
         self.len() == 0
     }
 
+    /// Every element widened to `f64` (exact for every element type except `i64` beyond 2^53);
+    /// for checks and diagnostics, not for the conversion path.
+    pub fn to_f64(self) -> Vec<f64> {
+        match self {
+            Rows::F16(v) => v.iter().map(|x| x.to_f64()).collect(),
+            Rows::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Rows::F64(v) => v.to_vec(),
+            Rows::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Rows::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Rows::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Rows::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Rows::I64(v) => v.iter().map(|&x| x as f64).collect(),
+        }
+    }
+
     /// The elements `start..end` (clamped to the elements held).
     pub fn slice(self, start: usize, end: usize) -> Rows<'a> {
         fn part<T>(v: &[T], start: usize, end: usize) -> &[T] {
