@@ -62,6 +62,21 @@ pub struct Loader {
     pub(crate) options: LoadOptions,
     columns: Vec<TableColumn>,
     markers: Vec<BindMarker>,
+    /// For the default INSERT into a table with static columns: the statement of a static-only
+    /// row (see [`StaticOnly`]).
+    pub(crate) static_only: Option<StaticOnly>,
+}
+
+/// The INSERT of a partition's static columns alone, for a row whose clustering and regular
+/// columns are all null (what `unload` writes for a partition that has only static values): the
+/// full INSERT would bind a null clustering key, which the server refuses.
+pub(crate) struct StaticOnly {
+    /// `INSERT INTO ks.t (partition key, static columns) VALUES (…)`.
+    pub(crate) prepared: PreparedStatement,
+    /// The full statement's markers that the static-only one binds, in its order.
+    pub(crate) kept: Vec<usize>,
+    /// The full statement's markers that must all be null for a row to be static-only.
+    pub(crate) empty: Vec<usize>,
 }
 
 impl Loader {
@@ -117,12 +132,17 @@ impl Loader {
             )
         });
         prepared.set_is_idempotent(idempotent);
+        let static_only = match options.query {
+            Some(_) => None,
+            None => static_only(&session, &keyspace, &table_name, &columns, &markers).await?,
+        };
         Ok(Loader {
             session,
             prepared,
             options,
             columns,
             markers,
+            static_only,
         })
     }
 
@@ -447,6 +467,63 @@ fn bind_markers(prepared: &PreparedStatement) -> Result<Vec<BindMarker>, LoadErr
             })
         })
         .collect()
+}
+
+/// The static-only INSERT of a default INSERT's `markers` into a table with static columns among
+/// them and clustering columns (see [`StaticOnly`]); `None` for any other table.
+async fn static_only(
+    session: &Session,
+    keyspace: &str,
+    table: &str,
+    columns: &[TableColumn],
+    markers: &[BindMarker],
+) -> Result<Option<StaticOnly>, LoadError> {
+    let role = |marker: &BindMarker| {
+        columns
+            .iter()
+            .find(|column| column.name == marker.name)
+            .map(|column| column.role)
+    };
+    let (mut kept, mut empty, mut statics) = (Vec::new(), Vec::new(), false);
+    for (i, marker) in markers.iter().enumerate() {
+        match role(marker) {
+            Some(ColumnRole::PartitionKey(_)) => kept.push(i),
+            Some(ColumnRole::Static) => {
+                statics = true;
+                kept.push(i);
+            }
+            _ => empty.push(i),
+        }
+    }
+    let clustered = columns
+        .iter()
+        .any(|column| matches!(column.role, ColumnRole::Clustering(_)));
+    if !statics || !clustered {
+        return Ok(None);
+    }
+    let names: Vec<String> = kept
+        .iter()
+        .map(|&i| Identifier(&markers[i].name).to_string())
+        .collect();
+    let statement = format!(
+        "INSERT INTO {}.{} ({}) VALUES ({})",
+        Identifier(keyspace),
+        Identifier(table),
+        names.join(", "),
+        vec!["?"; names.len()].join(", ")
+    );
+    let mut prepared = session.prepare(statement.as_str()).await.map_err(|error| {
+        LoadError::new(
+            LoadErrorKind::Statement,
+            format!("the server refused to prepare {statement:?}: {error}"),
+        )
+    })?;
+    prepared.set_is_idempotent(true);
+    Ok(Some(StaticOnly {
+        prepared,
+        kept,
+        empty,
+    }))
 }
 
 #[cfg(test)]

@@ -387,6 +387,25 @@ impl Loader {
         if let Some(reason) = unconverted {
             return Err(reason);
         }
+        if let Some(only) = &self.static_only {
+            let null = |&i: &usize| row.values.get(i).is_some_and(|v| *v.cell() == Cell::Null);
+            if only.empty.iter().all(null) {
+                let kept = Row {
+                    number: row.number,
+                    key: String::new(),
+                    values: only
+                        .kept
+                        .iter()
+                        .filter_map(|&i| row.values.get(i).cloned())
+                        .collect(),
+                };
+                let mut statement = only.prepared.clone();
+                statement.set_timestamp(timestamp);
+                return statement
+                    .bind(&kept)
+                    .map_err(|error| bind_error_text(&error));
+            }
+        }
         let mut statement = self.prepared.clone();
         statement.set_timestamp(timestamp);
         statement.bind(row).map_err(|error| bind_error_text(&error))
