@@ -424,16 +424,19 @@ impl Searcher {
                 ..RunControl::default()
             };
             let warmup = (0..self.options.warmup).map(|i| i % count);
-            self.send_all(warmup, queries, None, &warming, false)
-                .await?;
+            let warmed = self.send_all(warmup, queries, None, &warming, false).await;
+            if warmed.is_err() {
+                TableGuard::refuse_change(self.guard.as_ref(), &self.session).await?;
+            }
+            warmed?;
         }
         let started = Instant::now();
-        let (results, warnings) = self
-            .send_all(0..count, queries, truth, control, true)
-            .await?;
+        let sent = self.send_all(0..count, queries, truth, control, true).await;
         let elapsed = started.elapsed();
-        // Answers read after the table changed hold keys decoded with the old key type.
+        // Answers read after the table changed hold keys decoded with the old key type, and a
+        // query refused after a change ("table … does not exist") was refused because of it.
         TableGuard::refuse_change(self.guard.as_ref(), &self.session).await?;
+        let (results, warnings) = sent?;
         Ok(SearchReport::new(
             results,
             warnings,
