@@ -113,9 +113,6 @@ fn print_value(args: &Args, ty: &CqlType, bytes: &[u8]) -> Result<(), CliError> 
     }
 }
 
-/// The most findings listed one line each; past it, one line counts the rest.
-const LISTED_REFUSALS: usize = 100;
-
 /// Says on standard error what Apache Cassandra refuses in the (decoded) payload, one line per
 /// finding: warnings, or with `strict` errors, the last one returned (exit 1).
 fn report_refusals(
@@ -124,37 +121,15 @@ fn report_refusals(
     allow_trailing: bool,
     strict: bool,
 ) -> Result<(), CliError> {
-    if !refused::can_be_refused(ty) {
-        return Ok(());
-    }
+    let mut lines = refused::refusal_lines(ty, bytes, allow_trailing)
+        .map_err(|e| payload_error(ty, bytes, e))?
+        .lines;
+    let last = if strict { lines.pop() } else { None };
     let level = if strict { "error" } else { "warning" };
-    let mut found = 0usize;
-    let mut last = None;
-    refused::refusals_each(ty, bytes, allow_trailing, &mut |finding| {
-        found += 1;
-        if found <= LISTED_REFUSALS {
-            if let Some(previous) = last.replace(finding.to_string()) {
-                messages::line(format_args!("cqlwire: {level}: {previous}"));
-            }
-        }
-    })
-    .map_err(|e| payload_error(ty, bytes, e))?;
-    let mut last = last.map(|text| {
-        if found > LISTED_REFUSALS {
-            let more = found - LISTED_REFUSALS;
-            format!("{text}; and {more} more items Apache Cassandra refuses, not listed")
-        } else {
-            text
-        }
-    });
-    match last.take() {
-        Some(text) if strict => Err(CliError::data(text)),
-        Some(text) => {
-            messages::line(format_args!("cqlwire: warning: {text}"));
-            Ok(())
-        }
-        None => Ok(()),
+    for line in &lines {
+        messages::line(format_args!("cqlwire: {level}: {line}"));
     }
+    last.map_or(Ok(()), |line| Err(CliError::data(line)))
 }
 
 /// Text shown as it is (output that is not a terminal).

@@ -990,3 +990,64 @@ fn a_reused_stream_id_is_no_problem() {
         "{err}"
     );
 }
+
+/// The two directions of fixtures/messages/refused-bound.*.bin (fixtures/messages/generate.py: the
+/// Python driver's bytes for a list<int> [1, None] and a map<text, int> {'a': None}, which write the
+/// empty int value inside a collection), in `format`.
+fn inspect_refused_bound(format: &str, extra: &[&str]) -> String {
+    let messages = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/messages");
+    let client = messages.join("refused-bound.c2s.bin");
+    let server = messages.join("refused-bound.s2c.bin");
+    let mut args = vec!["--format", format, "--client"];
+    args.push(client.to_str().expect("utf-8 path"));
+    args.push("--server");
+    args.push(server.to_str().expect("utf-8 path"));
+    args.extend(extra);
+    run(&args).0
+}
+
+const LIST_NOTE: &str = "bound value #1 (v): Apache Cassandra refuses an empty element in a list \
+                         (it keeps no empty value inside a collection) at byte 12 (element 1)";
+const MAP_NOTE: &str = "statement 0, bound value #1 (m): Apache Cassandra refuses an empty value \
+                        in a map (it keeps no empty value inside a collection) at byte 9 (map value #0)";
+
+#[test]
+fn bound_values_cassandra_refuses_get_a_note_in_every_format() {
+    for format in ["text", "explain"] {
+        for extra in [&[][..], &["--redact"][..]] {
+            let out = inspect_refused_bound(format, extra);
+            let notes: Vec<&str> = out
+                .lines()
+                .filter_map(|line| line.strip_prefix("  note: "))
+                .collect();
+            assert_eq!(notes, [LIST_NOTE, MAP_NOTE], "{format} {extra:?}:\n{out}");
+            // Each note follows its request (and, in explain, the request's explanation).
+            let lines: Vec<&str> = out.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.ends_with(LIST_NOTE))
+                .expect("note");
+            let request = lines[..at]
+                .iter()
+                .rev()
+                .find(|l| l.contains(" v4 s"))
+                .expect("a message line before the note");
+            assert!(request.contains(" EXECUTE 0x1234 "), "{request}");
+        }
+    }
+    let messages = json_lines(&inspect_refused_bound("json", &[]));
+    let noted: Vec<(&str, Vec<&str>)> = messages
+        .iter()
+        .filter_map(|m| {
+            let notes = m.get("notes")?.as_array()?;
+            Some((
+                m["opcode"].as_str()?,
+                notes.iter().filter_map(Json::as_str).collect(),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        noted,
+        [("EXECUTE", vec![LIST_NOTE]), ("BATCH", vec![MAP_NOTE])]
+    );
+}

@@ -178,3 +178,43 @@ pub fn refusals(ty: &CqlType, bytes: &[u8]) -> Result<Vec<Refused>, super::Decod
     refusals_each(ty, bytes, false, &mut |r| found.push(r))?;
     Ok(found)
 }
+
+/// The most findings [`refusal_lines`] lists, one line each.
+pub const LISTED_REFUSALS: usize = 100;
+
+/// What every face says of a payload ([`refusal_lines`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listed {
+    /// One line per finding ([`Refused`]'s text), at most [`LISTED_REFUSALS`], the last one then
+    /// ending `; and N more items Apache Cassandra refuses, not listed`.
+    pub lines: Vec<String>,
+    /// How many findings there are, listed or not.
+    pub total: usize,
+}
+
+/// The findings of a payload as every face says them ([`Listed`]). Nothing for a type that
+/// [`can_be_refused`] calls free of them (without decoding), else the decoding error of a
+/// malformed payload.
+pub fn refusal_lines(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+) -> Result<Listed, super::DecodeError> {
+    let mut listed = Listed::default();
+    if !can_be_refused(ty) {
+        return Ok(listed);
+    }
+    refusals_each(ty, bytes, allow_trailing, &mut |finding| {
+        listed.total += 1;
+        if listed.total <= LISTED_REFUSALS {
+            listed.lines.push(finding.to_string());
+        }
+    })?;
+    let more = listed.total.saturating_sub(LISTED_REFUSALS);
+    if let Some(last) = listed.lines.last_mut().filter(|_| more > 0) {
+        last.push_str(&format!(
+            "; and {more} more items Apache Cassandra refuses, not listed"
+        ));
+    }
+    Ok(listed)
+}
