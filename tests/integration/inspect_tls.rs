@@ -610,7 +610,7 @@ fn raw_tls_streams_are_named_as_their_packet_capture_names_them() {
         let lines = inspect_raw_json(capture, &[key_log(capture)]);
         check_named(&lines[0], capture, true);
     }
-    // The CQL sessions decode from raw streams as from the pcap of the same bytes: each
+    // The CQL conversations decode from raw streams as from the pcap of the same bytes: each
     // direction's messages the same, in the same order (raw streams have no times, so where the
     // client sent several requests before the first response, the two directions interleave
     // otherwise).
