@@ -491,8 +491,9 @@ impl Inspector {
 
     /// Decodes one connection given as its two raw byte streams (either may be absent), reading
     /// them in turns so each response is decoded after the request it answers. `label` names the
-    /// connection. Read errors stop the run; malformed bytes are reported and skipped; a stream
-    /// that starts with a TLS record is reported and not read further.
+    /// connection. Read errors stop the run; malformed bytes are reported and skipped; streams
+    /// that start with a TLS record are a connection over TLS: named ([`TlsRecord`]) and, with a key
+    /// log, decrypted, their records read one at a time.
     pub fn raw<'a>(
         &mut self,
         label: &str,
