@@ -6,7 +6,11 @@ Run with env CQLWIRE (the binary). For every case:
     of `value` writes `canonical` (or `hex`);
   - a case with a `literal` that is a plain literal (no function call): `cqlwire encode` of it writes `hex`
     (cqlwire reads the literal as Apache Cassandra does);
-  - a case without a `value` (bytes no decoder may accept): `cqlwire decode` exits 1 with one error line.
+  - a case without a `value` (bytes no decoder may accept): `cqlwire decode` exits 1 with one error line;
+  - a case with a `value` that the server refuses (`valid` false: wire-legal bytes Apache Cassandra refuses,
+    as its recorded answer says): `cqlwire decode` still prints the value and exits 0, with one or more
+    "cqlwire: warning: Apache Cassandra refuses …" lines on standard error, and `decode --strict` exits 1
+    with them as "cqlwire: error: …" lines; a valid case gets no such line and `--strict` exits 0.
 Prints every mismatch and exits 1 if there is any.
 """
 
@@ -48,6 +52,31 @@ def output(result):
     return result.stdout.decode().strip()
 
 
+REFUSES = "Apache Cassandra refuses "
+
+
+def refusal_problems(case, decoded):
+    """What is wrong with what `decode` (already run, as `decoded`) and `decode --strict` say of bytes the
+    server refuses (or of a valid case, where they must say nothing)."""
+    problems = []
+    refused = not case["valid"]
+    lines = decoded.stderr.decode().splitlines()
+    warnings = [line for line in lines if line.startswith("cqlwire: warning: " + REFUSES)]
+    if refused and (not warnings or len(warnings) != len(lines)):
+        problems.append(f"decode of bytes the server refuses gave no warning line each: {lines[:3]}")
+    if not refused and lines:
+        problems.append(f"decode of a valid case wrote to standard error: {lines[:3]}")
+    strict = run(case, "decode", "--strict", data=case["hex"])
+    errors = [line for line in strict.stderr.decode().splitlines() if line.startswith("cqlwire: error: " + REFUSES)]
+    if refused and (strict.returncode != 1 or len(errors) != len(warnings) or not strict.stdout.strip()):
+        problems.append(f"decode --strict of bytes the server refuses exited {strict.returncode} with "
+                        f"{len(errors)} error lines for {len(warnings)} warnings")
+    if not refused and strict.returncode != 0:
+        problems.append(f"decode --strict of a valid case exited {strict.returncode}: "
+                        f"{strict.stderr.decode().strip()[:200]}")
+    return problems
+
+
 def check(case):
     """The mismatches of one case, as lines."""
     problems = []
@@ -57,6 +86,7 @@ def check(case):
             problems.append(f"decode exited {decoded.returncode}: {decoded.stderr.decode().strip()}")
         elif not same_json(json.loads(decoded.stdout), case["value"]):
             problems.append(f"decode printed {output(decoded)[:200]}, expected {json.dumps(case['value'])[:200]}")
+        problems += refusal_problems(case, decoded)
         encoded = run(case, "encode", "--json", data=json.dumps(case["value"], ensure_ascii=False))
         expected = "0x" + case.get("canonical", case["hex"])
         if encoded.returncode != 0:
@@ -88,7 +118,9 @@ def main():
         for problem in problems:
             failures += 1
             print(f"FAIL {case['id']} ({case['type']}): {problem}")
-    print(f"conformance: {len(cases)} cases, {failures} mismatches between cqlwire and the corpus")
+    refused = sum(1 for case in cases if "value" in case and not case["valid"])
+    print(f"conformance: {len(cases)} cases ({refused} wire-legal ones the server refuses, each flagged and "
+          f"refused by --strict), {failures} mismatches between cqlwire and the corpus")
     sys.exit(1 if failures else 0)
 
 

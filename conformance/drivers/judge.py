@@ -15,7 +15,14 @@ as a crash and the harness is started again on the cases after it. The verdict, 
     has no order — or with more or fewer trailing null fields in a tuple or UDT) and, where the harness
     encodes the JSON value, writes one of those;
   - an invalid case without a value passes when the driver refuses to decode it;
-  - an invalid, wire-legal case (with a value) passes when the driver refuses it or re-encodes it unchanged.
+  - an invalid, wire-legal case (with a value) passes when the driver refuses it or re-encodes it unchanged;
+  - one rule before these, the same for every driver: a case whose value the driver cannot represent is
+    unsupported, never pass, and never fail for that reason alone. That is a value the harness says it
+    cannot build with the driver's types ("value_error" starting "unsupported", or saying the driver has
+    "no way to write" it, as every harness says of the empty value), and a value holding the empty value
+    that the driver reads as its null: it re-encodes the bytes with each empty item as a null (length -1,
+    or no value at the top level), or cannot re-encode what it read because it is a null. A driver that
+    refuses the bytes, or reads the empty value as another value (gocql's zero), still fails.
 A failure carries `detail`, and where bytes differ the first differing byte and, with env CQLWIRE set,
 what `cqlwire decode --format explain` says of the driver's bytes (its last line).
 Prints a one-line summary on standard error.
@@ -200,12 +207,97 @@ def bytes_failure(case, what, got):
     return verdict
 
 
+EMPTY = {"$empty": True}
+NO_EMPTY_VALUE = {"ascii", "blob", "text", "varchar"}  # their zero bytes are '' and 0x, not the empty value
+
+
+def holds_empty(value):
+    if value == EMPTY:
+        return True
+    if isinstance(value, list):
+        return any(holds_empty(x) for x in value)
+    if isinstance(value, dict):
+        return any(holds_empty(x) for x in value.values())
+    return False
+
+
+def empty_as_null(tree, data):
+    """The bytes with every empty item of a collection, tuple or UDT (a zero-length native value of a type
+    that has the empty value) written as a null (length -1) instead: what a driver that reads the empty value
+    as its null writes back. None for an empty value at the top level (a null has no bytes there), or if the
+    bytes do not parse."""
+    def framed(tree, cursor):
+        length = cursor.take(4)
+        n = int.from_bytes(length, "big", signed=True)
+        if n < 0:
+            return length
+        if n == 0 and isinstance(tree, str) and tree not in NO_EMPTY_VALUE:
+            return b"\xff\xff\xff\xff"
+        return n.to_bytes(4, "big", signed=True) if n == 0 else length + rewrite(tree, cursor.take(n))
+
+    def rewrite(tree, chunk):
+        if isinstance(tree, str) or tree[0] == "vector":
+            return chunk  # a vector's elements are never empty
+        cursor = Cursor(chunk)
+        kind = tree[0]
+        if kind in ("list", "set", "map"):
+            count_bytes = cursor.take(4)
+            count = int.from_bytes(count_bytes, "big", signed=True)
+            if count < 0:
+                raise ValueError("negative count")
+            types = [tree[1], tree[2]] if kind == "map" else [tree[1]]
+            out = count_bytes + b"".join(framed(t, cursor) for _ in range(count) for t in types)
+        else:
+            types = tree[1] if kind == "tuple" else [t for _, t in tree[2]]
+            fields = []
+            while not cursor.done() and len(fields) < len(types):
+                fields.append(framed(types[len(fields)], cursor))
+            out = b"".join(fields)
+        if not cursor.done():
+            raise ValueError("trailing bytes")
+        return out
+
+    if not data:
+        return None
+    try:
+        return rewrite(tree, data).hex()
+    except (ValueError, IndexError):
+        return None
+
+
+def unrepresentable(case, raw, accepted):
+    """Why the driver cannot represent the case's value (the one rule of the header), or None."""
+    value_error = raw.get("value_error", "")
+    cannot_write = value_error.startswith("unsupported") or "no way to write" in value_error
+    if "value" not in case or "decode_error" in raw:
+        return None
+    if holds_empty(case["value"]):
+        reencoded, error = raw.get("reencoded"), raw.get("reencode_error", "")
+        as_null = empty_as_null(case["type_tree"], bytes.fromhex(case["hex"]))
+        if "reencoded" in raw and reencoded == as_null:
+            return "reads the empty value as null and writes a null back (" + raw.get("decoded", "?")[:80] + ")"
+        if error and re.search(r"\bnull\b|\bNone\b|\bnil\b", error):
+            return "reads the empty value as null and cannot write it back: " + error[:150]
+        if reencoded == "" and case["hex"] == "" and raw.get("decoded") in ("None", "null", "<nil>"):
+            return "reads the empty value as null (" + raw["decoded"] + "); its null re-encodes as zero bytes"
+        if cannot_write and (reencoded in accepted or same_but_order(case, reencoded or "")):
+            return ("re-encodes the bytes it read unchanged, read as " + raw.get("decoded", "?")[:80]
+                    + ", but cannot write the value: " + value_error[:120])
+        return None
+    if cannot_write and (raw.get("reencoded") in accepted or same_but_order(case, raw.get("reencoded", ""))):
+        return "decoded and re-encoded; the value cannot be expressed: " + value_error[:200]
+    return None
+
+
 def judge(case, raw):
     if "crash" in raw:
         return {"status": "fail", "check": "decode", "detail": raw["crash"][:300]}
     if "unsupported" in raw:
         return {"status": "unsupported", "detail": raw["unsupported"][:300]}
     accepted = {case["hex"], case.get("canonical", case["hex"]), *case.get("equivalent", [])}
+    why = unrepresentable(case, raw, accepted)
+    if why:
+        return {"status": "unsupported", "detail": why}
     if not case["valid"]:
         if "decode_error" in raw:
             return {"status": "pass", "detail": "refused: " + raw["decode_error"][:200]}
@@ -229,9 +321,6 @@ def judge(case, raw):
         if not same_but_order(case, raw.get("reencoded", "")):
             return bytes_failure(case, "reencoded", raw.get("reencoded", ""))
     if "value_error" in raw:
-        if raw["value_error"].startswith("unsupported") or "no way to write" in raw["value_error"]:
-            return {"status": "pass", "detail": "decoded and re-encoded; the value itself cannot be expressed: "
-                                                + raw["value_error"][:200]}
         return {"status": "fail", "check": "value_encoded", "detail": "could not encode the value: "
                                                                      + raw["value_error"][:300]}
     if "value_encoded" in raw and raw["value_encoded"] not in accepted:

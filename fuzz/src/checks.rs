@@ -511,6 +511,7 @@ pub fn value_decoder(data: &[u8]) {
         previous = line.offset;
     }
     check_streamed_text(ty, payload, &decoded);
+    check_refusals(ty, payload, &decoded);
     let Ok(value) = decoded else {
         return;
     };
@@ -536,6 +537,75 @@ pub fn value_decoder(data: &[u8]) {
             "a non-canonical payload is accepted ({ty})"
         );
     }
+}
+
+/// Checks that what `refused::refusals_each` finds in a payload (while decoding it, keeping nothing)
+/// is what the rule finds walking the whole decoded value, in the same order, at offsets inside the
+/// payload and in byte order; that it fails where decode fails; and that a type `can_be_refused`
+/// calls free of refusals has none.
+fn check_refusals(ty: &CqlType, payload: &[u8], decoded: &Result<Value, value::DecodeError>) {
+    use value::refused::{self, Place, Refusal};
+    let mut found = Vec::new();
+    let streamed = refused::refusals_each(ty, payload, false, &mut |r| found.push(r));
+    let Ok(value) = decoded else {
+        assert!(
+            streamed.is_err(),
+            "refusals_each accepts what decode refuses ({ty})"
+        );
+        return;
+    };
+    assert_eq!(
+        streamed.ok(),
+        Some(payload.len()),
+        "refusals_each disagrees with decode ({ty})"
+    );
+    fn walk(place: Place, ty: &CqlType, value: &Value, out: &mut Vec<Refusal>) {
+        out.extend(Refusal::of(place, ty, value));
+        match (ty, value) {
+            (CqlType::List(t), Value::List(items)) => items
+                .iter()
+                .for_each(|v| walk(Place::ListElement, t, v, out)),
+            (CqlType::Set(t), Value::List(items)) => items
+                .iter()
+                .for_each(|v| walk(Place::SetElement, t, v, out)),
+            (CqlType::Vector(t, _), Value::List(items)) => {
+                items.iter().for_each(|v| walk(Place::Other, t, v, out))
+            }
+            (CqlType::Map(k, t), Value::Map(entries)) => entries.iter().for_each(|(key, v)| {
+                walk(Place::MapKey, k, key, out);
+                walk(Place::MapValue, t, v, out);
+            }),
+            (CqlType::Tuple(types), Value::Tuple(items)) => types
+                .iter()
+                .zip(items)
+                .for_each(|(t, v)| walk(Place::Other, t, v, out)),
+            (CqlType::Udt(udt), Value::Udt(fields)) => udt
+                .fields
+                .iter()
+                .zip(fields)
+                .for_each(|((_, t), (_, v))| walk(Place::Other, t, v, out)),
+            _ => {}
+        }
+    }
+    let mut expected = Vec::new();
+    walk(Place::Other, ty, value, &mut expected);
+    let got: Vec<Refusal> = found.iter().map(|r| r.refusal).collect();
+    assert_eq!(
+        got, expected,
+        "refusals_each misses or adds findings ({ty})"
+    );
+    let mut previous = 0;
+    for r in &found {
+        assert!(
+            r.offset >= previous && (r.offset < payload.len() || r.offset == 0),
+            "a finding out of order or past the payload ({ty}): {r:?}"
+        );
+        previous = r.offset;
+    }
+    assert!(
+        found.is_empty() || refused::can_be_refused(ty),
+        "can_be_refused({ty}) is false, yet {found:?}"
+    );
 }
 
 /// Checks that the streamed printer writes what formatting the whole decoded value gives, in CQL and

@@ -43,11 +43,20 @@ def encode(cql_type: str, value: Json, *, udts: Sequence[str] = ()) -> bytes:
     only for a blob (a ``TypeError`` elsewhere, as in the driver); a ``set`` for a set, and a dict
     with keys other than ``str`` for a map, as the driver takes them."""
 
-def decode(cql_type: str, data: BytesLike, *, udts: Sequence[str] = ()) -> Json:
-    """One value's bytes as the JSON shapes of ``decode --format json``."""
+def decode(cql_type: str, data: BytesLike, *, udts: Sequence[str] = (), strict: bool = False) -> Json:
+    """One value's bytes as the JSON shapes of ``decode --format json``.
+
+    Bytes Apache Cassandra refuses (a null or empty element in a list, set or map; the empty value of
+    smallint, tinyint, date, time, duration or counter) are decoded all the same, with one
+    ``RefusedValueWarning`` per finding (at most 100); ``strict=True`` raises ``ValueError`` instead."""
+
+class RefusedValueWarning(UserWarning):
+    """Wire-legal bytes that Apache Cassandra refuses, found by ``decode`` (worded as the command
+    line's ``cqlwire: warning:`` lines: what, why, byte offset, path in the value)."""
 
 def explain(cql_type: str, data: BytesLike, *, udts: Sequence[str] = ()) -> str:
-    """An annotated dump of one value's bytes, one line per wire item."""
+    """An annotated dump of one value's bytes, one line per wire item; a last ``cqlwire: error: …`` line
+    for malformed bytes, else a ``cqlwire: warning: …`` line per thing Apache Cassandra refuses."""
 
 def lz4_compress(body: BytesLike) -> bytes:
     """A CQL v4 LZ4 body: 4-byte big-endian length, then the LZ4 block."""

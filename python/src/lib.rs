@@ -164,6 +164,10 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<search::SearchReport>()?;
     m.add("LoadError", m.py().get_type::<load::LoadError>())?;
     m.add("LoadFailed", m.py().get_type::<load::LoadFailed>())?;
+    m.add(
+        "RefusedValueWarning",
+        m.py().get_type::<values::RefusedValueWarning>(),
+    )?;
     m.add("DEFAULT_MAX_SIZE", cqlwire_protocol::lz4::DEFAULT_MAX_SIZE)?;
     // Which of (list, tuple, float) VectorCodec reads in place (python/README.md, "Speed").
     m.add("_object_layout", layout::probe(m.py())?)?;

@@ -3,8 +3,8 @@
 
 use crate::{type_error, value_error};
 use cqlwire_codec::types::{parse_type, CqlType, NativeType, UdtRegistry};
-use cqlwire_codec::value::{self, json};
-use pyo3::exceptions::PyTypeError;
+use cqlwire_codec::value::{self, json, refused};
+use pyo3::exceptions::{PyTypeError, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
@@ -49,23 +49,54 @@ pub(crate) fn encode(
     Ok(PyBytes::new(py, &bytes).unbind())
 }
 
+pyo3::create_exception!(
+    cqlwire,
+    RefusedValueWarning,
+    PyUserWarning,
+    "Wire-legal bytes that Apache Cassandra refuses (a null or empty element in a list, set or map; \
+     the empty value of smallint, tinyint, date, time, duration or counter): `decode` warns with \
+     this category once per finding, and raises ValueError instead with `strict=True`."
+);
+
 /// Decodes the bytes of one value of `cql_type` into the JSON shapes of `decode --format json`
 /// (lists, dicts for UDTs, `[key, value]` pairs for maps, strings for big numbers, blobs, dates,
 /// uuids, NaN and infinities). Trailing bytes are an error.
 ///
+/// Bytes Apache Cassandra refuses (a null or empty element in a list, set or map; the empty value
+/// of smallint, tinyint, date, time, duration or counter) are decoded all the same, with one
+/// `cqlwire.RefusedValueWarning` per finding (at most 100), worded as the command line's; with
+/// `strict=True` they raise ValueError (the first finding's text) instead.
+///
 /// >>> cqlwire.decode("list<int>", bytes.fromhex("0000000200000004000000010000000400000002"))
 /// [1, 2]
 #[pyfunction]
-#[pyo3(signature = (cql_type, data, *, udts = None))]
+#[pyo3(signature = (cql_type, data, *, udts = None, strict = false))]
 pub(crate) fn decode<'py>(
     py: Python<'py>,
     cql_type: &str,
     data: &Bound<'py, PyAny>,
     udts: Option<&Bound<'py, PyAny>>,
+    strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let ty = self::cql_type(cql_type, &declarations(udts)?)?;
     let data = crate::bytes_argument(data, "data")?;
     let decoded = value::decode(&ty, &data).map_err(value_error)?;
+    let findings = refused::refusal_lines(&ty, &data, false).map_err(value_error)?;
+    if strict {
+        if let Some(first) = findings.lines.first() {
+            let more = findings.total - 1;
+            return Err(value_error(if more == 0 {
+                first.clone()
+            } else {
+                format!("{first} (and {more} more; strict=False warns once for each)")
+            }));
+        }
+    }
+    let category = py.get_type::<RefusedValueWarning>();
+    for finding in &findings.lines {
+        let message = std::ffi::CString::new(finding.as_str()).map_err(value_error)?;
+        PyErr::warn(py, &category, &message, 1)?;
+    }
     from_json(py, &json::to_json(&ty, &decoded))
 }
 
@@ -261,7 +292,8 @@ fn from_json<'py>(py: Python<'py>, json: &Json) -> PyResult<Bound<'py, PyAny>> {
 
 /// An annotated dump of the bytes of one value of `cql_type`, as `cqlwire decode --format explain`
 /// prints it: one line per wire item (offset, bytes, meaning, path in the value). Malformed bytes
-/// are explained up to the fault, then a last line `cqlwire: error: …` says what is wrong.
+/// are explained up to the fault, then a last line `cqlwire: error: …` says what is wrong. Bytes
+/// Apache Cassandra refuses get a last line `cqlwire: warning: …` per finding, as `decode` warns.
 ///
 /// >>> print(cqlwire.explain("list<int>", bytes.fromhex("00000001000000040000002a")), end="")
 /// 0000  00000001                  element count 1
@@ -280,8 +312,14 @@ pub(crate) fn explain(
     let mut text = Vec::new();
     value::explain::write_lines(&mut text, &explanation.lines, &data, 0, 0).map_err(value_error)?;
     let mut text = String::from_utf8_lossy(&text).into_owned();
-    if let Err(error) = explanation.result {
-        text.push_str(&format!("cqlwire: error: {error}\n"));
+    match explanation.result {
+        Err(error) => text.push_str(&format!("cqlwire: error: {error}\n")),
+        Ok(_) => {
+            let findings = refused::refusal_lines(&ty, &data, false).map_err(value_error)?;
+            for finding in findings.lines {
+                text.push_str(&format!("cqlwire: warning: {finding}\n"));
+            }
+        }
     }
     Ok(text)
 }

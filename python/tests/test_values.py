@@ -80,3 +80,52 @@ def test_explain_matches_the_command_line(hexdata, cqlwire_binary):
     data = bytes.fromhex(hexdata)
     run = subprocess.run([cqlwire_binary, "decode", "list<int>", hexdata, "--format", "explain"], capture_output=True, text=True)
     assert cqlwire.explain("list<int>", data) == run.stdout + run.stderr
+
+
+def refused_corpus_cases():
+    """The wire-legal cases of conformance/cases.jsonl that Apache Cassandra 5.0.9 refuses (its
+    recorded answer), and a valid case of each of their types."""
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "conformance" / "cases.jsonl"
+    with open(path, encoding="utf-8") as lines:
+        corpus = [json.loads(line) for line in lines]
+    return [c for c in corpus if "value" in c and not c["valid"]], [c for c in corpus if "value" in c and c["valid"]]
+
+
+def test_decode_warns_once_per_thing_cassandra_refuses_and_strict_raises():
+    import warnings
+
+    refused, valid = refused_corpus_cases()
+    assert len(refused) == 21
+    for case in refused:
+        data = bytes.fromhex(case["hex"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = cqlwire.decode(case["type"], data, udts=case["udts"])
+        assert caught and all(w.category is cqlwire.RefusedValueWarning for w in caught), case["id"]
+        assert all(str(w.message).startswith("Apache Cassandra refuses ") for w in caught)
+        assert cqlwire.encode(case["type"], value, udts=case["udts"]) == data
+        with pytest.raises(ValueError, match="^Apache Cassandra refuses "):
+            cqlwire.decode(case["type"], data, udts=case["udts"], strict=True)
+        assert "cqlwire: warning: Apache Cassandra refuses " in cqlwire.explain(case["type"], data, udts=case["udts"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for case in valid:
+            cqlwire.decode(case["type"], bytes.fromhex(case["hex"]), udts=case["udts"], strict=True)
+
+
+def test_the_warnings_are_the_command_lines_lines(cqlwire_binary):
+    refused, _ = refused_corpus_cases()
+    import warnings
+
+    for case in refused:
+        udts = [arg for declaration in case["udts"] for arg in ("--udt", declaration)]
+        cli = subprocess.run([cqlwire_binary, "decode", *udts, case["type"], case["hex"] or "-"],
+                             input=b"", capture_output=True, check=True)
+        lines = [line.removeprefix("cqlwire: warning: ") for line in cli.stderr.decode().splitlines()]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cqlwire.decode(case["type"], bytes.fromhex(case["hex"]), udts=case["udts"])
+        assert [str(w.message) for w in caught] == lines, case["id"]

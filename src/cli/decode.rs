@@ -2,10 +2,10 @@
 
 use super::util::{cli_type, hex_argument, MAX_VALUE_BYTES};
 use super::CliError;
-use crate::{display, files};
+use crate::{display, files, messages};
 use cqlwire_codec::types::CqlType;
 use cqlwire_codec::value::print::{self, PrintError, TextForm};
-use cqlwire_codec::value::{self, explain};
+use cqlwire_codec::value::{self, explain, refused};
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -42,7 +42,13 @@ Examples:
 
 The payload is hex (argument or standard input; 0x, any case, spaces, ':' and newlines are fine) or raw
 bytes with --binary FILE. Offsets are decimal, as in error messages. Exit 1 on a malformed payload, 2 on
-an invalid type or --udt.")]
+an invalid type or --udt.
+
+Bytes the wire carries but Apache Cassandra refuses are shown, with one warning line each on standard
+error (exit 0; --strict: exit 1):
+  $ cqlwire decode 'list<int>' 00000002000000040000000100000000
+  [1, <empty>]
+  cqlwire: warning: Apache Cassandra refuses an empty element in a list (it keeps no empty value inside a collection) at byte 12 (element 1)")]
 pub struct Args {
     /// The CQL type: `int`, `map<text, frozen<list<int>>>`, `vector<float, 3>`, a --udt name, or a Java
     /// class name such as `org.apache.cassandra.db.marshal.Int32Type`.
@@ -65,6 +71,11 @@ pub struct Args {
     /// Accept bytes after the value (they are ignored; `explain` shows them).
     #[arg(long)]
     pub allow_trailing: bool,
+    /// Exit 1 when the bytes hold what Apache Cassandra refuses (a null or empty element in a
+    /// list, set or map; the empty value of smallint, tinyint, date, time, duration or counter).
+    /// Without it each finding is a warning and the exit code stays 0.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs `cqlwire decode`.
@@ -77,9 +88,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         None => hex_argument(&args.hex)?,
     };
+    print_value(&args, &ty, &bytes)?;
+    report_refusals(&ty, &bytes, args.allow_trailing, args.strict)
+}
+
+/// Prints the value in the chosen format.
+fn print_value(args: &Args, ty: &CqlType, bytes: &[u8]) -> Result<(), CliError> {
     let mut out = files::Output::open(None, false)?;
     let form = match args.format {
-        DecodeFormat::Explain => return print_explanation(out, &ty, &bytes, args.allow_trailing),
+        DecodeFormat::Explain => return print_explanation(out, ty, bytes, args.allow_trailing),
         DecodeFormat::Json => TextForm::Json,
         DecodeFormat::Cql => TextForm::Cql,
     };
@@ -89,11 +106,30 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         &as_is
     };
-    match print::write_text(&ty, &bytes, args.allow_trailing, form, show, &mut out) {
+    match print::write_text(ty, bytes, args.allow_trailing, form, show, &mut out) {
         Ok(()) => Ok(out.commit()?),
-        Err(PrintError::Decode(e)) => Err(payload_error(&ty, &bytes, e)),
+        Err(PrintError::Decode(e)) => Err(payload_error(ty, bytes, e)),
         Err(PrintError::Io(e)) => Err(e.into()),
     }
+}
+
+/// Says on standard error what Apache Cassandra refuses in the (decoded) payload, one line per
+/// finding: warnings, or with `strict` errors, the last one returned (exit 1).
+fn report_refusals(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    strict: bool,
+) -> Result<(), CliError> {
+    let mut lines = refused::refusal_lines(ty, bytes, allow_trailing)
+        .map_err(|e| payload_error(ty, bytes, e))?
+        .lines;
+    let last = if strict { lines.pop() } else { None };
+    let level = if strict { "error" } else { "warning" };
+    for line in &lines {
+        messages::line(format_args!("cqlwire: {level}: {line}"));
+    }
+    last.map_or(Ok(()), |line| Err(CliError::data(line)))
 }
 
 /// Text shown as it is (output that is not a terminal).

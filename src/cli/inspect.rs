@@ -285,9 +285,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             };
             if args.raw || args.hex {
                 // One direction: the client's or the server's, as its first header's direction
-                // bit says.
+                // bit says (a TLS stream: its first handshake message, a ServerHello or not).
                 let mut input = BufReader::new(input);
-                let from_server = input.fill_buf()?.first().is_some_and(|b| b & 0x80 != 0);
+                let head = input.fill_buf()?;
+                let from_server = if cqlwire_inspect::looks_like_tls(head) {
+                    head.get(5) == Some(&2)
+                } else {
+                    head.first().is_some_and(|b| b & 0x80 != 0)
+                };
                 let input = &mut input as &mut dyn Read;
                 let (client, server) = if from_server {
                     (None, Some(input))

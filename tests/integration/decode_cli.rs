@@ -347,3 +347,85 @@ fn every_malformed_fixture_fails_with_one_line_at_its_offset() {
         assert!(line.contains(phrase), "{}: {line}", case["name"]);
     }
 }
+
+/// The corpus case `id` of conformance/cases.jsonl (the server's answers recorded against Apache
+/// Cassandra 5.0.9 by conformance/generate.py): its type, declarations and hex.
+fn corpus_case(id: &str) -> Golden {
+    let case = cqlwire_testkit::jsonl("../conformance/cases.jsonl")
+        .into_iter()
+        .find(|case| case["id"] == id)
+        .unwrap_or_else(|| panic!("{id} is not in the corpus"));
+    Golden {
+        type_text: case["type"].as_str().expect("type").to_string(),
+        udts: strings(&case["udts"]),
+        hex: case["hex"].as_str().expect("hex").to_string(),
+        json: case["value"].clone(),
+        cql: String::new(),
+    }
+}
+
+#[test]
+fn bytes_cassandra_refuses_are_shown_with_a_warning_in_every_format_and_refused_by_strict() {
+    // A null map value and a null inside a UDT's list and map: one line per finding, with its path.
+    for (id, findings) in [
+        (
+            "map-text-int/8cc8327363",
+            vec!["a null value in a map (null is not supported inside collections) at byte 9 (map value #0)"],
+        ),
+        ("frozen-with-list/aa71f14326", vec!["(field xs / element 1)", "(field m / map value #0)"]),
+    ] {
+        let case = corpus_case(id);
+        for format in ["cql", "json", "explain"] {
+            let output = cqlwire("decode", &case, &["--format", format, &case.hex])
+                .output()
+                .expect("runs");
+            assert_eq!(output.status.code(), Some(0), "{id} {format}");
+            assert!(!output.stdout.is_empty(), "{id} {format}: the value is shown");
+            let stderr = String::from_utf8(output.stderr).expect("utf-8");
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(lines.len(), findings.len(), "{id} {format}: {stderr}");
+            for (line, needle) in lines.iter().zip(&findings) {
+                assert!(
+                    line.starts_with("cqlwire: warning: Apache Cassandra refuses ")
+                        && line.contains(needle),
+                    "{id} {format}: {line}"
+                );
+            }
+            let strict = cqlwire("decode", &case, &["--strict", "--format", format, &case.hex])
+                .output()
+                .expect("runs");
+            assert_eq!(strict.status.code(), Some(1), "{id} {format} --strict");
+            assert!(!strict.stdout.is_empty(), "{id} {format} --strict: the value is shown");
+            let stderr = String::from_utf8(strict.stderr).expect("utf-8");
+            assert_eq!(stderr.lines().count(), findings.len(), "{stderr}");
+            assert!(stderr.lines().all(|l| l.starts_with("cqlwire: error: Apache Cassandra refuses ")));
+        }
+    }
+    // The same type's valid bytes: nothing said, and --strict exits 0.
+    let valid = corpus_case("tuple-int/4b9414547a");
+    let output = cqlwire("decode", &valid, &["--strict", &valid.hex])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_payload_of_many_refused_elements_lists_a_hundred_and_counts_the_rest() {
+    // 1,000 null elements of a list<int>, the corpus's null element repeated.
+    let case = corpus_case("list-text/931662b8a9");
+    let hex = format!("000003e8{}", "ffffffff".repeat(1000));
+    let output = cqlwire("decode", &case, &[&hex]).output().expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8(output.stderr).expect("utf-8");
+    assert_eq!(stderr.lines().count(), 100, "{stderr}");
+    assert!(stderr
+        .lines()
+        .last()
+        .expect("a line")
+        .ends_with("(element 99); and 900 more items Apache Cassandra refuses, not listed"));
+}

@@ -573,3 +573,67 @@ fn every_value_of_the_real_tls_sessions_equals_the_drivers() {
         }
     }
 }
+
+/// `inspect --client C --server S --format json` of the two raw directions of `capture`
+/// (fixtures/tls/captures/<capture>/client.bin and server.bin, the bytes each side sent).
+fn inspect_raw_json(capture: &str, key_logs: &[PathBuf]) -> Vec<Json> {
+    let dir = fixture(&format!("tls/captures/{capture}"));
+    let client = dir.join("client.bin");
+    let server = dir.join("server.bin");
+    json_lines(&inspect(
+        &[
+            "--format",
+            "json",
+            "--client",
+            client.to_str().unwrap(),
+            "--server",
+            server.to_str().unwrap(),
+        ],
+        key_logs,
+    ))
+}
+
+#[test]
+fn raw_tls_streams_are_named_as_their_packet_capture_names_them() {
+    let captures: Vec<String> = std::fs::read_dir(fixture("tls/captures"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(captures.len(), 7);
+    for capture in &captures {
+        // Without a key log: named once, first, by what the capture's TLS library reported, and
+        // nothing else said of it (the connection is skipped after its ServerHello, as in a pcap).
+        let lines = inspect_raw_json(capture, &[]);
+        assert_eq!(lines.len(), 1, "{capture}: {lines:?}");
+        check_named(&lines[0], capture, false);
+        // With its key log: decrypted.
+        let lines = inspect_raw_json(capture, &[key_log(capture)]);
+        check_named(&lines[0], capture, true);
+    }
+    // The CQL conversations decode from raw streams as from the pcap of the same bytes: each
+    // direction's messages the same, in the same order (raw streams have no times, so where the
+    // client sent several requests before the first response, the two directions interleave
+    // otherwise).
+    let from_pcap = by_conn(&inspect_json("cql", &cql_key_logs()));
+    for (port, capture) in CQL_CAPTURES {
+        let raw = inspect_raw_json(capture, &[key_log(capture)]);
+        assert!(
+            raw[1..].iter().all(|l| l.get("problem").is_none()),
+            "{capture}"
+        );
+        for dir in ["request", "response"] {
+            let ours: Vec<Json> = raw[1..]
+                .iter()
+                .filter(|m| m["dir"] == dir)
+                .map(placeless)
+                .collect();
+            let pcap: Vec<Json> = from_pcap.messages[port]
+                .iter()
+                .filter(|m| m["dir"] == dir)
+                .map(placeless)
+                .collect();
+            assert!(ours.len() > 40, "{capture} {dir}");
+            assert!(ours == pcap, "{capture} {dir}: raw and pcap differ");
+        }
+    }
+}

@@ -472,6 +472,19 @@ impl<'k, W: Write> Printer<'k, W> {
                         w.str(&e.to_string());
                     }
                 }
+                let notes = m
+                    .message
+                    .as_ref()
+                    .map(RenderMessage::refused_notes)
+                    .unwrap_or_default();
+                if !notes.is_empty() {
+                    w.key("notes");
+                    w.begin_array();
+                    for note in &notes {
+                        w.str(note);
+                    }
+                    w.end_array();
+                }
                 if let Some(r) = m.request.as_ref().filter(|_| m.time.0 != 0) {
                     w.key("latency_ms");
                     w.f64(r.latency as f64 / 1e6);
@@ -503,6 +516,11 @@ impl<'k, W: Write> Printer<'k, W> {
                 )?;
                 if self.format == Format::Explain {
                     self.explain(m, form)?;
+                }
+                if let Ok(message) = &m.message {
+                    for note in message.refused_notes() {
+                        writeln!(self.out, "  note: {}", one_line(&note))?;
+                    }
                 }
                 Ok(())
             }

@@ -731,6 +731,36 @@ pub trait RenderMessage {
 
     /// The [`RenderMessage::gist`] with its query text, error message and token shown in `form`.
     fn gist_in(&self, form: ValueForm<'_>) -> String;
+
+    /// What Apache Cassandra refuses among the bound values of a QUERY, EXECUTE or BATCH whose
+    /// types are known (the rule of `cqlwire_codec::value::refused`, as `decode` says it), one
+    /// note per finding: `bound value #1 (v): Apache Cassandra refuses a null element in a list
+    /// (…) at byte 12 (element 1)`, offsets counting from the value's first byte, `statement 0,`
+    /// before it in a BATCH. No value is quoted, so a note holds nothing `--redact` hides.
+    fn refused_notes(&self) -> Vec<String>;
+}
+
+/// The notes of [`RenderMessage::refused_notes`] for one statement's values (`prefix` names the
+/// statement in a BATCH).
+fn refused_value_notes(values: &BoundValues, body: &[u8], prefix: &str, notes: &mut Vec<String>) {
+    for (i, value) in values.iter(body).enumerate() {
+        let (Cell::Value(range), Some(ty)) = (&value.value, value.ty.and_then(ColumnType::cql))
+        else {
+            continue;
+        };
+        let bytes = body.get(range.clone()).unwrap_or_default();
+        // A value that does not decode is shown as invalid already.
+        let Ok(found) = cqlwire_codec::value::refused::refusal_lines(ty, bytes, false) else {
+            continue;
+        };
+        let name = value
+            .name
+            .map(|name| format!(" ({})", crate::printer::one_line(name)))
+            .unwrap_or_default();
+        for line in found.lines {
+            notes.push(format!("{prefix}bound value #{i}{name}: {line}"));
+        }
+    }
 }
 
 impl RenderMessage for Message {
@@ -883,6 +913,26 @@ impl RenderMessage for Message {
             gist.push_str(&format!(" [{}]", count(warnings.len(), "warning")));
         }
         gist
+    }
+
+    fn refused_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        match &self.body {
+            Body::Query(q) => {
+                refused_value_notes(&q.parameters.values, &self.bytes, "", &mut notes)
+            }
+            Body::Execute(e) => {
+                refused_value_notes(&e.parameters.values, &self.bytes, "", &mut notes)
+            }
+            Body::Batch(b) => {
+                for (i, s) in b.statements.iter().enumerate() {
+                    let prefix = format!("statement {i}, ");
+                    refused_value_notes(&s.values, &self.bytes, &prefix, &mut notes);
+                }
+            }
+            _ => {}
+        }
+        notes
     }
 }
 

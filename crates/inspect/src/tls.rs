@@ -87,6 +87,8 @@ pub(super) struct TlsLayer {
     keyed: bool,
     /// Decrypted bytes, reused.
     plaintext: Vec<u8>,
+    /// Decrypted messages are queued, not decoded (raw streams: their reader decides the order).
+    pub(super) queue_only: bool,
 }
 
 /// Whether `bytes`, the first bytes of a direction of a connection (at stream offset `offset`),
@@ -114,16 +116,25 @@ pub(super) fn tls_conn(
     let on_port = options.ports.contains(&connection.responder.port())
         || options.ports.contains(&connection.initiator.port());
     let mut conn = Conn::new(connection, initiator_is_client, options);
-    conn.tls = Some(Box::new(TlsLayer {
-        connection: TlsConnection::new(options.tls_key_log.clone()),
-        named: false,
-        unproven: !on_port,
-        probe: Vec::new(),
-        skipped: false,
-        keyed: options.tls_key_log.is_some(),
-        plaintext: Vec::new(),
-    }));
+    conn.tls = Some(TlsLayer::new(options, !on_port));
     conn
+}
+
+impl TlsLayer {
+    /// The TLS state of a new connection; `unproven` when its decrypted bytes must show a CQL
+    /// frame header before they are decoded (off the CQL ports).
+    pub(super) fn new(options: &Options, unproven: bool) -> Box<TlsLayer> {
+        Box::new(TlsLayer {
+            connection: TlsConnection::new(options.tls_key_log.clone()),
+            named: false,
+            unproven,
+            probe: Vec::new(),
+            skipped: false,
+            keyed: options.tls_key_log.is_some(),
+            plaintext: Vec::new(),
+            queue_only: false,
+        })
+    }
 }
 
 /// Whether a problem says the connection's keys are missing or wrong.
@@ -220,6 +231,8 @@ impl Conn {
             layer.unproven = false;
             let probe = std::mem::take(&mut layer.probe);
             self.feed_and_drain(i, &probe, time, explain, totals, sink);
+        } else if layer.queue_only {
+            self.feed(i, plaintext);
         } else {
             self.feed_and_drain(i, plaintext, time, explain, totals, sink);
         }

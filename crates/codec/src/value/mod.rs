@@ -8,6 +8,7 @@ pub mod explain;
 #[cfg(feature = "json")]
 pub mod json;
 pub mod print;
+pub mod refused;
 mod unique;
 mod wire;
 

@@ -4,6 +4,7 @@
 
 mod driver_golden;
 mod malformed;
+mod refused;
 mod roundtrip;
 mod text_formats;
 mod values;

@@ -80,6 +80,27 @@ pub fn decode_pieces<'t>(
     Ok(used)
 }
 
+/// Decodes like [`decode_pieces`] without handing out pieces, handing `each` what Apache Cassandra
+/// refuses instead (see [`crate::value::refused`]).
+pub(crate) fn find_refusals(
+    ty: &CqlType,
+    bytes: &[u8],
+    allow_trailing: bool,
+    each: &mut dyn FnMut(crate::value::refused::Refused),
+) -> Result<usize, DecodeError> {
+    let mut keep_nothing = |_: Piece<'_>| {};
+    let mut decoder = Decoder::new(bytes, None);
+    decoder.stream = Some(&mut keep_nothing);
+    decoder.refused = Some(each);
+    let (value, used) = if allow_trailing {
+        decoder.prefix(ty)?
+    } else {
+        (decoder.value(ty, 0, bytes.len())?, bytes.len())
+    };
+    decoder.note(crate::value::refused::Place::Other, ty, &value, 0);
+    Ok(used)
+}
+
 /// A piece of a value, as [`decode_pieces`] hands them out.
 #[derive(Debug)]
 #[non_exhaustive]

@@ -3,6 +3,7 @@
 use super::{mixed_signs, same_sign, time_of_day, ExplainLine, Piece, Step};
 use crate::cursor::{trailing, Cursor, DecodeError};
 use crate::types::{CqlType, NativeType, UdtType};
+use crate::value::refused::{Place, Refusal, Refused};
 use crate::value::{cql, has_empty_value, Value};
 use crate::vint;
 use num_bigint::BigInt;
@@ -32,6 +33,8 @@ pub(super) struct Decoder<'b, 't, 'x> {
     trace: Option<&'x mut dyn FnMut(ExplainLine)>,
     /// Where [`decode_pieces`] hands the pieces of the value, which is then not collected.
     pub(super) stream: Option<&'x mut dyn FnMut(Piece<'t>)>,
+    /// Where [`find_refusals`](super::find_refusals) collects what Apache Cassandra refuses.
+    pub(super) refused: Option<&'x mut dyn FnMut(Refused)>,
 }
 
 impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
@@ -41,6 +44,22 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             cursor: Cursor::new(bytes),
             trace,
             stream: None,
+            refused: None,
+        }
+    }
+
+    /// Hands what Apache Cassandra refuses in the item `value` of type `ty` at `place`, which
+    /// starts at `offset`, to the collector, if any (the item's step is still on the path).
+    pub(super) fn note(&mut self, place: Place, ty: &CqlType, value: &Value, offset: usize) {
+        let Some(refused) = self.refused.as_deref_mut() else {
+            return;
+        };
+        if let Some(refusal) = Refusal::of(place, ty, value) {
+            refused(Refused {
+                refusal,
+                offset,
+                path: self.cursor.path(),
+            });
         }
     }
 
@@ -170,7 +189,8 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         }
         let read = match ty {
             CqlType::Native(native) => (self.native(*native, start, end)?, end),
-            CqlType::List(element) | CqlType::Set(element) => self.list(element, start, end)?,
+            CqlType::List(element) => self.list(element, Place::ListElement, start, end)?,
+            CqlType::Set(element) => self.list(element, Place::SetElement, start, end)?,
             CqlType::Map(key, value) => self.map(key, value, start, end)?,
             CqlType::Tuple(components) => self.tuple(components, start, end)?,
             CqlType::Udt(udt) => self.udt(udt, start, end)?,
@@ -232,6 +252,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     fn list(
         &mut self,
         element: &'t CqlType,
+        place: Place,
         start: usize,
         end: usize,
     ) -> DecodeResult<(Value, usize)> {
@@ -241,6 +262,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         for i in 0..count {
             self.enter(Step::Element(i));
             let (value, next) = self.item(element, pos, end, "element length")?;
+            self.note(place, element, &value, pos);
             values.extend(self.leave(element, value));
             pos = next;
         }
@@ -260,10 +282,12 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         let mut pos = start + 4;
         for i in 0..count {
             self.enter(Step::MapKey(i));
-            let (k, next) = self.item(key, pos, end, "key length")?;
+            let (k, value_at) = self.item(key, pos, end, "key length")?;
+            self.note(Place::MapKey, key, &k, pos);
             let k = self.leave(key, k);
             self.enter(Step::MapValue(i));
-            let (v, next) = self.item(value, next, end, "value length")?;
+            let (v, next) = self.item(value, value_at, end, "value length")?;
+            self.note(Place::MapValue, value, &v, value_at);
             let v = self.leave(value, v);
             entries.extend(k.zip(v));
             pos = next;
@@ -289,6 +313,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             }
             self.enter(Step::Component(i));
             let (value, next) = self.item(component, pos, end, "component length")?;
+            self.note(Place::Other, component, &value, pos);
             values.extend(self.leave(component, value));
             pos = next;
         }
@@ -308,6 +333,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             }
             self.enter(Step::Field(name));
             let (value, next) = self.item(field, pos, end, "field length")?;
+            self.note(Place::Other, field, &value, pos);
             let kept = self.leave(field, value);
             values.extend(kept.map(|value| (name.clone(), value)));
             pos = next;
@@ -343,6 +369,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 for i in 0..dimension {
                     self.enter(Step::Element(i));
                     let value = self.value(element, pos, pos + size)?;
+                    self.note(Place::Other, element, &value, pos);
                     values.extend(self.leave(element, value));
                     pos += size;
                 }
@@ -357,6 +384,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 for i in 0..dimension {
                     self.enter(Step::Element(i));
                     let (value, next) = self.vector_element(element, i, dimension, pos, end)?;
+                    self.note(Place::Other, element, &value, pos);
                     values.extend(self.leave(element, value));
                     pos = next;
                 }
