@@ -8,7 +8,9 @@
 The peers (pinned in requirements.txt, installed into benches/compare/.venv by this script):
 the Python driver's VectorType.serialize per row, NumPy's bulk byte swap, pyarrow read_table + NumPy on
 a Parquet file, the driver's LZ4 wrappers, the C lz4 library (`cargo bench --bench lz4 -- --interleaved`,
-which times both round by round and reports the median of per-round ratios), and `cat INPUT > OUTPUT` as the I/O limit for the .npy conversion. The vint-prefixed and
+which times both round by round and reports the median of per-round ratios), `cat INPUT > OUTPUT`
+and `dd bs=1M` (the user-space copy of the same bytes, a converter's floor) for the .npy conversion,
+and `dd bs=1M` of a file of the same output bytes for the Parquet one. The vint-prefixed and
 variable-size element types are compared with cqlwire's own int and float paths on the same input
 (output MB/s, whole process), with the driver's VectorType.serialize, and with an older cqlwire
 binary when `--baseline BINARY` is given.
@@ -483,11 +485,25 @@ def main() -> None:
     rows.append((f".npy → raw, {args.rows}×768 ({size_mb:.0f} MB)", f"cat INPUT > OUTPUT (RSS {cat_rss:.1f} MiB)",
                  cat, ours, f"{cat[0] / ours[0]:.2f}×; cqlwire RSS {ours_rss:.1f} MiB",
                  "≥ 0.9×, RSS ≤ 64 MiB"))
+    # GNU cat copies with copy_file_range (in the kernel); dd bs=1M copies through user space, as a
+    # converter must: the floor of a converter's process.
+    dd, ours, _, _ = alternate(["dd", f"if={npy}", "bs=1M", "status=none"],
+                               [str(BINARY), "convert", str(npy), "--quiet"], args.rounds, out)
+    rows.append((f".npy → raw, {args.rows}×768 ({size_mb:.0f} MB)", "dd if=INPUT bs=1M > OUTPUT",
+                 dd, ours, f"{dd[0] / ours[0]:.2f}×", "≥ 0.9×"))
     peer = [sys.executable, str(HERE / "peer_parquet.py"), str(parquet), "emb"]
     arrow, ours, arrow_rss, ours_rss = alternate(peer, [str(BINARY), "convert", str(parquet), "--quiet"],
                                                  args.rounds, out)
     rows.append((f"Parquet → raw, {args.rows}×768 snappy", f"pyarrow read_table + NumPy (RSS {arrow_rss:.1f} MiB)",
                  arrow, ours, f"{arrow[0] / ours[0]:.1f}×; cqlwire RSS {ours_rss:.1f} MiB", "≥ 2×"))
+    # dd of a file holding the same output bytes: the same reads and writes without decoding.
+    raw = DATA / f"raw-{args.rows}.bin"
+    if not raw.exists():
+        subprocess.run([str(BINARY), "convert", str(parquet), "--quiet", "-o", str(raw)], check=True)
+    dd, ours, _, _ = alternate(["dd", f"if={raw}", "bs=1M", "status=none"],
+                               [str(BINARY), "convert", str(parquet), "--quiet"], args.rounds, out)
+    rows.append((f"Parquet → raw, {args.rows}×768 snappy", "dd bs=1M of the same output bytes",
+                 dd, ours, f"{dd[0] / ours[0]:.2f}×", "≥ 0.8×"))
 
     # Whole process: the element types against cqlwire's own int / float path on the same input
     # (output MB/s), and against an older binary when given.

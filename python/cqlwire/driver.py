@@ -1,6 +1,7 @@
 """Make an installed Python driver (``cassandra-driver`` or ``scylla-driver``, both the
 ``cassandra`` package) use cqlwire for the LZ4 compression it negotiates (v4 frame bodies and v5
 LZ4 segments) and for ``VectorType`` values of fixed-size numbers (float, double, int, bigint).
+Python-lz4 is not needed: without it, the hook also provides the driver's v5 LZ4 segment codec.
 
 >>> import cqlwire.driver
 >>> cqlwire.driver.install()      # from now on, new connections and vector values use cqlwire
@@ -100,9 +101,18 @@ def install() -> None:
         "lz4": connection.locally_supported_compressions.get("lz4"),
     }
     # Protocol v5 compresses segments with a codec the driver built at import from its own
-    # functions, not through the table above.
-    segments = getattr(connection, "segment_codec_lz4", None)
-    if segments is not None:
+    # functions, not through the table above. Without python-lz4 the driver leaves that codec
+    # None, and a v5 connection that negotiated the lz4 entry set below would fail on its first
+    # segment: the hook then provides the codec, on cqlwire's functions. A segment carries the
+    # uncompressed length in its header and the LZ4 block alone as its payload; the driver's
+    # codec strips and adds the 4-byte length that lz4_compress/lz4_decompress use.
+    segments = getattr(connection, "segment_codec_lz4", _MISSING)
+    if segments is None:
+        from cassandra.segment import SegmentCodec
+
+        saved["segments"] = None
+        connection.segment_codec_lz4 = SegmentCodec(lz4_compress, lz4_decompress)
+    elif segments is not _MISSING:
         saved["segments"] = (segments.compressor, segments.decompressor)
         segments.compressor, segments.decompressor = lz4_compress, lz4_decompress
     vector.serialize = _through_codec(
@@ -111,7 +121,12 @@ def install() -> None:
     vector.deserialize = _through_codec(
         saved["deserialize"].__func__, VectorCodec.deserialize, (TypeError, ValueError)
     )
-    connection.locally_supported_compressions["lz4"] = (lz4_compress, lz4_decompress)
+    compressions = connection.locally_supported_compressions
+    compressions["lz4"] = (lz4_compress, lz4_decompress)
+    if saved["lz4"] is None:
+        # First, as the driver orders it when python-lz4 is there: it picks the first entry the
+        # server also offers, and protocol v5 takes LZ4 only (snappy means no compression).
+        compressions.move_to_end("lz4", last=False)
     _saved = saved
 
 
@@ -130,8 +145,12 @@ def uninstall() -> None:
     else:
         connection.locally_supported_compressions["lz4"] = _saved["lz4"]
     if "segments" in _saved:
-        segments = connection.segment_codec_lz4
-        segments.compressor, segments.decompressor = _saved["segments"]
+        if _saved["segments"] is None:
+            # The codec the hook provided goes; connections opened meanwhile keep theirs.
+            connection.segment_codec_lz4 = None
+        else:
+            segments = connection.segment_codec_lz4
+            segments.compressor, segments.decompressor = _saved["segments"]
     for cls, hook in _hooks.items():
         if cls.__dict__.get("serialize") is hook:
             del cls.serialize

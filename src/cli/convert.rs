@@ -134,6 +134,7 @@ pub(super) fn parse_input_format(text: &str) -> Result<InputFormat, String> {
 /// Runs `cqlwire convert`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let started = Instant::now();
+    keep_freed_memory();
     let target = match &args.target_type {
         None => None,
         Some(text) => Some(
@@ -183,6 +184,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     Ok(())
+}
+
+/// Largest allocation glibc's malloc serves from its heap rather than a fresh `mmap` during a
+/// conversion ([`keep_freed_memory`]): above every per-page buffer of the Parquet reader and every
+/// batch of the pipeline (about 16 MiB at most), and the most that glibc accepts (32 MiB).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MALLOC_MMAP_THRESHOLD: libc::c_int = 32 << 20;
+
+/// Free memory glibc's malloc keeps at the top of its heap instead of handing it back to the kernel
+/// ([`keep_freed_memory`]).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MALLOC_TRIM_THRESHOLD: libc::c_int = 128 << 20;
+
+/// Makes glibc's malloc reuse the memory a conversion frees instead of returning it to the kernel
+/// and asking for fresh pages again.
+///
+/// The Parquet reader allocates and frees buffers of about a page (1 MiB) for every page it reads
+/// and decompresses. With glibc's defaults they went back to the kernel (munmap, or a trim of the
+/// heap's top) and came back as new zeroed pages: 74,800 page faults for 200,000 × 768 snappy
+/// floats, about 300 MB of fresh memory, and about half of `convert`'s system time on a 2-core VM
+/// (where a fresh page can also cost the hypervisor a fault). With these two settings: 2,800
+/// faults, and a smaller peak RSS (21 MB instead of 72 MB). Other C libraries have their own
+/// policies and are left alone.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes two tuning parameters of glibc's allocator; it is called before
+    // this command starts its worker threads, and any value it refuses leaves the default.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD);
+    }
 }
 
 /// Moves the progress bar to `totals`.

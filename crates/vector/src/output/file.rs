@@ -179,7 +179,7 @@ pub struct Output {
 }
 
 enum Target {
-    Stdout(BufWriter<io::Stdout>),
+    Stdout(BufWriter<StdoutSink>),
     File {
         writer: BufWriter<tempfile::NamedTempFile>,
         destination: PathBuf,
@@ -190,6 +190,53 @@ enum Target {
         writer: BufWriter<File>,
         destination: PathBuf,
     },
+}
+
+/// Where buffered standard output goes: binary output straight to file descriptor 1 (on Unix), text
+/// through [`io::Stdout`].
+///
+/// `io::Stdout` is line-buffered: each 1 MiB block of binary output was written as two system
+/// calls, the bytes up to its last newline byte and then, from a buffer of its own, the few bytes
+/// after it, so that every block but the first started inside a page of the destination. A
+/// duplicate of the descriptor writes each block whole. Nothing else of the process writes binary
+/// output to standard output meanwhile, so no bytes can be reordered.
+enum StdoutSink {
+    Std(io::Stdout),
+    #[cfg(unix)]
+    Raw(File),
+}
+
+impl StdoutSink {
+    fn new(stdout: io::Stdout, binary: bool) -> StdoutSink {
+        #[cfg(unix)]
+        if binary {
+            use std::os::fd::AsFd;
+            if let Ok(fd) = stdout.as_fd().try_clone_to_owned() {
+                return StdoutSink::Raw(File::from(fd));
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = binary;
+        StdoutSink::Std(stdout)
+    }
+}
+
+impl Write for StdoutSink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            StdoutSink::Std(stdout) => stdout.write(buf),
+            #[cfg(unix)]
+            StdoutSink::Raw(file) => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            StdoutSink::Std(stdout) => stdout.flush(),
+            #[cfg(unix)]
+            StdoutSink::Raw(file) => file.flush(),
+        }
+    }
 }
 
 impl Output {
@@ -205,7 +252,10 @@ impl Output {
                 if binary && stdout.is_terminal() {
                     return Err(OutputError::BinaryToTerminal);
                 }
-                Target::Stdout(BufWriter::with_capacity(WRITE_BUFFER, stdout))
+                Target::Stdout(BufWriter::with_capacity(
+                    WRITE_BUFFER,
+                    StdoutSink::new(stdout, binary),
+                ))
             }
             Some(p) => match fs::metadata(p) {
                 Ok(existing) if existing.is_dir() => {
