@@ -267,8 +267,8 @@ impl Searcher {
 
     /// Reads every query of `reader` and converts it for the column (checked casts, as `load`
     /// does), keeping the floats too when `keep_floats`. Vectors of another dimension than the
-    /// column's are refused before any is read; a vector the server cannot answer for (see
-    /// [`unanswerable`]) before any query is sent.
+    /// column's are refused before any is read; a vector the server cannot answer for (a NaN or
+    /// infinite element, or all zeros for a cosine index) before any query is sent.
     pub fn read_queries(
         &self,
         mut reader: Box<dyn BatchReader>,
