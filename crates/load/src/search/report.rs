@@ -239,19 +239,30 @@ impl SearchReport {
     /// The lines of [`write_csv`](SearchReport::write_csv) after its header.
     pub fn write_csv_rows(&self, out: &mut dyn Write) -> io::Result<()> {
         for result in &self.results {
-            let keys: Vec<String> = result.keys.iter().map(ToString::to_string).collect();
             writeln!(
                 out,
                 "{},{:.3},{},{},{}",
                 result.number,
                 result.latency.as_secs_f64() * 1e3,
                 result.recall.map(|r| r.to_string()).unwrap_or_default(),
-                csv_field(&keys.join(" ")),
+                csv_field(&keys_field(&result.keys)),
                 csv_field(result.error.as_deref().unwrap_or(""))
             )?;
         }
         Ok(())
     }
+}
+
+/// The `keys` field of a results line: integer keys separated by spaces (`4 17 2`); other keys,
+/// whose CQL literals may hold spaces (`'a b'`), as a JSON array of the literals
+/// (`["'a b'","'c'"]`), which splits back unambiguously.
+fn keys_field(keys: &[Key]) -> String {
+    if keys.iter().all(|key| matches!(key, Key::Int(_))) {
+        let ids: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        return ids.join(" ");
+    }
+    let literals: Vec<String> = keys.iter().map(ToString::to_string).collect();
+    serde_json::to_string(&literals).unwrap_or_default()
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break.
@@ -407,7 +418,7 @@ mod tests {
             QueryResult {
                 number: 0,
                 latency: Duration::from_micros(1500),
-                keys: vec![Key::Int(4), Key::Literal("'a,b'".into())],
+                keys: vec![Key::Int(4), Key::Int(9)],
                 recall: Some(0.5),
                 error: None,
             },
@@ -423,8 +434,19 @@ mod tests {
         report.write_csv(&mut csv).unwrap();
         assert_eq!(
             String::from_utf8(csv).unwrap(),
-            "query,latency_ms,recall,keys,error\n0,1.500,0.5,\"4 'a,b'\",\n\
+            "query,latency_ms,recall,keys,error\n0,1.500,0.5,4 9,\n\
              1,2.000,,,\"said \"\"no\"\"\"\n"
+        );
+        // Keys whose literals hold spaces and commas split back from a JSON array.
+        report.results[0].keys = vec![
+            Key::Literal("'a b'".into()),
+            Key::Literal("'c,d'".into()),
+        ];
+        let mut csv = Vec::new();
+        report.write_csv_rows(&mut csv).unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap().lines().next(),
+            Some("0,1.500,0.5,\"[\"\"'a b'\"\",\"\"'c,d'\"\"]\",")
         );
     }
 }
