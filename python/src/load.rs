@@ -722,7 +722,18 @@ impl SourceKeywords<'_> {
     }
 }
 
-/// Loads `source` into `table` through `hosts` on the command line's engine (see the stubs).
+/// Load `source` into `table` (``KEYSPACE.TABLE``) through `hosts` on the engine of `cqlwire
+/// load`, with the GIL released; returns a `LoadReport` (written, rejected, rejects, retried,
+/// bytes, elapsed, resume_from).
+///
+/// `source`: a path of any input `cqlwire load` reads, a 2-D NumPy array (`ids` a key per row,
+/// or `row_number_column`; `first_row` numbers its rows), or a pyarrow Table or RecordBatch
+/// (columns map by name). The other keywords are the command's flags with underscores: `map`,
+/// `query`, `row_number_column`, `column`, `input_format`, `dataset`, `rows`, `shard`,
+/// `concurrency`, `rejects`, `dry_run`, `consistency`, `timeout`, `username`, `password`, `tls`,
+/// `tls_ca`, `tls_cert`, `tls_key`. Rejected rows do not raise. Raises `LoadError` for what the
+/// command exits 2 on and `LoadFailed` (with `report`) for a run that could not finish; Ctrl-C
+/// drains the run and raises `KeyboardInterrupt` carrying the run's `report`.
 #[pyfunction]
 #[pyo3(signature = (
     source, *, hosts, table, map=None, query=None, row_number_column=None, column=None,

@@ -228,7 +228,17 @@ fn write_results(mut output: Output, report: &EngineReport) -> Result<(), Engine
     output.commit().map_err(|e| output_error(&e))
 }
 
-/// Runs ANN queries on `table` (see the stubs).
+/// Run ANN queries on `table` on the engine of `cqlwire search`, with the GIL released; returns a
+/// `SearchReport` (queries, k, recall, recall_min, qps, latency_ms, concurrency, errors,
+/// warnings, index_wait, statement, results).
+///
+/// `queries`: a path (any input `cqlwire search` reads), a 2-D NumPy array or a pyarrow Table.
+/// Ground truth: `ground_truth` (a 2-D integer array or a file), else `exact` (a training file
+/// searched by brute force), else an HDF5 query file's `neighbors`. The other keywords are the
+/// command's flags with underscores: `column`, `key`, `k`, `dataset`, `input_format`,
+/// `input_column`, `query_rows`, `where`, `concurrency`, `warmup`, `wait_for_index`, `results`
+/// and the connection's (`consistency` is LOCAL_ONE by default). Raises `LoadError` for what the
+/// command exits 2 on (no vector index, a query the server refuses) and `LoadFailed` otherwise.
 #[pyfunction]
 #[pyo3(signature = (
     queries, *, hosts, table, column=None, key=None, k=10, dataset="test".to_owned(),

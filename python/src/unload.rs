@@ -227,8 +227,14 @@ impl FileKeywords {
     }
 }
 
-/// Reads `table` through `hosts` into a pyarrow Table, or with `output` into a file (see the
-/// stubs).
+/// Read `table` through `hosts` on the scan of `cqlwire unload`, with the GIL released: without
+/// `output`, into a `pyarrow.Table` (needs pyarrow); with `output`, into the file the command
+/// writes, atomically, returning an `UnloadReport`.
+///
+/// Keywords are the command's flags with underscores: `columns`, `where`, `split`, `concurrency`,
+/// `page_rows`, `output`, `format` (parquet, arrow, npy, fbin, raw, hex), `column`, `ids` and the
+/// connection's. Raises `LoadError` for what the command exits 2 on and `LoadFailed` for a failed
+/// scan or write; Ctrl-C stops the scan, leaves no file and raises `KeyboardInterrupt`.
 #[pyfunction]
 #[pyo3(signature = (
     *, hosts, table, columns=None, r#where=None, split=4, concurrency=8, page_rows=None,

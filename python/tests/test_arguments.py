@@ -132,3 +132,11 @@ def test_masked_rows_are_null_rows_and_masked_elements_an_error():
     mask[2, 1] = True
     with pytest.raises(ValueError, match="row 2 element 1 is masked"):
         cqlwire.serialize_vectors(np.ma.masked_array(data, mask=mask))
+
+
+@pytest.mark.parametrize("name", ["load", "unload", "search"])
+def test_the_live_table_functions_document_their_keywords_at_run_time(name):
+    doc = getattr(cqlwire, name).__doc__
+    assert "see the stubs" not in doc
+    assert "LoadError" in doc and "underscores" in doc
+    assert ("hosts" in doc) and ("consistency" in doc or "connection" in doc)
