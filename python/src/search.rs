@@ -267,6 +267,7 @@ pub(crate) fn search<'py>(
     results: Option<PathBuf>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<SearchReport> {
+    let table_name = table.clone();
     let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
     let mut options =
         SearchOptions::from_settings(&settings).map_err(|e| engine_error(py, &e, Vec::new()))?;
@@ -329,6 +330,17 @@ pub(crate) fn search<'py>(
         .map(open_results)
         .transpose()
         .map_err(|e| engine_error(py, &e, Vec::new()))?;
+    if let Some(seconds) = wait_for_index {
+        // The wait for a new index can take minutes: say so to whoever listens to the logs.
+        py.import("logging")?
+            .call_method1("getLogger", ("cqlwire",))?
+            .call_method1(
+                "info",
+                (format!(
+                    "waiting up to {seconds} s for the vector index of {table_name} to answer"
+                ),),
+            )?;
+    }
     let control = cqlwire_load::RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;

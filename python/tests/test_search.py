@@ -172,3 +172,11 @@ def test_ground_truth_keywords_are_checked_before_connecting(tmp_path):
     with pytest.raises(cqlwire.LoadError, match="above 2\\*\\*63 - 1"):
         cqlwire.search(queries, hosts="127.0.0.1:1", table="ks.t",
                        ground_truth=np.array([[2**64 - 1], [1]], dtype=np.uint64))
+
+
+def test_a_wait_for_the_index_is_logged_before_it_starts(caplog):
+    queries = np.zeros((2, 8), np.float32)
+    with caplog.at_level("INFO", logger="cqlwire"):
+        with pytest.raises(cqlwire.LoadFailed):
+            cqlwire.search(queries, hosts="127.0.0.1:1", table="ks.t", wait_for_index=5)
+    assert "waiting up to 5 s for the vector index of ks.t to answer" in caplog.text

@@ -12,6 +12,8 @@ pub enum Unit {
     Rows,
     /// Queries, with the caller's message (e.g. the errors) beside them.
     Queries,
+    /// Nothing counted: the caller's message and the time spent (a wait).
+    Waiting,
 }
 
 /// A progress bar towards `len` (a spinner when the total is unknown), or a hidden one when
@@ -30,6 +32,7 @@ pub fn bar(len: Option<u64>, unit: Unit, quiet: bool) -> ProgressBar {
         (Unit::Rows, false) => "{spinner} {human_pos} rows  {msg}",
         (Unit::Queries, true) => "{bar:30} {human_pos}/{human_len} queries  {msg}  ETA {eta}",
         (Unit::Queries, false) => "{spinner} {human_pos} queries  {msg}",
+        (Unit::Waiting, _) => "{spinner} {msg}  {elapsed}",
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);

@@ -193,9 +193,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
         searcher.check_truth(&queries, truth).map_err(load_error)?;
     }
     let index_wait = match args.wait_for_index {
-        Some(seconds) => runtime
-            .block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)))
-            .map_err(load_error)?,
+        Some(seconds) => {
+            // A spinner while a new index builds, which can take minutes.
+            let waiting = progress::bar(None, Unit::Waiting, args.quiet);
+            waiting.set_message(format!(
+                "waiting up to {seconds} s for the index {} to answer",
+                searcher.index().name
+            ));
+            waiting.enable_steady_tick(Duration::from_millis(200));
+            let waited = runtime
+                .block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)));
+            waiting.finish_and_clear();
+            waited.map_err(load_error)?
+        }
         None => None,
     };
 
