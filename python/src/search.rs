@@ -228,9 +228,9 @@ fn write_results(mut output: Output, report: &EngineReport) -> Result<(), Engine
     output.commit().map_err(|e| output_error(&e))
 }
 
-/// Run ANN queries on `table` on the engine of `cqlwire search`, with the GIL released; returns a
-/// `SearchReport` (queries, k, recall, recall_min, qps, latency_ms, concurrency, errors,
-/// warnings, index_wait, statement, results).
+/// Run ANN queries on `table` through `hosts` on the engine of `cqlwire search`, with the GIL
+/// released; returns a `SearchReport` (queries, k, recall, recall_min, qps, latency_ms,
+/// concurrency, errors, warnings, index_wait, statement, results).
 ///
 /// `queries`: a path (any input `cqlwire search` reads), a 2-D NumPy array or a pyarrow Table.
 /// Ground truth: `ground_truth` (a 2-D integer array or a file), else `exact` (a training file
