@@ -438,10 +438,7 @@ mod tests {
              1,2.000,,,\"said \"\"no\"\"\"\n"
         );
         // Keys whose literals hold spaces and commas split back from a JSON array.
-        report.results[0].keys = vec![
-            Key::Literal("'a b'".into()),
-            Key::Literal("'c,d'".into()),
-        ];
+        report.results[0].keys = vec![Key::Literal("'a b'".into()), Key::Literal("'c,d'".into())];
         let mut csv = Vec::new();
         report.write_csv_rows(&mut csv).unwrap();
         assert_eq!(
