@@ -365,7 +365,7 @@ pub(crate) fn search<'py>(
             let waited = match wait_for_index {
                 Some(seconds) => {
                     searcher
-                        .wait_for_index(&queries, Duration::from_secs(seconds))
+                        .wait_for_index(&queries, Duration::from_secs(seconds), &control)
                         .await?
                 }
                 None => None,

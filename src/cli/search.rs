@@ -201,8 +201,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 searcher.index().name
             ));
             waiting.enable_steady_tick(Duration::from_millis(200));
-            let waited =
-                runtime.block_on(searcher.wait_for_index(&queries, Duration::from_secs(seconds)));
+            let waited = runtime.block_on(searcher.wait_for_index(
+                &queries,
+                Duration::from_secs(seconds),
+                &control,
+            ));
             waiting.finish_and_clear();
             waited.map_err(load_error)?
         }

@@ -40,7 +40,8 @@ pub enum LoadErrorKind {
     TableChanged,
     /// Writing the rejects file failed; the run was drained and [`LoadError::report`] says how far it got.
     Rejects,
-    /// An unload was stopped by its caller before it read every range.
+    /// A job was stopped by its caller: an unload before it read every range, a search while it
+    /// waited for the index.
     Stopped,
     /// Writing an unload's output failed.
     Output,

@@ -359,11 +359,13 @@ impl Searcher {
 
     /// Sends the first query until it is answered, every half second, and returns how long that
     /// took (a new index refuses ANN queries until it is built), or `None` when there is no query
-    /// to send; an error after `timeout`.
+    /// to send; an error after `timeout`, and one of kind [`LoadErrorKind::Stopped`] as soon as
+    /// `control.stop` is set.
     pub async fn wait_for_index(
         &self,
         queries: &QuerySet,
         timeout: Duration,
+        control: &RunControl,
     ) -> Result<Option<Duration>, LoadError> {
         let Some(probe) = queries.values.first() else {
             return Ok(None);
@@ -384,6 +386,16 @@ impl Searcher {
                         "the index {} did not answer within {} s: {error}",
                         self.index.name,
                         timeout.as_secs()
+                    ),
+                ));
+            }
+            if control.stop_requested() {
+                return Err(LoadError::new(
+                    LoadErrorKind::Stopped,
+                    format!(
+                        "stopped after {:.1} s of waiting for the index {}",
+                        started.elapsed().as_secs_f64(),
+                        self.index.name
                     ),
                 ));
             }
