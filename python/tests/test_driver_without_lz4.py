@@ -23,6 +23,7 @@ from cassandra.connection import lz4_compress as driver_compress
 from cassandra.connection import lz4_decompress as driver_decompress
 from cassandra.segment import Segment, SegmentCodec
 from conftest import FIXTURES
+from segments import decoded, encoded
 
 import cqlwire
 
@@ -39,27 +40,13 @@ def payloads():
     return [text[:1], text[:100], text[:8192], text, noise, b"", long]
 
 
-def encoded(codec, payload):
-    out = BytesIO()
-    codec.encode(out, payload)
-    return out.getvalue()
-
-
-def decoded(codec, data):
-    """The payloads of the segments in `data`, joined."""
-    buffer, parts = BytesIO(data), []
-    while buffer.tell() < len(data):
-        header = codec.decode_header(buffer)
-        parts.append(codec.decode(buffer, header).payload)
-    return b"".join(parts)
-
-
 # Runs in the environment without python-lz4: reports what the driver offers before install(),
 # the segments written after it for each payload (hex), the payloads read from the segments the
 # driver wrote on python-lz4 (given on stdin), and what uninstall() leaves.
 CHILD = r"""
 import json, sys
-from io import BytesIO
+sys.path.insert(0, sys.argv[1])
+from segments import decoded, encoded
 
 report = {}
 try:
@@ -78,18 +65,6 @@ def state():
             and codec.decompressor is cqlwire.lz4_decompress,
         "compressions": list(connection.locally_supported_compressions),
     }
-
-def encoded(codec, payload):
-    out = BytesIO()
-    codec.encode(out, payload)
-    return out.getvalue()
-
-def decoded(codec, data):
-    buffer, parts = BytesIO(data), []
-    while buffer.tell() < len(data):
-        header = codec.decode_header(buffer)
-        parts.append(codec.decode(buffer, header).payload)
-    return b"".join(parts)
 
 given = json.load(sys.stdin)
 report["before"] = state()
@@ -125,7 +100,9 @@ def without_lz4(tmp_path_factory):
 
 
 def run_child(python, script, stdin="", env=None):
-    done = subprocess.run([str(python), "-I", "-c", script], input=stdin, capture_output=True,
+    # The script's first argument is this folder, for segments.py.
+    done = subprocess.run([str(python), "-I", "-c", script, str(pathlib.Path(__file__).parent)],
+                          input=stdin, capture_output=True,
                           text=True, env=env, cwd=str(python.parents[1]), timeout=600)
     assert done.returncode == 0, done.stderr
     return done.stdout

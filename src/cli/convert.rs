@@ -280,7 +280,8 @@ fn convert_error(error: ConvertError, type_text: &str) -> CliError {
 fn input_error(error: InputError) -> CliError {
     match error {
         InputError::AmbiguousColumn { input, columns } => CliError::usage(format!(
-            "{input}: several list columns ({columns}); choose one with --column"
+            "{input}: several list columns ({}); choose one with --column",
+            columns.join(", ")
         )),
         InputError::ShardNeedsRowCount {
             input,

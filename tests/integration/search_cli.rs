@@ -78,5 +78,8 @@ fn a_results_file_that_cannot_be_written_is_refused_before_connecting() {
     assert_error(&output, 1, "cannot create", "--results in a missing folder");
     let output = search(&["--results", dir.path().to_str().unwrap()]);
     assert_error(&output, 1, "is a directory", "--results DIR");
+    // A device that cannot take the header line.
+    let output = search(&["--results", "/dev/full"]);
+    assert_error(&output, 1, "No space left", "--results /dev/full");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -113,9 +113,8 @@ impl Dataset {
             Err(InputError::AmbiguousColumn { columns, .. })
                 if options.input.column.is_none() && named(options.path.as_deref()).is_some() =>
             {
-                let first = columns.split(", ").next().map(str::to_owned);
                 let input_options = InputOptions {
-                    column: first,
+                    column: columns.into_iter().next(),
                     ..options.input.clone()
                 };
                 convert::open(options.path.as_deref(), input_options).map_err(input)?

@@ -78,11 +78,10 @@ pub(crate) fn choose_column(
         })
         .collect();
     let candidate_names = || {
-        let names: Vec<&str> = candidates
+        candidates
             .iter()
-            .filter_map(|&i| fields.get(i).map(|f| f.name().as_str()))
-            .collect();
-        names.join(", ")
+            .filter_map(|&i| fields.get(i).map(|f| f.name().clone()))
+            .collect()
     };
     let index = match requested {
         Some(name) => fields

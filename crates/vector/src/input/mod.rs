@@ -274,12 +274,12 @@ pub enum InputError {
     #[error("{}", one_line(.0))]
     Options(String),
     /// Several list columns could hold the vectors and none was chosen (an options error).
-    #[error("{input}: several list columns ({columns}); choose one")]
+    #[error("{input}: several list columns ({}); choose one", .columns.join(", "))]
     AmbiguousColumn {
         /// The input's name.
         input: String,
-        /// The candidate columns, comma-separated.
-        columns: String,
+        /// The candidate columns, in the input's order.
+        columns: Vec<String>,
     },
     /// A shard was asked of an input that does not declare its row count (an options error).
     #[error(
