@@ -21,7 +21,7 @@ Peers (`--peers`, comma-separated, default all):
                 concurrency 100 (load_python.py)
   python-numpy  the same after cqlwire.driver.install(), NumPy rows
   cqlsh         cqlsh (PyPI) COPY FROM the CSV, its default options
-  rust-driver   the scylla crate alone binding Vec<f32>, concurrency 100 (crates/load/examples/bench_load_driver.rs)
+  rust-driver   the scylla crate alone binding Vec<f32>, concurrency 100 (crates/client/examples/bench_load_driver.rs)
   java-driver   the Java driver 4.17 (Maven Central, into ~/.cache/cqlwire-java-driver), executeAsync with a
                 semaphore of 100 permits (LoadJavaDriver.java, compiled here with javac)
   cqlwire       `cqlwire load` (release build), its default adaptive concurrency
@@ -330,7 +330,7 @@ def peer_commands(peers, parquet: pathlib.Path):
             commands[peer] = [str(run.VENV / "bin" / "cqlsh"), HOST, str(PORT), "-e",
                               f"COPY {table} (id, emb) FROM '{csv}'"]
         elif peer == "rust-driver":
-            subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-load", "--example",
+            subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-client", "--example",
                             "bench_load_driver"], cwd=ROOT, check=True)
             commands[peer] = [str(run.TARGET / "release" / "examples" / "bench_load_driver"), str(parquet),
                               f"{HOST}:{PORT}", table, str(CONCURRENCY)]

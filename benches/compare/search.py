@@ -19,7 +19,7 @@ LIMIT 10` at LOCAL_ONE (the drivers' default, the scylla crate's set) over every
 concurrency 1 and 16:
   python        the Python driver's execute_concurrent_with_args, float lists (search_python.py)
   java-driver   the Java driver 4.17, executeAsync + semaphore (SearchJavaDriver.java)
-  rust-driver   the scylla crate alone binding Vec<f32> (crates/load/examples/bench_search_driver.rs)
+  rust-driver   the scylla crate alone binding Vec<f32> (crates/client/examples/bench_search_driver.rs)
   cqlwire       `cqlwire search` (release build), --format json --results
 Each round runs every peer once per concurrency, in an order rotated round by round, after the
 server's CPU has settled; unmeasured runs of cqlwire and the Python driver warm the server first.
@@ -177,7 +177,7 @@ def compare(args) -> None:
     truth = numpy_neighbours(train, queries, K)
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "cqlwire"], cwd=ROOT, check=True)
     if "rust-driver" in peers:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-load", "--example",
+        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-client", "--example",
                         "bench_search_driver"], cwd=ROOT, check=True)
     load.HOST = HOST
     load.DATA.mkdir(parents=True, exist_ok=True)

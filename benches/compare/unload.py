@@ -13,7 +13,7 @@ Peers (`--peers`, comma-separated, default all):
   python       the Python driver paging (fetch size 5,000) into NumPy, written to Parquet with pyarrow
                (unload_python.py)
   rust-driver  the scylla crate alone paging (5,000 rows a page), rows as (i64, Vec<f32>), no output
-               (crates/load/examples/bench_unload_driver.rs)
+               (crates/client/examples/bench_unload_driver.rs)
   java-driver  the Java driver 4.17 paging (5,000 rows a page), getLong and getVector of each row, no
                output (UnloadJavaDriver.java, compiled with javac; it fails unless it read every row)
   cqlsh        cqlsh (PyPI) COPY TO a CSV, its default options
@@ -84,7 +84,7 @@ def commands(peers, out, rows):
             result[peer] = [sys.executable, str(HERE / "unload_python.py"), ADDRESS, TABLE, str(PAGE),
                             str(out / "python.parquet")]
         elif peer == "rust-driver":
-            subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-load", "--example",
+            subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-client", "--example",
                             "bench_unload_driver"], cwd=ROOT, check=True)
             result[peer] = [str(run.TARGET / "release" / "examples" / "bench_unload_driver"), f"{ADDRESS}:9042",
                             TABLE, str(PAGE)]

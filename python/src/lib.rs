@@ -2,7 +2,7 @@
 //!
 //! Thin wrappers only: vector conversion goes through [`cqlwire_vector::kernel::VectorEncoder`] and the
 //! Arrow readers of [`cqlwire_vector::input`], values through [`cqlwire_codec::value`], LZ4 bodies through
-//! [`cqlwire_protocol::lz4`], loads through [`cqlwire_load`]. Errors become `ValueError` (bad data) or
+//! [`cqlwire_protocol::lz4`], loads through [`cqlwire_client`]. Errors become `ValueError` (bad data) or
 //! `TypeError` (a type or an object that cannot be used), with the library's one-line message.
 
 mod arrow;

@@ -1,5 +1,5 @@
 //! `cqlwire.load`: a dataset (a file, a NumPy array, a pyarrow table or record batch) into a live
-//! Cassandra/ScyllaDB table, on the engine of the command line (`cqlwire_load`): the keywords become
+//! Cassandra/ScyllaDB table, on the engine of the command line (`cqlwire_client`): the keywords become
 //! the library's options as the command's flags do, and the run goes with the GIL released.
 
 use crate::arrow;
@@ -12,7 +12,7 @@ use arrow_array::{
     PrimitiveArray, RecordBatch, UInt64Array,
 };
 use arrow_schema::{Field, Schema};
-use cqlwire_load::{
+use cqlwire_client::{
     Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset, DatasetOptions,
     LoadError as EngineError, LoadErrorKind, LoadOptions, LoadReport as EngineReport, Loader, Mode,
     Password, RejectSink, RunControl,
@@ -285,7 +285,7 @@ impl ConnectionKeywords {
                                 py,
                                 format!(
                                     "username {user} needs a password: pass password= or set {}",
-                                    cqlwire_load::PASSWORD_VARIABLE
+                                    cqlwire_client::PASSWORD_VARIABLE
                                 ),
                             )
                         })?,

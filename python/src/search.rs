@@ -1,12 +1,12 @@
 //! `cqlwire.search`: ANN queries on a live table and their recall, on the engine of `cqlwire search`
-//! ([`cqlwire_load::Searcher`]): the same prepared `SELECT … ORDER BY … ANN OF ? LIMIT k`, each
+//! ([`cqlwire_client::Searcher`]): the same prepared `SELECT … ORDER BY … ANN OF ? LIMIT k`, each
 //! query vector bound as bytes, the same latency and recall measures.
 
 use crate::load::{
     engine_error, in_memory, memory_reader, rows_argument, run_interruptible, runtime, usage,
     ConnectionKeywords,
 };
-use cqlwire_load::{
+use cqlwire_client::{
     GroundTruth, Key, LoadError as EngineError, LoadErrorKind, SearchOptions,
     SearchReport as EngineReport, Searcher, RESULTS_HEADER,
 };
@@ -341,7 +341,7 @@ pub(crate) fn search<'py>(
                 ),),
             )?;
     }
-    let control = cqlwire_load::RunControl::default();
+    let control = cqlwire_client::RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
     let (result, statement) = run_interruptible(py, &runtime, stop, async move {

@@ -1,5 +1,5 @@
 //! `cqlwire.unload`: a live table into a pyarrow Table or a file, on the scan of `cqlwire unload`
-//! ([`cqlwire_load::Unloader`]): the same token-range scan, paging, retries and Arrow types as the
+//! ([`cqlwire_client::Unloader`]): the same token-range scan, paging, retries and Arrow types as the
 //! command's Parquet and Arrow outputs. A Table gets the pages through the Arrow C data interface
 //! without a copy; a file is written by the command's writers, atomically.
 
@@ -7,7 +7,7 @@ use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKey
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_schema::SchemaRef;
-use cqlwire_load::{
+use cqlwire_client::{
     IdsFormat, LoadError as EngineError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions,
     UnloadWriter, Unloader,
 };

@@ -4,7 +4,7 @@
 //! engine's errors.
 
 use super::CliError;
-use cqlwire_load::{
+use cqlwire_client::{
     ConnectionSettings, Credentials, LoadError, LoadErrorKind, LoadOptions, Password,
     PASSWORD_VARIABLE,
 };

@@ -1,6 +1,6 @@
 //! `cqlwire load`: a dataset (Parquet, Arrow, NPY, ANN formats, HDF5) into a live Cassandra/ScyllaDB table.
 //!
-//! A thin face over [`cqlwire_load`]: the arguments become library options, the password comes from
+//! A thin face over [`cqlwire_client`]: the arguments become library options, the password comes from
 //! the environment or a prompt, and this file adds Ctrl-C, the progress bar, the rejects file and the
 //! summary line.
 
@@ -12,7 +12,7 @@ use super::util::{amount, counted};
 use super::CliError;
 use crate::files;
 use crate::messages;
-use cqlwire_load::{
+use cqlwire_client::{
     Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport, Loader, Mode,
     ProgressSnapshot, RejectSink, RunControl,
 };

@@ -1,8 +1,8 @@
 //! `cqlwire search`: a query set's ANN queries on a live table, with recall@k against ground truth,
 //! queries per second and latency percentiles.
 //!
-//! A thin face over [`cqlwire_load::Searcher`]: the arguments become library options (the
-//! connection flags are `load`'s, the ground truth a [`cqlwire_load::GroundTruth`]), and this file
+//! A thin face over [`cqlwire_client::Searcher`]: the arguments become library options (the
+//! connection flags are `load`'s, the ground truth a [`cqlwire_client::GroundTruth`]), and this file
 //! adds the progress bar, Ctrl-C, the summary and the per-query CSV file.
 
 use super::connection::{engine_error as load_error, Connection};
@@ -13,7 +13,7 @@ use super::signals::stop_on_signals;
 use super::CliError;
 use crate::files::{refuse_same_file, Output};
 use crate::messages;
-use cqlwire_load::{
+use cqlwire_client::{
     GroundTruth, RunControl, SearchOptions, SearchReport, Searcher, DISTINCT_WARNINGS,
     RESULTS_HEADER,
 };

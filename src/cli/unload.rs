@@ -1,6 +1,6 @@
 //! `cqlwire unload`: a live Cassandra/ScyllaDB table into Parquet, Arrow, NPY, fbin, raw or hex.
 //!
-//! A thin face over [`cqlwire_load::Unloader`]: the arguments become library options, the chosen
+//! A thin face over [`cqlwire_client::Unloader`]: the arguments become library options, the chosen
 //! format picks the columns read, and this file adds the output files, Ctrl-C, the progress bar and
 //! the summary line.
 
@@ -10,7 +10,7 @@ use super::signals::stop_on_signals;
 use super::CliError;
 use crate::files::{refuse_same_file, same_destination, Output};
 use crate::messages;
-use cqlwire_load::{
+use cqlwire_client::{
     IdsFormat, LoadError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport,
     UnloadWriter, Unloader,
 };

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use cqlwire_load::{
+use cqlwire_client::{
     Concurrency, Credentials, Host, LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader,
     Password, Reject, RetryOptions, Row, RunControl, TlsOptions, Value,
 };
@@ -25,7 +25,7 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::deserialize::row::ColumnIterator;
 use tokio::sync::mpsc;
 
-const KEYSPACE: &str = "cqlwire_load";
+const KEYSPACE: &str = "cqlwire_client";
 
 fn env(name: &str) -> String {
     std::env::var(name)

@@ -2,7 +2,7 @@
 //! value bytes into Arrow arrays, the pages handed on in token order.
 //!
 //! ```no_run
-//! use cqlwire_load::{Host, LoadOptions, UnloadControl, UnloadOptions, Unloader};
+//! use cqlwire_client::{Host, LoadOptions, UnloadControl, UnloadOptions, Unloader};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let hosts = Host::parse_list("127.0.0.1:9042")?;

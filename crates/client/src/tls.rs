@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn a_missing_or_empty_ca_file_is_a_tls_error_naming_the_file() {
-        let dir = std::env::temp_dir().join(format!("cqlwire-load-tls-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("cqlwire-client-tls-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let empty = dir.join("empty.pem");
         std::fs::write(&empty, "not a certificate\n").unwrap();

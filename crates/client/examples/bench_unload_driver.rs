@@ -5,7 +5,7 @@
 //! `cqlwire unload` on the same table:
 //!
 //! ```text
-//! cargo build --release -p cqlwire-load --example bench_unload_driver
+//! cargo build --release -p cqlwire-client --example bench_unload_driver
 //! target/release/examples/bench_unload_driver 127.0.0.1:9042 ks.table 5000
 //! ```
 //!

@@ -5,7 +5,7 @@
 //! `cqlwire load` on the same file and table:
 //!
 //! ```text
-//! cargo build --release -p cqlwire-load --example bench_load_driver
+//! cargo build --release -p cqlwire-client --example bench_load_driver
 //! target/release/examples/bench_load_driver FILE.parquet 127.0.0.1:9042 ks.table 100
 //! ```
 //!

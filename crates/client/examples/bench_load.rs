@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! scripts/cassandra.sh start
-//! cargo build --release -p cqlwire-load --example bench_load
+//! cargo build --release -p cqlwire-client --example bench_load
 //! /usr/bin/time -v target/release/examples/bench_load 127.0.0.1:9042 100000 100
 //! scripts/cassandra.sh stop
 //! ```
@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use cqlwire_load::{Concurrency, Host, LoadOptions, Loader, Reject, Row, RunControl, Value};
+use cqlwire_client::{Concurrency, Host, LoadOptions, Loader, Reject, Row, RunControl, Value};
 use scylla::client::session_builder::SessionBuilder;
 
 const DIMENSIONS: usize = 768;
@@ -89,7 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn make_batch(types: &[cqlwire_load::ServerType], rows: std::ops::Range<u64>) -> Vec<Row> {
+fn make_batch(types: &[cqlwire_client::ServerType], rows: std::ops::Range<u64>) -> Vec<Row> {
     let mut buffer = Vec::with_capacity((rows.end - rows.start) as usize * DIMENSIONS * 4);
     for n in rows.clone() {
         for i in 0..DIMENSIONS {

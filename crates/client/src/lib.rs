@@ -1,14 +1,20 @@
-//! Loads rows of ready CQL value bytes into a live Apache Cassandra or ScyllaDB table through the
-//! ScyllaDB Rust driver (`scylla`): token-aware single-partition EXECUTEs of one prepared statement,
-//! an adaptive in-flight window, retries with backoff, a rejects list, and a resume point when a run
-//! ends early.
+//! Jobs against a live Apache Cassandra or ScyllaDB, through the ScyllaDB Rust driver (`scylla`):
+//!
+//! - **load** ([`Loader`], [`Dataset`]): rows of ready CQL value bytes into a table, as
+//!   token-aware single-partition EXECUTEs of one prepared statement, with an adaptive in-flight
+//!   window, retries with backoff, a rejects list, and a resume point when a run ends early;
+//! - **unload** ([`Unloader`]): a table's rows back into files, by token ranges read in parallel;
+//! - **search** ([`Searcher`]): ANN queries against a vector index, with recall and latency.
+//!
+//! They share the connection settings ([`ConnectionSettings`]), the table's schema as the server
+//! reports it ([`TableColumn`]) and the guard that ends a job when the table changes under it.
 //!
 //! The values arrive serialized (section 6 of the native protocol spec): this crate never formats a
 //! value as text nor re-encodes it. Each [`Value`] carries the [`ServerType`] its bytes were made for,
 //! and binding checks it against the type the server reports for the bind marker.
 //!
 //! ```no_run
-//! use cqlwire_load::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, Value};
+//! use cqlwire_client::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, Value};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let hosts = Host::parse_list("127.0.0.1:9042")?;

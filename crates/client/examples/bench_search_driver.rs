@@ -5,7 +5,7 @@
 //! `cqlwire search` on the same table and queries:
 //!
 //! ```text
-//! cargo build --release -p cqlwire-load --example bench_search_driver
+//! cargo build --release -p cqlwire-client --example bench_search_driver
 //! target/release/examples/bench_search_driver QUERIES.npy 127.0.0.1:9042 ks.table K CONCURRENCY ANSWERS
 //! ```
 //!
