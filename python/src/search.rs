@@ -307,6 +307,7 @@ pub(crate) fn search<'py>(
             selection: RowSelection::of(rows, None),
             batch_rows: QUERY_BATCH_ROWS,
             dataset,
+            vectors_optional: false,
         };
         let reader = convert::open(Some(&path), options).map_err(|e| usage(py, e.to_string()))?;
         (reader, Some(path))

@@ -172,6 +172,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         selection: RowSelection::of(args.queries_range.clone(), None),
         batch_rows: 4096,
         dataset: args.dataset.clone(),
+        vectors_optional: false,
     };
     let reader = convert::open(Some(&args.queries), input_options).map_err(CliError::data)?;
     let ground_truth = GroundTruth::choose(
