@@ -10,6 +10,7 @@
 
 mod index;
 mod report;
+mod timed;
 mod truth;
 
 use std::fmt::Write as _;
@@ -43,6 +44,7 @@ pub use report::{
     recall, Key, Latency, QueryResult, SearchReport, ServerWarning, DISTINCT_WARNINGS,
     RESULTS_HEADER, WARNING_CHARS,
 };
+pub use timed::TimedRun;
 pub use truth::GroundTruth;
 
 /// Pause between two probes of [`Searcher::wait_for_index`].
