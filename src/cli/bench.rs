@@ -26,13 +26,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
 Examples:
-  # The whole case on a VectorDBBench dataset folder, its result file and chart:
-  cqlwire bench cohere_medium_1m --hosts db1 --table bench.cohere --metric cosine \\
+  # The whole case on a VectorDBBench dataset folder (here the bundled one: 300 rows, 12 queries,
+  # their 10 nearest by cosine), its result file and chart:
+  cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 --metric cosine \\
       -o result.json --plot qps.svg
 
-  # Short levels, on a table loaded before (search stages only):
-  cqlwire bench folder --hosts db1 --table bench.t --stages search_serial,search_concurrent \\
-      --concurrency 1,4 --duration 2
+  # Short levels, on the table loaded before (the search stages only):
+  cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
+      --stages search_serial,search_concurrent --concurrency 1,4 --duration 2
 
 Stages (VectorDBBench's): drop_old creates the table (id bigint PRIMARY KEY, emb vector<float, D>; \
 an existing table is refused unless --drop), load inserts the training set, then creates the SAI \
@@ -152,7 +153,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
     };
-    let folder = DatasetFolder::open(&args.dataset, None).map_err(CliError::usage)?;
+    let folder = DatasetFolder::open(&args.dataset, None).map_err(CliError::data)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+    let control = RunControl::default();
+    // The signals are ours before an output's temporary file exists (its own handler would end
+    // the process at once).
+    {
+        let _context = runtime.enter();
+        stop_on_signals(control.stop.clone());
+    }
     // The outputs are opened before the work: a missing folder is refused now, not after it.
     let mut result_file = args
         .output
@@ -164,16 +177,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .as_deref()
         .map(|path| Output::open(Some(path), false))
         .transpose()?;
-
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
-    let control = RunControl::default();
-    {
-        let _context = runtime.enter();
-        stop_on_signals(control.stop.clone());
-    }
     let started = SystemTime::now();
     let display = Arc::new(Mutex::new(Display::new(
         args.quiet,

@@ -29,6 +29,9 @@ use crate::result::{
 use crate::truth::GroundTruth;
 use crate::DatasetError;
 
+/// The product a result names (the release version comes from the server).
+const PRODUCT: &str = "Apache Cassandra";
+
 /// Rows per batch read from the training and test files.
 const BATCH_ROWS: usize = 4096;
 
@@ -132,6 +135,8 @@ pub struct CaseReport {
     pub stages: Vec<Stage>,
     /// The server's product and version, e.g. `Apache Cassandra 5.0.9`.
     pub server: String,
+    /// The server's product alone.
+    pub product: String,
     /// The server's release version alone.
     pub version: String,
     /// Rows inserted.
@@ -189,7 +194,7 @@ impl CaseReport {
         let task_config = TaskConfig {
             db: db.value().to_owned(),
             db_config: DbConfig {
-                db_label: self.server.clone(),
+                db_label: self.product.clone(),
                 version: self.version.clone(),
                 note: String::new(),
                 host: host.map(|h| h.name.clone()),
@@ -379,7 +384,8 @@ pub async fn run(
     let version = schema.release_version().await?;
     let mut report = CaseReport {
         stages: options.stages.clone(),
-        server: format!("Apache Cassandra {version}"),
+        server: format!("{PRODUCT} {version}"),
+        product: PRODUCT.to_owned(),
         version,
         rows: 0,
         insert_duration: 0.0,
