@@ -1,7 +1,7 @@
 """Type stubs of the native module (the functions' docstrings have examples)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing
@@ -323,4 +323,50 @@ def search(
     ...                         query_rows=(0, 1000))  # doctest: +SKIP
     >>> report.recall  # doctest: +SKIP
     0.9731
+    """
+
+def bench(
+    folder: PathLike,
+    *,
+    hosts: Hosts,
+    table: str,
+    stages: Optional[Sequence[str]] = None,
+    drop: bool = False,
+    metric: str = "cosine",
+    index_options: Optional[Mapping[str, str]] = None,
+    k: int = 100,
+    concurrency: Sequence[int] = (1, 5, 10, 20, 30, 40, 60, 80),
+    duration: int = 30,
+    index_wait: int = 3600,
+    output: Optional[PathLike] = None,
+    db: str = "Cassandra",
+    plot: Optional[PathLike] = None,
+    consistency: Optional[str] = None,
+    timeout: int = 12,
+    username: Optional[str] = None,
+    password: Optional[str] = None,
+    tls: bool = False,
+    tls_ca: Optional[PathLike] = None,
+    tls_cert: Optional[PathLike] = None,
+    tls_key: Optional[PathLike] = None,
+) -> Dict[str, Any]:
+    """Run VectorDBBench's performance case on ``table`` on the engine of ``cqlwire bench``, with
+    the GIL released: the dataset ``folder`` (``train.parquet`` or ``shuffle_train-NN-of-MM.parquet``,
+    ``test.parquet``, ``neighbors.parquet``) through the ``stages`` (VectorDBBench's names:
+    ``drop_old``, ``load``, ``search_serial``, ``search_concurrent``; all by default). ``drop``
+    drops an existing table (else it is refused); ``metric`` is the index's similarity function and
+    ``index_options`` its other options; each ``concurrency`` level runs ``duration`` seconds.
+    ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
+    QPS/p99 chart as SVG.
+
+    Returns the result file's ``metrics`` (``insert_duration``, ``optimize_duration``,
+    ``load_duration``, ``qps``, ``serial_latency_p99``, ``serial_latency_p95``, ``recall``,
+    ``ndcg``, ``conc_*_list``, …) plus ``server``, ``rows``, ``stages``, ``index``,
+    ``serial_errors`` and ``conc_errors_list``, as a dict. Raises ``LoadError`` (an existing table
+    without ``drop``, a missing keyspace, options that cannot work) or ``LoadFailed``; Ctrl-C
+    stops the current stage and raises ``KeyboardInterrupt``.
+
+    >>> cqlwire.bench("fixtures/bench/folder", hosts="127.0.0.1", table="ks.bench", k=10,
+    ...               concurrency=[1, 4], duration=5)["recall"]  # doctest: +SKIP
+    1.0
     """

@@ -6,6 +6,7 @@
 //! `TypeError` (a type or an object that cannot be used), with the library's one-line message.
 
 mod arrow;
+mod bench;
 mod layout;
 mod load;
 mod search;
@@ -162,6 +163,7 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<unload::UnloadReport>()?;
     m.add_function(wrap_pyfunction!(search::search, m)?)?;
     m.add_class::<search::SearchReport>()?;
+    m.add_function(wrap_pyfunction!(bench::bench, m)?)?;
     m.add("LoadError", m.py().get_type::<load::LoadError>())?;
     m.add("LoadFailed", m.py().get_type::<load::LoadFailed>())?;
     m.add(

@@ -379,6 +379,15 @@ pub async fn run(
     } else {
         None
     };
+    let LoadOptions {
+        keyspace, table, ..
+    } = &options.connection;
+    let name = format!("{keyspace}.{table}");
+    let (keyspace, table) = (schema_name(keyspace), schema_name(table));
+    // Made now: the dataset is not shared with the stages' tasks until the load takes it.
+    let create_table = dataset
+        .as_ref()
+        .map(|dataset| dataset.create_table(&keyspace, &table).0);
 
     let schema = SchemaSession::connect(&options.connection).await?;
     let version = schema.release_version().await?;
@@ -396,18 +405,13 @@ pub async fn run(
         level_errors: Vec::new(),
         index: String::new(),
     };
-    let LoadOptions {
-        keyspace, table, ..
-    } = &options.connection;
-    let name = format!("{keyspace}.{table}");
 
-    if let (true, Some(dataset)) = (has(Stage::DropOld), dataset.as_ref()) {
+    if let (true, Some(statement)) = (has(Stage::DropOld), create_table) {
         observe(Event::Started {
             stage: Stage::DropOld,
             units: None,
         });
         let started = Instant::now();
-        let (keyspace, table) = (schema_name(keyspace), schema_name(table));
         if !schema.keyspace_exists(&keyspace).await? {
             return Err(CaseError::Options(format!(
                 "keyspace {keyspace} does not exist: create it first, e.g. CREATE KEYSPACE {} \
@@ -427,7 +431,6 @@ pub async fn run(
                 ))
                 .await?;
         }
-        let (statement, _) = dataset.create_table(&keyspace, &table);
         schema.execute(&statement).await?;
         observe(Event::Finished {
             stage: Stage::DropOld,

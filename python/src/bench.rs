@@ -1,0 +1,157 @@
+//! `cqlwire.bench`: VectorDBBench's performance case on a live table, on the engine of
+//! `cqlwire bench` ([`cqlwire_bench::case`]); the result is VectorDBBench's metrics as a dict.
+
+use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKeywords};
+use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
+use cqlwire_bench::chart::concurrency_chart;
+use cqlwire_bench::folder::DatasetFolder;
+use cqlwire_bench::result::ResultDb;
+use cqlwire_client::{RunControl, SearchOptions};
+use cqlwire_vector::output::Output;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A case error as `LoadError` (what the command refuses with exit code 2) or `LoadFailed`.
+fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
+    let usage_error = case::is_usage(&error);
+    match error {
+        CaseError::Engine(error) => engine_error(py, &error, Vec::new()),
+        CaseError::TableExists(table) => usage(
+            py,
+            format!("table {table} exists: drop it first, or pass drop=True"),
+        ),
+        other if usage_error => usage(py, other.to_string()),
+        other => engine_error(
+            py,
+            &cqlwire_client::LoadError::new(
+                cqlwire_client::LoadErrorKind::Input,
+                other.to_string(),
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// An output file, opened before the work (a missing folder is refused now).
+fn open(py: Python<'_>, path: Option<&Path>) -> PyResult<Option<Output>> {
+    path.map(|path| Output::open(Some(path), false))
+        .transpose()
+        .map_err(|e| usage(py, e.to_string()))
+}
+
+/// Writes `text` to `output` and renames it into place.
+fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
+    if let Some(mut output) = output {
+        output
+            .write_all(text.as_bytes())
+            .and_then(|()| output.commit().map_err(std::io::Error::other))
+            .map_err(|e| usage(py, e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Runs VectorDBBench's performance case on `folder` (see the stubs).
+#[pyfunction]
+#[pyo3(signature = (
+    folder, *, hosts, table, stages=None, drop=false, metric="cosine".to_owned(),
+    index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
+    index_wait=3600, output=None, db="Cassandra".to_owned(), plot=None, **connection
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn bench<'py>(
+    py: Python<'py>,
+    folder: PathBuf,
+    hosts: &Bound<'py, PyAny>,
+    table: String,
+    stages: Option<Vec<String>>,
+    drop: bool,
+    metric: String,
+    index_options: Option<std::collections::BTreeMap<String, String>>,
+    k: usize,
+    concurrency: Vec<usize>,
+    duration: u64,
+    index_wait: u64,
+    output: Option<PathBuf>,
+    db: String,
+    plot: Option<PathBuf>,
+    connection: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
+    let load_connection = settings
+        .options()
+        .map_err(|e| engine_error(py, &e, Vec::new()))?;
+    let search_connection = SearchOptions::from_settings(&settings)
+        .map_err(|e| engine_error(py, &e, Vec::new()))?
+        .connection;
+    let stages = match stages {
+        None => Stage::ALL.to_vec(),
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                Stage::from_name(name).ok_or_else(|| usage(py, format!("no stage '{name}'")))
+            })
+            .collect::<PyResult<_>>()?,
+    };
+    let db = match db.as_str() {
+        "Cassandra" => ResultDb::Cassandra,
+        "test" => ResultDb::Test,
+        other => return Err(usage(py, format!("db is Cassandra or test, not '{other}'"))),
+    };
+    let options = CaseOptions {
+        connection: load_connection,
+        search_connection,
+        stages,
+        drop,
+        similarity: metric,
+        index_options: index_options.unwrap_or_default().into_iter().collect(),
+        k,
+        concurrency,
+        duration: Duration::from_secs(duration),
+        index_wait: Duration::from_secs(index_wait),
+    };
+    let dataset = DatasetFolder::open(&folder, None).map_err(|e| usage(py, e.to_string()))?;
+    let (result_file, plot_file) = (open(py, output.as_deref())?, open(py, plot.as_deref())?);
+    let control = RunControl::default();
+    let stop = control.stop.clone();
+    let runtime = runtime()?;
+    let started = SystemTime::now();
+    let run_options = options.clone();
+    let report = run_interruptible(py, &runtime, stop, async move {
+        case::run(&dataset, &run_options, &control, &mut |_| {}).await
+    })?
+    .map_err(|e| case_error(py, e))?;
+    let seconds = started
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let run_id = format!("{:032x}", (seconds * 1e6) as u128);
+    let result = report.result(&options, db, &run_id, seconds);
+    write(py, result_file, &result.to_json())?;
+    if plot_file.is_some() {
+        let title = format!("{} on {}", folder.display(), report.server);
+        let svg = concurrency_chart(&result.results[0].metrics, &title)
+            .map_err(|e| usage(py, e.to_string()))?;
+        write(py, plot_file, &svg)?;
+    }
+    let mut value = serde_json::to_value(&result.results[0].metrics).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("server".into(), report.server.clone().into());
+        map.insert("rows".into(), report.rows.into());
+        map.insert("serial_errors".into(), report.serial_errors.into());
+        map.insert("conc_errors_list".into(), report.level_errors.clone().into());
+        map.insert(
+            "stages".into(),
+            report
+                .stages
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        map.insert("index".into(), report.index.clone().into());
+    }
+    py.import("json")?
+        .call_method1("loads", (value.to_string(),))
+}

@@ -1,0 +1,48 @@
+"""cqlwire.bench against a real Cassandra: the bundled VectorDBBench folder (fixtures/bench/folder)
+through every stage gives what `cqlwire bench` gives on the same server (recall, NDCG, rows, levels),
+as a dict; its result file reads back through vectordb-bench's TestResult; an existing table is
+refused without drop=. Runs when CQLWIRE_TEST_CASSANDRA names a server (see test_load.py)."""
+import json
+import pathlib
+
+import pytest
+
+import cqlwire
+from test_load import KEYSPACE, SERVER, live, login, run_cli, session  # noqa: F401 (fixture)
+
+FOLDER = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "bench" / "folder"
+
+
+@live
+def test_the_case_gives_the_commands_metrics_and_a_readable_result_file(session, tmp_path,  # noqa: F811
+                                                                          cqlwire_binary):
+    from vectordb_bench.models import TestResult
+
+    table = KEYSPACE + ".bench_case"
+    session.execute("DROP TABLE IF EXISTS %s" % table)
+    result_file = tmp_path / "result.json"
+    got = cqlwire.bench(FOLDER, hosts=SERVER, table=table, k=10, concurrency=[1, 3], duration=1,
+                        output=result_file, db="test", **login())
+    assert got["rows"] == 300 and got["stages"] == ["drop_old", "load", "search_serial",
+                                                    "search_concurrent"]
+    assert got["conc_num_list"] == [1, 3] and got["serial_errors"] == 0
+    assert got["insert_duration"] > 0 and got["optimize_duration"] > 0
+    read = TestResult.read_file(result_file).results[0].metrics
+    assert (read.recall, read.ndcg, read.qps) == (got["recall"], got["ndcg"], got["qps"])
+
+    with pytest.raises(cqlwire.LoadError, match="exists"):
+        cqlwire.bench(FOLDER, hosts=SERVER, table=table, k=10, concurrency=[1], duration=1, **login())
+    assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == 300
+
+    cli = run_cli(cqlwire_binary, "bench", str(FOLDER), "--table", table, "--k", "10", "--stages",
+                  "search_serial,search_concurrent", "--concurrency", "2", "--duration", "1",
+                  "--format", "json", "--quiet")
+    searched = json.loads(cli.stdout)
+    assert (searched["recall"], searched["ndcg"]) == (got["recall"], got["ndcg"])
+
+
+def test_unknown_stages_and_databases_are_refused_before_connecting():
+    with pytest.raises(cqlwire.LoadError, match="no stage 'index'"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", stages=["index"])
+    with pytest.raises(cqlwire.LoadError, match="db is Cassandra or test"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", db="Milvus")
