@@ -140,7 +140,10 @@ pub(crate) fn bench<'py>(
         map.insert("server".into(), report.server.clone().into());
         map.insert("rows".into(), report.rows.into());
         map.insert("serial_errors".into(), report.serial_errors.into());
-        map.insert("conc_errors_list".into(), report.level_errors.clone().into());
+        map.insert(
+            "conc_errors_list".into(),
+            report.level_errors.clone().into(),
+        );
         map.insert(
             "stages".into(),
             report

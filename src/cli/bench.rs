@@ -12,9 +12,9 @@ use super::CliError;
 use crate::files::Output;
 use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
-use cqlwire_bench::chart::concurrency_chart;
+use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
 use cqlwire_bench::folder::DatasetFolder;
-use cqlwire_bench::result::ResultDb;
+use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
 use std::io::{self, Write};
@@ -46,13 +46,18 @@ file (no credential in it); progress on standard error.";
 
 /// Arguments of `cqlwire bench`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, args_conflicts_with_subcommands = true,
+          subcommand_negates_reqs = true)]
 pub struct Args {
+    /// Draw result files instead of running a case.
+    #[command(subcommand)]
+    pub command: Option<Plot>,
     /// A VectorDBBench dataset folder: train.parquet (or {train|shuffle_train}-NN-of-MM.parquet),
     /// test.parquet, neighbors.parquet.
-    pub dataset: PathBuf,
+    #[arg(required = true)]
+    pub dataset: Option<PathBuf>,
     #[command(flatten)]
-    pub connection: Connection,
+    pub connection: Option<Connection>,
     /// The stages to run: drop_old, load, search_serial, search_concurrent [default: all].
     #[arg(long, value_name = "STAGE,...", value_delimiter = ',', value_parser = parse_stage)]
     pub stages: Vec<Stage>,
@@ -100,6 +105,42 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// `cqlwire bench plot`.
+#[derive(Debug, clap::Subcommand)]
+pub enum Plot {
+    /// Recall against QPS of every case of these result files (cqlwire's or any VectorDBBench
+    /// run's), with the Pareto frontier, ann-benchmarks style, as SVG.
+    Plot {
+        /// VectorDBBench result files.
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// The SVG file [default: standard output].
+        #[arg(short, long, value_name = "FILE.svg")]
+        output: Option<PathBuf>,
+        /// The chart's title.
+        #[arg(long, value_name = "TEXT", default_value = "Recall against QPS")]
+        title: String,
+    },
+}
+
+/// Runs `cqlwire bench plot`: every case of every file, one point each.
+fn plot(
+    results: &[PathBuf],
+    output: Option<&std::path::Path>,
+    title: &str,
+) -> Result<(), CliError> {
+    let mut runs = Vec::new();
+    for path in results {
+        let file = TestResult::read(path).map_err(CliError::data)?;
+        runs.extend(file.results.iter().map(Run::of));
+    }
+    let svg = recall_qps_chart(&runs, title).map_err(CliError::data)?;
+    let mut out = Output::open(output, false)?;
+    out.write_all(svg.as_bytes())?;
+    out.commit()?;
+    Ok(())
+}
+
 /// Parses one stage name of `--stages`.
 fn parse_stage(name: &str) -> Result<Stage, String> {
     Stage::from_name(name.trim()).ok_or_else(|| {
@@ -131,7 +172,24 @@ fn case_error(error: CaseError) -> CliError {
 
 /// Runs `cqlwire bench`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let settings = args.connection.settings()?;
+    let (dataset, connection) = match (&args.command, &args.dataset, &args.connection) {
+        (
+            Some(Plot::Plot {
+                results,
+                output,
+                title,
+            }),
+            _,
+            _,
+        ) => return plot(results, output.as_deref(), title),
+        (None, Some(dataset), Some(connection)) => (dataset.clone(), connection),
+        _ => {
+            return Err(CliError::usage(
+                "bench needs a dataset folder, --hosts and --table",
+            ))
+        }
+    };
+    let settings = connection.settings()?;
     let connection = settings.options().map_err(engine_error)?;
     let search_connection = SearchOptions::from_settings(&settings)
         .map_err(engine_error)?
@@ -153,7 +211,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
     };
-    let folder = DatasetFolder::open(&args.dataset, None).map_err(CliError::data)?;
+    let folder = DatasetFolder::open(&dataset, None).map_err(CliError::data)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -239,7 +297,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         output.commit()?;
     }
     if let Some(mut output) = plot_file.take() {
-        let title = format!("{} on {}", folder_name(&args.dataset), report.server);
+        let title = format!("{} on {}", folder_name(&dataset), report.server);
         let svg = concurrency_chart(metrics, &title).map_err(CliError::data)?;
         output.write_all(svg.as_bytes())?;
         output.commit()?;
@@ -267,7 +325,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         writeln!(out, "{value}")?;
     } else {
-        summary_text(&mut out, &report, &options, &args.dataset)?;
+        summary_text(&mut out, &report, &options, &dataset)?;
     }
     out.flush()?;
     let errors = report.serial_errors + report.level_errors.iter().sum::<u64>();

@@ -51,11 +51,12 @@ fn man_pages_for_the_tool_and_each_command() {
 }
 
 /// Every command of the binary.
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "convert",
     "load",
     "search",
     "unload",
+    "bench",
     "compress",
     "decompress",
     "decode",

@@ -3,6 +3,7 @@
 //! golden fixtures, and property tests. `tests/fuzz_regressions.rs` stays its own binary because
 //! it installs the fuzz targets' allocation-capping global allocator.
 
+mod bench_cli;
 mod common;
 mod compress_cli;
 mod convert_cli;
