@@ -44,7 +44,7 @@ use cqlwire_codec::value::ExplainLine;
 use cqlwire_protocol::compression::{BodyError, Compression};
 use cqlwire_protocol::frame::{self, FrameHeader, HeaderOpcode};
 use cqlwire_protocol::message::{
-    Body, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
+    Body, DecodeContext, Message, Registry, REGISTRY_MAX_BYTES, REGISTRY_MAX_STATEMENTS,
 };
 use cqlwire_protocol::stream::{DecodedEnvelope, StreamDecoder, StreamEvent};
 pub use pending::{kept_text, KEPT_TEXT, PENDING_MAX_BYTES, PENDING_MAX_BYTES_PER_CONN};
@@ -150,34 +150,24 @@ impl MessageRecord {
         form: ValueForm<'_>,
         each: &mut dyn FnMut(ExplainLine),
     ) -> Option<Result<Message, cqlwire_codec::cursor::DecodeError>> {
-        self.decode_again(|version, flags, opcode, body, registry, request| {
-            Message::explain_each(version, flags, opcode, body, registry, request, &form, each)
-        })
+        self.decode_again(|context, body| Message::explain_each(context, body, &form, each))
     }
 
     /// Decodes the message again, gathering its explain lines (as [`ValueForm::Plain`] shows
     /// them); `None` unless [`Options::explain`] was set.
     pub fn explained(&self) -> Option<cqlwire_protocol::message::Explained> {
-        self.decode_again(|version, flags, opcode, body, registry, request| {
-            Message::explain(version, flags, opcode, body, registry, request)
-        })
+        self.decode_again(|context, body| Message::explain(context, body))
     }
 
-    /// Runs `decode` on this message's header fields, body and [`ExplainContext`], when kept.
+    /// Runs `decode` on this message's body in the context of its header and its
+    /// [`ExplainContext`], when kept.
     fn decode_again<T>(
         &self,
-        decode: impl FnOnce(u8, u8, u8, &Arc<Vec<u8>>, &Registry, Option<&Message>) -> T,
+        decode: impl FnOnce(&DecodeContext<'_>, &Arc<Vec<u8>>) -> T,
     ) -> Option<T> {
-        let context = self.explain.as_ref()?;
-        let h = &self.header;
-        Some(decode(
-            h.version_byte(),
-            h.flags.0,
-            h.opcode.to_byte(),
-            &self.body,
-            &context.registry,
-            context.request.as_ref(),
-        ))
+        let kept = self.explain.as_ref()?;
+        let context = DecodeContext::of(&self.header, &kept.registry, kept.request.as_ref());
+        Some(decode(&context, &self.body))
     }
 }
 
@@ -843,15 +833,12 @@ impl Conn {
             _ => None,
         };
         let request = pending.as_ref().and_then(|p| p.request.as_deref());
-        let version = header.version_byte();
-        let opcode = header.opcode.to_byte();
-        let flags = header.flags.0;
         // A frame cut short shows its header only, not explained.
         let explain = explain && body.is_ok();
         let (body, message) = match body {
             Ok(body) => {
-                let message =
-                    Message::decode_shared(version, flags, opcode, &body, &self.registry, request);
+                let context = DecodeContext::of(&header, &self.registry, request);
+                let message = Message::decode_shared(&context, &body);
                 (body, message)
             }
             Err(e) => (Arc::default(), Err(e)),
