@@ -1598,9 +1598,9 @@ fn blank_placeholders(a: &str, b: &str) -> String {
 /// tokens cover it in order; redacted, lexed again without its placeholders, it holds no literal
 /// and no comment; as a server's text redacted, no ASCII digit is left outside a placeholder.
 pub fn query_redaction(data: &[u8]) {
+    use cqlwire_inspect::fuzzing::{redact_query, redact_server_text};
+    use cqlwire_inspect::fuzzing::{tokens, TokenKind};
     use cqlwire_inspect::KeyedHash;
-    use cqlwire_inspect::{redact_query, redact_server_text};
-    use cqlwire_inspect::{tokens, TokenKind};
     let text = String::from_utf8_lossy(data);
     let mut at = 0;
     for token in tokens(&text) {

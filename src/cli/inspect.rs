@@ -8,10 +8,9 @@ use crate::files;
 use crate::messages;
 use cqlwire_codec::hex::HexReader;
 use cqlwire_inspect::capture::Capture;
-use cqlwire_inspect::printer::{Filter, Format, Printer};
 use cqlwire_inspect::{
-    read_key_logs, Inspector, KeyLog, KeyedHash, Options, Record, Stats, ValueForm,
-    DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
+    read_key_logs, Filter, Format, Inspector, KeyLog, KeyedHash, Options, Printer, Record, Stats,
+    ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
 };
 use cqlwire_protocol::frame::Opcode;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};

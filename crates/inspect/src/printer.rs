@@ -3,9 +3,10 @@
 //! as a table or one JSON document, and the selection of records to print ([`Filter`]).
 
 use crate::capture::Timestamp;
+use crate::stats::side_name;
 use crate::{
-    side_name, MessageRecord, Problem, Record, RenderMessage, Side, Statement, Stats, TlsRecord,
-    ValueForm, MAX_MORE_COUNTED,
+    MessageRecord, Problem, Record, RenderMessage, Side, Statement, Stats, TlsRecord, ValueForm,
+    MAX_MORE_COUNTED,
 };
 use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
