@@ -1413,7 +1413,7 @@ fn prepared_body(version: u8) -> Vec<u8> {
 /// stay inside the body in byte order, and a decoded message renders as JSON, gist and explain text.
 pub fn message_body(data: &[u8]) {
     use cqlwire_inspect::RenderMessage;
-    use cqlwire_protocol::message::{Message, Registry};
+    use cqlwire_protocol::message::{DecodeContext, Message, Registry};
     let [selector, flags, opcode, body @ ..] = data else {
         return;
     };
@@ -1422,8 +1422,17 @@ pub fn message_body(data: &[u8]) {
     let mut registry = Registry::new();
     let mut request = None;
     if selector & 0x80 != 0 {
-        let prepared = Message::decode(version, 0, 0x08, &prepared_body(version), &registry, None)
-            .expect("the fuzz registry's PREPARED result decodes");
+        let prepared = Message::decode(
+            &DecodeContext {
+                version,
+                flags: 0,
+                opcode: 0x08,
+                registry: &registry,
+                request: None,
+            },
+            &prepared_body(version),
+        )
+        .expect("the fuzz registry's PREPARED result decodes");
         registry.learn(None, &prepared);
         assert_eq!(registry.len(), 1);
         let mut execute = vec![0, 1, 0xab];
@@ -1435,12 +1444,28 @@ pub fn message_body(data: &[u8]) {
             execute.extend_from_slice(&[0, 0, 0]);
         }
         request = Some(
-            Message::decode(version, 0, 0x0a, &execute, &registry, None)
-                .expect("the fuzz EXECUTE decodes"),
+            Message::decode(
+                &DecodeContext {
+                    version,
+                    flags: 0,
+                    opcode: 0x0a,
+                    registry: &registry,
+                    request: None,
+                },
+                &execute,
+            )
+            .expect("the fuzz EXECUTE decodes"),
         );
     }
-    let decoded = Message::decode(version, *flags, opcode, body, &registry, request.as_ref());
-    let explained = Message::explain(version, *flags, opcode, body, &registry, request.as_ref());
+    let context = DecodeContext {
+        version,
+        flags: *flags,
+        opcode,
+        registry: &registry,
+        request: request.as_ref(),
+    };
+    let decoded = Message::decode(&context, body);
+    let explained = Message::explain(&context, body);
     assert_eq!(decoded, explained.result, "explain and decode disagree");
     let mut last = 0;
     for line in &explained.lines {
@@ -1576,9 +1601,9 @@ fn blank_placeholders(a: &str, b: &str) -> String {
 /// tokens cover it in order; redacted, lexed again without its placeholders, it holds no literal
 /// and no comment; as a server's text redacted, no ASCII digit is left outside a placeholder.
 pub fn query_redaction(data: &[u8]) {
+    use cqlwire_inspect::fuzzing::{redact_query, redact_server_text};
+    use cqlwire_inspect::fuzzing::{tokens, TokenKind};
     use cqlwire_inspect::KeyedHash;
-    use cqlwire_inspect::{redact_query, redact_server_text};
-    use cqlwire_inspect::{tokens, TokenKind};
     let text = String::from_utf8_lossy(data);
     let mut at = 0;
     for token in tokens(&text) {

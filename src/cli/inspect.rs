@@ -8,10 +8,9 @@ use crate::files;
 use crate::messages;
 use cqlwire_codec::hex::HexReader;
 use cqlwire_inspect::capture::Capture;
-use cqlwire_inspect::printer::{parse_conn, parse_duration, Filter, Format, Printer};
 use cqlwire_inspect::{
-    read_key_logs, Inspector, KeyLog, KeyedHash, Options, Record, Stats, ValueForm,
-    DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
+    read_key_logs, Filter, Format, Inspector, KeyLog, KeyedHash, Options, Printer, Record, Stats,
+    ValueForm, DEFAULT_MAX_FRAME, MAX_KEY_BYTES,
 };
 use cqlwire_protocol::frame::Opcode;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -399,4 +398,57 @@ fn filter(args: &Args) -> Result<Filter, CliError> {
         opcodes,
         slower_than,
     ))
+}
+
+/// Checks a connection selector: a connection number from 1, or a label `<client
+/// ip:port>-<server ip:port>`; gives it back, or says what is wrong.
+fn parse_conn(text: &str) -> Result<String, String> {
+    let number = text.parse::<u64>().ok();
+    let label = text.split_once('-').filter(|(client, server)| {
+        client.parse::<std::net::SocketAddr>().is_ok()
+            && server.parse::<std::net::SocketAddr>().is_ok()
+    });
+    match (number, label) {
+        (Some(0), _) => Err("connections are numbered from 1".to_string()),
+        (Some(_), _) | (None, Some(_)) => Ok(text.to_string()),
+        (None, None) => Err(format!(
+            "'{text}' is neither a connection number nor a label like \
+             10.0.0.1:40000-10.0.0.2:9042"
+        )),
+    }
+}
+
+/// Parses `250us`, `10ms`, `1.5s`, `2m`, `100ns` (no unit: seconds) into nanoseconds; `None`
+/// for anything else.
+fn parse_duration(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "" => 1e9,
+        "m" | "min" => 60e9,
+        _ => return None,
+    };
+    let value: f64 = number.parse().ok()?;
+    Some((value * scale).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_connection_selectors_parse() {
+        assert_eq!(parse_duration("250us"), Some(250_000));
+        assert_eq!(parse_duration("1.5s"), Some(1_500_000_000));
+        assert_eq!(parse_duration("2"), Some(2_000_000_000));
+        assert_eq!(parse_duration("5x"), None);
+        assert_eq!(parse_conn("3").as_deref(), Ok("3"));
+        assert!(parse_conn("10.0.0.1:40000-10.0.0.2:9042").is_ok());
+        assert!(parse_conn("0").is_err() && parse_conn("x").is_err());
+    }
 }

@@ -3,9 +3,10 @@
 //! as a table or one JSON document, and the selection of records to print ([`Filter`]).
 
 use crate::capture::Timestamp;
+use crate::stats::side_name;
 use crate::{
-    side_name, MessageRecord, Problem, Record, RenderMessage, Side, Statement, Stats, TlsRecord,
-    ValueForm, MAX_MORE_COUNTED,
+    MessageRecord, Problem, Record, RenderMessage, Side, Statement, Stats, TlsRecord, ValueForm,
+    MAX_MORE_COUNTED,
 };
 use cqlwire_codec::value::explain::format_line;
 use cqlwire_codec::value::json::JsonWriter;
@@ -48,43 +49,6 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(shown)
-}
-
-/// Checks a connection selector: a connection number from 1, or a label `<client
-/// ip:port>-<server ip:port>`; gives it back, or says what is wrong.
-pub fn parse_conn(text: &str) -> Result<String, String> {
-    let number = text.parse::<u64>().ok();
-    let label = text.split_once('-').filter(|(client, server)| {
-        client.parse::<std::net::SocketAddr>().is_ok()
-            && server.parse::<std::net::SocketAddr>().is_ok()
-    });
-    match (number, label) {
-        (Some(0), _) => Err("connections are numbered from 1".to_string()),
-        (Some(_), _) | (None, Some(_)) => Ok(text.to_string()),
-        (None, None) => Err(format!(
-            "'{text}' is neither a connection number nor a label like \
-             10.0.0.1:40000-10.0.0.2:9042"
-        )),
-    }
-}
-
-/// Parses `250us`, `10ms`, `1.5s`, `2m`, `100ns` (no unit: seconds) into nanoseconds; `None`
-/// for anything else.
-pub fn parse_duration(text: &str) -> Option<u64> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" | "" => 1e9,
-        "m" | "min" => 60e9,
-        _ => return None,
-    };
-    let value: f64 = number.parse().ok()?;
-    Some((value * scale).round() as u64)
 }
 
 /// The selection of records to print: by connection, stream id and opcode (a response passes
@@ -811,17 +775,6 @@ fn write_stats<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_and_connection_selectors_parse() {
-        assert_eq!(parse_duration("250us"), Some(250_000));
-        assert_eq!(parse_duration("1.5s"), Some(1_500_000_000));
-        assert_eq!(parse_duration("2"), Some(2_000_000_000));
-        assert_eq!(parse_duration("5x"), None);
-        assert_eq!(parse_conn("3").as_deref(), Ok("3"));
-        assert!(parse_conn("10.0.0.1:40000-10.0.0.2:9042").is_ok());
-        assert!(parse_conn("0").is_err() && parse_conn("x").is_err());
-    }
 
     #[test]
     fn one_line_escapes_what_could_end_or_forge_a_line() {

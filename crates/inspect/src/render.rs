@@ -57,7 +57,7 @@ impl Values<'_> {
 /// redacted when the form says so and the cell has bytes.
 fn cell_json(w: &mut JsonWriter, ty: Option<&ColumnType>, cell: &Cell, v: &mut Values<'_>) {
     if let Some(hash) = v.form.key() {
-        if crate::redact::write_redacted(w, ty, cell, v.bytes, hash) {
+        if crate::redaction::values::write_redacted(w, ty, cell, v.bytes, hash) {
             return;
         }
     }

@@ -86,7 +86,7 @@ impl Default for Stats {
 }
 
 /// `request`/`response`, as `dir` says in JSON.
-pub fn side_name(side: Side) -> &'static str {
+pub(crate) fn side_name(side: Side) -> &'static str {
     match side {
         Side::Client => "request",
         Side::Server => "response",

@@ -5,7 +5,7 @@
 
 use cqlwire_codec::hex;
 use cqlwire_inspect::RenderMessage;
-use cqlwire_protocol::message::{Body, Message, Registry};
+use cqlwire_protocol::message::{Body, DecodeContext, Message, Registry};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 
@@ -41,10 +41,17 @@ fn assert_subset(actual: &Json, expected: &Json, context: &str) {
 fn decode_alone(case: &Json) -> (&str, Message) {
     let name = case["name"].as_str().unwrap();
     let (version, flags, opcode, body) = header(case);
-    let message = Message::decode(version, flags, opcode, &body, &Registry::new(), None)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let registry = Registry::new();
+    let context = DecodeContext {
+        version,
+        flags,
+        opcode,
+        registry: &registry,
+        request: None,
+    };
+    let message = Message::decode(&context, &body).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(message.trailing, 0, "{name}");
-    let explained = Message::explain(version, flags, opcode, &body, &Registry::new(), None);
+    let explained = Message::explain(&context, &body);
     assert_eq!(explained.result.as_ref(), Ok(&message), "{name}");
     for line in &explained.lines {
         assert!(line.offset + line.len <= body.len(), "{name}: {line:?}");
@@ -96,10 +103,17 @@ fn decode_capture(name: &str) -> Vec<(Json, Message, Option<Message>)> {
         } else {
             None
         };
-        let message = Message::decode(version, flags, opcode, &body, registry, request.as_ref())
-            .unwrap_or_else(|e| panic!("{name} message {i}: {e}"));
+        let context = DecodeContext {
+            version,
+            flags,
+            opcode,
+            registry,
+            request: request.as_ref(),
+        };
+        let message =
+            Message::decode(&context, &body).unwrap_or_else(|e| panic!("{name} message {i}: {e}"));
         assert_eq!(message.trailing, 0, "{name} message {i}");
-        let explained = Message::explain(version, flags, opcode, &body, registry, request.as_ref());
+        let explained = Message::explain(&context, &body);
         assert_eq!(
             explained.result.as_ref(),
             Ok(&message),
@@ -335,12 +349,18 @@ fn every_truncation_of_a_real_body_is_an_error_with_an_offset_inside_it() {
     {
         let (version, flags, opcode, body) = header(line);
         let registry = Registry::new();
-        if Message::decode(version, flags, opcode, &body, &registry, None).is_err() {
+        let context = DecodeContext {
+            version,
+            flags,
+            opcode,
+            registry: &registry,
+            request: None,
+        };
+        if Message::decode(&context, &body).is_err() {
             continue; // an EXECUTE's values need no registry; nothing else should fail
         }
         for cut in 0..body.len() {
-            let Err(error) = Message::decode(version, flags, opcode, &body[..cut], &registry, None)
-            else {
+            let Err(error) = Message::decode(&context, &body[..cut]) else {
                 continue; // e.g. a string list cut after its last item leaves a shorter valid body
             };
             assert!(error.offset <= cut, "{error} (cut at {cut})");
@@ -361,13 +381,33 @@ fn counts_larger_than_the_body_are_refused_before_anything_is_allocated() {
     // A Rows result claiming 2^31-1 rows of one int column, and a QUERY claiming 65535 values.
     let rows =
         hex::parse("00000002 00000001 00000001 0001 6b 0001 74 0001 78 0009 7fffffff").unwrap();
-    let error = Message::decode(4, 0, 0x08, &rows, &Registry::new(), None).unwrap_err();
+    let error = Message::decode(
+        &DecodeContext {
+            version: 4,
+            flags: 0,
+            opcode: 0x08,
+            registry: &Registry::new(),
+            request: None,
+        },
+        &rows,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "row count 2147483647 needs at least 8589934588 bytes but only 0 are left at byte 23"
     );
     let query = hex::parse("00000001 78 0001 01 ffff 00000001").unwrap();
-    let error = Message::decode(4, 0, 0x07, &query, &Registry::new(), None).unwrap_err();
+    let error = Message::decode(
+        &DecodeContext {
+            version: 4,
+            flags: 0,
+            opcode: 0x07,
+            registry: &Registry::new(),
+            request: None,
+        },
+        &query,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "value count 65535 needs at least 262140 bytes but only 4 are left at byte 8"
@@ -386,7 +426,17 @@ fn statement_for_rows_without_metadata(version: u8) -> (Registry, Message) {
         if version >= 4 { "00000000" } else { "" },
     ))
     .unwrap();
-    let prepared = Message::decode(version, 0, 0x08, &prepared, &registry, None).unwrap();
+    let prepared = Message::decode(
+        &DecodeContext {
+            version,
+            flags: 0,
+            opcode: 0x08,
+            registry: &registry,
+            request: None,
+        },
+        &prepared,
+    )
+    .unwrap();
     registry.learn(None, &prepared);
     let execute = hex::parse(&format!(
         "0002abcd {} 0001 {}",
@@ -394,7 +444,17 @@ fn statement_for_rows_without_metadata(version: u8) -> (Registry, Message) {
         if version >= 5 { "00000000" } else { "00" }
     ))
     .unwrap();
-    let execute = Message::decode(version, 0, 0x0a, &execute, &registry, None).unwrap();
+    let execute = Message::decode(
+        &DecodeContext {
+            version,
+            flags: 0,
+            opcode: 0x0a,
+            registry: &registry,
+            request: None,
+        },
+        &execute,
+    )
+    .unwrap();
     (registry, execute)
 }
 
@@ -419,13 +479,32 @@ fn rows_without_metadata_take_the_executed_statements_columns() {
             .find(|c| c["name"] == format!("rows without metadata v{version}"))
             .unwrap();
         let (_, flags, opcode, body) = header(case);
-        let alone = Message::decode(version, flags, opcode, &body, &Registry::new(), None).unwrap();
+        let alone = Message::decode(
+            &DecodeContext {
+                version,
+                flags,
+                opcode,
+                registry: &Registry::new(),
+                request: None,
+            },
+            &body,
+        )
+        .unwrap();
         let json = alone.to_json();
         assert_eq!(json["body"]["columns"], Json::Null);
         assert_eq!(json["body"]["rows"], json!([["0x00000007", "0x78"]]));
         let (registry, execute) = statement_for_rows_without_metadata(version);
-        let paired =
-            Message::decode(version, flags, opcode, &body, &registry, Some(&execute)).unwrap();
+        let paired = Message::decode(
+            &DecodeContext {
+                version,
+                flags,
+                opcode,
+                registry: &registry,
+                request: Some(&execute),
+            },
+            &body,
+        )
+        .unwrap();
         let json = paired.to_json();
         assert_eq!(json["body"]["rows"], json!([[7, "x"]]));
         assert_eq!(json["body"]["columns"][1]["name"], "b");
@@ -441,7 +520,17 @@ fn a_v5_rows_result_with_changed_metadata_updates_the_statement() {
         .unwrap();
     let (version, flags, opcode, body) = header(case);
     let (mut registry, execute) = statement_for_rows_without_metadata(version);
-    let rows = Message::decode(version, flags, opcode, &body, &registry, Some(&execute)).unwrap();
+    let rows = Message::decode(
+        &DecodeContext {
+            version,
+            flags,
+            opcode,
+            registry: &registry,
+            request: Some(&execute),
+        },
+        &body,
+    )
+    .unwrap();
     registry.learn(Some(&execute), &rows);
     let statement = registry.get(&[0xab, 0xcd]).unwrap();
     assert_eq!(

@@ -5,10 +5,18 @@
 //! and types.
 //!
 //! ```
-//! use cqlwire_protocol::message::{consistency_name, Body, Message, Registry};
+//! use cqlwire_protocol::message::{consistency_name, Body, DecodeContext, Message, Registry};
 //! // A v4 QUERY "SELECT 1" at consistency ONE, no flags.
 //! let body = [0, 0, 0, 8, b'S', b'E', b'L', b'E', b'C', b'T', b' ', b'1', 0, 1, 0];
-//! let message = Message::decode(4, 0, 0x07, &body, &Registry::new(), None).unwrap();
+//! let registry = Registry::new();
+//! let query = DecodeContext {
+//!     version: 4,
+//!     flags: 0,
+//!     opcode: 0x07,
+//!     registry: &registry,
+//!     request: None,
+//! };
+//! let message = Message::decode(&query, &body).unwrap();
 //! let Body::Query(query) = &message.body else { panic!("a QUERY") };
 //! assert_eq!(query.query, "SELECT 1");
 //! assert_eq!(consistency_name(query.parameters.consistency), "ONE");
@@ -39,7 +47,7 @@ pub use types::{
     BoundValue, BoundValues, Cell, Column, ColumnRef, ColumnType, Columns, StringMultimap,
 };
 
-use super::frame::{Direction, Flags, Opcode};
+use super::frame::{Direction, Flags, FrameHeader, Opcode};
 use crate::cursor::DecodeError;
 use crate::value::ExplainLine;
 use reader::Reader;
@@ -342,58 +350,61 @@ impl Explained {
     }
 }
 
+/// What decoding a body needs besides its bytes: the header fields it depends on, the prepared
+/// statements of its connection and, for a response, the request it answers.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeContext<'a> {
+    /// The header's version byte (the direction bit may be set).
+    pub version: u8,
+    /// The header's flags byte (tracing, warning, custom payload).
+    pub flags: u8,
+    /// The header's opcode byte.
+    pub opcode: u8,
+    /// The connection's prepared statements, which give EXECUTE and BATCH values their names and
+    /// types.
+    pub registry: &'a Registry,
+    /// The request a response answers (paired by stream id), which gives a Rows result without
+    /// metadata the result columns of the EXECUTE's statement.
+    pub request: Option<&'a Message>,
+}
+
+impl<'a> DecodeContext<'a> {
+    /// The context of the body that follows `header`.
+    pub fn of(header: &FrameHeader, registry: &'a Registry, request: Option<&'a Message>) -> Self {
+        DecodeContext {
+            version: header.version_byte(),
+            flags: header.flags.0,
+            opcode: header.opcode.to_byte(),
+            registry,
+            request,
+        }
+    }
+}
+
 impl Message {
-    /// Decodes the body of one envelope. `version` may carry the direction bit; `request` is the
-    /// request a response answers (paired by stream id), which gives a Rows result without metadata
-    /// the result columns of the EXECUTE's statement.
-    pub fn decode(
-        version: u8,
-        flags: u8,
-        opcode: u8,
-        body: &[u8],
-        registry: &Registry,
-        request: Option<&Message>,
-    ) -> Result<Message, DecodeError> {
+    /// Decodes the body of one envelope in its `context`.
+    pub fn decode(context: &DecodeContext<'_>, body: &[u8]) -> Result<Message, DecodeError> {
         let body = Arc::new(body.to_vec());
-        Message::decode_shared(version, flags, opcode, &body, registry, request)
+        Message::decode_shared(context, &body)
     }
 
     /// Decodes like [`Message::decode`] a body the message then shares (no copy of it).
     pub fn decode_shared(
-        version: u8,
-        flags: u8,
-        opcode: u8,
+        context: &DecodeContext<'_>,
         body: &Arc<Vec<u8>>,
-        registry: &Registry,
-        request: Option<&Message>,
     ) -> Result<Message, DecodeError> {
         let mut reader = Reader::new(body, None);
-        decode_with(&mut reader, body, version, flags, opcode, registry, request)
+        decode_with(&mut reader, body, context)
     }
 
     /// Decodes like [`Message::decode`], recording one explain line per wire item (values as their
     /// CQL literals, then their own wire items) up to the end or the fault.
-    pub fn explain(
-        version: u8,
-        flags: u8,
-        opcode: u8,
-        body: &[u8],
-        registry: &Registry,
-        request: Option<&Message>,
-    ) -> Explained {
+    pub fn explain(context: &DecodeContext<'_>, body: &[u8]) -> Explained {
         let body = Arc::new(body.to_vec());
         let mut lines = Vec::new();
         let mut each = |line| lines.push(line);
         let mut reader = Reader::new(&body, Some(&mut each));
-        let result = decode_with(
-            &mut reader,
-            &body,
-            version,
-            flags,
-            opcode,
-            registry,
-            request,
-        );
+        let result = decode_with(&mut reader, &body, context);
         drop(reader);
         Explained { lines, result }
     }
@@ -402,20 +413,15 @@ impl Message {
     /// instead of gathering them (a body of millions of items needs memory for one line), as
     /// `mask` shows it: the lines inside captured data it hides are left out, and the first line
     /// of each says what it was, masked or redacted. The message shares `body`.
-    #[allow(clippy::too_many_arguments)]
     pub fn explain_each(
-        version: u8,
-        flags: u8,
-        opcode: u8,
+        context: &DecodeContext<'_>,
         body: &Arc<Vec<u8>>,
-        registry: &Registry,
-        request: Option<&Message>,
         mask: &dyn Mask,
         each: &mut dyn FnMut(ExplainLine),
     ) -> Result<Message, DecodeError> {
         let mut reader = Reader::new(body, Some(each));
-        reader.hide = Opcode::from_byte(opcode).map(|opcode| (mask, opcode));
-        decode_with(&mut reader, body, version, flags, opcode, registry, request)
+        reader.hide = Opcode::from_byte(context.opcode).map(|opcode| (mask, opcode));
+        decode_with(&mut reader, body, context)
     }
 
     /// The opcode's name (`QUERY`).
@@ -441,12 +447,15 @@ impl Message {
 fn decode_with(
     reader: &mut Reader<'_>,
     bytes: &Arc<Vec<u8>>,
-    version: u8,
-    flags: u8,
-    opcode: u8,
-    registry: &Registry,
-    request: Option<&Message>,
+    context: &DecodeContext<'_>,
 ) -> Result<Message, DecodeError> {
+    let &DecodeContext {
+        version,
+        flags,
+        opcode,
+        registry,
+        request,
+    } = context;
     let version = version & 0x7f;
     if !(3..=5).contains(&version) {
         return Err(reader.error(0, format!("unsupported protocol version {version}")));

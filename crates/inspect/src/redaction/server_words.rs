@@ -1,7 +1,7 @@
 //! The words a server's text (error message, warning) keeps under `--redact`: the words of Apache
 //! Cassandra's messages, CQL keywords and type names, and the settings its warnings name. Any
 //! other word of a server's text may be data (a partition key, a user name) and is replaced by
-//! its tag ([`crate::redact_server_text`]).
+//! its tag ([`redact_server_text`](super::secrets::redact_server_text)).
 
 /// Lower-case and sorted (binary search); a word is kept when it is here, compared without case.
 pub(crate) const KNOWN_WORDS: &[&str] = &[

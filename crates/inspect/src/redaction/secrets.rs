@@ -135,7 +135,7 @@ impl ValueForm<'_> {
         }
     }
 
-    /// A statement of the statistics (see [`crate::statement`]): its query text as
+    /// A statement of the statistics ([`Statement`](crate::Statement)): its query text as
     /// [`ValueForm::query`] shows it; `EXECUTE 0x<id>` and `BATCH …` as they are.
     pub fn statement<'t>(&self, statement: &'t str) -> Cow<'t, str> {
         if statement.starts_with("EXECUTE 0x") || statement.starts_with("BATCH ") {
@@ -245,7 +245,7 @@ impl Mask for ValueForm<'_> {
         match (self, kind) {
             (ValueForm::Plain, _) => None,
             (ValueForm::Redacted(hash), Captured::Value(ty)) => {
-                let canonical = super::redact::canonical_bytes(ty, content);
+                let canonical = super::values::canonical_bytes(ty, content);
                 let tag = hash.tag(&canonical);
                 Some(match ty {
                     Some(ty) => format!("{what} ({ty}), {len} {bytes}: <redacted {tag}>"),

@@ -5,7 +5,6 @@
 //! of one connection keep at most [`PENDING_MAX_BYTES_PER_CONN`], those of all connections
 //! [`PENDING_MAX_BYTES`]: beyond, the oldest are forgotten (their responses show no latency).
 
-use super::statement;
 use crate::capture::Timestamp;
 use cqlwire_protocol::frame::HeaderOpcode;
 use cqlwire_protocol::message::{Body, Execute, Message, Prepare, QueryParameters, Registry};
@@ -31,7 +30,7 @@ const ENTRY_COST: usize = 320;
 
 /// `text` when it is at most [`KEPT_TEXT`] bytes, else its first bytes (at a character boundary)
 /// marked with its length and a hash of the whole.
-pub fn kept_text(text: &str) -> String {
+pub(crate) fn kept_text(text: &str) -> String {
     if text.len() <= KEPT_TEXT {
         return text.to_string();
     }
@@ -242,6 +241,40 @@ impl PendingSet {
         self.order.clear();
         self.bytes = 0;
         count
+    }
+}
+
+/// The statement a request runs, for statistics.
+pub(crate) fn statement(message: &Message, registry: &Registry) -> Option<String> {
+    match &message.body {
+        Body::Query(q) => Some(q.query.clone()),
+        Body::Prepare(p) => Some(format!("PREPARE {}", p.query)),
+        Body::Execute(e) => Some(
+            e.query
+                .as_deref()
+                .or_else(|| registry.get(&e.id).and_then(|s| s.query.as_deref()))
+                .map_or_else(
+                    || format!("EXECUTE 0x{}", cqlwire_codec::hex::encode(&e.id)),
+                    str::to_string,
+                ),
+        ),
+        Body::Batch(b) => Some(format!(
+            "BATCH {} ({} statements)",
+            b.kind_name(),
+            b.statements.len()
+        )),
+        Body::Error(_)
+        | Body::Startup(_)
+        | Body::Ready
+        | Body::Authenticate(_)
+        | Body::Options
+        | Body::Supported(_)
+        | Body::Result(_)
+        | Body::Register(_)
+        | Body::Event(_)
+        | Body::AuthChallenge(_)
+        | Body::AuthResponse(_)
+        | Body::AuthSuccess(_) => None,
     }
 }
 

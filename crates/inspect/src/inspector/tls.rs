@@ -9,10 +9,13 @@
 //! connection (a missing secret, a secret of the wrong length, a first record failing
 //! authentication) is reported once and the connection is skipped; key material is never shown.
 
-use super::{cql_side, Conn, Options, PendingTotals, Problem, Record, Side};
+use super::conn::Conn;
+use super::pending::PendingTotals;
+use super::{cql_side, Options};
 use crate::capture::{Connection, Direction, Timestamp};
+use crate::record::{Problem, Record, Side, TlsRecord};
 use cqlwire_protocol::frame;
-use cqlwire_tls::{TlsConnection, TlsEvent, TlsProblem, TlsProblemKind, TlsSummary};
+use cqlwire_tls::{TlsConnection, TlsEvent, TlsProblem, TlsProblemKind};
 
 pub use cqlwire_tls::{looks_like_tls, KeyLog};
 
@@ -54,21 +57,6 @@ pub fn read_key_logs(
         ));
     }
     Ok(log)
-}
-
-/// A TLS connection, reported once, before any message decrypted from it.
-#[derive(Debug, Clone)]
-pub struct TlsRecord {
-    /// Connection number in the capture (from 1).
-    pub conn_id: u64,
-    /// `<client ip:port>-<server ip:port>`.
-    pub conn: String,
-    /// Capture time of the segment that decided what is reported.
-    pub time: Timestamp,
-    /// What the hellos showed in the clear (versions, server name, cipher suite).
-    pub summary: TlsSummary,
-    /// Whether its application data is being decrypted.
-    pub decrypted: bool,
 }
 
 /// The TLS state of a connection that started with a TLS record.
@@ -164,7 +152,6 @@ impl Conn {
         i: usize,
         bytes: &[u8],
         time: Timestamp,
-        explain: bool,
         totals: &mut PendingTotals,
         sink: &mut dyn FnMut(Record),
     ) {
@@ -177,7 +164,7 @@ impl Conn {
         layer.connection.feed(direction, bytes, &mut plaintext);
         if !plaintext.is_empty() {
             self.name_tls(time, true, sink);
-            self.decrypted(i, &plaintext, time, explain, totals, sink);
+            self.decrypted(i, &plaintext, time, totals, sink);
         }
         if let Some(layer) = self.tls.as_mut() {
             layer.plaintext = plaintext;
@@ -211,7 +198,6 @@ impl Conn {
         i: usize,
         plaintext: &[u8],
         time: Timestamp,
-        explain: bool,
         totals: &mut PendingTotals,
         sink: &mut dyn FnMut(Record),
     ) {
@@ -230,11 +216,11 @@ impl Conn {
             }
             layer.unproven = false;
             let probe = std::mem::take(&mut layer.probe);
-            self.feed_and_drain(i, &probe, time, explain, totals, sink);
+            self.feed_and_drain(i, &probe, time, totals, sink);
         } else if layer.queue_only {
             self.feed(i, plaintext);
         } else {
-            self.feed_and_drain(i, plaintext, time, explain, totals, sink);
+            self.feed_and_drain(i, plaintext, time, totals, sink);
         }
     }
 
