@@ -75,8 +75,9 @@ pub use options::{
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use search::{
-    recall, GroundTruth, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport,
-    Searcher, ServerWarning, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
+    recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
+    SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
+    ServerWarning, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
