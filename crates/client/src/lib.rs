@@ -65,7 +65,7 @@ mod value;
 mod window;
 
 pub use dataset::{Dataset, DatasetOptions};
-pub use error::{LoadError, LoadErrorKind, Setting};
+pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{
@@ -81,8 +81,9 @@ pub use search::{
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
-    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
-    UnloadProgress, UnloadReport, UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
+    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadError, UnloadFormat, UnloadJob,
+    UnloadObserver, UnloadOptions, UnloadOutcome, UnloadProgress, UnloadReport, UnloadWriter,
+    Unloader, VectorColumnError, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 
