@@ -64,7 +64,7 @@ mod unload;
 mod value;
 mod window;
 
-pub use dataset::{Dataset, DatasetOptions};
+pub use dataset::{parse_rename, Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
