@@ -46,6 +46,7 @@ fn brute_force(c: &mut Criterion) {
         // 8 MiB batches, as the command reads them.
         batch_rows: (8 << 20) / (DIMENSION * 4),
         dataset: "train".to_string(),
+        vectors_optional: false,
     };
     let mut group = c.benchmark_group(format!("exact {TRAIN}x{DIMENSION} x{QUERIES} queries"));
     group.throughput(Throughput::Elements((TRAIN * QUERIES) as u64));

@@ -85,6 +85,7 @@ fn read_all(path: &Path, batch_rows: usize) -> usize {
         dataset: "train".to_string(),
         selection: RowSelection::All,
         batch_rows,
+        vectors_optional: false,
     };
     let mut reader = input::open(Some(path), &options).unwrap();
     let mut elements = 0;

@@ -1070,6 +1070,7 @@ fn check_reader(data: &[u8], format: InputFormat, selection: RowSelection, batch
         dataset: "train".to_string(),
         selection,
         batch_rows,
+        vectors_optional: false,
     };
     let stream = input::open_stream("fuzz input", Box::new(Cursor::new(data.to_vec())), &options)
         .and_then(|reader| read_all(reader, data.len(), None));
@@ -1109,6 +1110,7 @@ pub fn columnar_readers(data: &[u8]) {
         dataset: "train".to_string(),
         selection: RowSelection::All,
         batch_rows: usize::from((selector >> 1) & 7) + 1,
+        vectors_optional: false,
     };
     if !parquet {
         let stream = Box::new(Cursor::new(file.to_vec()));
@@ -1237,6 +1239,7 @@ pub fn hdf5_reader(data: &[u8]) {
         dataset: dataset.to_string(),
         selection: fuzzed_selection(selector >> 2),
         batch_rows: usize::from((selector >> 4) & 7) + 1,
+        vectors_optional: false,
     };
     let capacity = file.len().saturating_mul(DEFLATE_RATIO);
     let stream = input::open_stream("fuzz input", Box::new(Cursor::new(file.to_vec())), &options)

@@ -157,7 +157,8 @@ def load(
     ``source``: a path of any input ``cqlwire load`` reads (Parquet, Arrow IPC, .npy,
     fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin, HDF5); a 2-D NumPy array (its rows go to the table's
     only vector column; ``ids`` a key per row, an ``id`` int64 column, or ``row_number_column``);
-    or a pyarrow Table or RecordBatch (columns map by name, the vector column as in a Parquet file).
+    or a pyarrow Table or RecordBatch (columns map by name, the vector column as in a Parquet file;
+    one without a list column loads its columns alone, e.g. into counters with ``query=``).
     The other keywords are the command's flags: ``map`` renames input columns (``{"emb":
     "embedding"}``, None or "" leaves a column out), ``rows``/``shard`` select rows of a file
     (``"START..END"``, ``"K/N"``), ``first_row`` numbers the rows of an array or table (its first

@@ -586,6 +586,7 @@ pub(crate) fn memory_reader(
             Some("vector"),
             first_row,
             BATCH_ROWS,
+            false,
         )
         .map(|reader| Box::new(Unnamed(reader)) as Box<dyn BatchReader>)
     } else {
@@ -614,6 +615,7 @@ pub(crate) fn memory_reader(
             column,
             first_row,
             BATCH_ROWS,
+            true,
         )
     };
     opened.map_err(|e| input_error(py, e))
@@ -708,6 +710,7 @@ impl SourceKeywords<'_> {
                 dataset: self.dataset.clone(),
                 selection: RowSelection::of(rows, shard),
                 batch_rows: BATCH_ROWS,
+                vectors_optional: true,
             },
             map: self.map.clone(),
             row_number_column: self.row_number_column.clone(),

@@ -366,6 +366,7 @@ fn serialize_arrow<'py>(
         None,
         0,
         ARROW_BATCH_ROWS,
+        false,
     )
     .map_err(type_error)?;
     let mut options = ConvertOptions::new(match format {

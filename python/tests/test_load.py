@@ -242,6 +242,24 @@ def test_an_empty_table_loads_no_row_as_an_empty_array_does(session, table):
 
 
 @live
+def test_a_table_without_vectors_loads_its_columns_and_adds_to_counters(session, table):
+    ids = pa.array(np.arange(-2, 8, dtype=np.int64))
+    report = load(pa.table({"id": ids, "note": pa.array(["n%d" % i for i in ids.to_pylist()])}), table)
+    assert (report.written, report.rejected) == (10, 0)
+    back = read_back(session, table)
+    assert {key: note for key, (_, note) in back.items()} == {i: "n%d" % i for i in range(-2, 8)}
+    counters = table + "_hits"
+    session.execute("DROP TABLE IF EXISTS %s" % counters)
+    session.execute("CREATE TABLE %s (id bigint PRIMARY KEY, hits counter)" % counters)
+    adds = pa.table({"id": ids, "hits": pa.array(np.arange(10, dtype=np.int64) * 5)})
+    for _ in range(2):
+        report = load(adds, counters, query="UPDATE %s SET hits = hits + ? WHERE id = ?" % counters)
+        assert (report.written, report.rejected) == (10, 0)
+    got = {row.id: row.hits for row in session.execute("SELECT id, hits FROM %s" % counters)}
+    assert got == {i - 2: 10 * i for i in range(10)}
+
+
+@live
 def test_ids_the_key_cannot_hold_are_rejected_never_rounded_or_wrapped(session, table):
     data = vectors(6)
     floats = np.array([0.0, 0.5, 1e30, -1e30, np.nan, 5.0])

@@ -149,6 +149,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         dataset: args.dataset.clone(),
         selection,
         batch_rows: STREAM_BATCH_ROWS,
+        vectors_optional: false,
     };
     let input_path = args.input.as_deref();
     files::refuse_same_file(input_path, args.output.as_deref())?;

@@ -131,6 +131,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             dataset: args.dataset.clone(),
             selection: RowSelection::of(args.rows.clone(), args.shard),
             batch_rows: DatasetOptions::BATCH_ROWS,
+            vectors_optional: true,
         },
         map: args.map.clone(),
         row_number_column: args.row_number_column.clone(),

@@ -1,5 +1,6 @@
 //! The `cqlwire` command line: one file per command, each with its usage text beside its code.
 
+mod bench;
 mod compress;
 mod connection;
 mod convert;
@@ -65,6 +66,10 @@ pub enum Command {
     /// Run a query set's ANN queries on a live table: recall@k against ground truth, queries/s and
     /// latency percentiles, each query vector bound as bytes.
     Search(search::Args),
+    /// Run VectorDBBench's performance case on a live table: a dataset folder loaded and indexed,
+    /// its queries run serially (recall, NDCG, p99) and at each concurrency level (qps), with its
+    /// result file and chart.
+    Bench(bench::Args),
 }
 
 /// Runs the chosen command.
@@ -80,6 +85,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Load(args) => load::run(args),
         Command::Unload(args) => unload::run(args),
         Command::Search(args) => search::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }
 

@@ -277,6 +277,7 @@ fn input_batches_are_at_most_8_mib() {
         dataset: "train".to_string(),
         selection: RowSelection::All,
         batch_rows: 1000,
+        vectors_optional: false,
     };
     let mut reader = input::open(Some(&path), &options).unwrap();
     let mut rows = Vec::new();

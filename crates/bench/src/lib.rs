@@ -1,6 +1,9 @@
-//! The parts of a VectorDBBench performance case that need no database: its dataset folders, its
-//! metrics, its result files and the charts drawn from them.
+//! VectorDBBench's performance case on Cassandra: its dataset folders, its metrics, its result
+//! files and the charts drawn from them, and the case itself against a live database on the engine
+//! of `cqlwire-client`.
 //!
+//! - [`case`]: the stages against the database (table, load, index, serial pass, concurrency
+//!   sweep) and their report;
 //! - [`folder`]: a dataset folder's files (the training set in one or several Parquet files, the
 //!   queries, the ground truths of the unfiltered and filtered cases, the rows' labels) and
 //!   VectorDBBench's filters;
@@ -25,6 +28,7 @@
 //! assert!((calc_ndcg(&truth, &got, ideal_dcg(4)) - expected).abs() < 1e-15);
 //! ```
 
+pub mod case;
 pub mod chart;
 pub mod folder;
 pub mod metrics;

@@ -116,6 +116,7 @@ impl Queries {
             dataset: String::new(),
             selection: RowSelection::All,
             batch_rows: BATCH_ROWS,
+            vectors_optional: false,
         };
         let mut reader = input::open(Some(path), &options)?;
         let dimension = reader.dimension();

@@ -88,6 +88,7 @@ fn the_training_set_reads_as_one_input_and_shards_as_one() {
         dataset: String::new(),
         selection,
         batch_rows: 64,
+        vectors_optional: false,
     };
     let folder = folder();
     let rows = described()["rows"].as_u64().unwrap();

@@ -37,6 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         selection: RowSelection::All,
         batch_rows: 4096,
         dataset: "train".to_string(),
+        vectors_optional: false,
     };
     let mut reader = input::open(Some(path.as_ref()), &options)?;
     let dimension = reader.dimension();

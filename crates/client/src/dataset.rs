@@ -185,10 +185,11 @@ impl Dataset {
     }
 
     /// The table columns this input fills, for the default INSERT: the vector column (named after
-    /// the input's column, or the table's only vector column for inputs without names), the other
-    /// input columns, and the row-number column. Refuses a vector column the table cannot take.
+    /// the input's column, or the table's only vector column for inputs without names; none for an
+    /// input read without vectors), the other input columns, and the row-number column. Refuses a
+    /// vector column the table cannot take.
     pub fn table_columns(&mut self, table: &[TableColumn]) -> Result<Vec<String>, LoadError> {
-        if self.vector_column.is_none() {
+        if self.vector_column.is_none() && self.reader.has_vectors() {
             let vectors: Vec<&TableColumn> = table
                 .iter()
                 .filter(|column| matches!(column.cql_type.column_type(), ColumnType::Vector { .. }))
@@ -263,7 +264,7 @@ impl Dataset {
                         .map_err(|e| refused(&e))?,
                 }
             } else {
-                let (hint, setting) = if self.reader.column_name().is_none() {
+                let (hint, setting) = if self.reader.passthrough_schema().is_none() {
                     (
                         ": an input without column names gives only its vectors and each row's \
                          number",
@@ -297,8 +298,8 @@ impl Dataset {
 
     /// A `CREATE TABLE keyspace.table (...)` that this input fills: the key (the row-number
     /// column, else an input column named `id`, else the first input column, else `id bigint` for
-    /// the rows' numbers), the vector column (`emb` for an input without names) as `vector<T, N>`
-    /// of the type `convert` derives from the input, and the other input columns whose Arrow type
+    /// the rows' numbers), the vector column (`emb` for an input without names; none for an input
+    /// read without vectors) as `vector<T, N>` of the type `convert` derives from the input, and the other input columns whose Arrow type
     /// has a plain CQL counterpart; and whether the key is the rows' numbers though no row-number
     /// column was asked for.
     pub fn create_table(&self, keyspace: &str, table: &str) -> (String, bool) {
@@ -335,17 +336,19 @@ impl Dataset {
             ElementType::I64 => "bigint",
             _ => "int",
         };
-        let vector = self
-            .vector_column
-            .as_deref()
-            .map_or_else(|| "emb".to_owned(), schema_name);
-        columns.insert(
-            1,
-            (
-                vector,
-                format!("vector<{element}, {}>", self.reader.dimension()),
-            ),
-        );
+        if self.reader.has_vectors() {
+            let vector = self
+                .vector_column
+                .as_deref()
+                .map_or_else(|| "emb".to_owned(), schema_name);
+            columns.insert(
+                1,
+                (
+                    vector,
+                    format!("vector<{element}, {}>", self.reader.dimension()),
+                ),
+            );
+        }
         let mut statement = format!(
             "CREATE TABLE {}.{} (",
             Identifier(keyspace),

@@ -64,6 +64,7 @@ mod options;
 mod rejects;
 mod report;
 mod run;
+mod schema;
 mod search;
 mod table_guard;
 mod tls;
@@ -77,15 +78,16 @@ pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{
-    parse_consistency, Concurrency, ConnectionSettings, Credentials, Host, LoadOptions, Password,
-    RetryOptions, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
+    parse_consistency, schema_name, Concurrency, ConnectionSettings, Credentials, Host,
+    LoadOptions, Password, RetryOptions, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
+pub use schema::SchemaSession;
 pub use search::{
     recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
-    ServerWarning, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
+    ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{

@@ -14,7 +14,7 @@ use scylla::frame::Compression;
 use scylla::policies::retry::FallthroughRetryPolicy;
 use scylla::statement::prepared::PreparedStatement;
 
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, Setting};
 use crate::options::{schema_name, LoadOptions};
 use crate::types::ServerType;
 use cqlwire_codec::types::Identifier;
@@ -431,7 +431,8 @@ fn default_insert(
                  `UPDATE ... SET c = c + ?`, give it as the query",
                 counter.name
             ),
-        ));
+        )
+        .with_setting(Setting::Query));
     }
     let mut statement = format!(
         "INSERT INTO {}.{} (",
@@ -608,5 +609,6 @@ pub(crate) mod tests {
         ));
         let error = default_insert("ks", "docs", &columns, None).unwrap_err();
         assert_eq!(error.kind(), LoadErrorKind::Statement);
+        assert_eq!(error.setting(), Some(Setting::Query));
     }
 }

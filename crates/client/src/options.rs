@@ -424,7 +424,7 @@ fn split_table_name(name: &str) -> Result<(String, String), LoadError> {
 
 /// The name an identifier written in CQL has in the schema: quoted names keep their case (`""`
 /// is a quote), unquoted ones are lower-cased.
-pub(crate) fn schema_name(identifier: &str) -> String {
+pub fn schema_name(identifier: &str) -> String {
     match identifier
         .strip_prefix('"')
         .and_then(|rest| rest.strip_suffix('"'))

@@ -29,6 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         selection: RowSelection::All,
         batch_rows,
         dataset: "train".to_string(),
+        vectors_optional: false,
     };
     let mut reader = input::open(Some(queries.as_ref()), &options(4096))?;
     let dimension = reader.dimension();

@@ -116,9 +116,11 @@ fn check(source: &DataType, target: &CqlType) -> Result<(), ColumnError> {
     match (source, target) {
         (D::Null, _) => Ok(()),
         (D::Dictionary(_, values), _) => check(values, target),
-        (_, CqlType::Native(N::Counter)) => Err(ColumnError::new(
-            "counter columns cannot be written by INSERT (only by UPDATE … SET c = c + n)",
-        )),
+        // What an `UPDATE … SET c = c + ?` adds: an integer.
+        (source, CqlType::Native(N::Counter)) if source.is_integer() => Ok(()),
+        (_, CqlType::Native(N::Counter)) => Err(ColumnError::new(format!(
+            "an Arrow {source} column cannot be added to a counter (an integer column can)"
+        ))),
         (source, CqlType::Native(native)) if source.is_integer() => match native {
             N::TinyInt | N::SmallInt | N::Int | N::BigInt | N::Varint | N::Float | N::Double => {
                 Ok(())
@@ -396,7 +398,9 @@ fn integer<T: Into<i128> + Copy>(number: T, target: &CqlType) -> Result<Value, C
         NativeType::TinyInt => Value::TinyInt(i8::try_from(number).map_err(|_| out_of_range())?),
         NativeType::SmallInt => Value::SmallInt(i16::try_from(number).map_err(|_| out_of_range())?),
         NativeType::Int => Value::Int(i32::try_from(number).map_err(|_| out_of_range())?),
-        NativeType::BigInt => Value::BigInt(i64::try_from(number).map_err(|_| out_of_range())?),
+        NativeType::BigInt | NativeType::Counter => {
+            Value::BigInt(i64::try_from(number).map_err(|_| out_of_range())?)
+        }
         NativeType::Varint => Value::Varint(BigInt::from(number)),
         NativeType::Decimal => Value::Decimal {
             unscaled: BigInt::from(number),

@@ -20,7 +20,7 @@
 //! use cqlwire_vector::input::{InputOptions, RowSelection};
 //! use cqlwire_vector::output::OutputFormat;
 //!
-//! let input = InputOptions { format: None, column: None, dataset: "train".into(), selection: RowSelection::All, batch_rows: 1024 };
+//! let input = InputOptions { format: None, column: None, dataset: "train".into(), selection: RowSelection::All, batch_rows: 1024, vectors_optional: false };
 //! let reader = convert::open(Some("train.parquet".as_ref()), input)?;
 //! let options = ConvertOptions::new(OutputFormat::Framed);
 //! let (bytes, totals) = convert::convert(reader, Vec::new(), &options, &|_| {})?;
@@ -444,6 +444,7 @@ mod tests {
             dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows,
+            vectors_optional: false,
         };
         open(Some(&path), options).unwrap()
     }

@@ -352,6 +352,7 @@ mod tests {
             selection: RowSelection::All,
             batch_rows,
             dataset: "train".to_string(),
+            vectors_optional: false,
         };
         open_stream("train", Box::new(Cursor::new(bytes)), &options).unwrap()
     }

@@ -19,6 +19,7 @@ fn options(batch_rows: usize) -> InputOptions {
         selection: RowSelection::All,
         batch_rows,
         dataset: "train".to_string(),
+        vectors_optional: false,
     }
 }
 

@@ -20,6 +20,7 @@ fn options(path: PathBuf) -> DatasetOptions {
             dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows: 300,
+            vectors_optional: false,
         },
         map: Vec::new(),
         row_number_column: None,
@@ -275,4 +276,108 @@ fn a_text_value_nested_in_a_list_map_struct_or_dictionary_makes_only_its_row_inv
             assert!(reason.contains("is not UTF-8 text ("), "{name}: {reason}");
         }
     }
+}
+
+/// A dataset of record batches with the columns `id` (int64), `n` (int64) and `note` (text) and no
+/// list column, read without vectors when `vectors_optional`.
+fn scalar_rows(vectors_optional: bool) -> Result<Dataset, String> {
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{Field, Schema};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("n", DataType::Int64, false),
+        Field::new("note", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![7, -2])),
+            Arc::new(Int64Array::from(vec![1, 40])),
+            Arc::new(StringArray::from(vec![Some("a"), None])),
+        ],
+    )
+    .unwrap();
+    let reader = cqlwire_vector::input::open_record_batches(
+        "rows",
+        &schema,
+        std::iter::once(Ok(batch)),
+        None,
+        0,
+        10,
+        vectors_optional,
+    )
+    .map_err(|e| e.to_string())?;
+    Dataset::from_reader(reader, &[], None).map_err(|e| e.to_string())
+}
+
+#[test]
+fn an_input_without_a_list_column_loads_its_columns_only_when_vectors_are_optional() {
+    let refused = scalar_rows(false).unwrap_err();
+    assert!(refused.contains("no list-typed column"), "{refused}");
+
+    let table = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("n", native(NativeType::Int), ColumnRole::Regular),
+        column("note", native(NativeType::Text), ColumnRole::Regular),
+    ];
+    let mut dataset = scalar_rows(true).unwrap();
+    assert_eq!(dataset.table_columns(&table).unwrap(), ["id", "n", "note"]);
+    let (statement, numbered) = dataset.create_table("ks", "t");
+    assert_eq!(
+        statement,
+        "CREATE TABLE ks.t (id bigint PRIMARY KEY, n bigint, note text)"
+    );
+    assert!(!numbered);
+    dataset
+        .bind(&markers(&table, &["id", "n", "note"]), &table)
+        .unwrap();
+    let rows = all_rows(&mut dataset);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(bytes(&rows[0].values[0]), 7i64.to_be_bytes());
+    assert_eq!(bytes(&rows[0].values[1]), 1i32.to_be_bytes());
+    assert_eq!(bytes(&rows[0].values[2]), b"a");
+    assert!(matches!(rows[1].values[2].cell(), BoundCell::Null));
+    assert_eq!(rows[1].key, "id=-2");
+}
+
+#[test]
+fn an_integer_column_adds_to_a_counter_as_an_eight_byte_bigint() {
+    let table = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("n", native(NativeType::Counter), ColumnRole::Regular),
+    ];
+    // The markers of `UPDATE ks.t SET n = n + ? WHERE id = ?`.
+    let mut dataset = scalar_rows(true).unwrap();
+    dataset
+        .bind(&markers(&table, &["n", "id"]), &table)
+        .unwrap();
+    let rows = all_rows(&mut dataset);
+    assert_eq!(bytes(&rows[1].values[0]), 40i64.to_be_bytes());
+    assert_eq!(bytes(&rows[1].values[1]), (-2i64).to_be_bytes());
+
+    let text = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column("note", native(NativeType::Counter), ColumnRole::Regular),
+    ];
+    let mut dataset = scalar_rows(true).unwrap();
+    let refused = dataset
+        .bind(&markers(&text, &["note", "id"]), &text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("cannot be added to a counter"),
+        "{refused}"
+    );
 }

@@ -209,6 +209,7 @@ impl SearchJob {
                     selection: RowSelection::of(rows.clone(), None),
                     batch_rows: QUERY_BATCH_ROWS,
                     dataset,
+                    vectors_optional: false,
                 };
                 let reader = convert::open(Some(&path), options).map_err(SearchError::QueryFile)?;
                 (reader, rows)

@@ -11,6 +11,7 @@
 mod index;
 mod job;
 mod report;
+mod timed;
 mod truth;
 
 use std::fmt::Write as _;
@@ -45,6 +46,7 @@ pub use report::{
     recall, Key, Latency, QueryResult, SearchReport, ServerWarning, DISTINCT_WARNINGS,
     RESULTS_HEADER, WARNING_CHARS,
 };
+pub use timed::TimedRun;
 pub use truth::GroundTruth;
 
 /// Pause between two probes of [`Searcher::wait_for_index`].

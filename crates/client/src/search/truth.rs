@@ -124,6 +124,7 @@ fn brute_force(
         selection: RowSelection::All,
         batch_rows: (EXACT_BATCH_BYTES / row_bytes).max(1),
         dataset: TRAIN_DATASET.to_string(),
+        vectors_optional: false,
     };
     let mut reader = input::open(Some(train), &options).map_err(|e| input_error(e.to_string()))?;
     let found = exact_neighbors(

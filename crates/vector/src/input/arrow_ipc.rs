@@ -52,7 +52,12 @@ pub(crate) fn open(
             Box::new(reader),
         )
     };
-    let column = choose_column(&schema, options.column.as_deref(), &input)?;
+    let column = choose_column(
+        &schema,
+        options.column.as_deref(),
+        &input,
+        options.vectors_optional,
+    )?;
     let span = match &options.selection {
         RowSelection::All => Span {
             first_row: 0,
@@ -133,6 +138,7 @@ mod tests {
             dataset: "train".to_string(),
             selection,
             batch_rows: 2,
+            vectors_optional: false,
         };
         let source = Source::from_stream("t", Box::new(std::io::Cursor::new(bytes)));
         let mut reader = open(source, &options)?;

@@ -68,6 +68,7 @@ mod tests {
             dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows: 10,
+            vectors_optional: false,
         };
         open(
             Source::open(Some(&path)).unwrap(),

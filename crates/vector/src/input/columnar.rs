@@ -16,11 +16,12 @@ use std::collections::VecDeque;
 /// Column names tried, in order, when several list columns exist and none was chosen.
 const DEFAULT_NAMES: [&str; 3] = ["emb", "embedding", "vector"];
 
-/// The chosen vector column of a schema.
+/// The chosen vector column of a schema, or none for an input read for its other columns alone.
 #[derive(Debug, Clone)]
 pub(crate) struct VectorColumn {
-    /// Index of the column in the schema.
-    pub index: usize,
+    /// Index of the column in the schema; None when the input is read without vectors (see
+    /// `InputOptions::vectors_optional`): every batch then holds no elements.
+    pub index: Option<usize>,
     /// Its name.
     pub name: String,
     /// The element type of its lists.
@@ -59,11 +60,13 @@ fn element_type_of(data_type: &DataType) -> Option<ElementType> {
 }
 
 /// Picks the vector column: `requested`, else the only list-typed column, else the first of
-/// `emb`, `embedding`, `vector` among the list-typed columns.
+/// `emb`, `embedding`, `vector` among the list-typed columns. With no list-typed column and none
+/// requested, `vectors_optional` reads the input without vectors instead of refusing it.
 pub(crate) fn choose_column(
     schema: &Schema,
     requested: Option<&str>,
     input: &str,
+    vectors_optional: bool,
 ) -> Result<VectorColumn, InputError> {
     let fields = schema.fields();
     let all_names = || {
@@ -95,6 +98,15 @@ pub(crate) fn choose_column(
             })?,
         None => match candidates[..] {
             [only] => only,
+            [] if vectors_optional => {
+                return Ok(VectorColumn {
+                    index: None,
+                    name: String::new(),
+                    element_type: ElementType::F32,
+                    known_dimension: Some(0),
+                    passthrough: SchemaRef::new(schema.clone()),
+                })
+            }
             [] => {
                 return Err(InputError::Unsupported(format!(
                     "{input}: no list-typed column to read vectors from (columns: {})",
@@ -133,7 +145,7 @@ pub(crate) fn choose_column(
         .project(&others)
         .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
     Ok(VectorColumn {
-        index,
+        index: Some(index),
         name: field.name().clone(),
         element_type,
         known_dimension,
@@ -220,7 +232,7 @@ pub(crate) fn scan_dimension(
 fn first_dimension(batch: &RecordBatch, column: &VectorColumn) -> Option<usize> {
     column
         .known_dimension
-        .or_else(|| Lists::of(batch.column(column.index).as_ref())?.first_length())
+        .or_else(|| Lists::of(batch.column(column.index?).as_ref())?.first_length())
 }
 
 /// Converts a record batch (whose first row is row `first_row` of the input) into a [`Batch`].
@@ -231,7 +243,26 @@ fn convert(
     first_row: u64,
     input: &str,
 ) -> Result<Batch, InputError> {
-    let array = batch.column(column.index);
+    let Some(index) = column.index else {
+        let mut damaged = Vec::new();
+        let columns = super::text::restore(
+            batch.clone(),
+            &column.passthrough,
+            input,
+            first_row,
+            &mut damaged,
+        )
+        .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+        return Ok(Batch {
+            first_row,
+            rows: batch.num_rows(),
+            elements: Elements::F32(Vec::new()),
+            validity: None,
+            columns: Some(columns),
+            damaged,
+        });
+    };
+    let array = batch.column(index);
     let lists = Lists::of(array.as_ref()).ok_or_else(|| {
         InputError::Unsupported(format!(
             "{input}: column '{}' is not a list column in every batch",
@@ -286,16 +317,14 @@ fn convert(
     };
     let validity =
         (array.null_count() > 0).then(|| lists.rows.iter().map(Option::is_some).collect());
-    let others: Vec<usize> = (0..batch.num_columns())
-        .filter(|&i| i != column.index)
-        .collect();
-    let mut damaged = Vec::new();
+    let others: Vec<usize> = (0..batch.num_columns()).filter(|&i| i != index).collect();
     let columns = batch
         .project(&others)
-        .and_then(|columns| {
-            super::text::restore(columns, &column.passthrough, input, first_row, &mut damaged)
-        })
         .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+    let mut damaged = Vec::new();
+    let columns =
+        super::text::restore(columns, &column.passthrough, input, first_row, &mut damaged)
+            .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
     Ok(Batch {
         first_row,
         rows: batch.num_rows(),
@@ -512,7 +541,11 @@ impl BatchReader for ColumnarReader {
     }
 
     fn column_name(&self) -> Option<&str> {
-        Some(&self.column.name)
+        self.column.index.map(|_| self.column.name.as_str())
+    }
+
+    fn has_vectors(&self) -> bool {
+        self.column.index.is_some()
     }
 
     fn passthrough_schema(&self) -> Option<SchemaRef> {
@@ -571,7 +604,7 @@ mod tests {
     #[test]
     fn column_choice_follows_the_rules() {
         let pick = |fields: Vec<Field>, requested: Option<&str>| {
-            choose_column(&Schema::new(fields), requested, "t").map(|c| c.name)
+            choose_column(&Schema::new(fields), requested, "t", false).map(|c| c.name)
         };
         let id = Field::new("id", DataType::Int64, false);
         let only = vec![id.clone(), list("x", DataType::Float32)];
@@ -609,7 +642,7 @@ mod tests {
             vec![Arc::new(Int64Array::from(vec![7, 8, 9])), Arc::new(emb)],
         )
         .unwrap();
-        let column = choose_column(&schema, None, "t").unwrap();
+        let column = choose_column(&schema, None, "t", false).unwrap();
         let converted = convert(&batch, &column, 2, 10, "t").unwrap();
         assert_eq!(converted.elements.to_f64(), [1.0, 2.0, 0.0, 0.0, 3.0, 4.0]);
         assert_eq!(converted.validity, Some(vec![true, false, true]));

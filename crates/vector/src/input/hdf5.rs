@@ -543,6 +543,7 @@ pub fn read_integer_dataset(path: &Path, name: &str) -> Result<IntegerDataset, I
         dataset: name.to_string(),
         selection: super::RowSelection::All,
         batch_rows: usize::MAX,
+        vectors_optional: false,
     };
     let mut reader = open(source, &options)?;
     let element_type = reader.element_type();

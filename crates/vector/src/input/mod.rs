@@ -17,6 +17,7 @@
 //!     dataset: "train".to_string(),
 //!     selection: RowSelection::Shard { k: 1, n: 4 },
 //!     batch_rows: 4096,
+//!     vectors_optional: false,
 //! };
 //! let mut reader = input::open(Some("train.parquet".as_ref()), &options)?;
 //! println!("{:?} × {}", reader.element_type(), reader.dimension());
@@ -250,6 +251,10 @@ pub struct InputOptions {
     /// Target rows per batch (readers may use natural units: a Parquet row group is split into
     /// batches of at most this many rows).
     pub batch_rows: usize,
+    /// Whether a Parquet or Arrow input without a list-typed column (and no `column` asked for) is
+    /// read for its other columns alone, with no vectors: rows for a table without a vector
+    /// column (counters, scalars). False refuses such an input, as commands that need vectors do.
+    pub vectors_optional: bool,
 }
 
 /// Why an input could not be read: one line, naming the file offset / row / element where it applies.
@@ -328,6 +333,11 @@ pub trait BatchReader: Send {
     fn passthrough_schema(&self) -> Option<arrow_schema::SchemaRef> {
         None
     }
+    /// Whether the rows carry vectors; false only for an input read for its other columns alone
+    /// (see [`InputOptions::vectors_optional`]), whose batches hold no elements.
+    fn has_vectors(&self) -> bool {
+        true
+    }
     /// The next batch in row order, or None at the end. A ragged row is an error naming the row.
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError>;
     /// Gives back the elements of a finished batch, so that the reader can read a later batch
@@ -364,7 +374,8 @@ pub fn open_stream(
 /// caller through the Arrow C data interface), every row in order: the column is chosen as for
 /// Parquet and Arrow files (`column`, else the only list column, else emb/embedding/vector) and
 /// checked the same way (ragged rows, null elements). `name` stands for the input in messages;
-/// `first_row` is the number of the first row (batches of a larger dataset keep their numbers).
+/// `first_row` is the number of the first row (batches of a larger dataset keep their numbers);
+/// `vectors_optional` as in [`InputOptions::vectors_optional`].
 pub fn open_record_batches(
     name: &str,
     schema: &arrow_schema::Schema,
@@ -374,8 +385,9 @@ pub fn open_record_batches(
     column: Option<&str>,
     first_row: u64,
     batch_rows: usize,
+    vectors_optional: bool,
 ) -> Result<Box<dyn BatchReader>, InputError> {
-    let column = columnar::choose_column(schema, column, name)?;
+    let column = columnar::choose_column(schema, column, name, vectors_optional)?;
     let span = columnar::Span {
         first_row,
         skip: 0,
@@ -569,6 +581,7 @@ mod tests {
             dataset: "train".to_string(),
             selection: RowSelection::All,
             batch_rows: 1,
+            vectors_optional: false,
         };
         let garbage = Box::new(io::Cursor::new(b"garbage".to_vec()));
         let error = open_stream("stdin", garbage, &options)

@@ -31,6 +31,7 @@ struct MultiReader {
     dimension: usize,
     column: Option<String>,
     schema: Option<SchemaRef>,
+    has_vectors: bool,
     rows: u64,
 }
 
@@ -53,6 +54,7 @@ pub fn open_files(
     let mut dimension = 0;
     let column = first.column_name().map(str::to_owned);
     let schema = first.passthrough_schema();
+    let has_vectors = first.has_vectors();
     let mut counts = Vec::with_capacity(paths.len());
     for (i, path) in paths.iter().enumerate() {
         let reader = if i == 0 {
@@ -131,6 +133,7 @@ pub fn open_files(
         dimension,
         column,
         schema,
+        has_vectors,
         rows: wanted.end - wanted.start,
     }))
 }
@@ -154,6 +157,10 @@ impl BatchReader for MultiReader {
 
     fn passthrough_schema(&self) -> Option<SchemaRef> {
         self.schema.clone()
+    }
+
+    fn has_vectors(&self) -> bool {
+        self.has_vectors
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, InputError> {
@@ -235,6 +242,7 @@ mod tests {
             dataset: String::new(),
             selection,
             batch_rows: 2,
+            vectors_optional: false,
         }
     }
 

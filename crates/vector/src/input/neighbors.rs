@@ -130,6 +130,7 @@ fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, 
         selection: RowSelection::All,
         batch_rows: 4096,
         dataset: String::new(),
+        vectors_optional: false,
     };
     let name = source.name().to_owned();
     if input == InputFormat::Npy {

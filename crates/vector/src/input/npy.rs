@@ -519,6 +519,7 @@ mod tests {
             dataset: "train".to_string(),
             selection: super::super::RowSelection::Range(1..3),
             batch_rows: 1,
+            vectors_optional: false,
         };
         let mut reader = open(Source::open(Some(&path)).unwrap(), &options).unwrap();
         let mut seen = Vec::new();

@@ -65,7 +65,12 @@ pub(crate) fn open(
         ArrowReaderMetadata::load(&file, Default::default())
     })?
     .map_err(invalid)?;
-    let mut column = choose_column(metadata.schema(), options.column.as_deref(), &input)?;
+    let mut column = choose_column(
+        metadata.schema(),
+        options.column.as_deref(),
+        &input,
+        options.vectors_optional,
+    )?;
     let metadata = text_as_bytes(metadata, column.index).map_err(invalid)?;
     let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
         file.try_clone().map_err(io_error)?,
@@ -83,11 +88,14 @@ pub(crate) fn open(
     let root_matches = schema
         .root_schema()
         .get_fields()
-        .get(column.index)
+        .get(column.index.unwrap_or(usize::MAX))
         .is_some_and(|root| root.name() == column.name);
-    let leaf = leaf_of(schema, column.index, column.element_type).filter(|_| root_matches);
+    let leaf = column
+        .index
+        .and_then(|index| leaf_of(schema, index, column.element_type))
+        .filter(|_| root_matches);
     let others: Vec<usize> = (0..schema.root_schema().get_fields().len())
-        .filter(|&i| i != column.index)
+        .filter(|&i| Some(i) != column.index)
         .collect();
     let projection = ProjectionMask::roots(schema, others.iter().copied());
     // Builds the Arrow reader over the planned rows after the first `offset`, `rows` at a time.
@@ -113,18 +121,18 @@ pub(crate) fn open(
             source,
         }
     };
-    if column.known_dimension.is_none() {
+    if let (None, Some(index)) = (column.known_dimension, column.index) {
         // From the whole file, so that every shard and range agrees on it.
         let scan = ParquetRecordBatchReaderBuilder::new_with_metadata(
             file.try_clone().map_err(io_error)?,
             metadata.clone(),
         )
-        .with_projection(ProjectionMask::roots(schema, [column.index]))
+        .with_projection(ProjectionMask::roots(schema, [index]))
         .with_batch_size(64);
         let scan = fenced(&input, "the Parquet row groups", || scan.build())?
             .map_err(|e| InputError::Data(format!("{input}: cannot read Parquet rows: {e}")))?;
         let mut scanned = column.clone();
-        scanned.index = 0;
+        scanned.index = Some(0);
         column.known_dimension = Some(scan_dimension(Box::new(scan), &scanned, &input)?);
     }
     if let Some(leaf) = leaf {
@@ -202,7 +210,7 @@ pub(crate) fn open(
 /// text columns are read as binary.
 fn text_as_bytes(
     metadata: ArrowReaderMetadata,
-    vector: usize,
+    vector: Option<usize>,
 ) -> Result<ArrowReaderMetadata, ParquetError> {
     let texts = text::text_fields(metadata.schema(), vector);
     let root = metadata

@@ -259,6 +259,7 @@ mod tests {
             dataset: "train".to_string(),
             selection,
             batch_rows: 2,
+            vectors_optional: false,
         };
         let source = Source::from_stream("t", Box::new(std::io::Cursor::new(bytes)));
         let mut reader = open(source, InputFormat::Fvecs, &options)?;

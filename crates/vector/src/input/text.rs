@@ -50,9 +50,9 @@ fn binary_of(data_type: &DataType) -> Option<DataType> {
 
 /// The indices of `schema`'s top-level fields that hold text (see [`binary_of`]) other than
 /// `except`.
-pub(crate) fn text_fields(schema: &Schema, except: usize) -> Vec<usize> {
+pub(crate) fn text_fields(schema: &Schema, except: Option<usize>) -> Vec<usize> {
     (0..schema.fields().len())
-        .filter(|&i| i != except)
+        .filter(|&i| Some(i) != except)
         .filter(|&i| binary_of(schema.field(i).data_type()).is_some())
         .collect()
 }
@@ -421,7 +421,7 @@ mod tests {
             Field::new("note", DataType::LargeUtf8, true),
             Field::new("tag", DataType::Utf8View, true),
         ]));
-        let binary = Arc::new(as_binary(&schema, &text_fields(&schema, 0)));
+        let binary = Arc::new(as_binary(&schema, &text_fields(&schema, Some(0))));
         assert_eq!(binary.field(1).data_type(), &DataType::Binary);
         assert_eq!(binary.field(0).data_type(), &DataType::Int64);
         let names: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b\xff"), None];
@@ -452,7 +452,7 @@ mod tests {
     /// The damaged rows of `column` (read as binary) restored as `target`, and the restored column.
     fn restored(column: ArrayRef, target: DataType) -> (Vec<(u64, String)>, ArrayRef) {
         let schema = Arc::new(Schema::new(vec![Field::new("c", target.clone(), true)]));
-        let binary = Arc::new(as_binary(&schema, &text_fields(&schema, usize::MAX)));
+        let binary = Arc::new(as_binary(&schema, &text_fields(&schema, None)));
         assert_eq!(binary.field(0).data_type(), column.data_type());
         let batch = RecordBatch::try_new(binary, vec![column]).unwrap();
         let mut damaged = Vec::new();

@@ -26,6 +26,7 @@ fn options(selection: RowSelection) -> InputOptions {
         dataset: "train".to_string(),
         selection,
         batch_rows: 3,
+        vectors_optional: false,
     }
 }
 
@@ -706,4 +707,86 @@ fn standard_input_from_a_file_can_seek() {
         from_pipe.contains("child error") && from_pipe.contains("Fortran"),
         "{from_pipe}"
     );
+}
+
+/// A Parquet and an Arrow IPC file of `id` (int64) and `note` (text) and no list column: refused
+/// when vectors are needed, else read for those columns alone, every row of two ranges in order.
+#[test]
+fn files_without_a_list_column_are_read_for_their_columns_when_vectors_are_optional() {
+    use arrow_array::{
+        cast::AsArray, types::Int64Type, Array, Int64Array, RecordBatch, StringArray,
+    };
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("note", DataType::Utf8, true),
+    ]));
+    let ids: Vec<i64> = (0..10).map(|i| i * 3 - 5).collect();
+    let notes: Vec<Option<String>> = (0..10)
+        .map(|i| (i % 4 != 0).then(|| format!("n{i}")))
+        .collect();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(StringArray::from(notes.clone())),
+        ],
+    )
+    .unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let parquet = folder.path().join("scalars.parquet");
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&parquet).unwrap(),
+        schema.clone(),
+        None,
+    )
+    .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let arrow = folder.path().join("scalars.arrow");
+    let mut writer =
+        arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&arrow).unwrap(), &schema)
+            .unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+
+    for path in [&parquet, &arrow] {
+        let refused = input::open(Some(path), &options(RowSelection::All))
+            .err()
+            .unwrap();
+        assert!(
+            refused.to_string().contains("no list-typed column"),
+            "{refused}"
+        );
+        let mut read = Vec::new();
+        for selection in [RowSelection::Range(0..4), RowSelection::Range(4..10)] {
+            let options = InputOptions {
+                vectors_optional: true,
+                ..options(selection)
+            };
+            let mut reader = input::open(Some(path), &options).unwrap();
+            assert!(!reader.has_vectors());
+            assert_eq!(reader.column_name(), None);
+            assert_eq!(reader.dimension(), 0);
+            assert_eq!(
+                reader.passthrough_schema().unwrap().fields(),
+                schema.fields()
+            );
+            while let Some(batch) = reader.next_batch().unwrap() {
+                assert!(batch.elements.is_empty());
+                let columns = batch.columns.unwrap();
+                let id = columns.column(0).as_primitive::<Int64Type>();
+                let note = columns.column(1).as_string::<i32>();
+                for i in 0..batch.rows {
+                    let number = batch.first_row as usize + i;
+                    read.push(number);
+                    assert_eq!(id.value(i), ids[number], "{}", path.display());
+                    let text = note.is_valid(i).then(|| note.value(i).to_owned());
+                    assert_eq!(text, notes[number], "{}", path.display());
+                }
+            }
+        }
+        assert_eq!(read, (0..10).collect::<Vec<_>>(), "{}", path.display());
+    }
 }

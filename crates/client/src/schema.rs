@@ -1,0 +1,106 @@
+//! Schema changes a job makes before it runs (a bench's table and index) and what the server says
+//! of itself: one session, each change waited on until the nodes agree on the schema.
+
+use crate::error::{LoadError, LoadErrorKind};
+use crate::loader::open_session;
+use crate::options::LoadOptions;
+use scylla::client::session::Session;
+use scylla::statement::unprepared::Statement;
+use std::time::Duration;
+
+/// A session for schema statements on the cluster that [`LoadOptions`] name.
+pub struct SchemaSession {
+    session: Session,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for SchemaSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchemaSession").finish_non_exhaustive()
+    }
+}
+
+/// How long a schema change may take before it is an error: creating a table or an index on a
+/// busy node takes seconds, far more than a query's request timeout.
+const SCHEMA_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl SchemaSession {
+    /// Connects with the login, TLS and timeouts of `options` (its keyspace is the one whose
+    /// schema the session reads).
+    pub async fn connect(options: &LoadOptions) -> Result<SchemaSession, LoadError> {
+        let session = open_session(options, &options.keyspace).await?;
+        Ok(SchemaSession {
+            session,
+            timeout: SCHEMA_TIMEOUT.max(options.request_timeout),
+        })
+    }
+
+    /// Whether the table exists, as `system_schema.tables` says (`keyspace` and `table` as the
+    /// schema holds them: unquoted CQL names in lower case).
+    pub async fn table_exists(&self, keyspace: &str, table: &str) -> Result<bool, LoadError> {
+        let found = self
+            .session
+            .query_unpaged(
+                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND \
+                 table_name = ?",
+                (keyspace, table),
+            )
+            .await
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        let rows = found
+            .into_rows_result()
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        Ok(rows.rows_num() > 0)
+    }
+
+    /// Whether the keyspace exists, as `system_schema.keyspaces` says (its name as the schema
+    /// holds it).
+    pub async fn keyspace_exists(&self, keyspace: &str) -> Result<bool, LoadError> {
+        let found = self
+            .session
+            .query_unpaged(
+                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
+                (keyspace,),
+            )
+            .await
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        let rows = found
+            .into_rows_result()
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        Ok(rows.rows_num() > 0)
+    }
+
+    /// Runs `statement` (a `CREATE`, `DROP` or `ALTER`) and waits until the nodes agree on the
+    /// schema; the server's refusal is an error of kind [`LoadErrorKind::Statement`].
+    pub async fn execute(&self, statement: &str) -> Result<(), LoadError> {
+        let mut query = Statement::new(statement);
+        query.set_request_timeout(Some(self.timeout));
+        self.session.query_unpaged(query, ()).await.map_err(|e| {
+            LoadError::new(
+                LoadErrorKind::Statement,
+                format!("the server refuses {statement:?}: {e}"),
+            )
+        })?;
+        self.session
+            .await_schema_agreement()
+            .await
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        Ok(())
+    }
+
+    /// The server's `release_version` (`system.local`), e.g. `5.0.9`.
+    pub async fn release_version(&self) -> Result<String, LoadError> {
+        let answer = self
+            .session
+            .query_unpaged("SELECT release_version FROM system.local", ())
+            .await
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        let rows = answer
+            .into_rows_result()
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        let version = rows
+            .maybe_first_row::<(Option<String>,)>()
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        Ok(version.and_then(|(v,)| v).unwrap_or_default())
+    }
+}

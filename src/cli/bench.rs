@@ -1,0 +1,425 @@
+//! `cqlwire bench`: VectorDBBench's performance case on a live Cassandra/ScyllaDB table — a dataset
+//! folder loaded, indexed, searched serially and at each concurrency level — with its result file
+//! and chart.
+//!
+//! A thin face over [`cqlwire_bench::case`]: the arguments become [`CaseOptions`], and this file
+//! adds the progress display, the signals, the summary, the result file and the chart.
+
+use super::connection::{engine_error, Connection};
+use super::progress::{self, Unit};
+use super::signals::stop_on_signals;
+use super::CliError;
+use crate::files::Output;
+use crate::messages;
+use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
+use cqlwire_bench::chart::concurrency_chart;
+use cqlwire_bench::folder::DatasetFolder;
+use cqlwire_bench::result::ResultDb;
+use cqlwire_client::{Progress, RunControl, SearchOptions};
+use indicatif::ProgressBar;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Worked examples shown by `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  # The whole case on a VectorDBBench dataset folder, its result file and chart:
+  cqlwire bench cohere_medium_1m --hosts db1 --table bench.cohere --metric cosine \\
+      -o result.json --plot qps.svg
+
+  # Short levels, on a table loaded before (search stages only):
+  cqlwire bench folder --hosts db1 --table bench.t --stages search_serial,search_concurrent \\
+      --concurrency 1,4 --duration 2
+
+Stages (VectorDBBench's): drop_old creates the table (id bigint PRIMARY KEY, emb vector<float, D>; \
+an existing table is refused unless --drop), load inserts the training set, then creates the SAI \
+index and waits until it answers (insert_duration + optimize_duration = load_duration), \
+search_serial sends every query once, one in flight (recall, ndcg, serial p99/p95), \
+search_concurrent runs each concurrency level for --duration seconds, each worker cycling \
+through the queries from a random start (qps, p99, p95, mean latency). Output: the summary on \
+standard output (text, or one JSON object with --format json); -o writes VectorDBBench's result \
+file (no credential in it); progress on standard error.";
+
+/// Arguments of `cqlwire bench`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// A VectorDBBench dataset folder: train.parquet (or {train|shuffle_train}-NN-of-MM.parquet),
+    /// test.parquet, neighbors.parquet.
+    pub dataset: PathBuf,
+    #[command(flatten)]
+    pub connection: Connection,
+    /// The stages to run: drop_old, load, search_serial, search_concurrent [default: all].
+    #[arg(long, value_name = "STAGE,...", value_delimiter = ',', value_parser = parse_stage)]
+    pub stages: Vec<Stage>,
+    /// Drop the table first when it exists.
+    #[arg(long)]
+    pub drop: bool,
+    /// The index's similarity function: cosine, euclidean or dot_product.
+    #[arg(long, value_name = "FUNCTION", default_value = "cosine",
+          value_parser = ["cosine", "euclidean", "dot_product"])]
+    pub metric: String,
+    /// An option of the SAI index, passed through (e.g. optimize_for=recall); repeatable.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_option)]
+    pub index_option: Vec<(String, String)>,
+    /// Neighbours asked of each query, and the k of recall@k and NDCG@k.
+    #[arg(long, value_name = "K", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub k: u32,
+    /// The concurrency levels of the sweep.
+    #[arg(long, value_name = "N,...", value_delimiter = ',',
+          default_value = "1,5,10,20,30,40,60,80",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: Vec<u32>,
+    /// Seconds of each concurrency level.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub duration: u64,
+    /// How long to wait for the new index to answer, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub index_wait: u64,
+    /// Write VectorDBBench's result file here.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The `db` the result file names: Cassandra (the member VectorDBBench's proposed Cassandra
+    /// client adds) or test (a member of every release).
+    #[arg(long, value_name = "DB", default_value = "Cassandra", value_parser = ["Cassandra", "test"])]
+    pub db: String,
+    /// Draw QPS and p99 latency against concurrency in this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Summary format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+    /// No progress display.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Parses one stage name of `--stages`.
+fn parse_stage(name: &str) -> Result<Stage, String> {
+    Stage::from_name(name.trim()).ok_or_else(|| {
+        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+        format!("no stage '{name}' (stages: {})", names.join(", "))
+    })
+}
+
+/// Parses one `KEY=VALUE` of `--index-option`.
+fn parse_option(pair: &str) -> Result<(String, String), String> {
+    pair.split_once('=')
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .filter(|(key, value)| !key.is_empty() && !value.is_empty())
+        .ok_or_else(|| format!("expected KEY=VALUE, not '{pair}'"))
+}
+
+/// A case error with the exit code it deserves.
+fn case_error(error: CaseError) -> CliError {
+    let usage = case::is_usage(&error);
+    match error {
+        CaseError::Engine(error) => engine_error(error),
+        CaseError::TableExists(table) => CliError::usage(format!(
+            "table {table} exists: drop it first, or run with --drop"
+        )),
+        other if usage => CliError::usage(other),
+        other => CliError::data(other),
+    }
+}
+
+/// Runs `cqlwire bench`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let settings = args.connection.settings()?;
+    let connection = settings.options().map_err(engine_error)?;
+    let search_connection = SearchOptions::from_settings(&settings)
+        .map_err(engine_error)?
+        .connection;
+    let stages = if args.stages.is_empty() {
+        Stage::ALL.to_vec()
+    } else {
+        args.stages.clone()
+    };
+    let options = CaseOptions {
+        connection,
+        search_connection,
+        stages,
+        drop: args.drop,
+        similarity: args.metric.clone(),
+        index_options: args.index_option.clone(),
+        k: args.k as usize,
+        concurrency: args.concurrency.iter().map(|&c| c as usize).collect(),
+        duration: Duration::from_secs(args.duration),
+        index_wait: Duration::from_secs(args.index_wait),
+    };
+    let folder = DatasetFolder::open(&args.dataset, None).map_err(CliError::usage)?;
+    // The outputs are opened before the work: a missing folder is refused now, not after it.
+    let mut result_file = args
+        .output
+        .as_deref()
+        .map(|path| Output::open(Some(path), false))
+        .transpose()?;
+    let mut plot_file = args
+        .plot
+        .as_deref()
+        .map(|path| Output::open(Some(path), false))
+        .transpose()?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+    let control = RunControl::default();
+    {
+        let _context = runtime.enter();
+        stop_on_signals(control.stop.clone());
+    }
+    let started = SystemTime::now();
+    let display = Arc::new(Mutex::new(Display::new(
+        args.quiet,
+        control.progress.clone(),
+    )));
+    let report = runtime.block_on(async {
+        let shown = display.clone();
+        let ticking = display.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                if let Ok(display) = ticking.lock() {
+                    display.tick();
+                }
+            }
+        });
+        let mut observe = move |event: Event| {
+            if let Ok(mut display) = shown.lock() {
+                display.show(event);
+            }
+        };
+        let report = case::run(&folder, &options, &control, &mut observe).await;
+        ticker.abort();
+        report
+    });
+    if let Ok(display) = display.lock() {
+        display.bar.finish_and_clear();
+    }
+    if control.stop.load(Ordering::Relaxed) {
+        let kept = [&args.output, &args.plot]
+            .into_iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>();
+        let kept = if kept.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} left as they were)", kept.join(", "))
+        };
+        let stage = match &report {
+            Err(CaseError::Stopped(stage)) => format!(" during {}", stage.name()),
+            _ => String::new(),
+        };
+        return Err(CliError::data(format!("interrupted{stage}{kept}")));
+    }
+    let report = report.map_err(case_error)?;
+
+    let seconds = started
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let db = if args.db == "test" {
+        ResultDb::Test
+    } else {
+        ResultDb::Cassandra
+    };
+    let result = report.result(&options, db, &run_id(seconds), seconds);
+    let metrics = &result.results[0].metrics;
+    if let Some(mut output) = result_file.take() {
+        output.write_all(result.to_json().as_bytes())?;
+        output.commit()?;
+    }
+    if let Some(mut output) = plot_file.take() {
+        let title = format!("{} on {}", folder_name(&args.dataset), report.server);
+        let svg = concurrency_chart(metrics, &title).map_err(CliError::data)?;
+        output.write_all(svg.as_bytes())?;
+        output.commit()?;
+    }
+    let mut out = messages::Stdout(io::stdout().lock());
+    if args.format == "json" {
+        let mut value = serde_json::to_value(metrics).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            map.insert("server".into(), report.server.clone().into());
+            map.insert("rows".into(), report.rows.into());
+            map.insert("serial_errors".into(), report.serial_errors.into());
+            map.insert(
+                "conc_errors_list".into(),
+                report.level_errors.clone().into(),
+            );
+            map.insert(
+                "stages".into(),
+                report
+                    .stages
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .into(),
+            );
+        }
+        writeln!(out, "{value}")?;
+    } else {
+        summary_text(&mut out, &report, &options, &args.dataset)?;
+    }
+    out.flush()?;
+    let errors = report.serial_errors + report.level_errors.iter().sum::<u64>();
+    if errors > 0 {
+        return Err(CliError::data(format!("{errors} queries failed")));
+    }
+    Ok(())
+}
+
+/// A run id as VectorDBBench makes them: 32 hex digits, here from the start time and the process.
+fn run_id(seconds: f64) -> String {
+    format!(
+        "{:016x}{:016x}",
+        (seconds * 1e6) as u64,
+        u64::from(std::process::id())
+    )
+}
+
+/// The folder's own name, for titles.
+fn folder_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// The progress display: one bar per stage (or level), on standard error.
+struct Display {
+    bar: ProgressBar,
+    quiet: bool,
+    progress: Arc<Progress>,
+    /// Rows or queries counted before the stage on the bar started.
+    base: u64,
+}
+
+impl Display {
+    fn new(quiet: bool, progress: Arc<Progress>) -> Display {
+        Display {
+            bar: progress::bar(None, Unit::Waiting, quiet),
+            quiet,
+            progress,
+            base: 0,
+        }
+    }
+
+    /// Rows or queries counted so far, answered or not.
+    fn counted(&self) -> u64 {
+        let now = self.progress.snapshot();
+        now.written + now.rejected
+    }
+
+    /// Moves the bar to the counters.
+    fn tick(&self) {
+        let now = self.progress.snapshot();
+        self.bar
+            .set_position((now.written + now.rejected).saturating_sub(self.base));
+    }
+
+    fn show(&mut self, event: Event) {
+        if self.quiet {
+            return;
+        }
+        self.base = self.counted();
+        match event {
+            Event::Started { stage, units } => {
+                let unit = if stage == Stage::Load {
+                    Unit::Rows
+                } else {
+                    Unit::Queries
+                };
+                self.bar.finish_and_clear();
+                self.bar = progress::bar(units, unit, self.quiet);
+                self.bar.set_message(stage.name());
+            }
+            Event::Optimizing => {
+                self.bar.finish_and_clear();
+                self.bar = progress::bar(None, Unit::Waiting, self.quiet);
+                self.bar
+                    .set_message("load: creating the index and waiting until it answers");
+                self.bar.enable_steady_tick(Duration::from_millis(200));
+            }
+            Event::Level { concurrency } => {
+                self.bar.finish_and_clear();
+                self.bar = progress::bar(None, Unit::Queries, self.quiet);
+                self.bar
+                    .set_message(format!("search_concurrent: {concurrency} in flight"));
+            }
+            Event::Finished { .. } => self.bar.finish_and_clear(),
+            _ => {}
+        }
+    }
+}
+
+/// The text summary, VectorDBBench's metrics in its names.
+fn summary_text(
+    out: &mut impl Write,
+    report: &CaseReport,
+    options: &CaseOptions,
+    dataset: &std::path::Path,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} on {}, table {}.{}, k = {}",
+        folder_name(dataset),
+        report.server,
+        options.connection.keyspace,
+        options.connection.table,
+        options.k
+    )?;
+    if report.stages.contains(&Stage::Load) {
+        writeln!(
+            out,
+            "load_duration {:.2} s: insert_duration {:.2} s ({} rows), optimize_duration {:.2} s",
+            report.insert_duration + report.optimize_duration,
+            report.insert_duration,
+            report.rows,
+            report.optimize_duration
+        )?;
+        writeln!(out, "index: {}", report.index)?;
+    }
+    if let Some(serial) = &report.serial {
+        writeln!(
+            out,
+            "search_serial: recall {:.4}, ndcg {:.4}, serial_latency_p99 {:.4} s, \
+             serial_latency_p95 {:.4} s, {} errors",
+            serial.recall,
+            serial.ndcg,
+            serial.latency_p99,
+            serial.latency_p95,
+            report.serial_errors
+        )?;
+    }
+    if !report.levels.is_empty() {
+        writeln!(
+            out,
+            "{:>11}  {:>10}  {:>9}  {:>9}  {:>9}  {:>6}",
+            "concurrency", "qps", "p99 ms", "p95 ms", "avg ms", "errors"
+        )?;
+        for (level, errors) in report.levels.iter().zip(&report.level_errors) {
+            writeln!(
+                out,
+                "{:>11}  {:>10.1}  {:>9.2}  {:>9.2}  {:>9.2}  {:>6}",
+                level.concurrency,
+                level.qps,
+                level.latency_p99 * 1e3,
+                level.latency_p95 * 1e3,
+                level.latency_avg * 1e3,
+                errors
+            )?;
+        }
+        writeln!(
+            out,
+            "qps {:.1} (the highest level's)",
+            cqlwire_bench::metrics::max_qps(&report.levels)
+        )?;
+    }
+    Ok(())
+}
