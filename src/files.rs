@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 pub use cqlwire_vector::input::{named, open_file};
-pub use cqlwire_vector::output::{refuse_same_file, same_destination, Output, OutputError};
+pub use cqlwire_vector::output::{refuse_same_file, Output, OutputError};
 
 /// Opens an input: standard input for `-` or no path, else the file. Read errors name the input
 /// (`standard input: Is a directory (os error 21)`).

@@ -13,9 +13,9 @@ use arrow_array::{
 };
 use arrow_schema::{Field, Schema};
 use cqlwire_client::{
-    Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset, DatasetOptions,
-    LoadError as EngineError, LoadErrorKind, LoadOptions, LoadReport as EngineReport, Loader, Mode,
-    Password, RejectSink, RunControl,
+    parse_rename, Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset,
+    DatasetOptions, LoadError as EngineError, LoadErrorKind, LoadOptions,
+    LoadReport as EngineReport, Loader, Mode, Password, RejectSink, RunControl,
 };
 use cqlwire_vector::input::{
     self, parse_rows, parse_shard, Batch, BatchReader, ElementType, InputError, InputOptions,
@@ -51,7 +51,7 @@ pyo3::create_exception!(
 );
 
 /// Rows per input batch handed to the run (as the command line).
-const BATCH_ROWS: usize = 1024;
+const BATCH_ROWS: usize = DatasetOptions::BATCH_ROWS;
 
 /// Rejected rows kept in [`LoadReport::rejects`] (all are counted, and all go to `rejects=`).
 const KEPT_REJECTS: usize = 10_000;
@@ -423,13 +423,7 @@ fn map_argument(map: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let pairs: Vec<(String, String)> = if let Ok(text) = map.cast::<PyString>() {
         text.extract::<String>()?
             .split(',')
-            .map(|pair| {
-                pair.split_once('=')
-                    .map(|(from, to)| (from.trim().to_owned(), to.trim().to_owned()))
-                    .ok_or_else(|| {
-                        PyValueError::new_err(format!("expected INPUT=COLUMN, not '{pair}'"))
-                    })
-            })
+            .map(|pair| parse_rename(pair).map_err(PyValueError::new_err))
             .collect::<PyResult<_>>()?
     } else if let Ok(dict) = map.cast::<PyDict>() {
         dict.iter()

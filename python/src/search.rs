@@ -1,5 +1,5 @@
-//! `cqlwire.search`: ANN queries on a live table and their recall, on the engine of `cqlwire search`
-//! ([`cqlwire_client::Searcher`]): the same prepared `SELECT … ORDER BY … ANN OF ? LIMIT k`, each
+//! `cqlwire.search`: ANN queries on a live table and their recall, on the job of `cqlwire search`
+//! ([`cqlwire_client::SearchJob`]): the same prepared `SELECT … ORDER BY … ANN OF ? LIMIT k`, each
 //! query vector bound as bytes, the same latency and recall measures.
 
 use crate::load::{
@@ -7,21 +7,15 @@ use crate::load::{
     ConnectionKeywords,
 };
 use cqlwire_client::{
-    GroundTruth, Key, LoadError as EngineError, LoadErrorKind, SearchOptions,
-    SearchReport as EngineReport, Searcher, RESULTS_HEADER,
+    GroundTruth, Key, LoadError as EngineError, LoadErrorKind, QuerySource, SearchError, SearchJob,
+    SearchOptions, SearchReport as EngineReport,
 };
-use cqlwire_vector::convert;
-use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors, RowSelection};
-use cqlwire_vector::output::{refuse_same_file, Output};
+use cqlwire_vector::input::{self, InputFormat, Neighbors};
 use numpy::PyUntypedArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Query vectors per batch read.
-const QUERY_BATCH_ROWS: usize = 4096;
 
 /// A returned key: an int for an integer column, else the CQL literal.
 #[derive(Clone, IntoPyObject)]
@@ -186,7 +180,7 @@ fn ground_truth(
     exact: Option<&Bound<'_, PyAny>>,
     queries: Option<&Path>,
     format: Option<InputFormat>,
-) -> PyResult<(Option<Neighbors>, GroundTruth)> {
+) -> PyResult<GroundTruth> {
     if truth.is_some() && exact.is_some() {
         return Err(usage(
             py,
@@ -194,7 +188,7 @@ fn ground_truth(
         ));
     }
     if let Some(truth) = truth.filter(|t| t.cast::<PyUntypedArray>().is_ok()) {
-        return Ok((Some(array_truth(py, truth)?), GroundTruth::None));
+        return Ok(GroundTruth::Lists(array_truth(py, truth)?));
     }
     let file = truth
         .map(|t| path_argument(t, "ground_truth (or a 2-D integer NumPy array)"))
@@ -202,30 +196,18 @@ fn ground_truth(
     let exact = exact
         .map(|e| path_argument(e, "exact (the training vectors)"))
         .transpose()?;
-    Ok((None, GroundTruth::choose(file, exact, queries, format)))
+    Ok(GroundTruth::choose(file, exact, queries, format))
 }
 
-/// A failed write of the results file, as the engine's output error.
-fn output_error(error: &dyn std::fmt::Display) -> EngineError {
-    EngineError::new(LoadErrorKind::Output, error.to_string())
-}
-
-/// The results file at `path` (written atomically), its CSV header written and flushed.
-fn open_results(path: &Path) -> Result<Output, EngineError> {
-    let mut output = Output::open(Some(path), false).map_err(|e| output_error(&e))?;
-    output
-        .write_all(RESULTS_HEADER.as_bytes())
-        .and_then(|()| output.flush())
-        .map_err(|e| output_error(&e))?;
-    Ok(output)
-}
-
-/// Writes the per-query lines of `report` after the header and puts the file in place.
-fn write_results(mut output: Output, report: &EngineReport) -> Result<(), EngineError> {
-    report
-        .write_csv_rows(&mut output)
-        .map_err(|e| output_error(&e))?;
-    output.commit().map_err(|e| output_error(&e))
+/// The job's error as `cqlwire.LoadError` (what the command exits 2 on) or `cqlwire.LoadFailed`.
+fn search_error(py: Python<'_>, error: SearchError) -> PyErr {
+    let error = match error {
+        SearchError::Search(error) => error,
+        SearchError::QueryFile(error) => return usage(py, error.to_string()),
+        SearchError::ResultsIsInput(error) => return usage(py, error.to_string()),
+        other => EngineError::new(LoadErrorKind::Output, other.to_string()),
+    };
+    engine_error(py, &error, Vec::new())
 }
 
 /// Run ANN queries on `table` through `hosts` on the engine of `cqlwire search`, with the GIL
@@ -282,16 +264,20 @@ pub(crate) fn search<'py>(
         .map(str::parse)
         .transpose()
         .map_err(|e: input::UnknownInputFormat| usage(py, e.to_string()))?;
-    let mut asked = None;
-    let (reader, path) = if in_memory(&queries) {
+    let source = if in_memory(&queries) {
         if query_rows.is_some() {
             return Err(usage(
                 py,
                 "query_rows goes with a query file; slice the array or table instead",
             ));
         }
-        let reader = memory_reader(py, &queries, input_column.as_deref(), None, 0)?;
-        (reader, None)
+        QuerySource::Reader(memory_reader(
+            py,
+            &queries,
+            input_column.as_deref(),
+            None,
+            0,
+        )?)
     } else {
         let path: PathBuf = queries.extract().map_err(|_| {
             crate::type_error("queries must be a path, a NumPy array or a pyarrow Table")
@@ -300,37 +286,28 @@ pub(crate) fn search<'py>(
             .as_ref()
             .map(|rows| rows_argument(rows, "query_rows"))
             .transpose()?;
-        asked = rows.clone();
-        let options = InputOptions {
+        QuerySource::File {
+            path,
             format,
             column: input_column,
-            selection: RowSelection::of(rows, None),
-            batch_rows: QUERY_BATCH_ROWS,
+            rows,
             dataset,
-            vectors_optional: false,
-        };
-        let reader = convert::open(Some(&path), options).map_err(|e| usage(py, e.to_string()))?;
-        (reader, Some(path))
+        }
     };
-    let (given, choice) = self::ground_truth(
+    let ground_truth = self::ground_truth(
         py,
         ground_truth.as_ref(),
         exact.as_ref(),
-        path.as_deref(),
+        source.path(),
         format,
     )?;
-    if let Some(results) = &results {
-        for input in [path.as_deref(), choice.path()].into_iter().flatten() {
-            refuse_same_file(Some(input), Some(results)).map_err(|e| usage(py, e.to_string()))?;
-        }
-    }
-    // Opened (its header written) before any query: a missing folder or a full device is refused
-    // before the work, not after it.
-    let results = results
-        .as_deref()
-        .map(open_results)
-        .transpose()
-        .map_err(|e| engine_error(py, &e, Vec::new()))?;
+    let job = SearchJob {
+        queries: source,
+        ground_truth,
+        wait_for_index: wait_for_index.map(Duration::from_secs),
+        results,
+    };
+    job.check().map_err(|e| search_error(py, e))?;
     if let Some(seconds) = wait_for_index {
         // The wait for a new index can take minutes: say so to whoever listens to the logs.
         py.import("logging")?
@@ -345,46 +322,15 @@ pub(crate) fn search<'py>(
     let control = cqlwire_client::RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
-    let (result, statement) = run_interruptible(py, &runtime, stop, async move {
-        let searcher = match Searcher::connect(options).await {
-            Ok(searcher) => searcher,
-            Err(error) => return (Err(error), String::new()),
-        };
-        let statement = searcher.statement().to_owned();
-        let run = async {
-            let queries = searcher.read_queries(reader, choice.needs_floats())?;
-            if let Some(range) = &asked {
-                queries.check_range(range)?;
-            }
-            let truth = match given {
-                Some(truth) => Some(truth),
-                None => choice.neighbors(&searcher, &queries)?,
-            };
-            if let Some(truth) = &truth {
-                searcher.check_truth(&queries, truth)?;
-            }
-            let waited = match wait_for_index {
-                Some(seconds) => {
-                    searcher
-                        .wait_for_index(&queries, Duration::from_secs(seconds), &control)
-                        .await?
-                }
-                None => None,
-            };
-            let report = searcher.run(&queries, truth.as_ref(), &control).await?;
-            // An interrupted run's results are partial: the file keeps what it held.
-            if let (Some(output), false) = (
-                results,
-                control.stop.load(std::sync::atomic::Ordering::Relaxed),
-            ) {
-                write_results(output, &report)?;
-            }
-            Ok((report, waited))
-        };
-        (run.await, statement)
+    let outcome = run_interruptible(py, &runtime, stop, async move {
+        job.run(options, &control, &()).await
     })?;
-    match result {
-        Ok((report, waited)) => Ok(SearchReport::new(report, waited, statement)),
-        Err(error) => Err(engine_error(py, &error, Vec::new())),
+    match outcome {
+        Ok(outcome) => Ok(SearchReport::new(
+            outcome.report,
+            outcome.index_wait,
+            outcome.statement,
+        )),
+        Err(error) => Err(search_error(py, error)),
     }
 }

@@ -1,18 +1,18 @@
 //! `cqlwire.unload`: a live table into a pyarrow Table or a file, on the scan of `cqlwire unload`
 //! ([`cqlwire_client::Unloader`]): the same token-range scan, paging, retries and Arrow types as the
 //! command's Parquet and Arrow outputs. A Table gets the pages through the Arrow C data interface
-//! without a copy; a file is written by the command's writers, atomically.
+//! without a copy; a file is written by the command's job ([`cqlwire_client::UnloadJob`]),
+//! atomically.
 
 use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKeywords};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_schema::SchemaRef;
 use cqlwire_client::{
-    IdsFormat, LoadError as EngineError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions,
-    UnloadWriter, Unloader,
+    LoadError as EngineError, LoadErrorKind, Setting, SettingNames, UnloadControl, UnloadError,
+    UnloadFormat, UnloadJob, UnloadOptions, UnloadOutcome, Unloader,
 };
 use cqlwire_vector::input::named;
-use cqlwire_vector::output::{refuse_same_file, same_destination, Output};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -102,128 +102,45 @@ impl UnloadReport {
     }
 }
 
-/// The file keywords of an unload: where, in which format, and the vector column and ids of a
-/// vector format.
-struct FileKeywords {
-    output: PathBuf,
-    format: UnloadFormat,
-    column: Option<String>,
-    ids: Option<PathBuf>,
-}
+/// The library's settings as the keywords: `column`, and `column=` as the way out.
+struct Keywords;
 
-impl FileKeywords {
-    /// Checks the keywords as the command checks its flags.
-    fn new(
-        py: Python<'_>,
-        output: PathBuf,
-        format: Option<&str>,
-        columns: bool,
-        column: Option<String>,
-        ids: Option<PathBuf>,
-    ) -> PyResult<FileKeywords> {
-        if named(Some(&output)).is_none() {
-            return Err(usage(py, "output must name a file"));
-        }
-        let format = match format {
-            Some(name) => UnloadFormat::from_name(name).ok_or_else(|| {
-                usage(
-                    py,
-                    format!("format must be parquet, arrow, npy, fbin, raw or hex, not {name:?}"),
-                )
-            })?,
-            None => UnloadFormat::from_extension(Some(&output)),
-        };
-        if format.holds_columns() {
-            if column.is_some() || ids.is_some() {
-                return Err(usage(
-                    py,
-                    "column and ids go with the npy, fbin, raw and hex formats; a parquet or \
-                     arrow output takes columns",
-                ));
-            }
-        } else if columns {
-            return Err(usage(
-                py,
-                "columns goes with the parquet and arrow formats; the npy, fbin, raw and hex \
-                 formats take one vector column (column=)",
-            ));
-        }
-        if let Some(ids) = &ids {
-            if same_destination(Some(ids), Some(&output))
-                || refuse_same_file(Some(ids), Some(&output)).is_err()
-            {
-                return Err(usage(
-                    py,
-                    "the output and the ids file are the same file; name two files",
-                ));
-            }
-        }
-        Ok(FileKeywords {
-            output,
-            format,
-            column,
-            ids,
-        })
+impl SettingNames for Keywords {
+    fn name(&self, setting: Setting) -> String {
+        setting.name().to_owned()
     }
 
-    /// Connects, opens the files and runs the scan into them; they appear only if it all
-    /// succeeds.
-    async fn unload(
-        self,
-        options: UnloadOptions,
-        control: UnloadControl,
-    ) -> Result<UnloadReport, EngineError> {
-        let output_error =
-            |e: &dyn std::fmt::Display| EngineError::new(LoadErrorKind::Output, e.to_string());
-        let FileKeywords {
-            output: path,
-            format,
-            column,
-            ids: ids_path,
-        } = self;
-        let unloader = Unloader::connect_with(options, |table, options| {
-            if !format.holds_columns() {
-                options
-                    .read_vector(table, format, column.as_deref(), ids_path.is_some())
-                    .map_err(|error| error.into_load_error("column="))?;
-            }
-            Ok(())
-        })
-        .await?;
-        let output = Output::open(Some(&path), format.is_binary())
-            .map_err(|e| output_error(&e))?
-            .without_sync();
-        let ids = match &ids_path {
-            Some(ids) => Some((
-                Output::open(Some(ids), true)
-                    .map_err(|e| output_error(&e))?
-                    .without_sync(),
-                IdsFormat::from_extension(ids),
-            )),
-            None => None,
-        };
-        let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)?;
-        let (scanned, written) = unloader.run_into(writer, &control).await;
-        // A write error stopped the scan: it is the cause to report.
-        let writer = written.map_err(|e| output_error(&e))?;
-        let report = scanned?;
-        let skipped = writer.skipped();
-        let (output, ids) = writer.finish().map_err(|e| output_error(&e))?;
-        if let Some(ids) = ids {
-            ids.commit().map_err(|e| output_error(&e))?;
-        }
-        output.commit().map_err(|e| output_error(&e))?;
-        Ok(UnloadReport {
-            rows: report.rows - skipped,
-            skipped,
-            bytes: report.bytes,
-            ranges: report.ranges,
-            retried: report.retried,
-            elapsed: report.elapsed.as_secs_f64(),
-            output: path,
-            ids: ids_path,
-            format: format.name(),
-        })
+    fn hint(&self, setting: Setting) -> String {
+        format!("{}=", setting.name())
+    }
+}
+
+/// The job's error as `cqlwire.LoadError` (what the command exits 2 on) or `cqlwire.LoadFailed`.
+fn job_error(py: Python<'_>, error: UnloadError) -> PyErr {
+    let error = match error {
+        UnloadError::VectorSettings
+        | UnloadError::ColumnsOfVectorFormat
+        | UnloadError::SameFiles => return usage(py, error.message(&Keywords)),
+        UnloadError::VectorColumn(error) => error.into_load_error(&Keywords.hint(Setting::Column)),
+        UnloadError::Unload(error) => error,
+        other => EngineError::new(LoadErrorKind::Output, other.to_string()),
+    };
+    engine_error(py, &error, Vec::new())
+}
+
+/// The report of an unload into `job`'s file.
+fn file_report(outcome: UnloadOutcome, output: PathBuf, ids: Option<PathBuf>) -> UnloadReport {
+    let report = outcome.report;
+    UnloadReport {
+        rows: report.rows - outcome.skipped,
+        skipped: outcome.skipped,
+        bytes: report.bytes,
+        ranges: report.ranges,
+        retried: report.retried,
+        elapsed: report.elapsed.as_secs_f64(),
+        output,
+        ids,
+        format: outcome.format.name(),
     }
 }
 
@@ -294,17 +211,33 @@ pub(crate) fn unload<'py>(
             Err(error) => Err(engine_error(py, &error, Vec::new())),
         };
     };
-    let files = FileKeywords::new(
-        py,
-        output,
-        format.as_deref(),
-        options.columns.is_some(),
+    if named(Some(&output)).is_none() {
+        return Err(usage(py, "output must name a file"));
+    }
+    let format = format
+        .as_deref()
+        .map(|name| {
+            UnloadFormat::from_name(name).ok_or_else(|| {
+                usage(
+                    py,
+                    format!("format must be parquet, arrow, npy, fbin, raw or hex, not {name:?}"),
+                )
+            })
+        })
+        .transpose()?;
+    let job = UnloadJob {
+        output: Some(output.clone()),
+        format,
+        columns: options.columns.take(),
         column,
-        ids,
-    )?;
-    let written = run_interruptible(py, &runtime, stop, files.unload(options, control))?;
+        ids: ids.clone(),
+    };
+    job.check().map_err(|e| job_error(py, e))?;
+    let written = run_interruptible(py, &runtime, stop, async move {
+        job.run(options, &control, &()).await
+    })?;
     match written {
-        Ok(report) => Ok(Bound::new(py, report)?.into_any()),
-        Err(error) => Err(engine_error(py, &error, Vec::new())),
+        Ok(outcome) => Ok(Bound::new(py, file_report(outcome, output, ids))?.into_any()),
+        Err(error) => Err(job_error(py, error)),
     }
 }

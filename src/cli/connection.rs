@@ -5,8 +5,8 @@
 
 use super::CliError;
 use cqlwire_client::{
-    ConnectionSettings, Credentials, LoadError, LoadErrorKind, LoadOptions, Password,
-    PASSWORD_VARIABLE,
+    ConnectionSettings, Credentials, LoadError, LoadErrorKind, LoadOptions, Password, Setting,
+    SettingNames, PASSWORD_VARIABLE,
 };
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -76,14 +76,19 @@ impl Connection {
     }
 }
 
+/// The library's settings as the command line's flags: `--row-number-column`.
+pub struct Flags;
+
+impl SettingNames for Flags {
+    fn name(&self, setting: Setting) -> String {
+        format!("--{}", setting.name().replace('_', "-"))
+    }
+}
+
 /// The engine's error with the exit code it deserves: options, mapping and schema are usage.
 pub fn engine_error(error: LoadError) -> CliError {
     let message = match error.setting() {
-        Some(setting) => format!(
-            "{} (--{})",
-            error.message(),
-            setting.name().replace('_', "-")
-        ),
+        Some(setting) => format!("{} ({})", error.message(), Flags.hint(setting)),
         None => error.message().to_owned(),
     };
     match error.kind() {

@@ -13,8 +13,8 @@ use super::CliError;
 use crate::files;
 use crate::messages;
 use cqlwire_client::{
-    Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport, Loader, Mode,
-    ProgressSnapshot, RejectSink, RunControl,
+    parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport,
+    Loader, Mode, ProgressSnapshot, RejectSink, RunControl,
 };
 use cqlwire_vector::input::{parse_rows, parse_shard, InputFormat, InputOptions, RowSelection};
 use indicatif::ProgressBar;
@@ -23,9 +23,6 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Rows per input batch handed to the run.
-const BATCH_ROWS: usize = 1024;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -108,14 +105,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Parses one `INPUT=COLUMN` of `--map`.
-fn parse_rename(pair: &str) -> Result<(String, String), String> {
-    pair.split_once('=')
-        .map(|(from, to)| (from.trim().to_owned(), to.trim().to_owned()))
-        .filter(|(from, _)| !from.is_empty())
-        .ok_or_else(|| format!("expected INPUT=COLUMN, not '{pair}'"))
-}
-
 /// Rejected rows as lines on standard error, when no `--rejects` file is given.
 struct StderrRejects;
 
@@ -141,7 +130,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             column: args.column.clone(),
             dataset: args.dataset.clone(),
             selection: RowSelection::of(args.rows.clone(), args.shard),
-            batch_rows: BATCH_ROWS,
+            batch_rows: DatasetOptions::BATCH_ROWS,
             vectors_optional: true,
         },
         map: args.map.clone(),

@@ -1,9 +1,9 @@
 //! `cqlwire search`: a query set's ANN queries on a live table, with recall@k against ground truth,
 //! queries per second and latency percentiles.
 //!
-//! A thin face over [`cqlwire_client::Searcher`]: the arguments become library options (the
-//! connection flags are `load`'s, the ground truth a [`cqlwire_client::GroundTruth`]), and this file
-//! adds the progress bar, Ctrl-C, the summary and the per-query CSV file.
+//! A thin face over [`cqlwire_client::SearchJob`]: the arguments become the job and its options
+//! (the connection flags are `load`'s, the ground truth a [`cqlwire_client::GroundTruth`]), and
+//! this file adds the progress display, the signals and the summary.
 
 use super::connection::{engine_error as load_error, Connection};
 use super::convert::parse_input_format;
@@ -11,20 +11,20 @@ use super::load::watch;
 use super::progress::{self, Unit};
 use super::signals::stop_on_signals;
 use super::CliError;
-use crate::files::{refuse_same_file, Output};
 use crate::messages;
 use cqlwire_client::{
-    GroundTruth, RunControl, SearchOptions, SearchReport, Searcher, DISTINCT_WARNINGS,
-    RESULTS_HEADER,
+    GroundTruth, QuerySource, RunControl, SearchError, SearchJob, SearchObserver, SearchOptions,
+    SearchReport, VectorIndex, DISTINCT_WARNINGS,
 };
-use cqlwire_vector::convert;
-use cqlwire_vector::input::{parse_rows, InputFormat, InputOptions, RowSelection};
+use cqlwire_vector::input::{parse_rows, InputFormat};
+use indicatif::ProgressBar;
 use serde_json::json;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::Duration;
+use tokio::task::JoinHandle;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -122,18 +122,25 @@ pub struct Args {
 
 /// Runs `cqlwire search`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    for input in [
+    let ground_truth = GroundTruth::choose(
+        args.ground_truth.clone(),
+        args.exact.clone(),
         Some(&args.queries),
-        args.ground_truth.as_ref(),
-        args.exact.as_ref(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if args.results.is_some() {
-            refuse_same_file(Some(input), args.results.as_deref())?;
-        }
-    }
+        args.input_format,
+    );
+    let job = SearchJob {
+        queries: QuerySource::File {
+            path: args.queries.clone(),
+            format: args.input_format,
+            column: args.input_column.clone(),
+            rows: args.queries_range.clone(),
+            dataset: args.dataset.clone(),
+        },
+        ground_truth,
+        wait_for_index: args.wait_for_index.map(Duration::from_secs),
+        results: args.results.clone(),
+    };
+    job.check().map_err(search_error)?;
     let mut options =
         SearchOptions::from_settings(&args.connection.settings()?).map_err(load_error)?;
     options.column = args.column.clone();
@@ -152,99 +159,31 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let _context = runtime.enter();
         stop_on_signals(control.stop.clone());
     }
-    // The results file is opened (and its header written) before any query: a folder that is
-    // missing or a device that is full is refused before the work, not after it.
-    let mut results = match &args.results {
-        Some(path) => {
-            let mut output = Output::open(Some(path), false)?;
-            output.write_all(RESULTS_HEADER.as_bytes())?;
-            output.flush()?;
-            Some(output)
-        }
-        None => None,
-    };
-    let searcher = runtime
-        .block_on(Searcher::connect(options))
-        .map_err(load_error)?;
-    let input_options = InputOptions {
-        format: args.input_format,
-        column: args.input_column.clone(),
-        selection: RowSelection::of(args.queries_range.clone(), None),
-        batch_rows: 4096,
-        dataset: args.dataset.clone(),
-        vectors_optional: false,
-    };
-    let reader = convert::open(Some(&args.queries), input_options).map_err(CliError::data)?;
-    let ground_truth = GroundTruth::choose(
-        args.ground_truth.clone(),
-        args.exact.clone(),
-        Some(&args.queries),
-        args.input_format,
-    );
-    let queries = searcher
-        .read_queries(reader, ground_truth.needs_floats())
-        .map_err(load_error)?;
-    if let Some(range) = &args.queries_range {
-        queries.check_range(range).map_err(load_error)?;
-    }
-    let truth = ground_truth
-        .neighbors(&searcher, &queries)
-        .map_err(load_error)?;
-    if let Some(truth) = &truth {
-        searcher.check_truth(&queries, truth).map_err(load_error)?;
-    }
-    let index_wait = match args.wait_for_index {
-        Some(seconds) => {
-            // A spinner while a new index builds, which can take minutes.
-            let waiting = progress::bar(None, Unit::Waiting, args.quiet);
-            waiting.set_message(format!(
-                "waiting up to {seconds} s for the index {} to answer",
-                searcher.index().name
-            ));
-            waiting.enable_steady_tick(Duration::from_millis(200));
-            let waited = runtime.block_on(searcher.wait_for_index(
-                &queries,
-                Duration::from_secs(seconds),
-                &control,
-            ));
-            waiting.finish_and_clear();
-            waited.map_err(load_error)?
-        }
-        None => None,
-    };
+    let display = Display::new(&control, args.quiet);
+    let outcome = runtime
+        .block_on(job.run(options, &control, &display))
+        .map_err(search_error)?;
+    let report = &outcome.report;
 
-    let bar = progress::bar(Some(queries.len() as u64), Unit::Queries, args.quiet);
-    let report = runtime.block_on(async {
-        let ticker = watch(&control, &bar, |now| format!("{} errors", now.rejected));
-        let report = searcher.run(&queries, truth.as_ref(), &control).await;
-        ticker.abort();
-        report
-    });
-    bar.finish_and_clear();
-    let report = report.map_err(load_error)?;
-    let interrupted = control.stop.load(Ordering::Relaxed);
-
-    // An interrupted run's results are partial: the file keeps what it held.
-    if let (Some(mut output), false) = (results.take(), interrupted) {
-        report.write_csv_rows(&mut output)?;
-        output.commit()?;
-    }
     let mut out = messages::Stdout(io::stdout().lock());
     if args.format == "json" {
-        writeln!(out, "{}", summary_json(&report, index_wait, interrupted))?;
+        writeln!(
+            out,
+            "{}",
+            summary_json(report, outcome.index_wait, outcome.stopped)
+        )?;
     } else {
-        summary_text(&mut out, &report, index_wait, searcher.statement())?;
+        summary_text(&mut out, report, outcome.index_wait, &outcome.statement)?;
     }
     out.flush()?;
-    if interrupted {
+    if outcome.stopped {
         let kept = match &args.results {
             Some(path) => format!(" ({} left as it was)", path.display()),
             None => String::new(),
         };
         return Err(CliError::data(format!(
             "interrupted after {} of {} queries{kept}",
-            report.queries,
-            queries.len()
+            report.queries, outcome.queries
         )));
     }
     if report.errors > 0 {
@@ -259,6 +198,77 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// The job's error with the exit code it deserves.
+fn search_error(error: SearchError) -> CliError {
+    match error {
+        SearchError::Search(error) => load_error(error),
+        SearchError::ResultsIsInput(error) | SearchError::ResultsOpen(error) => error.into(),
+        SearchError::ResultsWrite(error) => error.into(),
+        other => CliError::data(other),
+    }
+}
+
+/// The progress display of a search on standard error: a spinner while a new index builds (which
+/// can take minutes), then a bar of the queries answered.
+struct Display<'a> {
+    control: &'a RunControl,
+    quiet: bool,
+    /// The spinner or the bar shown, and the task that updates the bar.
+    shown: Mutex<Option<(ProgressBar, Option<JoinHandle<()>>)>>,
+}
+
+impl<'a> Display<'a> {
+    fn new(control: &'a RunControl, quiet: bool) -> Self {
+        Display {
+            control,
+            quiet,
+            shown: Mutex::new(None),
+        }
+    }
+
+    fn show(&self, bar: ProgressBar, ticker: Option<JoinHandle<()>>) {
+        if let Ok(mut shown) = self.shown.lock() {
+            *shown = Some((bar, ticker));
+        }
+    }
+
+    fn clear(&self) {
+        if let Some((bar, ticker)) = self.shown.lock().ok().and_then(|mut shown| shown.take()) {
+            if let Some(ticker) = ticker {
+                ticker.abort();
+            }
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl SearchObserver for Display<'_> {
+    fn waiting_for_index(&self, index: &VectorIndex, timeout: Duration) {
+        let waiting = progress::bar(None, Unit::Waiting, self.quiet);
+        waiting.set_message(format!(
+            "waiting up to {} s for the index {} to answer",
+            timeout.as_secs(),
+            index.name
+        ));
+        waiting.enable_steady_tick(Duration::from_millis(200));
+        self.show(waiting, None);
+    }
+
+    fn index_waited(&self) {
+        self.clear();
+    }
+
+    fn run_started(&self, queries: usize) {
+        let bar = progress::bar(Some(queries as u64), Unit::Queries, self.quiet);
+        let ticker = watch(self.control, &bar, |now| format!("{} errors", now.rejected));
+        self.show(bar, Some(ticker));
+    }
+
+    fn run_ended(&self) {
+        self.clear();
+    }
 }
 
 /// Milliseconds of a duration.

@@ -1,21 +1,22 @@
 //! `cqlwire unload`: a live Cassandra/ScyllaDB table into Parquet, Arrow, NPY, fbin, raw or hex.
 //!
-//! A thin face over [`cqlwire_client::Unloader`]: the arguments become library options, the chosen
-//! format picks the columns read, and this file adds the output files, Ctrl-C, the progress bar and
-//! the summary line.
+//! A thin face over [`cqlwire_client::UnloadJob`]: the arguments become the job and its options,
+//! and this file adds the signals, the progress bar and the summary line.
 
-use super::connection::{engine_error, Connection};
+use super::connection::{engine_error, Connection, Flags};
 use super::progress::{self, Unit};
 use super::signals::stop_on_signals;
 use super::CliError;
-use crate::files::{refuse_same_file, same_destination, Output};
 use crate::messages;
 use cqlwire_client::{
-    IdsFormat, LoadError, LoadErrorKind, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport,
-    UnloadWriter, Unloader,
+    LoadError, LoadErrorKind, Setting, SettingNames, UnloadControl, UnloadError, UnloadFormat,
+    UnloadJob, UnloadObserver, UnloadOptions, UnloadReport,
 };
+use indicatif::ProgressBar;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
+use tokio::task::JoinHandle;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -106,35 +107,49 @@ fn unload_error(error: LoadError, format: UnloadFormat) -> CliError {
     engine_error(error)
 }
 
+/// The job's error with the exit code it deserves; a stopped scan says what became of the output.
+fn job_error(error: UnloadError, job: &UnloadJob, format: UnloadFormat) -> CliError {
+    match error {
+        UnloadError::VectorSettings
+        | UnloadError::ColumnsOfVectorFormat
+        | UnloadError::SameFiles => CliError::usage(error.message(&Flags)),
+        UnloadError::VectorColumn(error) => {
+            unload_error(error.into_load_error(&Flags.hint(Setting::Column)), format)
+        }
+        UnloadError::Unload(error) if error.kind() == LoadErrorKind::Stopped => {
+            match crate::files::named(job.output.as_deref()) {
+                Some(path) => CliError::data(format!(
+                    "interrupted; no output written ({} left as it was)",
+                    path.display()
+                )),
+                None => CliError::data(
+                    "interrupted; what standard output received is incomplete (write to a file \
+                     with -o for an output that appears only when whole)",
+                ),
+            }
+        }
+        UnloadError::Unload(error) => unload_error(error, format),
+        UnloadError::OutputOpen(error) => error.into(),
+        UnloadError::OutputWrite(error) => error.into(),
+        other => CliError::data(other),
+    }
+}
+
 /// Runs `cqlwire unload`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let format = args.format.unwrap_or_else(|| {
-        UnloadFormat::from_extension(crate::files::named(args.output.as_deref()))
-    });
-    if format.holds_columns() {
-        if args.column.is_some() || args.ids.is_some() {
-            return Err(CliError::usage(
-                "--column and --ids go with the npy, fbin, raw and hex formats; a parquet or arrow \
-                 output takes --columns",
-            ));
-        }
-    } else if !args.columns.is_empty() {
-        return Err(CliError::usage(
-            "--columns goes with the parquet and arrow formats; the npy, fbin, raw and hex formats \
-             take one vector column (--column)",
-        ));
-    }
-    if let (Some(ids), output) = (&args.ids, args.output.as_deref()) {
-        if same_destination(Some(ids), output) || refuse_same_file(Some(ids), output).is_err() {
-            return Err(CliError::usage(
-                "the output and the ids file are the same file; name two files",
-            ));
-        }
-    }
+    let job = UnloadJob {
+        output: args.output.clone(),
+        format: args.format,
+        columns: (!args.columns.is_empty()).then(|| args.columns.clone()),
+        column: args.column.clone(),
+        ids: args.ids.clone(),
+    };
+    let format = job
+        .check()
+        .map_err(|error| job_error(error, &job, job.format()))?;
 
     let connection = args.connection.options()?;
     let mut options = UnloadOptions::new(connection);
-    options.columns = (!args.columns.is_empty()).then(|| args.columns.clone());
     options.condition = args.condition.clone();
     options.splits = args.split as usize;
     options.concurrency = args.concurrency as usize;
@@ -144,46 +159,48 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
-    let vector_format = !format.holds_columns();
-    let unloader = runtime
-        .block_on(Unloader::connect_with(options, |table, options| {
-            if vector_format {
-                let ids = args.ids.is_some();
-                options
-                    .read_vector(table, format, args.column.as_deref(), ids)
-                    .map_err(|error| error.into_load_error("--column"))?;
-            }
-            Ok(())
-        }))
-        .map_err(|error| unload_error(error, format))?;
-
     // The signals are the run's before the outputs are opened (see `stop_on_signals`).
     let control = UnloadControl::default();
     {
         let _context = runtime.enter();
         stop_on_signals(control.stop.clone());
     }
-    let output = Output::open(args.output.as_deref(), format.is_binary())?.without_sync();
-    let ids = match &args.ids {
-        Some(path) => Some((
-            Output::open(Some(path), true)?.without_sync(),
-            IdsFormat::from_extension(path),
-        )),
-        None => None,
-    };
-    let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)
-        .map_err(|error| unload_error(error, format))?;
+    let display = Display::new(&control, args.quiet);
+    let outcome = runtime
+        .block_on(job.clone().run(options, &control, &display))
+        .map_err(|error| job_error(error, &job, format))?;
+    if !args.quiet {
+        summary(&outcome.report, outcome.skipped);
+    }
+    Ok(())
+}
 
-    let bar = progress::bar(None, Unit::Rows, args.quiet);
-    let ranges = unloader.range_count();
-    let (result, written) = runtime.block_on(async {
-        let progress = control.progress.clone();
-        let ticker_bar = bar.clone();
+/// The progress bar of the rows read, on standard error.
+struct Display<'a> {
+    control: &'a UnloadControl,
+    bar: ProgressBar,
+    ticker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl<'a> Display<'a> {
+    fn new(control: &'a UnloadControl, quiet: bool) -> Self {
+        Display {
+            control,
+            bar: progress::bar(None, Unit::Rows, quiet),
+            ticker: Mutex::new(None),
+        }
+    }
+}
+
+impl UnloadObserver for Display<'_> {
+    fn scan_started(&self, ranges: usize) {
+        let progress = self.control.progress.clone();
+        let bar = self.bar.clone();
         let ticker = tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(200)).await;
-                ticker_bar.set_position(progress.rows());
-                ticker_bar.set_message(format!(
+                bar.set_position(progress.rows());
+                bar.set_message(format!(
                     "{:.1} MB  {}/{ranges} ranges  {} retries",
                     progress.bytes() as f64 / 1e6,
                     progress.ranges_done(),
@@ -191,36 +208,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 ));
             }
         });
-        let outcome = unloader.run_into(writer, &control).await;
-        ticker.abort();
-        outcome
-    });
-    bar.finish_and_clear();
-    // A write error stopped the scan: it is the cause to report.
-    let writer = written?;
-    let report = result.map_err(|error| match error.kind() {
-        LoadErrorKind::Stopped => match crate::files::named(args.output.as_deref()) {
-            Some(path) => CliError::data(format!(
-                "interrupted; no output written ({} left as it was)",
-                path.display()
-            )),
-            None => CliError::data(
-                "interrupted; what standard output received is incomplete (write to a file \
-                 with -o for an output that appears only when whole)",
-            ),
-        },
-        _ => unload_error(error, format),
-    })?;
-    let skipped = writer.skipped();
-    let (output, ids) = writer.finish()?;
-    if let Some(ids) = ids {
-        ids.commit()?;
+        if let Ok(mut shown) = self.ticker.lock() {
+            *shown = Some(ticker);
+        }
     }
-    output.commit()?;
-    if !args.quiet {
-        summary(&report, skipped);
+
+    fn scan_ended(&self) {
+        if let Some(ticker) = self.ticker.lock().ok().and_then(|mut shown| shown.take()) {
+            ticker.abort();
+        }
+        self.bar.finish_and_clear();
     }
-    Ok(())
 }
 
 /// The one-line summary on standard error.

@@ -43,6 +43,21 @@ pub struct DatasetOptions {
     pub row_number_column: Option<String>,
 }
 
+impl DatasetOptions {
+    /// Rows per input batch handed to a load: small enough that a stopped run drains at once,
+    /// large enough to keep the conversion's per-batch cost low.
+    pub const BATCH_ROWS: usize = 1024;
+}
+
+/// One rename of [`DatasetOptions::map`] written as `INPUT=COLUMN` (spaces around either name
+/// trimmed; an empty `COLUMN` leaves the input column out).
+pub fn parse_rename(pair: &str) -> Result<(String, String), String> {
+    pair.split_once('=')
+        .map(|(from, to)| (from.trim().to_owned(), to.trim().to_owned()))
+        .filter(|(from, _)| !from.is_empty())
+        .ok_or_else(|| format!("expected INPUT=COLUMN, not '{pair}'"))
+}
+
 /// Where the values of one bind marker come from.
 enum Source {
     /// The vector column, through the kernel.

@@ -82,6 +82,12 @@ pub enum Setting {
     RowNumberColumn,
     /// The column returned for each row of a search.
     Key,
+    /// The columns of an unload's Parquet or Arrow output.
+    Columns,
+    /// The vector column of an unload's npy, fbin, raw or hex output.
+    Column,
+    /// The file that takes the partition keys of an unload's vector output.
+    Ids,
 }
 
 impl Setting {
@@ -92,7 +98,22 @@ impl Setting {
             Setting::Query => "query",
             Setting::RowNumberColumn => "row_number_column",
             Setting::Key => "key",
+            Setting::Columns => "columns",
+            Setting::Column => "column",
+            Setting::Ids => "ids",
         }
+    }
+}
+
+/// How a face spells the settings that a message names: `--column` on the command line, `column`
+/// (and `column=` as the way out) in Python.
+pub trait SettingNames {
+    /// The setting as a sentence names it ("column and ids go with …").
+    fn name(&self, setting: Setting) -> String;
+    /// The setting named as the way out, after a message ("… (column=)"); by default its
+    /// [`name`](SettingNames::name).
+    fn hint(&self, setting: Setting) -> String {
+        self.name(setting)
     }
 }
 

@@ -4,7 +4,15 @@
 //!   token-aware single-partition EXECUTEs of one prepared statement, with an adaptive in-flight
 //!   window, retries with backoff, a rejects list, and a resume point when a run ends early;
 //! - **unload** ([`Unloader`]): a table's rows back into files, by token ranges read in parallel;
-//! - **search** ([`Searcher`]): ANN queries against a vector index, with recall and latency.
+//!   [`UnloadJob`] is the whole unload into files, as the command line and Python run it;
+//! - **search** ([`Searcher`]): ANN queries against a vector index, with recall and latency;
+//!   [`SearchJob`] is the whole search (queries, ground truth, the wait for the index, the results
+//!   file), as the command line and Python run it.
+//!
+//! A job is built from typed inputs, checks them into its own error type ([`SearchError`],
+//! [`UnloadError`]) whose messages name settings through [`SettingNames`], which each face
+//! implements (`--column` on the command line, `column=` in Python); it runs with a stop flag and
+//! an observer of its phases for a progress display, and returns its report.
 //!
 //! They share the connection settings ([`ConnectionSettings`]), the table's schema as the server
 //! reports it ([`TableColumn`]) and the guard that ends a job when the table changes under it.
@@ -65,8 +73,8 @@ mod unload;
 mod value;
 mod window;
 
-pub use dataset::{Dataset, DatasetOptions};
-pub use error::{LoadError, LoadErrorKind, Setting};
+pub use dataset::{parse_rename, Dataset, DatasetOptions};
+pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
 pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
 pub use options::{
@@ -77,14 +85,15 @@ pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use schema::SchemaSession;
 pub use search::{
-    recall, GroundTruth, Key, Latency, QueryResult, QuerySet, SearchOptions, SearchReport,
-    Searcher, ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER,
-    WARNING_CHARS,
+    recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
+    SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
+    ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
-    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
-    UnloadProgress, UnloadReport, UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
+    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadError, UnloadFormat, UnloadJob,
+    UnloadObserver, UnloadOptions, UnloadOutcome, UnloadProgress, UnloadReport, UnloadWriter,
+    Unloader, VectorColumnError, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 

@@ -9,6 +9,7 @@
 //! counted and the run goes on; it is never retried, so latencies are those of single requests.
 
 mod index;
+mod job;
 mod report;
 mod timed;
 mod truth;
@@ -39,6 +40,7 @@ use crate::table_guard::TableGuard;
 use crate::value::Value;
 
 pub use index::VectorIndex;
+pub use job::{PreparedSearch, QuerySource, SearchError, SearchJob, SearchObserver, SearchOutcome};
 use report::WarningCounts;
 pub use report::{
     recall, Key, Latency, QueryResult, SearchReport, ServerWarning, DISTINCT_WARNINGS,

@@ -21,6 +21,7 @@ const EXACT_BATCH_BYTES: usize = 8 << 20;
 
 /// Where the ground truth of a search comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GroundTruth {
     /// None: recall is not measured.
     None,
@@ -33,6 +34,8 @@ pub enum GroundTruth {
     /// Brute force over the training vectors of this file (an HDF5 file's `train` dataset), with
     /// the index's similarity function.
     Exact(PathBuf),
+    /// Lists given as they are (e.g. an array in memory), one row per query number.
+    Lists(Neighbors),
 }
 
 impl GroundTruth {
@@ -57,7 +60,7 @@ impl GroundTruth {
     /// The file read, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            GroundTruth::None => None,
+            GroundTruth::None | GroundTruth::Lists(_) => None,
             GroundTruth::File(path) | GroundTruth::Hdf5(path) | GroundTruth::Exact(path) => {
                 Some(path)
             }
@@ -86,6 +89,7 @@ impl GroundTruth {
                 .map_err(|e| input_error(e.to_string())),
             GroundTruth::Hdf5(path) => hdf5_neighbors(path).map(Some),
             GroundTruth::Exact(train) => brute_force(train, searcher, queries).map(Some),
+            GroundTruth::Lists(lists) => Ok(Some(lists.clone())),
         }
     }
 }

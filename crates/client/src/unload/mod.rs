@@ -25,6 +25,7 @@
 
 mod decode;
 mod files;
+mod job;
 mod ranges;
 mod scan;
 mod write;
@@ -53,6 +54,7 @@ use crate::options::{schema_name, LoadOptions};
 
 pub use decode::{arrow_array, DecodeError};
 pub use files::VectorColumnError;
+pub use job::{UnloadError, UnloadJob, UnloadObserver, UnloadOutcome};
 pub use write::{IdsFormat, UnloadFormat, UnloadWriter};
 
 use decode::Builder;
