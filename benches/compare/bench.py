@@ -2,12 +2,15 @@
 """Runs VectorDBBench's performance case on one dataset folder and one Cassandra with each peer,
 alternately, and prints Markdown tables of medians.
 
-    python3 benches/compare/bench.py FOLDER [--k 100] [--concurrency 1,5,10,20,30,40,60,80]
-        [--duration 30] [--rounds 3] [--peers vectordbbench,python,cqlwire] [--metric cosine]
+    python3 benches/compare/bench.py FOLDER | --make-folder ROWSxDIM [--files 3] [--queries 100]
+        [--k 100] [--concurrency 1,5,10,20,30,40,60,80] [--duration 30] [--rounds 3]
+        [--peers vectordbbench,python,cqlwire] [--metric cosine]
         [--vectordbbench-venv DIR | --vectordbbench-tree DIR] [--vectordbbench-batches 100,10,1]
 
 FOLDER is a VectorDBBench dataset folder (docs/bench.md: `train.parquet` or `{shuffle_}train-NN-of-
-MM.parquet`, `test.parquet`, `neighbors.parquet`). The server is a single-node Apache Cassandra 5.0
+MM.parquet`, `test.parquet`, `neighbors.parquet`); `--make-folder 4500x384` makes one (once, in
+bench-data/bench/folders) of seeded rows of norm 1: --files training files, --queries queries and
+NumPy's exact cosine top 100 as its ground truth. The server is a single-node Apache Cassandra 5.0
 started by scripts/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login; one already
 running there is used and left running, else it is started and stopped at the end. Each round runs
 every peer once, in an order rotated round by round, after the server's CPU has settled:
@@ -15,7 +18,7 @@ every peer once, in an order rotated round by round, after the server's CPU has 
   vectordbbench  VectorDBBench itself with the Cassandra client proposed to it (pull request #699,
                  commit 2b49e56): `vectordbbench cassandra … --case-type PerformanceCustomDataset`.
                  Its custom case reads one `train.parquet`, so a split training set is joined into
-                 one file first (bench-data/bench/folders/NAME, the test and ground-truth files
+                 one file first (bench-data/bench/joined/NAME, the test and ground-truth files
                  linked). Its client creates the index before the load (CASSANDRA-21644 on 5.0.9),
                  in its own keyspace `vdb_bench` (NetworkTopologyStrategy, 3 replicas asked for);
                  `NUM_PER_BATCH` (VectorDBBench's rows per insert call, 100 by default, each call one
@@ -109,7 +112,7 @@ class Folder:
 
         if len(self.train) == 1 and self.train[0].name == "train.parquet":
             return self.path
-        out = DATA / "folders" / self.path.name
+        out = DATA / "joined" / self.path.name
         out.mkdir(parents=True, exist_ok=True)
         joined = out / "train.parquet"
         if not joined.exists():
@@ -119,6 +122,44 @@ class Folder:
             if not link.exists():
                 link.symlink_to(source)
         return out
+
+
+def make_folder(shape: str, files: int, queries: int) -> pathlib.Path:
+    """A VectorDBBench-layout folder of seeded rows of norm 1 (made once): ROWSxDIM in `files`
+    shuffle_train files, `queries` queries, and NumPy's exact cosine top 100 as the ground truth."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows, dimension = (int(n) for n in shape.lower().split("x"))
+    out = DATA / "folders" / f"random-{rows}x{dimension}"
+    if (out / "neighbors.parquet").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(699)
+    train = rng.standard_normal((rows, dimension), dtype=np.float32)
+    test = rng.standard_normal((queries, dimension), dtype=np.float32)
+    for data in (train, test):
+        data /= np.linalg.norm(data, axis=1, keepdims=True)
+
+    def vectors(data):
+        offsets = pa.array(np.arange(0, (len(data) + 1) * dimension, dimension, dtype=np.int32))
+        return pa.ListArray.from_arrays(offsets, pa.array(data.reshape(-1)))
+
+    for number, part in enumerate(np.array_split(np.arange(rows), files)):
+        pq.write_table(pa.table({"id": pa.array(part.astype(np.int64)), "emb": vectors(train[part])}),
+                       out / f"shuffle_train-{number:02d}-of-{files}.parquet")
+    pq.write_table(pa.table({"id": pa.array(np.arange(queries, dtype=np.int64)), "emb": vectors(test)}),
+                   out / "test.parquet")
+    np.save(out / "train.npy", train)
+    np.save(out / "test.npy", test)
+    best = search.numpy_neighbours(out / "train.npy", out / "test.npy", min(100, rows - 1))
+    (out / "train.npy").unlink()
+    (out / "test.npy").unlink()
+    truth = pa.array(best.astype(np.int64).tolist(), type=pa.list_(pa.int64()))
+    pq.write_table(pa.table({"id": pa.array(np.arange(queries, dtype=np.int64)), "neighbors_id": truth}),
+                   out / "neighbors.parquet")
+    return out
 
 
 def ensure_vectordbbench(venv: pathlib.Path, tree) -> pathlib.Path:
@@ -228,16 +269,17 @@ class Bench:
                        "--custom-dataset-with-gt", "--k", str(self.k), "--num-concurrency", self.args.concurrency,
                        "--concurrency-duration", str(self.args.duration), "--drop-old",
                        "--db-label", f"batch-{batch}", "--task-label", f"round-{round_number}"]
+            results.mkdir(parents=True)
             cpu, server, output = self.measured(command)
+            (results / "output.txt").write_text(output)
             files = sorted(results.glob("*/result_*.json"))
             metrics = read_result(files[0]) if files else None
             if not failed(metrics):
                 figures = from_metrics(metrics, self.folder.queries, self.args.duration)
                 return {**figures, "client_cpu": cpu, "server_cpu": server, "batch": batch}
             self.vectordbbench_failures.append((batch, metrics, log_errors(output)))
-            print(f"VectorDBBench with NUM_PER_BATCH={batch} failed (exit 0): "
-                  f"{json.dumps(metrics) if metrics else 'no result file'}; errors: {log_errors(output)}",
-                  file=sys.stderr, flush=True)
+            print(f"VectorDBBench with NUM_PER_BATCH={batch} failed (exit 0), its output in {results}: "
+                  f"errors {log_errors(output)}", file=sys.stderr, flush=True)
             if len(self.batches) == 1:
                 return None
             self.batches.pop(0)
@@ -302,8 +344,12 @@ class Bench:
 
 
 def compare(args) -> None:
-    folder = Folder(pathlib.Path(args.folder))
     DATA.mkdir(parents=True, exist_ok=True)
+    if args.make_folder:
+        args.folder = make_folder(args.make_folder, args.files, args.queries)
+    elif args.folder is None:
+        raise SystemExit("bench.py: give FOLDER or --make-folder ROWSxDIM")
+    folder = Folder(pathlib.Path(args.folder))
     load.DATA.mkdir(parents=True, exist_ok=True)
     args.vectordbbench_python = ensure_vectordbbench(pathlib.Path(args.vectordbbench_venv), args.vectordbbench_tree)
     peers = args.peers.split(",")
@@ -387,7 +433,11 @@ def print_tables(results, bench: Bench) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", help="a VectorDBBench dataset folder")
+    parser.add_argument("folder", nargs="?", help="a VectorDBBench dataset folder")
+    parser.add_argument("--make-folder", metavar="ROWSxDIM",
+                        help="make (once) and use a seeded folder of that shape in bench-data/bench/folders")
+    parser.add_argument("--files", type=int, default=3, help="training files of --make-folder (default 3)")
+    parser.add_argument("--queries", type=int, default=100, help="queries of --make-folder (default 100)")
     parser.add_argument("--k", type=int, help="neighbours per query (default 100, or the ground truth's if fewer)")
     parser.add_argument("--concurrency", default="1,5,10,20,30,40,60,80", help="levels, comma-separated")
     parser.add_argument("--duration", type=int, default=30, help="seconds per level (default 30)")
