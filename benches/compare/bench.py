@@ -1,0 +1,459 @@
+#!/usr/bin/env python3
+"""Runs VectorDBBench's performance case on one dataset folder and one Cassandra with each peer,
+alternately, and prints Markdown tables of medians.
+
+    python3 benches/compare/bench.py FOLDER | --make-folder ROWSxDIM [--files 3] [--queries 100]
+        [--k 100] [--concurrency 1,5,10,20,30,40,60,80] [--duration 30] [--rounds 3]
+        [--peers vectordbbench,python,cqlwire] [--metric cosine]
+        [--vectordbbench-venv DIR | --vectordbbench-tree DIR] [--vectordbbench-batches 100,10,1]
+
+FOLDER is a VectorDBBench dataset folder (docs/bench.md: `train.parquet` or `{shuffle_}train-NN-of-
+MM.parquet`, `test.parquet`, `neighbors.parquet`); `--make-folder 4500x384` makes one (once, in
+bench-data/bench/folders) of seeded rows of norm 1: --files training files, --queries queries and
+NumPy's exact cosine top 100 as its ground truth. The server is a single-node Apache Cassandra 5.0
+started by scripts/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login; one already
+running there is used and left running, else it is started and stopped at the end. Each round runs
+every peer once, in an order rotated round by round, after the server's CPU has settled:
+
+  vectordbbench  VectorDBBench itself with the Cassandra client proposed to it (pull request #699,
+                 commit 2b49e56): `vectordbbench cassandra … --case-type PerformanceCustomDataset`.
+                 Its custom case reads one `train.parquet`, so a split training set is joined into
+                 one file first (bench-data/bench/joined/NAME, the test and ground-truth files
+                 linked). Its client creates the index before the load (CASSANDRA-21644 on 5.0.9),
+                 in its own keyspace `vdb_bench` (NetworkTopologyStrategy, 3 replicas asked for);
+                 `NUM_PER_BATCH` (VectorDBBench's rows per insert call, 100 by default, each call one
+                 UNLOGGED batch) is tried in the order of --vectordbbench-batches until a run
+                 completes (VectorDBBench exits 0 either way: a run whose result has insert_duration
+                 or recall 0 failed), and each failure is printed with the errors of its log.
+  python         the Python driver 3.30.1 (benches/compare/requirements.txt): every training file
+                 by load_python.py (prepared INSERT, execute_concurrent_with_args, 100 in flight)
+                 into a fresh table, then the SAI index, waited for until system_views.
+                 sai_column_indexes shows it queryable and not building and an ANN query answers
+                 (optimize); then bench_python.py: the levels and the serial pass with a prepared
+                 SELECT, scored by VectorDBBench's own calc_recall / calc_ndcg (bench_score.py, in
+                 the VectorDBBench venv).
+  cqlwire        `$CQLWIRE bench FOLDER --hosts … --table cqlwire_bench.vdb_cqlwire --drop -o
+                 result.json` (CQLWIRE: the release build by default), its result file read as
+                 VectorDBBench's; skipped with a message when `$CQLWIRE bench --help` fails.
+
+Reported per peer (medians over the rounds): insert, optimize and load seconds; qps, p99, p95 and
+mean latency per concurrency level; serial p99; recall and NDCG; client CPU (GNU time over every
+process of the peer) and server CPU (/proc/PID/stat) per query. VectorDBBench's client CPU covers
+its whole run (its load, its process start-ups and the workers it spawns per level): it cannot be
+split by stage; the Python driver's per-query CPU is that of its searches alone.
+
+--vectordbbench-venv: a venv where VectorDBBench at 2b49e56 is installed (default
+bench-data/bench/vectordbbench-2b49e56); when it lacks one, it is made from --vectordbbench-tree,
+a checkout of that commit (e.g. `git clone https://github.com/zilliztech/VectorDBBench && git -C
+VectorDBBench fetch origin pull/699/head && git -C VectorDBBench checkout 2b49e56`), with
+`SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VECTORDB_BENCH=2.0.0.dev0 pip install 'TREE[cassandra]'`.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import load  # noqa: E402 (server control, timing, the Python driver's loader)
+import run  # noqa: E402
+import search  # noqa: E402 (the address, the port and the keyspace of the search comparison)
+
+HERE = run.HERE
+ROOT = run.ROOT
+DATA = ROOT / "bench-data" / "bench"
+HOST, PORT, KEYSPACE = search.HOST, search.PORT, search.KEYSPACE
+PEERS = ("vectordbbench", "python", "cqlwire")
+LABELS = {
+    "vectordbbench": "VectorDBBench 2b49e56, its Cassandra client",
+    "python": "Python driver 3.30.1, prepared statements",
+    "cqlwire": "cqlwire bench",
+}
+VECTORDBBENCH_COMMIT = "2b49e561"
+VECTORDBBENCH_VENV = DATA / "vectordbbench-2b49e56"
+METRIC_TYPES = {"cosine": "COSINE", "euclidean": "L2", "dot_product": "IP"}
+TRAIN = re.compile(r"^(shuffle_train|train)(?:-(\d+)-of-(\d+))?\.parquet$")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Folder:
+    """A VectorDBBench dataset folder: its training files (VectorDBBench's default, the shuffled
+    set, when both are present), queries, ground truth, size and dimension."""
+
+    def __init__(self, path: pathlib.Path):
+        import pyarrow.parquet as pq
+
+        self.path = path.resolve()
+        sets = {}
+        for name in sorted(p.name for p in self.path.iterdir()):
+            match = TRAIN.match(name)
+            if match:
+                sets.setdefault(match.group(1), []).append(name)
+        if not sets:
+            raise SystemExit(f"{path}: no train.parquet or train-NN-of-MM.parquet")
+        self.train = [self.path / name for name in sets.get("shuffle_train") or sets["train"]]
+        self.test, self.neighbors = self.path / "test.parquet", self.path / "neighbors.parquet"
+        self.size = sum(pq.ParquetFile(f).metadata.num_rows for f in self.train)
+        first = pq.read_table(self.train[0], columns=["emb"]).column("emb").combine_chunks()
+        self.dimension = len(first.values) // len(first)
+        self.queries = pq.ParquetFile(self.test).metadata.num_rows
+        truth = pq.read_table(self.neighbors, columns=["neighbors_id"]).column("neighbors_id")
+        self.truth_k = min(len(row) for row in truth.to_pylist())
+
+    def single_file(self) -> pathlib.Path:
+        """The folder as VectorDBBench's custom case reads it: one train.parquet (made once)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if len(self.train) == 1 and self.train[0].name == "train.parquet":
+            return self.path
+        out = DATA / "joined" / self.path.name
+        out.mkdir(parents=True, exist_ok=True)
+        joined = out / "train.parquet"
+        if not joined.exists():
+            pq.write_table(pa.concat_tables(pq.read_table(f, columns=["id", "emb"]) for f in self.train), joined)
+        for source in (self.test, self.neighbors):
+            link = out / source.name
+            if not link.exists():
+                link.symlink_to(source)
+        return out
+
+
+def make_folder(shape: str, files: int, queries: int) -> pathlib.Path:
+    """A VectorDBBench-layout folder of seeded rows of norm 1 (made once): ROWSxDIM in `files`
+    shuffle_train files, `queries` queries, and NumPy's exact cosine top 100 as the ground truth."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows, dimension = (int(n) for n in shape.lower().split("x"))
+    out = DATA / "folders" / f"random-{rows}x{dimension}"
+    if (out / "neighbors.parquet").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(699)
+    train = rng.standard_normal((rows, dimension), dtype=np.float32)
+    test = rng.standard_normal((queries, dimension), dtype=np.float32)
+    for data in (train, test):
+        data /= np.linalg.norm(data, axis=1, keepdims=True)
+
+    def vectors(data):
+        offsets = pa.array(np.arange(0, (len(data) + 1) * dimension, dimension, dtype=np.int32))
+        return pa.ListArray.from_arrays(offsets, pa.array(data.reshape(-1)))
+
+    for number, part in enumerate(np.array_split(np.arange(rows), files)):
+        pq.write_table(pa.table({"id": pa.array(part.astype(np.int64)), "emb": vectors(train[part])}),
+                       out / f"shuffle_train-{number:02d}-of-{files}.parquet")
+    pq.write_table(pa.table({"id": pa.array(np.arange(queries, dtype=np.int64)), "emb": vectors(test)}),
+                   out / "test.parquet")
+    np.save(out / "train.npy", train)
+    np.save(out / "test.npy", test)
+    best = search.numpy_neighbours(out / "train.npy", out / "test.npy", min(100, rows - 1))
+    (out / "train.npy").unlink()
+    (out / "test.npy").unlink()
+    truth = pa.array(best.astype(np.int64).tolist(), type=pa.list_(pa.int64()))
+    pq.write_table(pa.table({"id": pa.array(np.arange(queries, dtype=np.int64)), "neighbors_id": truth}),
+                   out / "neighbors.parquet")
+    return out
+
+
+def ensure_vectordbbench(venv: pathlib.Path, tree) -> pathlib.Path:
+    """The python of a venv holding VectorDBBench with the Cassandra client; made from `tree`."""
+    python = venv / "bin" / "python"
+    probe = [str(python), "-c", "from vectordb_bench.backend.clients import DB; DB.Cassandra"]
+    if python.exists() and subprocess.run(probe, capture_output=True,
+                                          env=dict(os.environ, LOG_FILE=str(DATA / "probe.log"))).returncode == 0:
+        return python
+    if tree is None:
+        raise SystemExit(f"{venv} holds no VectorDBBench with the Cassandra client: give --vectordbbench-tree "
+                         f"(a checkout of zilliztech/VectorDBBench at {VECTORDBBENCH_COMMIT}) or --vectordbbench-venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = dict(os.environ, SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VECTORDB_BENCH="2.0.0.dev0")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    f"{pathlib.Path(tree).resolve()}[cassandra]"], check=True, env=env)
+    return python
+
+
+def wait_for_index(session, table: str, probe, k: int, limit: float = 3600) -> float:
+    """Seconds until every SAI index of KS.TABLE is queryable and not building and an ANN query
+    with `probe` answers."""
+    keyspace, name = table.split(".")
+    select = f"SELECT id FROM {table} ORDER BY emb ANN OF %s LIMIT {k}"
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit:
+        state = list(session.execute("SELECT is_building, is_queryable FROM system_views.sai_column_indexes "
+                                     "WHERE keyspace_name = %s AND table_name = %s", (keyspace, name)))
+        if state and all(row.is_queryable and not row.is_building for row in state):
+            try:
+                session.execute(select, (probe,), timeout=60)
+                return time.perf_counter() - started
+            except Exception:  # noqa: BLE001 (INDEX_NOT_AVAILABLE until the build ends)
+                pass
+        time.sleep(0.05)
+    raise SystemExit(f"the index of {table} was not built after {limit:.0f} s")
+
+
+def read_result(path: pathlib.Path) -> dict:
+    """The metrics of the first case of a VectorDBBench result file."""
+    return json.loads(path.read_text())["results"][0]["metrics"]
+
+
+def from_metrics(metrics: dict, queries: int, duration: float) -> dict:
+    """One run's figures from a VectorDBBench `metrics` object; `queries` counted as VectorDBBench
+    ran them (the serial pass, then each level's qps × duration)."""
+    return {
+        "insert": metrics["insert_duration"], "optimize": metrics["optimize_duration"],
+        "load": metrics["load_duration"], "serial_p99": metrics["serial_latency_p99"],
+        "recall": metrics["recall"], "ndcg": metrics["ndcg"],
+        "levels": {c: (q, p99, p95, avg) for c, q, p99, p95, avg in zip(
+            metrics["conc_num_list"], metrics["conc_qps_list"], metrics["conc_latency_p99_list"],
+            metrics["conc_latency_p95_list"], metrics["conc_latency_avg_list"])},
+        "queries": queries + sum(q * duration for q in metrics["conc_qps_list"]),
+    }
+
+
+def failed(metrics) -> bool:
+    return metrics is None or not metrics["insert_duration"] or not metrics["recall"]
+
+
+def log_errors(output: str, limit: int = 6):
+    """The distinct error lines of a VectorDBBench log, timestamps and colours removed."""
+    seen = []
+    for line in ANSI.sub("", output).splitlines():
+        if re.search(r"ERROR|Error|Exception|assert", line):
+            text = re.sub(r"^\S+ \S+ \| ", "", line).strip()
+            text = re.sub(r"\(\d+\)$", "", text).strip()
+            if text not in seen:
+                seen.append(text)
+    return seen[:limit]
+
+
+class Bench:
+    """One comparison: the folder, the case's settings, the server's pids, the runs so far."""
+
+    def __init__(self, args, folder: Folder, pids):
+        self.args, self.folder, self.pids = args, folder, pids
+        self.k = args.k or min(100, folder.truth_k)
+        self.batches = [int(b) for b in args.vectordbbench_batches.split(",")]
+        self.vectordbbench_failures = []
+        self.cqlwire = os.environ.get("CQLWIRE", str(run.BINARY))
+
+    def measured(self, command):
+        """(CPU s, server CPU s, output) of a command under GNU time."""
+        server = load.cpu_seconds(self.pids)
+        _, cpu, _, output = load.timed(command)
+        return cpu, load.cpu_seconds(self.pids) - server, output
+
+    def vectordbbench(self, round_number: int):
+        """One VectorDBBench run; while runs fail, the next batch size of the list is tried."""
+        folder = self.folder.single_file()
+        while True:
+            batch = self.batches[0]
+            results = DATA / "vectordbbench-results" / f"round-{round_number}-batch-{batch}"
+            shutil.rmtree(results, ignore_errors=True)
+            env = ["env", f"NUM_PER_BATCH={batch}", f"RESULTS_LOCAL_DIR={results}",
+                   f"LOG_FILE={results / 'vectordb_bench.log'}"]
+            command = [*env, str(self.args.vectordbbench_python.parent / "vectordbbench"), "cassandra", "--host", HOST,
+                       "--port", str(PORT), "--case-type", "PerformanceCustomDataset",
+                       "--custom-case-name", f"cqlwire-compare-{folder.name}",
+                       "--custom-dataset-name", folder.name, "--custom-dataset-dir", str(folder),
+                       "--custom-dataset-size", str(self.folder.size),
+                       "--custom-dataset-dim", str(self.folder.dimension),
+                       "--custom-dataset-metric-type", METRIC_TYPES[self.args.metric],
+                       "--custom-dataset-file-count", "1", "--skip-custom-dataset-use-shuffled",
+                       "--custom-dataset-with-gt", "--k", str(self.k), "--num-concurrency", self.args.concurrency,
+                       "--concurrency-duration", str(self.args.duration), "--drop-old",
+                       "--db-label", f"batch-{batch}", "--task-label", f"round-{round_number}"]
+            results.mkdir(parents=True)
+            cpu, server, output = self.measured(command)
+            (results / "output.txt").write_text(output)
+            files = sorted(results.glob("*/result_*.json"))
+            metrics = read_result(files[0]) if files else None
+            if not failed(metrics):
+                figures = from_metrics(metrics, self.folder.queries, self.args.duration)
+                return {**figures, "client_cpu": cpu, "server_cpu": server, "batch": batch}
+            self.vectordbbench_failures.append((batch, metrics, log_errors(output)))
+            print(f"VectorDBBench with NUM_PER_BATCH={batch} failed (exit 0), its output in {results}: "
+                  f"errors {log_errors(output)}", file=sys.stderr, flush=True)
+            if len(self.batches) == 1:
+                return None
+            self.batches.pop(0)
+
+    def python(self, session, round_number: int):
+        """The Python driver: load, index, wait, then the levels and the serial pass."""
+        table = f"{KEYSPACE}.vdb_python"
+        session.execute(f"DROP TABLE IF EXISTS {table}", timeout=300)
+        session.execute(f"CREATE TABLE {table} (id bigint PRIMARY KEY, emb vector<float, {self.folder.dimension}>)",
+                        timeout=120)
+        insert, cpu = 0.0, 0.0
+        server = load.cpu_seconds(self.pids)
+        for train in self.folder.train:
+            _, seconds, _, output = load.timed([sys.executable, str(HERE / "load_python.py"), str(train), HOST,
+                                                table, str(load.CONCURRENCY), "lists"])
+            cpu += seconds
+            insert += float(load.INSERT_TIME.search(output).group(2))
+        session.execute(f"CREATE CUSTOM INDEX ON {table}(emb) USING 'StorageAttachedIndex' "
+                        f"WITH OPTIONS = {{'similarity_function': '{self.args.metric}'}}", timeout=120)
+        import pyarrow.parquet as pq
+
+        probe = pq.read_table(self.folder.test, columns=["emb"]).column("emb")[0].as_py()
+        optimize = wait_for_index(session, table, probe, self.k)
+        server = load.cpu_seconds(self.pids) - server
+        answers = DATA / f"answers-python-{round_number}.json"
+        search_cpu, search_server, output = self.measured(
+            [sys.executable, str(HERE / "bench_python.py"), str(self.folder.test), HOST, table, str(self.k),
+             self.args.concurrency, str(self.args.duration), str(answers)])
+        result = json.loads(output[output.index("{"):output.rindex("}") + 1])
+        scored = subprocess.run([str(self.args.vectordbbench_python), str(HERE / "bench_score.py"), str(answers),
+                                 str(self.folder.neighbors), str(self.k)], check=True, capture_output=True, text=True,
+                                env=dict(os.environ, LOG_FILE=str(DATA / "score.log"))).stdout
+        score = json.loads(scored)
+        return {"insert": insert, "optimize": optimize, "load": insert + optimize,
+                "serial_p99": result["serial_latency_p99"], "recall": score["recall"], "ndcg": score["ndcg"],
+                "levels": {lv["concurrency"]: (lv["qps"], lv["p99"], lv["p95"], lv["avg"]) for lv in result["levels"]},
+                "queries": result["queries"], "client_cpu": cpu + search_cpu, "search_cpu": result["cpu_s"],
+                "server_cpu": server + search_server, "errors": sum(lv["errors"] for lv in result["levels"])}
+
+    def cqlwire_available(self) -> bool:
+        try:
+            help_run = subprocess.run([self.cqlwire, "bench", "--help"], capture_output=True, text=True)
+        except OSError as error:
+            print(f"cqlwire bench: skipped ({self.cqlwire}: {error})", file=sys.stderr)
+            return False
+        if help_run.returncode != 0:
+            said = (help_run.stderr or help_run.stdout).strip().splitlines()
+            print(f"cqlwire bench: skipped (`{self.cqlwire} bench --help` exited {help_run.returncode}"
+                  f"{': ' + said[0] if said else ''})", file=sys.stderr)
+            return False
+        return True
+
+    def cqlwire_bench(self, round_number: int):
+        """`cqlwire bench` on the folder (the same case), its result file read as VectorDBBench's."""
+        out = DATA / f"result-cqlwire-{round_number}.json"
+        cpu, server, _ = self.measured(
+            [self.cqlwire, "bench", str(self.folder.path), "--hosts", f"{HOST}:{PORT}", "--table",
+             f"{KEYSPACE}.vdb_cqlwire", "--k", str(self.k), "--concurrency", self.args.concurrency, "--duration",
+             str(self.args.duration), "--metric", self.args.metric, "--drop", "-o", str(out)])
+        return {**from_metrics(read_result(out), self.folder.queries, self.args.duration), "client_cpu": cpu,
+                "server_cpu": server}
+
+
+def compare(args) -> None:
+    DATA.mkdir(parents=True, exist_ok=True)
+    if args.make_folder:
+        args.folder = make_folder(args.make_folder, args.files, args.queries)
+    elif args.folder is None:
+        raise SystemExit("bench.py: give FOLDER or --make-folder ROWSxDIM")
+    folder = Folder(pathlib.Path(args.folder))
+    load.DATA.mkdir(parents=True, exist_ok=True)
+    args.vectordbbench_python = ensure_vectordbbench(pathlib.Path(args.vectordbbench_venv), args.vectordbbench_tree)
+    peers = args.peers.split(",")
+    load.HOST = HOST
+    started_here = not load.server_running()
+    pids = load.start_server() if started_here else [load.node_pid(HOST)]
+    bench = Bench(args, folder, pids)
+    if "cqlwire" in peers and not bench.cqlwire_available():
+        peers.remove("cqlwire")
+    results = {peer: [] for peer in peers}
+    try:
+        cluster, session = load.connect()
+        session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        for round_number in range(args.rounds):
+            shift = round_number % len(peers)
+            for peer in peers[shift:] + peers[:shift]:
+                load.settle(pids)
+                if peer == "vectordbbench":
+                    figures = bench.vectordbbench(round_number)
+                elif peer == "python":
+                    figures = bench.python(session, round_number)
+                else:
+                    figures = bench.cqlwire_bench(round_number)
+                if figures is None:
+                    continue
+                results[peer].append(figures)
+                print(f"round {round_number + 1} {peer}: load {figures['load']:.2f} s, qps "
+                      f"{[round(v[0], 1) for v in figures['levels'].values()]}, recall {figures['recall']}, "
+                      f"client CPU {figures['client_cpu']:.2f} s, server CPU {figures['server_cpu']:.2f} s",
+                      file=sys.stderr, flush=True)
+        cluster.shutdown()
+    finally:
+        if started_here:
+            load.stop_server()
+    print_tables(results, bench)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def print_tables(results, bench: Bench) -> None:
+    args, folder = bench.args, bench.folder
+    print(f"\n{folder.path.name}: {folder.size:,} × {folder.dimension} ({len(folder.train)} training file(s)), "
+          f"{folder.queries:,} queries, k = {bench.k}, {args.metric}; concurrency {args.concurrency} × "
+          f"{args.duration} s; medians of {args.rounds} round(s); load average {os.getloadavg()[0]:.1f} at the end.\n")
+    for batch, metrics, errors in bench.vectordbbench_failures:
+        shown = {k: metrics[k] for k in ("insert_duration", "qps", "recall")} if metrics else "no result file"
+        print(f"- VectorDBBench with NUM_PER_BATCH={batch} failed, exit 0, result {shown}; its log: "
+              + "; ".join(f"`{e[:300]}`" for e in errors) + "\n")
+    print("| peer | insert s | optimize s | load s | serial p99 ms | recall | NDCG | client CPU s | "
+          "client CPU ms / query | server CPU ms / query |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cell = lambda v, f="{:.2f}": "—" if v is None else f.format(v)  # noqa: E731
+    for peer, runs in results.items():
+        if not runs:
+            print(f"| {LABELS[peer]} | no run completed | | | | | | | | |")
+            continue
+        pick = lambda key: median([r.get(key) for r in runs])  # noqa: E731, B023
+        queries = pick("queries")
+        label = LABELS[peer] + (f" (NUM_PER_BATCH={runs[0]['batch']})" if "batch" in runs[0] else "")
+        per_query = pick("search_cpu") if "search_cpu" in runs[0] else pick("client_cpu")
+        print(f"| {label} | {cell(pick('insert'))} | {cell(pick('optimize'))} | {cell(pick('load'))} | "
+              f"{cell(pick('serial_p99') * 1000, '{:.1f}')} | {cell(pick('recall'), '{:.4f}')} | "
+              f"{cell(pick('ndcg'), '{:.4f}')} | {cell(pick('client_cpu'))} | "
+              f"{cell(per_query * 1000 / queries, '{:.3f}')} | {cell(pick('server_cpu') * 1000 / queries, '{:.3f}')} |")
+    print("\n| peer | concurrency | qps | p99 ms | p95 ms | mean ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for c in (int(c) for c in args.concurrency.split(",")):
+        for peer, runs in results.items():
+            levels = [r["levels"].get(c) for r in runs if r["levels"].get(c)]
+            if levels:
+                qps, p99, p95, avg = (median([lv[i] for lv in levels]) for i in range(4))
+                print(f"| {LABELS[peer]} | {c} | {qps:.1f} | {p99 * 1000:.1f} | {p95 * 1000:.1f} | {avg * 1000:.1f} |")
+    print("\nclient CPU: every process of the peer under GNU time (VectorDBBench: its whole run, load and "
+          "start-ups included; per query over its serial and concurrent queries); the Python driver's per "
+          "query: its searches alone (time.process_time).")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", nargs="?", help="a VectorDBBench dataset folder")
+    parser.add_argument("--make-folder", metavar="ROWSxDIM",
+                        help="make (once) and use a seeded folder of that shape in bench-data/bench/folders")
+    parser.add_argument("--files", type=int, default=3, help="training files of --make-folder (default 3)")
+    parser.add_argument("--queries", type=int, default=100, help="queries of --make-folder (default 100)")
+    parser.add_argument("--k", type=int, help="neighbours per query (default 100, or the ground truth's if fewer)")
+    parser.add_argument("--concurrency", default="1,5,10,20,30,40,60,80", help="levels, comma-separated")
+    parser.add_argument("--duration", type=int, default=30, help="seconds per level (default 30)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each peer, alternating (default 3)")
+    parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
+    parser.add_argument("--metric", default="cosine", choices=sorted(METRIC_TYPES), help="similarity function")
+    parser.add_argument("--vectordbbench-venv", default=str(VECTORDBBENCH_VENV),
+                        help=f"a venv holding VectorDBBench {VECTORDBBENCH_COMMIT} (made when missing)")
+    parser.add_argument("--vectordbbench-tree", help=f"a checkout of VectorDBBench at {VECTORDBBENCH_COMMIT}")
+    parser.add_argument("--vectordbbench-batches", default="100,10,1",
+                        help="NUM_PER_BATCH values tried in order until a run completes (default 100,10,1)")
+    args = parser.parse_args()
+    run.ensure_venv(__file__)
+    run.ensure_gnu_time()
+    compare(args)
+
+
+if __name__ == "__main__":
+    main()
