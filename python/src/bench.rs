@@ -5,7 +5,7 @@ use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKey
 use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
 use cqlwire_bench::chart::concurrency_chart;
 use cqlwire_bench::folder::DatasetFolder;
-use cqlwire_bench::result::ResultDb;
+use cqlwire_bench::result::{run_id, ResultDb};
 use cqlwire_client::{RunControl, SearchOptions};
 use cqlwire_vector::output::Output;
 use pyo3::prelude::*;
@@ -95,11 +95,8 @@ pub(crate) fn bench<'py>(
             })
             .collect::<PyResult<_>>()?,
     };
-    let db = match db.as_str() {
-        "Cassandra" => ResultDb::Cassandra,
-        "test" => ResultDb::Test,
-        other => return Err(usage(py, format!("db is Cassandra or test, not '{other}'"))),
-    };
+    let db = ResultDb::from_value(&db)
+        .ok_or_else(|| usage(py, format!("db is Cassandra or test, not '{db}'")))?;
     let options = CaseOptions {
         connection: load_connection,
         search_connection,
@@ -126,8 +123,7 @@ pub(crate) fn bench<'py>(
     let seconds = started
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let run_id = format!("{:032x}", (seconds * 1e6) as u128);
-    let result = report.result(&options, db, &run_id, seconds);
+    let result = report.result(&options, db, &run_id(seconds), seconds);
     write(py, result_file, &result.to_json())?;
     if plot_file.is_some() {
         let title = format!("{} on {}", folder.display(), report.server);
@@ -135,26 +131,7 @@ pub(crate) fn bench<'py>(
             .map_err(|e| usage(py, e.to_string()))?;
         write(py, plot_file, &svg)?;
     }
-    let mut value = serde_json::to_value(&result.results[0].metrics).unwrap_or_default();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("server".into(), report.server.clone().into());
-        map.insert("rows".into(), report.rows.into());
-        map.insert("serial_errors".into(), report.serial_errors.into());
-        map.insert(
-            "conc_errors_list".into(),
-            report.level_errors.clone().into(),
-        );
-        map.insert(
-            "stages".into(),
-            report
-                .stages
-                .iter()
-                .map(|s| s.name())
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        map.insert("index".into(), report.index.clone().into());
-    }
+    let value = report.summary(&result.results[0].metrics);
     py.import("json")?
         .call_method1("loads", (value.to_string(),))
 }

@@ -14,7 +14,7 @@ use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
 use cqlwire_bench::folder::DatasetFolder;
-use cqlwire_bench::result::{ResultDb, TestResult};
+use cqlwire_bench::result::{run_id, ResultDb, TestResult};
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
 use std::io::{self, Write};
@@ -285,11 +285,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let seconds = started
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let db = if args.db == "test" {
-        ResultDb::Test
-    } else {
-        ResultDb::Cassandra
-    };
+    let db = ResultDb::from_value(&args.db).unwrap_or_default();
     let result = report.result(&options, db, &run_id(seconds), seconds);
     let metrics = &result.results[0].metrics;
     if let Some(mut output) = result_file.take() {
@@ -304,25 +300,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let mut out = messages::Stdout(io::stdout().lock());
     if args.format == "json" {
-        let mut value = serde_json::to_value(metrics).unwrap_or_default();
-        if let Some(map) = value.as_object_mut() {
-            map.insert("server".into(), report.server.clone().into());
-            map.insert("rows".into(), report.rows.into());
-            map.insert("serial_errors".into(), report.serial_errors.into());
-            map.insert(
-                "conc_errors_list".into(),
-                report.level_errors.clone().into(),
-            );
-            map.insert(
-                "stages".into(),
-                report
-                    .stages
-                    .iter()
-                    .map(|s| s.name())
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
-        }
+        let value = report.summary(metrics);
         writeln!(out, "{value}")?;
     } else {
         summary_text(&mut out, &report, &options, &dataset)?;
@@ -333,15 +311,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return Err(CliError::data(format!("{errors} queries failed")));
     }
     Ok(())
-}
-
-/// A run id as VectorDBBench makes them: 32 hex digits, here from the start time and the process.
-fn run_id(seconds: f64) -> String {
-    format!(
-        "{:016x}{:016x}",
-        (seconds * 1e6) as u64,
-        u64::from(std::process::id())
-    )
 }
 
 /// The folder's own name, for titles.

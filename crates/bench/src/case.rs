@@ -158,6 +158,22 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
+    /// What the faces print or return: the result file's `metrics` plus `server`, `rows`,
+    /// `stages`, `index`, `serial_errors` and `conc_errors_list`, as one JSON object.
+    pub fn summary(&self, metrics: &Metrics) -> serde_json::Value {
+        let mut value = serde_json::to_value(metrics).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            map.insert("server".into(), self.server.clone().into());
+            map.insert("rows".into(), self.rows.into());
+            let stages: Vec<&str> = self.stages.iter().map(|s| s.name()).collect();
+            map.insert("stages".into(), stages.into());
+            map.insert("index".into(), self.index.clone().into());
+            map.insert("serial_errors".into(), self.serial_errors.into());
+            map.insert("conc_errors_list".into(), self.level_errors.clone().into());
+        }
+        value
+    }
+
     /// VectorDBBench's result file of this case (`db`: the `DB` member to name).
     pub fn result(
         &self,

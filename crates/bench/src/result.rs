@@ -59,6 +59,23 @@ impl ResultDb {
             ResultDb::Test => "test",
         }
     }
+
+    /// The member whose value is `value` ([`ResultDb::value`]), None for another.
+    pub fn from_value(value: &str) -> Option<ResultDb> {
+        [ResultDb::Cassandra, ResultDb::Test]
+            .into_iter()
+            .find(|db| db.value() == value)
+    }
+}
+
+/// A run id as VectorDBBench makes them, 32 hex digits: here the start time (`seconds` since the
+/// Unix epoch, to the microsecond) and the process id.
+pub fn run_id(seconds: f64) -> String {
+    format!(
+        "{:016x}{:016x}",
+        (seconds * 1e6) as u64,
+        u64::from(std::process::id())
+    )
 }
 
 /// A whole result file.
