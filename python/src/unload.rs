@@ -125,13 +125,13 @@ impl FileKeywords {
             return Err(usage(py, "output must name a file"));
         }
         let format = match format {
-            Some(name) => UnloadFormat::from_name(name).ok_or_else(|| {
+            Some(name) => name.parse().map_err(|_| {
                 usage(
                     py,
                     format!("format must be parquet, arrow, npy, fbin, raw or hex, not {name:?}"),
                 )
             })?,
-            None => UnloadFormat::from_extension(Some(&output)),
+            None => UnloadFormat::for_output(Some(&output)),
         };
         if format.holds_columns() {
             if column.is_some() || ids.is_some() {
@@ -202,7 +202,8 @@ impl FileKeywords {
             )),
             None => None,
         };
-        let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)?;
+        let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)
+            .map_err(EngineError::from)?;
         let (scanned, written) = unloader.run_into(writer, &control).await;
         // A write error stopped the scan: it is the cause to report.
         let writer = written.map_err(|e| output_error(&e))?;

@@ -88,8 +88,8 @@ pub struct Args {
 
 /// Parses `--format`.
 fn parse_format(name: &str) -> Result<UnloadFormat, String> {
-    UnloadFormat::from_name(name)
-        .ok_or_else(|| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
+    name.parse()
+        .map_err(|_| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
 }
 
 /// The library's error with the exit code it deserves, and the flag that fixes an unsupported type
@@ -108,9 +108,9 @@ fn unload_error(error: LoadError, format: UnloadFormat) -> CliError {
 
 /// Runs `cqlwire unload`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let format = args.format.unwrap_or_else(|| {
-        UnloadFormat::from_extension(crate::files::named(args.output.as_deref()))
-    });
+    let format = args
+        .format
+        .unwrap_or_else(|| UnloadFormat::for_output(crate::files::named(args.output.as_deref())));
     if format.holds_columns() {
         if args.column.is_some() || args.ids.is_some() {
             return Err(CliError::usage(
@@ -172,7 +172,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => None,
     };
     let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)
-        .map_err(|error| unload_error(error, format))?;
+        .map_err(|error| unload_error(error.into(), format))?;
 
     let bar = progress::bar(None, Unit::Rows, args.quiet);
     let ranges = unloader.range_count();

@@ -81,7 +81,8 @@ pub use search::{
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
     arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
-    UnloadProgress, UnloadReport, UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
+    UnloadProgress, UnloadReport, UnloadWriteError, UnloadWriter, Unloader, VectorColumnError,
+    PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 

@@ -53,7 +53,7 @@ use crate::options::{schema_name, LoadOptions};
 
 pub use decode::{arrow_array, DecodeError};
 pub use files::VectorColumnError;
-pub use write::{IdsFormat, UnloadFormat, UnloadWriter};
+pub use write::{IdsFormat, UnloadFormat, UnloadWriteError, UnloadWriter};
 
 use decode::Builder;
 use ranges::{split_ring, TokenRange};

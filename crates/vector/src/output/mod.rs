@@ -1,6 +1,9 @@
 //! Writers of converted vectors for `cqlwire convert`: `raw` (values concatenated), `framed`
 //! (protocol `[bytes]`), `hex` (one line per row, optionally `id,0x…` CSV), `npy` (a big-endian 2-D
 //! array), `parquet` and `arrow` (the input's other columns plus a binary `<column>_cql` column).
+//! The writers of an unload ([`UnloadWriter`]: a table's rows as Arrow record batches into Parquet,
+//! Arrow, `npy`, `fbin`, `raw` or `hex`, and an ids file) share their `.npy` header and their
+//! Parquet/Arrow sink.
 //!
 //! A writer writes into any [`Destination`]: a `Vec<u8>` in memory, any `Write` wrapped in [`Stream`],
 //! or a file that appears only when the caller commits the destination
@@ -11,11 +14,13 @@ mod file;
 mod hex;
 mod npy;
 mod table;
+mod unload;
 
 use crate::kernel::{EncodedBatch, VectorEncoder};
 use std::io::{self, Write};
 
 pub use file::{refuse_same_file, same_destination, Output, OutputError};
+pub use unload::{IdsFormat, UnknownUnloadFormat, UnloadFormat, UnloadWriteError, UnloadWriter};
 
 /// Where a writer's bytes go: any `Write`, plus rewriting bytes already written where the destination
 /// allows it (the `npy` writer fixes its header's row count that way when rows were skipped).
