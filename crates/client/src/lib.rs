@@ -80,9 +80,8 @@ pub use search::{
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
-    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions,
-    UnloadProgress, UnloadReport, UnloadWriteError, UnloadWriter, Unloader, VectorColumnError,
-    PAGE_BYTES,
+    arrow_array, ArrayError, IdsFormat, UnloadControl, UnloadFormat, UnloadOptions, UnloadProgress,
+    UnloadReport, UnloadWriteError, UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 

@@ -23,7 +23,6 @@
 //! # }
 //! ```
 
-mod decode;
 mod files;
 mod ranges;
 mod scan;
@@ -51,11 +50,11 @@ use crate::loader::{
 };
 use crate::options::{schema_name, LoadOptions};
 
-pub use decode::{arrow_array, DecodeError};
+pub use cqlwire_vector::arrays::{arrow_array, ArrayError};
 pub use files::VectorColumnError;
 pub use write::{IdsFormat, UnloadFormat, UnloadWriteError, UnloadWriter};
 
-use decode::Builder;
+use cqlwire_vector::arrays::ArrayBuilder as Builder;
 use ranges::{split_ring, TokenRange};
 
 /// What to unload and how to scan.
@@ -266,7 +265,7 @@ impl Unloader {
                 Builder::new(&codec).map_err(|e| {
                     LoadError::new(
                         LoadErrorKind::UnsupportedType,
-                        format!("column {} cannot be unloaded: {}", column.name, e.0),
+                        format!("column {} cannot be unloaded: {e}", column.name),
                     )
                 })?
             };
