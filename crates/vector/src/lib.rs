@@ -1,5 +1,6 @@
-//! Embeddings to CQL `vector<…>` values, streaming: readers, the conversion kernel, writers, and the
-//! pipeline that joins them.
+//! File formats both ways. Embeddings to CQL `vector<…>` values, streaming: readers, the conversion
+//! kernel, writers, and the pipeline that joins them; and CQL values back into Arrow arrays and the
+//! files an unload writes.
 //!
 //! - [`input`]: the embedding readers (npy, Parquet, Arrow, ANN formats);
 //! - [`columns`]: the input's other columns as CQL values (ids, labels, timestamps), and
