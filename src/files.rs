@@ -1,13 +1,13 @@
 //! Input handling shared by every command: `-` for standard input, inputs named in read errors,
-//! and whole inputs read into memory with a limit. Outputs are [`Output`]s of the vector library
+//! and whole inputs read into memory with a limit. Outputs are [`Output`]s of `cqlwire-output`
 //! (atomic files, standard output, devices), re-exported here with their checks.
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
 
-pub use cqlwire_vector::input::{named, open_file};
-pub use cqlwire_vector::output::{refuse_same_file, Output, OutputError};
+pub use cqlwire_output::{named, refuse_same_file, Output, OutputError};
+pub use cqlwire_vector::input::open_file;
 
 /// Opens an input: standard input for `-` or no path, else the file. Read errors name the input
 /// (`standard input: Is a directory (os error 21)`).

@@ -2178,7 +2178,7 @@ pub fn arrow_values(data: &[u8]) {
         values.push(Some(&tail[..length]));
         rest = &tail[length..];
     }
-    let Ok(array) = cqlwire_client::arrow_array(ty, &values) else {
+    let Ok(array) = cqlwire_vector::arrays::arrow_array(ty, &values) else {
         return;
     };
     assert_eq!(array.len(), values.len(), "one slot per value ({ty})");

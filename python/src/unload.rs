@@ -217,7 +217,7 @@ pub(crate) fn unload<'py>(
     let format = format
         .as_deref()
         .map(|name| {
-            UnloadFormat::from_name(name).ok_or_else(|| {
+            name.parse::<UnloadFormat>().map_err(|_| {
                 usage(
                     py,
                     format!("format must be parquet, arrow, npy, fbin, raw or hex, not {name:?}"),

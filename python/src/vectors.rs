@@ -4,6 +4,7 @@
 
 use crate::{arrow, layout, maybe_detach, type_error, value_error, values};
 use cqlwire_codec::types::{CqlType, NativeType};
+use cqlwire_vector::arrays::elements_to_native;
 use cqlwire_vector::convert::{self, ConvertError, ConvertOptions};
 use cqlwire_vector::input::{self, ElementType, InputError};
 use cqlwire_vector::kernel::{self, Rows, VectorEncoder, VectorError};
@@ -644,10 +645,21 @@ impl Reading {
     }
 }
 
-/// Fills `out` from big-endian `N`-byte elements.
-fn from_be<T, const N: usize>(src: &[u8], out: &mut [T], convert: impl Fn([u8; N]) -> T) {
-    for (x, chunk) in out.iter_mut().zip(src.chunks_exact(N)) {
-        *x = be(chunk, &convert);
+/// The numbers whose NumPy arrays are filled straight from vector values' bytes: no padding, every
+/// bit pattern a value.
+trait PlainNumber: numpy::Element + Send + Copy {}
+
+impl PlainNumber for f32 {}
+impl PlainNumber for f64 {}
+impl PlainNumber for i32 {}
+impl PlainNumber for i64 {}
+
+/// The bytes of `out`, to be filled in place.
+fn number_bytes<T: PlainNumber>(out: &mut [T]) -> &mut [u8] {
+    // SAFETY: a `PlainNumber` has no padding and every bit pattern is one of its values, so its
+    // slice is as many initialized bytes, which any byte written keeps valid.
+    unsafe {
+        std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(out))
     }
 }
 
@@ -667,14 +679,15 @@ fn new_array<'py, T: numpy::Element + Send>(
     Ok(array.into_any())
 }
 
-/// A new `rows × dimension` NumPy array of the big-endian `N`-byte elements of `bytes`.
-fn read_be<'py, T: numpy::Element + Send, const N: usize>(
+/// A new `rows × dimension` NumPy array of the big-endian elements of `bytes`, in native order.
+fn read_be<'py, T: PlainNumber>(
     py: Python<'py>,
     (rows, dimension): (usize, usize),
     bytes: &[u8],
-    convert: impl Fn([u8; N]) -> T + Send,
 ) -> PyResult<Bound<'py, PyAny>> {
-    new_array(py, rows, dimension, |out| from_be(bytes, out, convert))
+    new_array(py, rows, dimension, |out: &mut [T]| {
+        elements_to_native(bytes, number_bytes(out), std::mem::size_of::<T>())
+    })
 }
 
 /// Reads CQL `vector<T, N>` values back into a `rows × N` NumPy array in native byte order.
@@ -730,11 +743,13 @@ pub(crate) fn deserialize_vectors<'py>(
     let rows = bytes.len() / value_size;
     let shape = (rows, dimension);
     match reading {
-        Reading::F32 => read_be(py, shape, bytes, f32::from_be_bytes),
-        Reading::F64 => read_be(py, shape, bytes, f64::from_be_bytes),
-        Reading::I32 => read_be(py, shape, bytes, i32::from_be_bytes),
-        Reading::I64 => read_be(py, shape, bytes, i64::from_be_bytes),
-        Reading::Bool => read_be(py, shape, bytes, |[b]: [u8; 1]| b != 0),
+        Reading::F32 => read_be::<f32>(py, shape, bytes),
+        Reading::F64 => read_be::<f64>(py, shape, bytes),
+        Reading::I32 => read_be::<i32>(py, shape, bytes),
+        Reading::I64 => read_be::<i64>(py, shape, bytes),
+        Reading::Bool => new_array(py, rows, dimension, |out: &mut [bool]| {
+            out.iter_mut().zip(bytes).for_each(|(x, &b)| *x = b != 0)
+        }),
         Reading::I8 | Reading::I16 => deserialize_variable(py, &ty, reading, dimension, bytes),
     }
 }

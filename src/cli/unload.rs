@@ -89,8 +89,8 @@ pub struct Args {
 
 /// Parses `--format`.
 fn parse_format(name: &str) -> Result<UnloadFormat, String> {
-    UnloadFormat::from_name(name)
-        .ok_or_else(|| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
+    name.parse()
+        .map_err(|_| format!("expected parquet, arrow, npy, fbin, raw or hex, not '{name}'"))
 }
 
 /// The library's error with the exit code it deserves, and the flag that fixes an unsupported type

@@ -91,9 +91,9 @@ pub use search::{
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
-    arrow_array, DecodeError, IdsFormat, UnloadControl, UnloadError, UnloadFormat, UnloadJob,
-    UnloadObserver, UnloadOptions, UnloadOutcome, UnloadProgress, UnloadReport, UnloadWriter,
-    Unloader, VectorColumnError, PAGE_BYTES,
+    arrow_array, ArrayError, IdsFormat, UnloadControl, UnloadError, UnloadFormat, UnloadJob,
+    UnloadObserver, UnloadOptions, UnloadOutcome, UnloadProgress, UnloadReport, UnloadWriteError,
+    UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
 

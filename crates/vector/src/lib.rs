@@ -1,8 +1,10 @@
-//! Embeddings to CQL `vector<…>` values, streaming: readers, the conversion kernel, writers, and the
-//! pipeline that joins them.
+//! File formats both ways. Embeddings to CQL `vector<…>` values, streaming: readers, the conversion
+//! kernel, writers, and the pipeline that joins them; and CQL values back into Arrow arrays and the
+//! files an unload writes.
 //!
 //! - [`input`]: the embedding readers (npy, Parquet, Arrow, ANN formats);
-//! - [`columns`]: the input's other columns as CQL values (ids, labels, timestamps);
+//! - [`columns`]: the input's other columns as CQL values (ids, labels, timestamps), and
+//!   [`arrays`] the other way: CQL value bytes into Arrow arrays (what `unload` writes);
 //! - [`kernel`]: the vector conversion kernel;
 //! - [`output`]: the writers of converted values;
 //! - [`convert`]: the pipeline joining readers, kernel and writers (a file in, a file or any
@@ -36,6 +38,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod arrays;
 pub mod columns;
 pub mod convert;
 pub mod exact;

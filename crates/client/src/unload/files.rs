@@ -1,15 +1,12 @@
-//! An unload into files: the format of an output by its name, the columns a vector format reads,
-//! and the scan run into an [`UnloadWriter`] on a thread of its own.
+//! An unload into files: the columns a vector format reads, and the scan run into an
+//! [`UnloadWriter`] on a thread of its own.
 
 use std::io;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use cqlwire_vector::output::Destination;
 
-use super::{
-    IdsFormat, UnloadControl, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
-};
+use super::{UnloadControl, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{ColumnRole, TableColumn};
 
@@ -36,35 +33,6 @@ impl VectorColumnError {
             VectorColumnError::Several(_) => format!("{self} with {option}"),
         };
         LoadError::new(LoadErrorKind::UnknownColumn, message)
-    }
-}
-
-impl UnloadFormat {
-    /// The format of an output named `path`, by its extension (`.arrow`/`.arrows`/`.ipc`, `.npy`,
-    /// `.fbin`, `.hex`/`.txt`, `.raw`/`.bin`); Parquet for any other name and for none.
-    pub fn from_extension(path: Option<&Path>) -> UnloadFormat {
-        let extension = path
-            .and_then(Path::extension)
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        match extension.as_deref() {
-            Some("arrow" | "arrows" | "ipc") => UnloadFormat::Arrow,
-            Some("npy") => UnloadFormat::Npy,
-            Some("fbin") => UnloadFormat::Fbin,
-            Some("hex" | "txt") => UnloadFormat::Hex,
-            Some("raw" | "bin") => UnloadFormat::Raw,
-            _ => UnloadFormat::Parquet,
-        }
-    }
-}
-
-impl IdsFormat {
-    /// The format of an ids file named `path`: `.npy`, else CSV.
-    pub fn from_extension(path: &Path) -> IdsFormat {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some(e) if e.eq_ignore_ascii_case("npy") => IdsFormat::Npy,
-            _ => IdsFormat::Csv,
-        }
     }
 }
 
@@ -161,33 +129,6 @@ mod tests {
     use crate::options::{Host, LoadOptions};
     use crate::types::tests::{native, vector};
     use scylla::cluster::metadata::NativeType;
-    use std::path::PathBuf;
-
-    #[test]
-    fn formats_follow_the_extension() {
-        let format = |name: &str| UnloadFormat::from_extension(Some(&PathBuf::from(name)));
-        assert_eq!(format("a.ARROW"), UnloadFormat::Arrow);
-        assert_eq!(format("a.npy"), UnloadFormat::Npy);
-        assert_eq!(format("a.fbin"), UnloadFormat::Fbin);
-        assert_eq!(format("a.txt"), UnloadFormat::Hex);
-        assert_eq!(format("a.bin"), UnloadFormat::Raw);
-        assert_eq!(format("a.csv"), UnloadFormat::Parquet);
-        assert_eq!(UnloadFormat::from_extension(None), UnloadFormat::Parquet);
-        for name in ["parquet", "arrow", "npy", "fbin", "raw", "hex"] {
-            assert_eq!(
-                UnloadFormat::from_name(name).map(UnloadFormat::name),
-                Some(name)
-            );
-        }
-        assert_eq!(
-            IdsFormat::from_extension(Path::new("i.NPY")),
-            IdsFormat::Npy
-        );
-        assert_eq!(
-            IdsFormat::from_extension(Path::new("i.csv")),
-            IdsFormat::Csv
-        );
-    }
 
     #[test]
     fn a_vector_format_reads_the_only_vector_then_the_partition_key() {

@@ -21,7 +21,7 @@ use crate::error::{LoadError, Setting, SettingNames};
 pub struct UnloadJob {
     /// The output file; `None` or `-`: standard output (npy and fbin need a file).
     pub output: Option<PathBuf>,
-    /// The format; `None`: from the output's extension ([`UnloadFormat::from_extension`]).
+    /// The format; `None`: from the output's extension ([`UnloadFormat::for_output`]).
     pub format: Option<UnloadFormat>,
     /// The columns of a Parquet or Arrow output, in order, as written in CQL; `None`: every column.
     /// It sets [`UnloadOptions::columns`].
@@ -122,7 +122,7 @@ impl UnloadJob {
     /// The format written: the one asked for, else by the output's extension.
     pub fn format(&self) -> UnloadFormat {
         self.format
-            .unwrap_or_else(|| UnloadFormat::from_extension(named(self.output.as_deref())))
+            .unwrap_or_else(|| UnloadFormat::for_output(named(self.output.as_deref())))
     }
 
     /// Checks the settings that go with the format and refuses an ids file that is the output;
@@ -188,7 +188,8 @@ impl UnloadJob {
             Some(path) => Some((open(Some(path), true)?, IdsFormat::from_extension(path))),
             None => None,
         };
-        let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)?;
+        let writer =
+            UnloadWriter::new(format, &unloader.schema(), output, ids).map_err(LoadError::from)?;
         observer.scan_started(unloader.range_count());
         let (scanned, written) = unloader.run_into(writer, control).await;
         observer.scan_ended();

@@ -23,7 +23,6 @@
 //! # }
 //! ```
 
-mod decode;
 mod files;
 mod job;
 mod ranges;
@@ -52,12 +51,12 @@ use crate::loader::{
 };
 use crate::options::{schema_name, LoadOptions};
 
-pub use decode::{arrow_array, DecodeError};
+pub use cqlwire_vector::arrays::{arrow_array, ArrayError};
 pub use files::VectorColumnError;
 pub use job::{UnloadError, UnloadJob, UnloadObserver, UnloadOutcome};
-pub use write::{IdsFormat, UnloadFormat, UnloadWriter};
+pub use write::{IdsFormat, UnloadFormat, UnloadWriteError, UnloadWriter};
 
-use decode::Builder;
+use cqlwire_vector::arrays::ArrayBuilder as Builder;
 use ranges::{split_ring, TokenRange};
 
 /// What to unload and how to scan.
@@ -268,7 +267,7 @@ impl Unloader {
                 Builder::new(&codec).map_err(|e| {
                     LoadError::new(
                         LoadErrorKind::UnsupportedType,
-                        format!("column {} cannot be unloaded: {}", column.name, e.0),
+                        format!("column {} cannot be unloaded: {e}", column.name),
                     )
                 })?
             };

@@ -163,7 +163,7 @@ struct RangeReader {
     /// pages read so far by every range, at most `page_rows`.
     sized: Option<Arc<AtomicUsize>>,
     retry: crate::options::RetryOptions,
-    builders: Vec<super::decode::Builder>,
+    builders: Vec<cqlwire_vector::arrays::ArrayBuilder>,
     schema: arrow_schema::SchemaRef,
     progress: Arc<UnloadProgress>,
 }
@@ -275,7 +275,7 @@ impl RangeReader {
                 bytes += value.map_or(0, |v| v.len() as u64);
                 builder
                     .append(value)
-                    .map_err(|e| invalid(format!("column {}: {}", column.spec.name(), e.0)))?;
+                    .map_err(|e| invalid(format!("column {}: {e}", column.spec.name())))?;
             }
         }
         let arrays = self
@@ -285,7 +285,7 @@ impl RangeReader {
             .map(|(builder, field)| {
                 builder
                     .finish()
-                    .map_err(|e| invalid(format!("column {}: {}", field.name(), e.0)))
+                    .map_err(|e| invalid(format!("column {}: {e}", field.name())))
             })
             .collect::<Result<Vec<_>, _>>()?;
         self.progress.bytes.fetch_add(bytes, Ordering::Relaxed);

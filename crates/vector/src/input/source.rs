@@ -6,9 +6,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// Returns `None` for standard input (`-` or no path), else the path.
-pub fn named(path: Option<&Path>) -> Option<&Path> {
-    path.filter(|p| p.as_os_str() != "-")
-}
+pub use cqlwire_output::named;
 
 /// Opens a named input file for reading. A directory is refused (reading one fails only later, with a
 /// less clear message). Errors do not name the path: callers add it in their own way.

@@ -1,82 +1,29 @@
 //! Writers of converted vectors for `cqlwire convert`: `raw` (values concatenated), `framed`
 //! (protocol `[bytes]`), `hex` (one line per row, optionally `id,0x…` CSV), `npy` (a big-endian 2-D
 //! array), `parquet` and `arrow` (the input's other columns plus a binary `<column>_cql` column).
+//! The writers of an unload ([`UnloadWriter`]: a table's rows as Arrow record batches into Parquet,
+//! Arrow, `npy`, `fbin`, `raw` or `hex`, and an ids file) share their `.npy` header and their
+//! Parquet/Arrow sink.
 //!
 //! A writer writes into any [`Destination`]: a `Vec<u8>` in memory, any `Write` wrapped in [`Stream`],
 //! or a file that appears only when the caller commits the destination
 //! that `VectorWriter::finish` hands back. Null rows reach a writer only under [`NullPolicy::Skip`] (dropped) or
 //! [`NullPolicy::Null`] with a format that can hold them; [`check_nulls`] rejects the other cases.
 
-mod file;
 mod hex;
 mod npy;
 mod table;
+mod unload;
 
 use crate::kernel::{EncodedBatch, VectorEncoder};
-use std::io::{self, Write};
+use std::io;
 
-pub use file::{refuse_same_file, same_destination, Output, OutputError};
-
-/// Where a writer's bytes go: any `Write`, plus rewriting bytes already written where the destination
-/// allows it (the `npy` writer fixes its header's row count that way when rows were skipped).
-pub trait Destination: Write + Send {
-    /// Whether [`Destination::write_at`] works.
-    fn can_rewrite(&self) -> bool {
-        false
-    }
-
-    /// Overwrites `bytes` at `offset`, within what was already written; an error of kind
-    /// `Unsupported` where [`Destination::can_rewrite`] is false.
-    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        let _ = (offset, bytes);
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this destination cannot be rewritten",
-        ))
-    }
-}
-
-impl Destination for Vec<u8> {
-    fn can_rewrite(&self) -> bool {
-        true
-    }
-
-    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        let start = usize::try_from(offset).ok().filter(|&start| {
-            start
-                .checked_add(bytes.len())
-                .is_some_and(|end| end <= self.len())
-        });
-        let Some(start) = start else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "rewrite past the bytes written",
-            ));
-        };
-        self[start..start + bytes.len()].copy_from_slice(bytes);
-        Ok(())
-    }
-}
-
-/// Any writer (a socket, a pipe, a caller's buffer) as a [`Destination`] that cannot be rewritten.
-#[derive(Debug)]
-pub struct Stream<W>(pub W);
-
-impl<W: Write> Write for Stream<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.0.write_all(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
-}
-
-impl<W: Write + Send> Destination for Stream<W> {}
+/// The destinations of the writers, from `cqlwire-output`: any `Write` ([`Stream`]), a `Vec<u8>`,
+/// or an atomic file ([`Output`]).
+pub use cqlwire_output::{
+    refuse_same_file, same_destination, Destination, Output, OutputError, Stream,
+};
+pub use unload::{IdsFormat, UnknownUnloadFormat, UnloadFormat, UnloadWriteError, UnloadWriter};
 
 crate::registry::registry! {
     /// The output formats of `convert`.

@@ -1,5 +1,6 @@
 //! `npy` output: a version 1.0 `.npy` file holding a C-order 2-D array of the big-endian element type,
-//! whose data section is byte for byte the `raw` output.
+//! whose data section is byte for byte the `raw` output; and the header that unload's `.npy` files
+//! (2-D vectors, 1-D ids) share with it.
 
 use super::{valid_runs, Destination, VectorWriter, WriteError, WriterOptions};
 use crate::kernel::{EncodedBatch, VectorEncoder};
@@ -41,7 +42,7 @@ impl<W: Destination> NpyWriter<W> {
             return Err(WriteError::NpyRowCount);
         }
         let header_rows = options.expected_rows.unwrap_or(0);
-        output.write_all(&header(descr, header_rows, encoder.dimension()))?;
+        output.write_all(&header(descr, header_rows, Some(encoder.dimension())))?;
         Ok(NpyWriter {
             output,
             descr,
@@ -53,10 +54,15 @@ impl<W: Destination> NpyWriter<W> {
 }
 
 /// The complete header (magic, version, length, dictionary padded to a multiple of 64 bytes) for an
-/// array of `rows` × `dimension`; always the same size, whatever `rows`.
-fn header(descr: &str, rows: u64, dimension: usize) -> Vec<u8> {
+/// array of `rows` × `dimension`, or of `rows` elements when `dimension` is None (a 1-D array);
+/// always the same size, whatever `rows`, so that it can be rewritten in place.
+pub(super) fn header(descr: &str, rows: u64, dimension: Option<usize>) -> Vec<u8> {
     let dictionary = |rows: &str| {
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {dimension}), }}")
+        let shape = match dimension {
+            Some(dimension) => format!("({rows}, {dimension})"),
+            None => format!("({rows},)"),
+        };
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}")
     };
     // Size the header for the longest row count, so a rewrite fits exactly.
     let longest = dictionary(&"9".repeat(ROW_DIGITS)).len();
@@ -92,7 +98,7 @@ impl<W: Destination> VectorWriter<W> for NpyWriter<W> {
                     rows: self.rows,
                 });
             }
-            let fixed = header(self.descr, self.rows, self.dimension);
+            let fixed = header(self.descr, self.rows, Some(self.dimension));
             self.output.write_at(0, &fixed)?;
         }
         self.output.flush()?;
@@ -106,8 +112,8 @@ mod tests {
 
     #[test]
     fn header_size_does_not_depend_on_the_row_count() {
-        let small = header(">f4", 0, 768);
-        let large = header(">f4", u64::MAX, 768);
+        let small = header(">f4", 0, Some(768));
+        let large = header(">f4", u64::MAX, Some(768));
         assert_eq!(small.len(), large.len());
         assert_eq!(small.len() % 64, 0);
         assert_eq!(small.last(), Some(&b'\n'));
@@ -115,5 +121,8 @@ mod tests {
         assert!(text.starts_with("{'descr': '>f4', 'fortran_order': False, 'shape': (0, 768), }"));
         let declared = u16::from_le_bytes([small[8], small[9]]) as usize;
         assert_eq!(declared + 10, small.len());
+        let ids = header("<i8", 3, None);
+        assert_eq!(ids.len() % 64, 0);
+        assert!(String::from_utf8_lossy(&ids).contains("'shape': (3,), }"));
     }
 }

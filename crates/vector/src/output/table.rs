@@ -1,30 +1,86 @@
 //! `parquet` and `arrow` output: the input's other columns passed through, plus a nullable binary
-//! column `<column>_cql` holding each row's CQL value.
+//! column `<column>_cql` holding each row's CQL value; and the Parquet or Arrow IPC sink that
+//! unload's table formats write through too.
 
 use super::{valid_runs, Destination, OutputFormat, VectorWriter, WriteError, WriterOptions};
 use crate::kernel::EncodedBatch;
 use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::schema::types::ColumnPath;
 use std::sync::Arc;
 
 /// Row groups are closed when their encoded size passes this, to bound memory.
 const ROW_GROUP_BYTES: usize = 32 << 20;
 
-/// The Parquet or Arrow IPC writer underneath.
-enum Sink<W: Destination> {
+/// The Parquet or Arrow IPC writer underneath a table output.
+pub(super) enum TableSink<W: Destination> {
     /// Parquet file.
     Parquet(Box<ArrowWriter<W>>),
     /// Arrow IPC stream.
     Arrow(Box<arrow_ipc::writer::StreamWriter<W>>),
 }
 
+impl<W: Destination> TableSink<W> {
+    /// A Parquet writer of `schema` into `output`: snappy, row groups closed at
+    /// [`ROW_GROUP_BYTES`], and the leaves of the fields that `plain` picks (vectors: unique and
+    /// incompressible) without dictionary and min/max statistics.
+    pub(super) fn parquet(
+        output: W,
+        schema: &SchemaRef,
+        plain: impl Fn(&Field) -> bool,
+    ) -> Result<Self, WriteError> {
+        let descriptor = ArrowSchemaConverter::new()
+            .convert(schema)
+            .map_err(table_error)?;
+        let mut builder = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_bytes(Some(ROW_GROUP_BYTES));
+        for column in descriptor.columns() {
+            let path = column.path();
+            let is_plain = schema
+                .fields()
+                .iter()
+                .any(|field| plain(field) && path.parts().first() == Some(field.name()));
+            if is_plain {
+                builder = builder
+                    .set_column_dictionary_enabled(path.clone(), false)
+                    .set_column_statistics_enabled(path.clone(), EnabledStatistics::None);
+            }
+        }
+        let writer = ArrowWriter::try_new(output, schema.clone(), Some(builder.build()))
+            .map_err(table_error)?;
+        Ok(TableSink::Parquet(Box::new(writer)))
+    }
+
+    /// An Arrow IPC stream writer of `schema` into `output`.
+    pub(super) fn arrow(output: W, schema: &SchemaRef) -> Result<Self, WriteError> {
+        let writer =
+            arrow_ipc::writer::StreamWriter::try_new(output, schema).map_err(table_error)?;
+        Ok(TableSink::Arrow(Box::new(writer)))
+    }
+
+    /// Writes one batch of the sink's schema.
+    pub(super) fn write(&mut self, batch: &RecordBatch) -> Result<(), WriteError> {
+        match self {
+            TableSink::Parquet(writer) => writer.write(batch).map_err(table_error),
+            TableSink::Arrow(writer) => writer.write(batch).map_err(table_error),
+        }
+    }
+
+    /// Writes the footer (Parquet) or end of stream (Arrow) and hands the output back, unflushed.
+    pub(super) fn finish(self) -> Result<W, WriteError> {
+        match self {
+            TableSink::Parquet(writer) => writer.into_inner().map_err(table_error),
+            TableSink::Arrow(writer) => writer.into_inner().map_err(table_error),
+        }
+    }
+}
+
 /// Writes record batches of passed-through columns plus the value column.
 pub(super) struct TableWriter<W: Destination> {
-    sink: Sink<W>,
+    sink: TableSink<W>,
     schema: SchemaRef,
     skip: bool,
 }
@@ -45,21 +101,9 @@ impl<W: Destination> TableWriter<W> {
         fields.push(Arc::new(Field::new(&value_column, DataType::Binary, true)));
         let schema = Arc::new(Schema::new(fields));
         let sink = if options.format == OutputFormat::Parquet {
-            let value_path = ColumnPath::from(value_column.as_str());
-            let properties = WriterProperties::builder()
-                .set_compression(Compression::SNAPPY)
-                .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-                // Vectors are unique and incompressible: no dictionary, no min/max statistics.
-                .set_column_dictionary_enabled(value_path.clone(), false)
-                .set_column_statistics_enabled(value_path, EnabledStatistics::None)
-                .build();
-            let writer = ArrowWriter::try_new(output, schema.clone(), Some(properties))
-                .map_err(table_error)?;
-            Sink::Parquet(Box::new(writer))
+            TableSink::parquet(output, &schema, |field| field.name() == &value_column)?
         } else {
-            let writer =
-                arrow_ipc::writer::StreamWriter::try_new(output, &schema).map_err(table_error)?;
-            Sink::Arrow(Box::new(writer))
+            TableSink::arrow(output, &schema)?
         };
         Ok(TableWriter {
             sink,
@@ -123,20 +167,13 @@ impl<W: Destination> VectorWriter<W> for TableWriter<W> {
                 .map(|index| batch.row(index).len() as u64)
                 .sum::<u64>();
             let record_batch = self.record_batch(batch, run)?;
-            match &mut self.sink {
-                Sink::Parquet(writer) => writer.write(&record_batch).map_err(table_error)?,
-                Sink::Arrow(writer) => writer.write(&record_batch).map_err(table_error)?,
-            }
+            self.sink.write(&record_batch)?;
         }
         Ok(written)
     }
 
     fn finish(self: Box<Self>) -> Result<W, WriteError> {
-        let mut output = match self.sink {
-            // Writes the footer.
-            Sink::Parquet(writer) => writer.into_inner().map_err(table_error)?,
-            Sink::Arrow(writer) => writer.into_inner().map_err(table_error)?,
-        };
+        let mut output = self.sink.finish()?;
         output.flush()?;
         Ok(output)
     }

@@ -26,13 +26,13 @@ static PENDING: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(ptr::null_m
 const SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// A temporary file known to the signal handler until this is dropped.
-pub(super) struct Registration {
+pub(crate) struct Registration {
     slot: Option<usize>,
 }
 
 impl Registration {
     /// Registers `path` for removal on interruption (installing the handler the first time).
-    pub(super) fn new(path: &Path) -> Registration {
+    pub(crate) fn new(path: &Path) -> Registration {
         let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
             return Registration { slot: None };
         };

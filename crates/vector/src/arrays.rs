@@ -1,5 +1,5 @@
-//! CQL value bytes, as the server sends them in a page of rows, straight into Arrow arrays: the
-//! inverse of `load`'s casts. No value becomes an object or text on the way (`inet` aside, whose
+//! CQL value bytes, as a server sends them in a page of rows, straight into Arrow arrays: the
+//! inverse of [`crate::columns`] (Arrow columns to CQL values), as `unload` writes them. No value becomes an object or text on the way (`inet` aside, whose
 //! Arrow form is its text); a vector's big-endian elements are byte-swapped into the child array of
 //! a `fixed_size_list`.
 //!
@@ -28,38 +28,111 @@ use arrow_array::{make_array, ArrayRef};
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
 use arrow_data::ArrayDataBuilder;
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use cqlwire_codec::cursor::{Cursor, DecodeError, DecodeErrorKind};
 use cqlwire_codec::types::{CqlType, NativeType};
 use cqlwire_codec::vint;
 
 /// Why values could not become an Arrow array: a type without an Arrow form here, or a value that
 /// is not one of its type (which a server never sends).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DecodeError(pub(crate) String);
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArrayError {
+    /// A native type without an exact Arrow form here (`varint`, `decimal`, `duration`).
+    #[error("{0} has no exact Arrow type here")]
+    NoExactType(NativeType),
+    /// A vector of more elements than an Arrow list can hold.
+    #[error("{0} is too long for Arrow")]
+    TooLong(CqlType),
+    /// Another type without an Arrow form.
+    #[error("{0} has no Arrow type here")]
+    NoType(CqlType),
+    /// A value that is not one of its type: what is wrong, at which byte of the value, where in it.
+    #[error(transparent)]
+    Value(#[from] DecodeError),
+    /// More than one array's 32-bit offsets can count: `2^31 items`, `2 GiB of values`.
+    #[error("more than {0} in one page")]
+    TooLarge(&'static str),
+    /// Arrow refused the array.
+    #[error(transparent)]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+impl ArrayError {
+    /// Whether the error is about the type (no Arrow form), rather than about a value.
+    pub fn is_unsupported_type(&self) -> bool {
+        matches!(
+            self,
+            ArrayError::NoExactType(_) | ArrayError::TooLong(_) | ArrayError::NoType(_)
+        )
+    }
+}
 
 /// The Arrow array of `values` of type `ty`, each given as its CQL value bytes (`None` for null):
 /// what `unload` writes for a column of that type (see the module's table of types).
 pub fn arrow_array(ty: &CqlType, values: &[Option<&[u8]>]) -> Result<ArrayRef> {
-    let mut builder = Builder::new(ty).map_err(|e| DecodeError(e.0))?;
+    let mut builder = ArrayBuilder::new(ty)?;
     for value in values {
         builder.append(*value)?;
     }
     builder.finish()
 }
 
-type Result<T> = std::result::Result<T, DecodeError>;
+type Result<T> = std::result::Result<T, ArrayError>;
 
-fn error(message: impl Into<String>) -> DecodeError {
-    DecodeError(message.into())
+/// A value that is not one of its type, found at `offset` of the value.
+fn malformed(offset: usize, message: impl Into<String>) -> ArrayError {
+    ArrayError::Value(DecodeError::new(
+        DecodeErrorKind::Malformed,
+        message,
+        offset,
+        "",
+    ))
 }
 
-/// Why a CQL type has no Arrow form here.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NoArrowType(pub(crate) String);
+/// An error of the item at `offset` of an enclosing value, under `step`, seen from that value.
+fn nested(error: ArrayError, offset: usize, step: impl FnOnce() -> String) -> ArrayError {
+    match error {
+        ArrayError::Value(error) => ArrayError::Value(error.within(offset, &step())),
+        other => other,
+    }
+}
+
+/// Builds the Arrow array of one column's values (and of the elements and fields inside them),
+/// one value's CQL bytes at a time; [`finish`](ArrayBuilder::finish) hands the array over and
+/// starts again, so that one builder serves every page of a column.
+#[derive(Debug)]
+pub struct ArrayBuilder(Builder);
+
+impl ArrayBuilder {
+    /// A builder of the Arrow form of `ty` (see the module's table), or why it has none.
+    pub fn new(ty: &CqlType) -> Result<ArrayBuilder> {
+        Builder::new(ty).map(ArrayBuilder)
+    }
+
+    /// A builder that keeps each value's CQL bytes as they are (Arrow `binary`).
+    pub fn raw() -> ArrayBuilder {
+        ArrayBuilder(Builder::raw())
+    }
+
+    /// The Arrow type of the arrays this builder makes.
+    pub fn data_type(&self) -> DataType {
+        self.0.data_type()
+    }
+
+    /// Appends one value: its bytes, or `None` for null.
+    pub fn append(&mut self, value: Option<&[u8]>) -> Result<()> {
+        self.0.append(value)
+    }
+
+    /// The array of the values appended since the last call; the builder starts empty again.
+    pub fn finish(&mut self) -> Result<ArrayRef> {
+        self.0.finish()
+    }
+}
 
 /// Appends the values of one column (and of the elements and fields inside them) to Arrow buffers.
 #[derive(Debug)]
-pub(crate) enum Builder {
+enum Builder {
     /// Fixed-width big-endian numbers into little-endian primitives; `date` flips the top bit (a
     /// CQL date counts days from 2^31, `date32` from 0).
     Number {
@@ -131,7 +204,7 @@ fn aligned(values: Vec<u8>) -> Buffer {
 
 /// What a [`Builder::Bytes`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BytesKind {
+enum BytesKind {
     /// UTF-8 text (`text`, `varchar`, `ascii`).
     Utf8,
     /// Any bytes.
@@ -142,7 +215,7 @@ pub(crate) enum BytesKind {
 
 impl Builder {
     /// A builder of the Arrow form of `ty`, or why it has none.
-    pub(crate) fn new(ty: &CqlType) -> std::result::Result<Builder, NoArrowType> {
+    fn new(ty: &CqlType) -> Result<Builder> {
         use NativeType as N;
         let number = |width, data_type| Builder::Number {
             width,
@@ -188,11 +261,7 @@ impl Builder {
                     values: Vec::new(),
                     nulls: NullBufferBuilder::new(0),
                 },
-                _ => {
-                    return Err(NoArrowType(format!(
-                        "{native} has no exact Arrow type here"
-                    )))
-                }
+                _ => return Err(ArrayError::NoExactType(*native)),
             },
             CqlType::List(element) | CqlType::Set(element) => {
                 let element = Builder::new(element)?;
@@ -206,7 +275,7 @@ impl Builder {
             CqlType::Vector(element_type, dimension) => {
                 let element = Builder::new(element_type)?;
                 if i32::try_from(*dimension).is_err() {
-                    return Err(NoArrowType(format!("{ty} is too long for Arrow")));
+                    return Err(ArrayError::TooLong(ty.clone()));
                 }
                 Builder::Vector {
                     field: Arc::new(Field::new("item", element.data_type(), true)),
@@ -239,7 +308,7 @@ impl Builder {
                 let children = components
                     .iter()
                     .map(Builder::new)
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                    .collect::<Result<Vec<_>>>()?;
                 let fields = children
                     .iter()
                     .enumerate()
@@ -256,7 +325,7 @@ impl Builder {
                     .fields
                     .iter()
                     .map(|(_, ty)| Builder::new(ty))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                    .collect::<Result<Vec<_>>>()?;
                 let fields = udt
                     .fields
                     .iter()
@@ -269,12 +338,12 @@ impl Builder {
                     children,
                 }
             }
-            other => return Err(NoArrowType(format!("{other} has no Arrow type here"))),
+            other => return Err(ArrayError::NoType(other.clone())),
         })
     }
 
     /// A builder that keeps each value's CQL bytes as they are (Arrow `binary`).
-    pub(crate) fn raw() -> Builder {
+    fn raw() -> Builder {
         Builder::Bytes {
             kind: BytesKind::Binary,
             offsets: vec![0],
@@ -284,7 +353,7 @@ impl Builder {
     }
 
     /// The Arrow type of the arrays this builder makes.
-    pub(crate) fn data_type(&self) -> DataType {
+    fn data_type(&self) -> DataType {
         match self {
             Builder::Number { data_type, .. } => data_type.clone(),
             Builder::Boolean { .. } => DataType::Boolean,
@@ -303,7 +372,7 @@ impl Builder {
     }
 
     /// Appends one value: its bytes, or `None` for null.
-    pub(crate) fn append(&mut self, value: Option<&[u8]>) -> Result<()> {
+    fn append(&mut self, value: Option<&[u8]>) -> Result<()> {
         let Some(bytes) = value else {
             self.append_null();
             return Ok(());
@@ -323,10 +392,13 @@ impl Builder {
                     };
                 }
                 if bytes.len() != *width {
-                    return Err(error(format!(
-                        "a value of {} bytes where {width} were expected",
-                        bytes.len()
-                    )));
+                    return Err(malformed(
+                        0,
+                        format!(
+                            "a value of {} bytes where {width} were expected",
+                            bytes.len()
+                        ),
+                    ));
                 }
                 let start = values.len();
                 values.extend(bytes.iter().rev());
@@ -341,10 +413,10 @@ impl Builder {
                     return Ok(());
                 }
                 if bytes.len() != 1 {
-                    return Err(error(format!(
-                        "a boolean of {} bytes instead of 1",
-                        bytes.len()
-                    )));
+                    return Err(malformed(
+                        0,
+                        format!("a boolean of {} bytes instead of 1", bytes.len()),
+                    ));
                 }
                 values.append(bytes[0] != 0);
                 nulls.append_non_null();
@@ -358,8 +430,9 @@ impl Builder {
                 match kind {
                     BytesKind::Binary => values.extend_from_slice(bytes),
                     BytesKind::Utf8 => {
-                        let text = std::str::from_utf8(bytes)
-                            .map_err(|e| error(format!("text that is not UTF-8: {e}")))?;
+                        let text = std::str::from_utf8(bytes).map_err(|e| {
+                            malformed(e.valid_up_to(), format!("text that is not UTF-8: {e}"))
+                        })?;
                         values.extend_from_slice(text.as_bytes());
                     }
                     BytesKind::Inet => {
@@ -374,7 +447,7 @@ impl Builder {
                             16 => std::net::IpAddr::from(
                                 <[u8; 16]>::try_from(bytes).unwrap_or_default(),
                             ),
-                            n => return Err(error(format!("an inet of {n} bytes"))),
+                            n => return Err(malformed(0, format!("an inet of {n} bytes"))),
                         };
                         values.extend_from_slice(address.to_string().as_bytes());
                     }
@@ -388,7 +461,7 @@ impl Builder {
                     values.extend_from_slice(bytes);
                     nulls.append_non_null();
                 }
-                n => return Err(error(format!("a uuid of {n} bytes"))),
+                n => return Err(malformed(0, format!("a uuid of {n} bytes"))),
             },
             Builder::List {
                 offsets,
@@ -396,15 +469,16 @@ impl Builder {
                 element,
                 ..
             } => {
-                let mut reader = Reader(bytes);
-                let count = reader.count()?;
-                let mut items = 0usize;
-                while items < count {
-                    element.append(reader.value()?)?;
-                    items += 1;
+                let mut reader = Reader::new(bytes);
+                let count = count(&mut reader)?;
+                for item in 0..count {
+                    let (at, value) = item_value(&mut reader)?;
+                    element
+                        .append(value)
+                        .map_err(|e| nested(e, at, || format!("element {item}")))?;
                 }
-                reader.end()?;
-                push_offset(offsets, items)?;
+                reader.expect_end("the list")?;
+                push_offset(offsets, count)?;
                 nulls.append_non_null();
             }
             Builder::Vector {
@@ -417,36 +491,50 @@ impl Builder {
                 match element_size {
                     Some(size) => {
                         if Some(bytes.len()) != size.checked_mul(*dimension) {
-                            return Err(error(format!(
-                                "a vector of {} bytes, not {dimension} elements of {size}",
-                                bytes.len()
-                            )));
+                            return Err(malformed(
+                                0,
+                                format!(
+                                    "a vector of {} bytes, not {dimension} elements of {size}",
+                                    bytes.len()
+                                ),
+                            ));
                         }
                         element.append_fixed_run(bytes, *size)?;
                     }
                     None => {
-                        let mut rest = bytes;
-                        for _ in 0..*dimension {
-                            let (length, used) = vint::decode_unsigned(rest)
-                                .map_err(|e| error(format!("a vector element length: {e}")))?;
-                            rest = &rest[used..];
+                        let mut at = 0;
+                        for item in 0..*dimension {
+                            let rest = &bytes[at..];
+                            let (length, used) = vint::decode_unsigned(rest).map_err(|e| {
+                                malformed(at, format!("a vector element length: {e}"))
+                            })?;
+                            let rest = &rest[used..];
                             let length = usize::try_from(length)
                                 .ok()
                                 .filter(|&n| n <= rest.len())
                                 .ok_or_else(|| {
-                                    error(format!(
-                                        "a vector element of {length} bytes with {} left",
-                                        rest.len()
-                                    ))
+                                    malformed(
+                                        at,
+                                        format!(
+                                            "a vector element of {length} bytes with {} left",
+                                            rest.len()
+                                        ),
+                                    )
                                 })?;
-                            element.append(Some(&rest[..length]))?;
-                            rest = &rest[length..];
+                            at += used;
+                            element
+                                .append(Some(&rest[..length]))
+                                .map_err(|e| nested(e, at, || format!("element {item}")))?;
+                            at += length;
                         }
-                        if !rest.is_empty() {
-                            return Err(error(format!(
-                                "{} bytes after the vector's {dimension} elements",
-                                rest.len()
-                            )));
+                        if at != bytes.len() {
+                            return Err(malformed(
+                                at,
+                                format!(
+                                    "{} bytes after the vector's {dimension} elements",
+                                    bytes.len() - at
+                                ),
+                            ));
                         }
                     }
                 }
@@ -459,32 +547,40 @@ impl Builder {
                 values,
                 ..
             } => {
-                let mut reader = Reader(bytes);
-                let count = reader.count()?;
-                let mut entries = 0usize;
-                while entries < count {
-                    let key = reader.value()?.ok_or_else(|| error("a null map key"))?;
-                    keys.append(Some(key))?;
-                    values.append(reader.value()?)?;
-                    entries += 1;
+                let mut reader = Reader::new(bytes);
+                let count = count(&mut reader)?;
+                for entry in 0..count {
+                    let (at, key) = item_value(&mut reader)?;
+                    let key = key.ok_or_else(|| malformed(at - 4, "a null map key"))?;
+                    keys.append(Some(key))
+                        .map_err(|e| nested(e, at, || format!("key {entry}")))?;
+                    let (at, value) = item_value(&mut reader)?;
+                    values
+                        .append(value)
+                        .map_err(|e| nested(e, at, || format!("value {entry}")))?;
                 }
-                reader.end()?;
-                push_offset(offsets, entries)?;
+                reader.expect_end("the map")?;
+                push_offset(offsets, count)?;
                 nulls.append_non_null();
             }
             Builder::Struct {
-                nulls, children, ..
+                fields,
+                nulls,
+                children,
             } => {
                 // Fields may end early: the missing ones are null.
-                let mut reader = Reader(bytes);
-                for child in children.iter_mut() {
-                    if reader.0.is_empty() {
+                let mut reader = Reader::new(bytes);
+                for (field, child) in fields.iter().zip(children.iter_mut()) {
+                    if reader.left() == 0 {
                         child.append_null();
                     } else {
-                        child.append(reader.value()?)?;
+                        let (at, value) = item_value(&mut reader)?;
+                        child
+                            .append(value)
+                            .map_err(|e| nested(e, at, || format!("field {}", field.name())))?;
                     }
                 }
-                reader.end()?;
+                reader.expect_end("the fields")?;
                 nulls.append_non_null();
             }
         }
@@ -503,7 +599,7 @@ impl Builder {
             } if *width == size => {
                 let start = values.len();
                 values.resize(start + bytes.len(), 0);
-                swap_records(bytes, &mut values[start..], size);
+                elements_to_native(bytes, &mut values[start..], size);
                 nulls.append_n_non_nulls(bytes.len() / size);
                 Ok(())
             }
@@ -514,7 +610,7 @@ impl Builder {
     }
 
     /// Appends a null (and the placeholder values a fixed-size parent needs below it).
-    pub(crate) fn append_null(&mut self) {
+    fn append_null(&mut self) {
         match self {
             Builder::Number {
                 width,
@@ -560,7 +656,7 @@ impl Builder {
     }
 
     /// The array of the values appended since the last call; the builder starts empty again.
-    pub(crate) fn finish(&mut self) -> Result<ArrayRef> {
+    fn finish(&mut self) -> Result<ArrayRef> {
         let data_type = self.data_type();
         let builder = match self {
             Builder::Number { values, nulls, .. } | Builder::Uuid { values, nulls } => {
@@ -632,7 +728,7 @@ impl Builder {
                     .add_child_data(keys)
                     .add_child_data(values.finish()?.to_data())
                     .build()
-                    .map_err(|e| error(e.to_string()))?;
+                    .map_err(ArrayError::from)?;
                 ArrayDataBuilder::new(data_type)
                     .len(offsets.len() - 1)
                     .add_buffer(Buffer::from_vec(offsets))
@@ -653,10 +749,7 @@ impl Builder {
                 builder.len(len.unwrap_or(0)).nulls(nulls)
             }
         };
-        builder
-            .build()
-            .map(make_array)
-            .map_err(|e| error(e.to_string()))
+        builder.build().map(make_array).map_err(ArrayError::from)
     }
 }
 
@@ -670,32 +763,35 @@ fn push_offset(offsets: &mut Vec<i32>, count: usize) -> Result<()> {
     let last = offsets.last().copied().unwrap_or(0);
     let end = last
         .checked_add(offset(count)?)
-        .ok_or_else(|| error("more than 2^31 items in one page"))?;
+        .ok_or(ArrayError::TooLarge("2^31 items"))?;
     offsets.push(end);
     Ok(())
 }
 
 /// A length as an Arrow offset.
 fn offset(length: usize) -> Result<i32> {
-    i32::try_from(length).map_err(|_| error("more than 2 GiB of values in one page"))
+    i32::try_from(length).map_err(|_| ArrayError::TooLarge("2 GiB of values"))
 }
 
-/// Reverses the byte order of each `size`-byte record of `src` into `dst` (of the same length).
-fn swap_records(src: &[u8], dst: &mut [u8], size: usize) {
+/// The elements of vector values of a fixed-size numeric type (`size` bytes each, big-endian as
+/// CQL sends them) into `dst` in native byte order, as Arrow and NumPy hold them: `src` and `dst`
+/// have the same length, a whole number of `size`-byte records.
+pub fn elements_to_native(src: &[u8], dst: &mut [u8], size: usize) {
     match size {
         4 => {
             for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
                 let word = u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
-                d.copy_from_slice(&word.to_le_bytes());
+                d.copy_from_slice(&word.to_ne_bytes());
             }
         }
         8 => {
             for (d, s) in dst.chunks_exact_mut(8).zip(src.chunks_exact(8)) {
                 let mut word = [0u8; 8];
                 word.copy_from_slice(s);
-                d.copy_from_slice(&u64::from_be_bytes(word).to_le_bytes());
+                d.copy_from_slice(&u64::from_be_bytes(word).to_ne_bytes());
             }
         }
+        _ if cfg!(target_endian = "big") => dst.copy_from_slice(src),
         _ => {
             for (d, s) in dst.chunks_exact_mut(size).zip(src.chunks_exact(size)) {
                 d.iter_mut().zip(s.iter().rev()).for_each(|(d, s)| *d = *s);
@@ -704,60 +800,24 @@ fn swap_records(src: &[u8], dst: &mut [u8], size: usize) {
     }
 }
 
-/// A cursor over the `[int n]` and `[bytes]` items of a collection, tuple or UDT value.
-struct Reader<'a>(&'a [u8]);
+/// The codec's cursor over the `[int n]` and `[bytes]` items of a collection, tuple or UDT value.
+type Reader<'a> = Cursor<'a, &'static str>;
 
-impl<'a> Reader<'a> {
-    fn int(&mut self) -> Result<i32> {
-        let (head, rest) = self.0.split_first_chunk::<4>().ok_or_else(|| {
-            error(format!(
-                "{} bytes where a length was expected",
-                self.0.len()
-            ))
-        })?;
-        self.0 = rest;
-        Ok(i32::from_be_bytes(*head))
-    }
+/// An element count, never more than the bytes left could hold (4 bytes an item at least).
+fn count(reader: &mut Reader<'_>) -> Result<usize> {
+    let count = reader.count_at(reader.pos(), reader.bytes().len(), "element count", 4)?;
+    reader.array::<4>("element count")?;
+    Ok(count)
+}
 
-    /// An element count (never more than the bytes left could hold).
-    fn count(&mut self) -> Result<usize> {
-        let count = self.int()?;
-        usize::try_from(count)
-            .ok()
-            .filter(|&n| n <= self.0.len() / 4)
-            .ok_or_else(|| {
-                error(format!(
-                    "a count of {count} with {} bytes left",
-                    self.0.len()
-                ))
-            })
-    }
-
-    /// A `[bytes]`: `None` for null (a negative length).
-    fn value(&mut self) -> Result<Option<&'a [u8]>> {
-        let length = self.int()?;
-        if length < 0 {
-            return Ok(None);
-        }
-        let length = length as usize;
-        if length > self.0.len() {
-            return Err(error(format!(
-                "a length of {length} with {} bytes left",
-                self.0.len()
-            )));
-        }
-        let (value, rest) = self.0.split_at(length);
-        self.0 = rest;
-        Ok(Some(value))
-    }
-
-    fn end(&self) -> Result<()> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(error(format!("{} bytes after the value", self.0.len())))
-        }
-    }
+/// The next `[bytes]` item and the offset of its bytes: `None` for null (a negative length).
+fn item_value<'a>(reader: &mut Reader<'a>) -> Result<(usize, Option<&'a [u8]>)> {
+    let length = reader.i32("item length")?;
+    let at = reader.pos();
+    let Ok(length) = usize::try_from(length) else {
+        return Ok((at, None));
+    };
+    Ok((at, Some(reader.take(length, "item")?)))
 }
 
 #[cfg(test)]
@@ -833,6 +893,22 @@ mod tests {
     }
 
     #[test]
+    fn elements_are_swapped_to_native_order() {
+        let src = [0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0];
+        let mut dst = [0; 8];
+        elements_to_native(&src, &mut dst, 4);
+        let floats: Vec<f32> = dst
+            .chunks_exact(4)
+            .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(floats, [1.0, -2.0]);
+        elements_to_native(&src, &mut dst, 8);
+        assert_eq!(u64::from_ne_bytes(dst), 0x3f80_0000_c000_0000);
+        elements_to_native(&src[..6], &mut dst[..6], 2);
+        assert_eq!(i16::from_ne_bytes([dst[0], dst[1]]), 0x3f80);
+    }
+
+    #[test]
     fn natives_keep_their_values() {
         let ints = array("int", &[Some("7"), Some("-2147483648"), None]);
         let ints = ints.as_primitive::<Int32Type>();
@@ -898,6 +974,26 @@ mod tests {
         assert!(floats.append(Some(&[0; 7])).is_err());
         let mut text = Builder::new(&ty("text")).unwrap();
         assert!(text.append(Some(&[0xff])).is_err());
+        let bad = [0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 3, 1, 2, 3];
+        let error = builder.append(Some(&bad)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "a value of 3 bytes where 4 were expected at byte 16 (element 1)"
+        );
+        let mut udt = Builder::new(&ty("list<frozen<addr>>")).unwrap();
+        let error = udt
+            .append(Some(&[0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 1, 0xff, 7]))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "text that is not UTF-8: invalid utf-8 sequence of 1 bytes from index 0 at byte 12 \
+             (element 0 / field street)"
+        );
+        assert!(!error.is_unsupported_type());
+        assert_eq!(
+            ArrayBuilder::new(&ty("decimal")).unwrap_err().to_string(),
+            "decimal has no exact Arrow type here"
+        );
         assert!(Builder::new(&ty("decimal")).is_err());
         assert!(Builder::new(&ty("list<varint>")).is_err());
     }

@@ -3,24 +3,23 @@
 //! also standard output, and devices or open files' names written in place. Every output file of
 //! cqlwire writes (its commands' and its Python module's) goes through [`Output`].
 
-use super::Destination;
-use crate::input::named;
+use crate::{named, Destination};
 use std::fs::{self, File, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
-mod interrupt;
+use crate::interrupt;
 
 /// Without signals to catch, a temporary file left by an interrupted run waits for the next run's
 /// clean-up.
 #[cfg(not(unix))]
 mod interrupt {
     /// Nothing to register.
-    pub(super) struct Registration;
+    pub(crate) struct Registration;
 
     impl Registration {
-        pub(super) fn new(_path: &std::path::Path) -> Registration {
+        pub(crate) fn new(_path: &std::path::Path) -> Registration {
             Registration
         }
     }
