@@ -5,14 +5,14 @@ use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKey
 use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
 use cqlwire_bench::chart::concurrency_chart;
 use cqlwire_bench::folder::DatasetFolder;
-use cqlwire_bench::result::{run_id, ResultDb};
+use cqlwire_bench::result::ResultDb;
 use cqlwire_client::{RunControl, SearchOptions};
 use cqlwire_vector::output::Output;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// A case error as `LoadError` (what the command refuses with exit code 2) or `LoadFailed`.
 fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
@@ -114,16 +114,12 @@ pub(crate) fn bench<'py>(
     let control = RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
-    let started = SystemTime::now();
     let run_options = options.clone();
     let report = run_interruptible(py, &runtime, stop, async move {
         case::run(&dataset, &run_options, &control, &mut |_| {}).await
     })?
     .map_err(|e| case_error(py, e))?;
-    let seconds = started
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let result = report.result(&options, db, &run_id(seconds), seconds);
+    let result = report.result(&options, db);
     write(py, result_file, &result.to_json())?;
     if plot_file.is_some() {
         let title = format!("{} on {}", folder.display(), report.server);

@@ -14,14 +14,14 @@ use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
 use cqlwire_bench::folder::DatasetFolder;
-use cqlwire_bench::result::{run_id, ResultDb, TestResult};
+use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -235,7 +235,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .as_deref()
         .map(|path| Output::open(Some(path), false))
         .transpose()?;
-    let started = SystemTime::now();
     let display = Arc::new(Mutex::new(Display::new(
         args.quiet,
         control.progress.clone(),
@@ -282,11 +281,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let report = report.map_err(case_error)?;
 
-    let seconds = started
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
     let db = ResultDb::from_value(&args.db).unwrap_or_default();
-    let result = report.result(&options, db, &run_id(seconds), seconds);
+    let result = report.result(&options, db);
     let metrics = &result.results[0].metrics;
     if let Some(mut output) = result_file.take() {
         output.write_all(result.to_json().as_bytes())?;

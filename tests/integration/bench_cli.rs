@@ -72,7 +72,7 @@ fn a_folder_without_a_training_set_or_options_that_cannot_work_end_before_connec
     let output = bench(folder.to_str().unwrap(), &["--index-option", "novalue"]);
     assert_error(&output, 2, "KEY=VALUE", "an index option without a value");
     let output = bench(folder.to_str().unwrap(), &["--concurrency", "1,0"]);
-    assert_error(&output, 2, "0", "a level of no query");
+    assert_error(&output, 2, "0 is not in 1..", "a level of no query");
 }
 
 #[test]

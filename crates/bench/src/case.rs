@@ -155,6 +155,8 @@ pub struct CaseReport {
     pub level_errors: Vec<u64>,
     /// The index statement (or the index found).
     pub index: String,
+    /// When the case started, seconds since the Unix epoch.
+    pub started: f64,
 }
 
 impl CaseReport {
@@ -174,14 +176,10 @@ impl CaseReport {
         value
     }
 
-    /// VectorDBBench's result file of this case (`db`: the `DB` member to name).
-    pub fn result(
-        &self,
-        options: &CaseOptions,
-        db: ResultDb,
-        run_id: &str,
-        timestamp: f64,
-    ) -> crate::result::TestResult {
+    /// VectorDBBench's result file of this case (`db`: the `DB` member to name), its run id and
+    /// timestamp from the case's start.
+    pub fn result(&self, options: &CaseOptions, db: ResultDb) -> crate::result::TestResult {
+        let run_id = crate::result::run_id(self.started);
         let serial = self.serial.unwrap_or(SerialSummary {
             recall: 0.0,
             ndcg: 0.0,
@@ -236,10 +234,10 @@ impl CaseReport {
             stages: self.stages.iter().map(|s| s.name().to_owned()).collect(),
         };
         crate::result::TestResult {
-            run_id: run_id.to_owned(),
-            task_label: run_id.to_owned(),
+            task_label: run_id.clone(),
+            run_id,
             file_fmt: crate::result::FILE_FMT.to_owned(),
-            timestamp,
+            timestamp: self.started,
             results: vec![CaseResult {
                 metrics,
                 task_config,
@@ -405,6 +403,9 @@ pub async fn run(
         .as_ref()
         .map(|dataset| dataset.create_table(&keyspace, &table).0);
 
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let schema = SchemaSession::connect(&options.connection).await?;
     let version = schema.release_version().await?;
     let mut report = CaseReport {
@@ -420,6 +421,7 @@ pub async fn run(
         levels: Vec::new(),
         level_errors: Vec::new(),
         index: String::new(),
+        started,
     };
 
     if let (true, Some(statement)) = (has(Stage::DropOld), create_table) {

@@ -35,39 +35,35 @@ impl SchemaSession {
         })
     }
 
+    /// The rows of a system table query, as a driver answer with rows.
+    async fn rows(
+        &self,
+        query: &str,
+        values: impl scylla::serialize::row::SerializeRow,
+    ) -> Result<scylla::response::query_result::QueryRowsResult, LoadError> {
+        let gone =
+            |e: &dyn std::fmt::Display| LoadError::new(LoadErrorKind::ServerGone, e.to_string());
+        let answer = self
+            .session
+            .query_unpaged(query, values)
+            .await
+            .map_err(|e| gone(&e))?;
+        answer.into_rows_result().map_err(|e| gone(&e))
+    }
+
     /// Whether the table exists, as `system_schema.tables` says (`keyspace` and `table` as the
     /// schema holds them: unquoted CQL names in lower case).
     pub async fn table_exists(&self, keyspace: &str, table: &str) -> Result<bool, LoadError> {
-        let found = self
-            .session
-            .query_unpaged(
-                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND \
-                 table_name = ?",
-                (keyspace, table),
-            )
-            .await
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
-        let rows = found
-            .into_rows_result()
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
-        Ok(rows.rows_num() > 0)
+        let query = "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND \
+                     table_name = ?";
+        Ok(self.rows(query, (keyspace, table)).await?.rows_num() > 0)
     }
 
     /// Whether the keyspace exists, as `system_schema.keyspaces` says (its name as the schema
     /// holds it).
     pub async fn keyspace_exists(&self, keyspace: &str) -> Result<bool, LoadError> {
-        let found = self
-            .session
-            .query_unpaged(
-                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
-                (keyspace,),
-            )
-            .await
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
-        let rows = found
-            .into_rows_result()
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
-        Ok(rows.rows_num() > 0)
+        let query = "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?";
+        Ok(self.rows(query, (keyspace,)).await?.rows_num() > 0)
     }
 
     /// Runs `statement` (a `CREATE`, `DROP` or `ALTER`) and waits until the nodes agree on the
@@ -90,14 +86,9 @@ impl SchemaSession {
 
     /// The server's `release_version` (`system.local`), e.g. `5.0.9`.
     pub async fn release_version(&self) -> Result<String, LoadError> {
-        let answer = self
-            .session
-            .query_unpaged("SELECT release_version FROM system.local", ())
-            .await
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
-        let rows = answer
-            .into_rows_result()
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        let rows = self
+            .rows("SELECT release_version FROM system.local", ())
+            .await?;
         let version = rows
             .maybe_first_row::<(Option<String>,)>()
             .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;

@@ -244,15 +244,7 @@ fn convert(
     input: &str,
 ) -> Result<Batch, InputError> {
     let Some(index) = column.index else {
-        let mut damaged = Vec::new();
-        let columns = super::text::restore(
-            batch.clone(),
-            &column.passthrough,
-            input,
-            first_row,
-            &mut damaged,
-        )
-        .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+        let (columns, damaged) = passthrough(batch, column, first_row, input)?;
         return Ok(Batch {
             first_row,
             rows: batch.num_rows(),
@@ -317,14 +309,7 @@ fn convert(
     };
     let validity =
         (array.null_count() > 0).then(|| lists.rows.iter().map(Option::is_some).collect());
-    let others: Vec<usize> = (0..batch.num_columns()).filter(|&i| i != index).collect();
-    let columns = batch
-        .project(&others)
-        .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
-    let mut damaged = Vec::new();
-    let columns =
-        super::text::restore(columns, &column.passthrough, input, first_row, &mut damaged)
-            .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+    let (columns, damaged) = passthrough(batch, column, first_row, input)?;
     Ok(Batch {
         first_row,
         rows: batch.num_rows(),
@@ -333,6 +318,27 @@ fn convert(
         columns: Some(columns),
         damaged,
     })
+}
+
+/// The batch's columns but the vector column, their text restored (see `text::restore`), and the
+/// rows whose text could not be.
+fn passthrough(
+    batch: &RecordBatch,
+    column: &VectorColumn,
+    first_row: u64,
+    input: &str,
+) -> Result<(RecordBatch, Vec<super::DamagedRow>), InputError> {
+    let others: Vec<usize> = (0..batch.num_columns())
+        .filter(|&i| Some(i) != column.index)
+        .collect();
+    let mut damaged = Vec::new();
+    let columns = batch
+        .project(&others)
+        .and_then(|columns| {
+            super::text::restore(columns, &column.passthrough, input, first_row, &mut damaged)
+        })
+        .map_err(|e| InputError::Data(format!("{input}: {e}")))?;
+    Ok((columns, damaged))
 }
 
 /// The rows' elements, row-major, zeros for null rows. Every valid row has `dimension` elements

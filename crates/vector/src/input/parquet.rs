@@ -85,15 +85,14 @@ pub(crate) fn open(
     let plan = plan(&options.selection, &group_rows, &input)?;
     let batch_rows = options.batch_rows.max(1);
     let schema = builder.parquet_schema();
-    let root_matches = schema
-        .root_schema()
-        .get_fields()
-        .get(column.index.unwrap_or(usize::MAX))
-        .is_some_and(|root| root.name() == column.name);
+    let root_matches = |index: &usize| {
+        let root = schema.root_schema().get_fields().get(*index);
+        root.is_some_and(|root| root.name() == column.name)
+    };
     let leaf = column
         .index
-        .and_then(|index| leaf_of(schema, index, column.element_type))
-        .filter(|_| root_matches);
+        .filter(root_matches)
+        .and_then(|index| leaf_of(schema, index, column.element_type));
     let others: Vec<usize> = (0..schema.root_schema().get_fields().len())
         .filter(|&i| Some(i) != column.index)
         .collect();
