@@ -29,9 +29,6 @@ use crate::result::{
 use crate::truth::GroundTruth;
 use crate::DatasetError;
 
-/// The product a result names (the release version comes from the server).
-const PRODUCT: &str = "Apache Cassandra";
-
 /// Rows per batch read from the training and test files.
 const BATCH_ROWS: usize = 4096;
 
@@ -407,12 +404,12 @@ pub async fn run(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
     let schema = SchemaSession::connect(&options.connection).await?;
-    let version = schema.release_version().await?;
+    let server = schema.server().await?;
     let mut report = CaseReport {
         stages: options.stages.clone(),
-        server: format!("{PRODUCT} {version}"),
-        product: PRODUCT.to_owned(),
-        version,
+        server: server.to_string(),
+        product: server.product.name().to_owned(),
+        version: server.version,
         rows: 0,
         insert_duration: 0.0,
         optimize_duration: 0.0,

@@ -83,7 +83,7 @@ pub use options::{
 };
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
-pub use schema::SchemaSession;
+pub use schema::{Product, SchemaSession, Server};
 pub use search::{
     recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,

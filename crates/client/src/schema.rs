@@ -84,14 +84,65 @@ impl SchemaSession {
         Ok(())
     }
 
-    /// The server's `release_version` (`system.local`), e.g. `5.0.9`.
-    pub async fn release_version(&self) -> Result<String, LoadError> {
+    /// What the server is: ScyllaDB when it has ScyllaDB's `system.versions` table (its version
+    /// from there: ScyllaDB's `system.local` gives the Cassandra version it is compatible with),
+    /// else Apache Cassandra with `system.local`'s `release_version`, e.g. `5.0.9`.
+    pub async fn server(&self) -> Result<Server, LoadError> {
+        let scylla = "SELECT version FROM system.versions WHERE key = 'local'";
+        if let Ok(rows) = self.rows(scylla, ()).await {
+            if let Ok(Some((Some(version),))) = rows.maybe_first_row::<(Option<String>,)>() {
+                return Ok(Server {
+                    product: Product::ScyllaDb,
+                    version,
+                });
+            }
+        }
         let rows = self
             .rows("SELECT release_version FROM system.local", ())
             .await?;
         let version = rows
             .maybe_first_row::<(Option<String>,)>()
             .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
-        Ok(version.and_then(|(v,)| v).unwrap_or_default())
+        Ok(Server {
+            product: Product::Cassandra,
+            version: version.and_then(|(v,)| v).unwrap_or_default(),
+        })
+    }
+}
+
+/// A server's product and release version, as [`SchemaSession::server`] reads them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Server {
+    /// Which database it is.
+    pub product: Product,
+    /// Its release version, e.g. `5.0.9` (empty when the server does not say).
+    pub version: String,
+}
+
+/// The databases the engine talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Product {
+    /// Apache Cassandra.
+    Cassandra,
+    /// ScyllaDB.
+    ScyllaDb,
+}
+
+impl Product {
+    /// The product's name, e.g. `Apache Cassandra`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Product::Cassandra => "Apache Cassandra",
+            Product::ScyllaDb => "ScyllaDB",
+        }
+    }
+}
+
+impl std::fmt::Display for Server {
+    /// The product and its version, e.g. `Apache Cassandra 5.0.9`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.product.name(), self.version)
     }
 }
