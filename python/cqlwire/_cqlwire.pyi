@@ -102,7 +102,11 @@ class LoadFailed(RuntimeError):
     """What was confirmed before the run ended, with ``resume_from``; None when nothing started."""
 
 class LoadReport:
-    """What a load did."""
+    """What a load did. Picklable (a Dask task may return it); the constructor takes the fields
+    in the order below, as unpickling does."""
+
+    def __init__(self, written: int, rejected: int, retried: int, bytes: int, elapsed: float,
+                 resume_from: Optional[int], rejects: List[Tuple[int, str, str]]) -> None: ...
 
     written: int
     """Rows acknowledged by the server (in a dry run: rows that bound)."""
@@ -171,7 +175,11 @@ def load(
 UnloadFormat = Literal["parquet", "arrow", "npy", "fbin", "raw", "hex"]
 
 class UnloadReport:
-    """What an unload into a file wrote (the fields of ``cqlwire unload``'s summary line)."""
+    """What an unload into a file wrote (the fields of ``cqlwire unload``'s summary line).
+    Picklable; the constructor takes the fields in the order below, as unpickling does."""
+
+    def __init__(self, rows: int, skipped: int, bytes: int, ranges: int, retried: int,
+                 elapsed: float, output: PathLike, ids: Optional[PathLike], format: str) -> None: ...
 
     rows: int
     """Rows written."""
@@ -244,7 +252,15 @@ def unload(
     """
 
 class SearchReport:
-    """What a search measured (the fields of ``cqlwire search --format json``)."""
+    """What a search measured (the fields of ``cqlwire search --format json``). Picklable; the
+    constructor takes the fields in the order below, as unpickling does."""
+
+    def __init__(self, queries: int, k: int, recall: Optional[float], recall_min: Optional[float],
+                 qps: float, latency_ms: Dict[str, float], concurrency: int, errors: int,
+                 elapsed: float, warnings: List[Tuple[str, int]], other_warnings: int,
+                 index_wait: Optional[float], statement: str,
+                 results: List[Tuple[int, float, List[Union[int, str]], Optional[float],
+                                     Optional[str]]]) -> None: ...
 
     queries: int
     """Queries measured (warm-up excluded), answered or not."""

@@ -52,7 +52,7 @@ def first_rows(files: List[pathlib.Path]) -> List[int]:
 
 def load_file(path: str, first_row: int, hosts: str, table: str, options: dict) -> dict:
     """One Dask task: the file's rows into the table, numbered from ``first_row``. Returns what the
-    load did as plain values (a report object does not travel between processes)."""
+    load did, with the file's path and row count."""
     data = pq.read_table(path)
     report = cqlwire.load(data, hosts=hosts, table=table, first_row=first_row, **options)
     return {"file": path, "rows": data.num_rows, "written": report.written,

@@ -25,7 +25,7 @@ use cqlwire_vector::kernel::Rows;
 use numpy::PyUntypedArray;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyRangeMethods, PyString};
+use pyo3::types::{PyDict, PyRangeMethods, PyString, PyTuple};
 use std::future::Future;
 use std::io;
 use std::path::PathBuf;
@@ -83,6 +83,44 @@ pub(crate) struct LoadReport {
 
 #[pymethods]
 impl LoadReport {
+    /// A report from its fields, in their order (what unpickling calls).
+    #[new]
+    #[pyo3(signature = (written, rejected, retried, bytes, elapsed, resume_from, rejects))]
+    fn from_fields(
+        written: u64,
+        rejected: u64,
+        retried: u64,
+        bytes: u64,
+        elapsed: f64,
+        resume_from: Option<u64>,
+        rejects: Vec<(u64, String, String)>,
+    ) -> Self {
+        LoadReport {
+            written,
+            rejected,
+            retried,
+            bytes,
+            elapsed,
+            resume_from,
+            rejects,
+        }
+    }
+
+    /// Pickling: the class and its fields, so a report crosses processes (a Dask task's result).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = slf.get();
+        let fields = (
+            r.written,
+            r.rejected,
+            r.retried,
+            r.bytes,
+            r.elapsed,
+            r.resume_from,
+            r.rejects.clone(),
+        );
+        (slf.get_type(), fields).into_pyobject(slf.py())
+    }
+
     /// Acknowledged rows per second of wall time.
     #[getter]
     fn rows_per_second(&self) -> f64 {

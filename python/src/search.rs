@@ -13,12 +13,13 @@ use cqlwire_client::{
 use cqlwire_vector::input::{self, InputFormat, Neighbors};
 use numpy::PyUntypedArray;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
+use pyo3::IntoPyObjectExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A returned key: an int for an integer column, else the CQL literal.
-#[derive(Clone, IntoPyObject)]
+#[derive(Clone, IntoPyObject, FromPyObject)]
 pub(crate) enum PyKey {
     Int(i64),
     Literal(String),
@@ -42,7 +43,7 @@ pub(crate) struct SearchReport {
     /// Answered queries per second.
     qps: f64,
     /// Latency percentiles of the answered queries, in ms: p50, p95, p99, max.
-    latency_ms: std::collections::BTreeMap<&'static str, f64>,
+    latency_ms: std::collections::BTreeMap<String, f64>,
     /// Queries in flight at once.
     concurrency: usize,
     /// Queries that failed.
@@ -64,6 +65,68 @@ pub(crate) struct SearchReport {
 
 #[pymethods]
 impl SearchReport {
+    /// A report from its fields, in their order (what unpickling calls).
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (queries, k, recall, recall_min, qps, latency_ms, concurrency, errors, elapsed,
+                        warnings, other_warnings, index_wait, statement, results))]
+    fn from_fields(
+        queries: u64,
+        k: usize,
+        recall: Option<f64>,
+        recall_min: Option<f64>,
+        qps: f64,
+        latency_ms: std::collections::BTreeMap<String, f64>,
+        concurrency: usize,
+        errors: u64,
+        elapsed: f64,
+        warnings: Vec<(String, u64)>,
+        other_warnings: u64,
+        index_wait: Option<f64>,
+        statement: String,
+        results: Vec<QueryRow>,
+    ) -> Self {
+        SearchReport {
+            queries,
+            k,
+            recall,
+            recall_min,
+            qps,
+            latency_ms,
+            concurrency,
+            errors,
+            elapsed,
+            warnings,
+            other_warnings,
+            index_wait,
+            statement,
+            results,
+        }
+    }
+
+    /// Pickling: the class and its fields, so a report crosses processes (a Dask task's result).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let (r, py) = (slf.get(), slf.py());
+        // Fourteen fields: more than a Rust tuple converts, so a list of objects.
+        let fields = [
+            r.queries.into_bound_py_any(py)?,
+            r.k.into_bound_py_any(py)?,
+            r.recall.into_bound_py_any(py)?,
+            r.recall_min.into_bound_py_any(py)?,
+            r.qps.into_bound_py_any(py)?,
+            r.latency_ms.clone().into_bound_py_any(py)?,
+            r.concurrency.into_bound_py_any(py)?,
+            r.errors.into_bound_py_any(py)?,
+            r.elapsed.into_bound_py_any(py)?,
+            r.warnings.clone().into_bound_py_any(py)?,
+            r.other_warnings.into_bound_py_any(py)?,
+            r.index_wait.into_bound_py_any(py)?,
+            r.statement.clone().into_bound_py_any(py)?,
+            r.results.clone().into_bound_py_any(py)?,
+        ];
+        (slf.get_type(), PyTuple::new(py, fields)?).into_pyobject(py)
+    }
+
     fn __repr__(&self) -> String {
         let recall = self.recall.map_or("None".to_owned(), |r| format!("{r:.4}"));
         format!(
@@ -93,6 +156,7 @@ impl SearchReport {
                 ("max", ms(l.max)),
             ]
             .into_iter()
+            .map(|(name, ms)| (name.to_owned(), ms))
             .collect(),
             concurrency: report.concurrency,
             errors: report.errors,

@@ -15,7 +15,7 @@ use cqlwire_client::{
 use cqlwire_vector::input::named;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 use std::path::PathBuf;
 
 /// Pages queued between the scan and the collecting task.
@@ -76,11 +76,56 @@ pub(crate) struct UnloadReport {
     /// The ids file written, if any.
     ids: Option<PathBuf>,
     /// The format written: parquet, arrow, npy, fbin, raw or hex.
-    format: &'static str,
+    format: String,
 }
 
 #[pymethods]
 impl UnloadReport {
+    /// A report from its fields, in their order (what unpickling calls).
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (rows, skipped, bytes, ranges, retried, elapsed, output, ids, format))]
+    fn from_fields(
+        rows: u64,
+        skipped: u64,
+        bytes: u64,
+        ranges: u64,
+        retried: u64,
+        elapsed: f64,
+        output: PathBuf,
+        ids: Option<PathBuf>,
+        format: String,
+    ) -> Self {
+        UnloadReport {
+            rows,
+            skipped,
+            bytes,
+            ranges,
+            retried,
+            elapsed,
+            output,
+            ids,
+            format,
+        }
+    }
+
+    /// Pickling: the class and its fields, so a report crosses processes (a Dask task's result).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = slf.get();
+        let fields = (
+            r.rows,
+            r.skipped,
+            r.bytes,
+            r.ranges,
+            r.retried,
+            r.elapsed,
+            r.output.clone(),
+            r.ids.clone(),
+            r.format.clone(),
+        );
+        (slf.get_type(), fields).into_pyobject(slf.py())
+    }
+
     /// Rows read per second of the scan (skipped ones included).
     #[getter]
     fn rows_per_second(&self) -> f64 {
@@ -140,7 +185,7 @@ fn file_report(outcome: UnloadOutcome, output: PathBuf, ids: Option<PathBuf>) ->
         elapsed: report.elapsed.as_secs_f64(),
         output,
         ids,
-        format: outcome.format.name(),
+        format: outcome.format.name().to_owned(),
     }
 }
 

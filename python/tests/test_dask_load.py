@@ -115,3 +115,19 @@ def test_the_script_with_the_threaded_scheduler(session, dataset, table):
     assert done.returncode == 0, done.stderr
     assert "loaded %d rows from 3 files, 0 rejected" % TOTAL in done.stderr
     check_table(session, table, root, vectors)
+
+
+@live
+def test_a_task_of_a_process_cluster_returns_the_load_report(session, dataset, table):
+    root, vectors = dataset
+    files = example.parquet_files(str(root))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        futures = [client.submit(cqlwire.load, pq.read_table(path), hosts=SERVER, table=table,
+                                 row_number_column="id", first_row=start, **login())
+                   for path, start in zip(files, example.first_rows(files))]
+        reports = client.gather(futures)
+    assert all(type(report) is cqlwire.LoadReport for report in reports)
+    assert sorted(report.written for report in reports) == sorted(rows for rows, _ in FILES.values())
+    assert all(report.rejected == 0 and report.resume_from is None for report in reports)
+    check_table(session, table, root, vectors)
