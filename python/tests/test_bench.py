@@ -46,3 +46,21 @@ def test_unknown_stages_and_databases_are_refused_before_connecting():
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", stages=["index"])
     with pytest.raises(cqlwire.LoadError, match="db is Cassandra or test"):
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", db="Milvus")
+
+
+@live
+def test_a_label_filtered_case_restricts_the_labels_column(session):  # noqa: F811
+    table = KEYSPACE + ".bench_label"
+    session.execute("DROP TABLE IF EXISTS %s" % table)
+    got = cqlwire.bench(FOLDER, hosts=SERVER, table=table, k=10, concurrency=[1], duration=1,
+                        filter="label:0.2", **login())
+    assert got["filter"] == "labels = 'label_20p'" and got["serial_errors"] == 0
+    rows = session.execute("SELECT labels FROM %s" % table)
+    assert sum(1 for row in rows if row.labels == "label_20p") > 0
+
+
+def test_a_filter_that_does_not_parse_or_has_no_ground_truth_is_refused_before_connecting():
+    with pytest.raises(cqlwire.LoadError, match="bad filter 'int:2'"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", filter="int:2")
+    with pytest.raises(cqlwire.LoadFailed, match="neighbors_int_30p.parquet"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", filter="int:0.3")

@@ -13,7 +13,7 @@ use crate::files::Output;
 use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
-use cqlwire_bench::folder::DatasetFolder;
+use cqlwire_bench::folder::{DatasetFolder, Filter};
 use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
@@ -40,7 +40,10 @@ an existing table is refused unless --drop), load inserts the training set, then
 index and waits until it answers (insert_duration + optimize_duration = load_duration), \
 search_serial sends every query once, one in flight (recall, ndcg, serial p99/p95), \
 search_concurrent runs each concurrency level for --duration seconds, each worker cycling \
-through the queries from a random start (qps, p99, p95, mean latency). Output: the summary on \
+through the queries from a random start (qps, p99, p95, mean latency). --filter int:RATE adds \
+id_int bigint (a copy of the id) and --filter label:SHARE labels text to the table, each with an \
+SAI index, and the queries restrict it (Cassandra 5.0.9 cannot restrict the partition key in an \
+ANN query). Output: the summary on \
 standard output (text, or one JSON object with --format json); -o writes VectorDBBench's result \
 file (no credential in it); progress on standard error.";
 
@@ -87,6 +90,11 @@ pub struct Args {
     /// How long to wait for the new index to answer, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub index_wait: u64,
+    /// A filtered case, as VectorDBBench defines it: int:RATE (id >= int(rows × RATE), on a copy
+    /// of the id in id_int with its own SAI index) or label:SHARE (labels = 'label_{P}p', from
+    /// scalar_labels.parquet, with an SAI index on labels); the folder's ground truth of it.
+    #[arg(long, value_name = "int:RATE|label:SHARE")]
+    pub filter: Option<Filter>,
     /// Write VectorDBBench's result file here.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -210,6 +218,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         concurrency: args.concurrency.iter().map(|&c| c as usize).collect(),
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
+        filter: args.filter,
     };
     let folder = DatasetFolder::open(&dataset, None).map_err(CliError::data)?;
 
@@ -410,6 +419,12 @@ fn summary_text(
             report.optimize_duration
         )?;
         writeln!(out, "index: {}", report.index)?;
+        if !report.filter_index.is_empty() {
+            writeln!(out, "filter index: {}", report.filter_index)?;
+        }
+    }
+    if let Some(filter) = &report.filter {
+        writeln!(out, "filter: WHERE {filter}")?;
     }
     if let Some(serial) = &report.serial {
         writeln!(

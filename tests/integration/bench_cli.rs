@@ -84,3 +84,27 @@ fn outputs_in_a_missing_folder_are_refused_before_connecting() {
     );
     assert_error(&output, 1, "nonexistent-folder", "-o in a missing folder");
 }
+
+#[test]
+fn a_filter_that_does_not_parse_or_lacks_its_ground_truth_ends_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let output = bench(folder, &["--filter", "int:1.5"]);
+    assert_error(&output, 2, "bad filter 'int:1.5'", "a rate above 1");
+    let output = bench(folder, &["--filter", "range:0.5"]);
+    assert_error(&output, 2, "expected int:RATE", "an unknown kind of filter");
+    let output = bench(folder, &["--filter", "int:0.3"]);
+    assert_error(
+        &output,
+        1,
+        "neighbors_int_30p.parquet",
+        "an int filter the folder has no ground truth of",
+    );
+    let output = bench(folder, &["--filter", "label:0.05"]);
+    assert_error(
+        &output,
+        1,
+        "neighbors_labels_label_5p.parquet",
+        "a label filter the folder has no ground truth of",
+    );
+}

@@ -18,15 +18,16 @@ use cqlwire_client::{
     RunControl, SchemaSession, SearchOptions, Searcher,
 };
 use cqlwire_codec::types::Identifier;
-use cqlwire_vector::input::{self, InputOptions, RowSelection};
+use cqlwire_vector::input::{self, BatchReader, InputOptions, RowSelection};
 
-use crate::folder::DatasetFolder;
+use crate::filtered::{FilterColumn, WithFilterColumn};
+use crate::folder::{DatasetFolder, Filter};
 use crate::metrics::{LevelSummary, SerialSummary};
 use crate::result::{
     metric_type, CaseConfig, CaseResult, ConcurrencySearchConfig, DbConfig, Metrics, ResultDb,
-    TaskConfig, CASE_CUSTOM_DATASET, CONCURRENCY_TIMEOUT,
+    TaskConfig, CASE_CUSTOM_DATASET, CASE_INT_FILTER, CASE_LABEL_FILTER, CONCURRENCY_TIMEOUT,
 };
-use crate::truth::GroundTruth;
+use crate::truth::{GroundTruth, ScalarLabels};
 use crate::DatasetError;
 
 /// The product a result names (the release version comes from the server).
@@ -98,6 +99,8 @@ pub struct CaseOptions {
     pub duration: Duration,
     /// How long the load stage waits for the new index to answer.
     pub index_wait: Duration,
+    /// VectorDBBench's filter of a filtered case (None: the unfiltered case).
+    pub filter: Option<Filter>,
 }
 
 /// What happens, for a progress display.
@@ -155,6 +158,10 @@ pub struct CaseReport {
     pub level_errors: Vec<u64>,
     /// The index statement (or the index found).
     pub index: String,
+    /// A filtered case's `WHERE` condition (e.g. `id_int >= 3`).
+    pub filter: Option<String>,
+    /// The statement of the filtered column's SAI index, when the load stage made it.
+    pub filter_index: String,
     /// When the case started, seconds since the Unix epoch.
     pub started: f64,
 }
@@ -170,6 +177,9 @@ impl CaseReport {
             let stages: Vec<&str> = self.stages.iter().map(|s| s.name()).collect();
             map.insert("stages".into(), stages.into());
             map.insert("index".into(), self.index.clone().into());
+            if let Some(filter) = &self.filter {
+                map.insert("filter".into(), filter.clone().into());
+            }
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
         }
@@ -218,8 +228,12 @@ impl CaseReport {
             },
             db_case_config: index,
             case_config: CaseConfig {
-                case_id: CASE_CUSTOM_DATASET,
-                custom_case: serde_json::Map::new(),
+                case_id: match options.filter {
+                    None => CASE_CUSTOM_DATASET,
+                    Some(Filter::Int { .. }) => CASE_INT_FILTER,
+                    Some(Filter::Label { .. }) => CASE_LABEL_FILTER,
+                },
+                custom_case: custom_case(options.filter),
                 k: u32::try_from(options.k).ok(),
                 concurrency_search_config: ConcurrencySearchConfig {
                     num_concurrency: options
@@ -245,6 +259,22 @@ impl CaseReport {
             }],
         }
     }
+}
+
+/// The `custom_case` of a filtered case: VectorDBBench's `filter_rate` of an int filter,
+/// `label_percentage` of a label filter; empty for the unfiltered case.
+fn custom_case(filter: Option<Filter>) -> serde_json::Map<String, serde_json::Value> {
+    let mut case = serde_json::Map::new();
+    match filter {
+        Some(Filter::Int { rate }) => {
+            case.insert("filter_rate".into(), rate.into());
+        }
+        Some(Filter::Label { percentage }) => {
+            case.insert("label_percentage".into(), percentage.into());
+        }
+        None => {}
+    }
+    case
 }
 
 /// Why a case stopped.
@@ -298,7 +328,7 @@ pub fn index_statement(options: &CaseOptions, column: &str) -> String {
     let LoadOptions {
         keyspace, table, ..
     } = &options.connection;
-    let name = format!("{}_{}_idx", plain(table), plain(column));
+    let name = index_name(table, column);
     let mut statement = format!(
         "CREATE CUSTOM INDEX {} ON {}.{} ({}) USING 'StorageAttachedIndex' WITH OPTIONS = \
          {{'similarity_function': '{}'",
@@ -313,6 +343,12 @@ pub fn index_statement(options: &CaseOptions, column: &str) -> String {
     }
     statement.push('}');
     statement
+}
+
+/// The name of the case's index on `column` of `table`: `{table}_{column}_idx` of their letters,
+/// digits and underscores.
+fn index_name(table: &str, column: &str) -> String {
+    format!("{}_{}_idx", plain(table), plain(column))
 }
 
 /// `text` inside a CQL string literal (quotes doubled).
@@ -346,6 +382,36 @@ fn check(options: &CaseOptions) -> Result<(), CaseError> {
     Ok(())
 }
 
+/// The column and condition of a filtered case over the training set of `rows` rows, and the
+/// rows' labels when a label filter's rows are `loading` (a label no row carries is refused).
+fn filter_column(
+    folder: &DatasetFolder,
+    filter: Filter,
+    rows: Option<u64>,
+    loading: bool,
+) -> Result<(FilterColumn, Option<ScalarLabels>), CaseError> {
+    let size = rows.ok_or_else(|| {
+        CaseError::Options(
+            "the training set does not declare its row count, which an int filter's bound needs"
+                .to_owned(),
+        )
+    })?;
+    let column = FilterColumn::new(filter, size);
+    let (Some(label), true) = (filter.label_value(), loading) else {
+        return Ok((column, None));
+    };
+    let file = folder.scalar_labels_file()?;
+    let labels = ScalarLabels::read(file)?;
+    if labels.count(&label) == 0 {
+        return Err(CaseError::Options(format!(
+            "{}: no row is labelled {label}, so the filter {} matches nothing",
+            file.display(),
+            column.predicate
+        )));
+    }
+    Ok((column, Some(labels)))
+}
+
 /// Runs the case's stages on `folder`'s files (see the module's documentation).
 pub async fn run(
     folder: &DatasetFolder,
@@ -365,7 +431,9 @@ pub async fn run(
     let searching = has(Stage::SearchSerial) || has(Stage::SearchConcurrent);
     // Every file the stages read is checked before anything is sent.
     let truth = if has(Stage::SearchSerial) {
-        Some(GroundTruth::read(folder.ground_truth_file(None)?)?)
+        Some(GroundTruth::read(
+            folder.ground_truth_file(options.filter.as_ref())?,
+        )?)
     } else {
         None
     };
@@ -387,12 +455,27 @@ pub async fn run(
         batch_rows: BATCH_ROWS,
         vectors_optional: false,
     };
-    let mut dataset = if has(Stage::DropOld) || has(Stage::Load) {
+    let loading = has(Stage::DropOld) || has(Stage::Load);
+    let mut dataset = None;
+    let mut filter = None;
+    if loading || options.filter.is_some() {
         let reader = folder.open_train(&train_options)?;
-        Some(Dataset::from_reader(reader, &[], None)?)
-    } else {
-        None
-    };
+        let mut labels = None;
+        if let Some(wanted) = options.filter {
+            let (column, read) = filter_column(folder, wanted, reader.rows(), loading)?;
+            filter = Some(column);
+            labels = read;
+        }
+        if loading {
+            let reader: Box<dyn BatchReader> = match &filter {
+                Some(column) => Box::new(
+                    WithFilterColumn::new(reader, column, labels).map_err(DatasetError::from)?,
+                ),
+                None => reader,
+            };
+            dataset = Some(Dataset::from_reader(reader, &[], None)?);
+        }
+    }
     let LoadOptions {
         keyspace, table, ..
     } = &options.connection;
@@ -421,6 +504,8 @@ pub async fn run(
         levels: Vec::new(),
         level_errors: Vec::new(),
         index: String::new(),
+        filter: filter.as_ref().map(|f| f.predicate.clone()),
+        filter_index: String::new(),
         started,
     };
 
@@ -488,9 +573,15 @@ pub async fn run(
         observe(Event::Optimizing);
         report.index = index_statement(options, "emb");
         schema.execute(&report.index).await?;
+        if let Some(filter) = &filter {
+            let name = index_name(&options.connection.table, filter.column);
+            report.filter_index = filter.index_statement(&keyspace, &table, &name);
+            schema.execute(&report.filter_index).await?;
+        }
     }
     let mut search_options = SearchOptions::new(options.search_connection.clone());
     search_options.k = options.k;
+    search_options.predicate = filter.as_ref().map(|f| f.predicate.clone());
     let searcher = Searcher::connect(search_options).await?;
     if report.index.is_empty() {
         report.index = searcher.index().name.clone();
@@ -619,6 +710,7 @@ mod tests {
             concurrency: vec![1, 5],
             duration: Duration::from_secs(30),
             index_wait: Duration::from_secs(600),
+            filter: None,
         }
     }
 
