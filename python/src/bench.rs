@@ -89,12 +89,7 @@ pub(crate) fn bench<'py>(
         .connection;
     let stages = match stages {
         None => Stage::ALL.to_vec(),
-        Some(names) => names
-            .iter()
-            .map(|name| {
-                Stage::from_name(name).ok_or_else(|| usage(py, format!("no stage '{name}'")))
-            })
-            .collect::<PyResult<_>>()?,
+        Some(names) => Stage::parse_list(&names).map_err(|e| usage(py, e))?,
     };
     let filter = filter
         .map(|text| text.parse::<Filter>())

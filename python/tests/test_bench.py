@@ -42,8 +42,8 @@ def test_the_case_gives_the_commands_metrics_and_a_readable_result_file(session,
 
 
 def test_unknown_stages_and_databases_are_refused_before_connecting():
-    with pytest.raises(cqlwire.LoadError, match="no stage 'index'"):
-        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", stages=["index"])
+    with pytest.raises(cqlwire.LoadError, match="no stage 'indexing'"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", stages=["indexing"])
     with pytest.raises(cqlwire.LoadError, match="db is Cassandra or test"):
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", db="Milvus")
 

@@ -33,13 +33,14 @@ Examples:
 
   # Short levels, on the table loaded before (the search stages only):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
-      --stages search_serial,search_concurrent --concurrency 1,4 --duration 2
+      --stages serial,concurrent --concurrency 1,4 --duration 2
 
-Stages (VectorDBBench's): drop_old creates the table (id bigint PRIMARY KEY, emb vector<float, D>; \
-an existing table is refused unless --drop), load inserts the training set, then creates the SAI \
-index and waits until it answers (insert_duration + optimize_duration = load_duration), \
-search_serial sends every query once, one in flight (recall, ndcg, serial p99/p95), \
-search_concurrent runs each concurrency level for --duration seconds, each worker cycling \
+Stages: table (VectorDBBench's drop_old) creates the table (id bigint PRIMARY KEY, emb \
+vector<float, D>; an existing table is refused unless --drop), load inserts the training set, \
+index creates the SAI index, optimize waits until it answers (the three are VectorDBBench's load: \
+insert_duration + optimize_duration = load_duration), serial (search_serial) sends every query \
+once, one in flight (recall, ndcg, serial p99/p95), concurrent (search_concurrent) runs each \
+concurrency level for --duration seconds, each worker cycling \
 through the queries from a random start (qps, p99, p95, mean latency). --filter int:RATE adds \
 id_int bigint (a copy of the id) and --filter label:SHARE labels text to the table, each with an \
 SAI index, and the queries restrict it (Cassandra 5.0.9 cannot restrict the partition key in an \
@@ -61,9 +62,11 @@ pub struct Args {
     pub dataset: Option<PathBuf>,
     #[command(flatten)]
     pub connection: Option<Connection>,
-    /// The stages to run: drop_old, load, search_serial, search_concurrent [default: all].
-    #[arg(long, value_name = "STAGE,...", value_delimiter = ',', value_parser = parse_stage)]
-    pub stages: Vec<Stage>,
+    /// The stages to run: table, load, index, optimize, serial, concurrent, or VectorDBBench's
+    /// drop_old, load (= load,index,optimize when every name is VectorDBBench's), search_serial,
+    /// search_concurrent [default: all].
+    #[arg(long, value_name = "STAGE,...", value_delimiter = ',')]
+    pub stages: Vec<String>,
     /// Drop the table first when it exists.
     #[arg(long)]
     pub drop: bool,
@@ -149,14 +152,6 @@ fn plot(
     Ok(())
 }
 
-/// Parses one stage name of `--stages`.
-fn parse_stage(name: &str) -> Result<Stage, String> {
-    Stage::from_name(name.trim()).ok_or_else(|| {
-        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
-        format!("no stage '{name}' (stages: {})", names.join(", "))
-    })
-}
-
 /// Parses one `KEY=VALUE` of `--index-option`.
 fn parse_option(pair: &str) -> Result<(String, String), String> {
     pair.split_once('=')
@@ -205,7 +200,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let stages = if args.stages.is_empty() {
         Stage::ALL.to_vec()
     } else {
-        args.stages.clone()
+        Stage::parse_list(&args.stages).map_err(CliError::usage)?
     };
     let options = CaseOptions {
         connection,
@@ -364,6 +359,19 @@ impl Display {
         }
         self.base = self.counted();
         match event {
+            Event::Started {
+                stage: stage @ (Stage::Index | Stage::Optimize),
+                ..
+            } => {
+                self.bar.finish_and_clear();
+                self.bar = progress::bar(None, Unit::Waiting, self.quiet);
+                self.bar.set_message(if stage == Stage::Index {
+                    "index: creating the index"
+                } else {
+                    "optimize: waiting until the index answers"
+                });
+                self.bar.enable_steady_tick(Duration::from_millis(200));
+            }
             Event::Started { stage, units } => {
                 let unit = if stage == Stage::Load {
                     Unit::Rows
@@ -374,18 +382,11 @@ impl Display {
                 self.bar = progress::bar(units, unit, self.quiet);
                 self.bar.set_message(stage.name());
             }
-            Event::Optimizing => {
-                self.bar.finish_and_clear();
-                self.bar = progress::bar(None, Unit::Waiting, self.quiet);
-                self.bar
-                    .set_message("load: creating the index and waiting until it answers");
-                self.bar.enable_steady_tick(Duration::from_millis(200));
-            }
             Event::Level { concurrency } => {
                 self.bar.finish_and_clear();
                 self.bar = progress::bar(None, Unit::Queries, self.quiet);
                 self.bar
-                    .set_message(format!("search_concurrent: {concurrency} in flight"));
+                    .set_message(format!("concurrent: {concurrency} in flight"));
             }
             Event::Finished { .. } => self.bar.finish_and_clear(),
             _ => {}
@@ -409,7 +410,8 @@ fn summary_text(
         options.connection.table,
         options.k
     )?;
-    if report.stages.contains(&Stage::Load) {
+    let has = |stage| report.stages.contains(&stage);
+    if has(Stage::Load) || has(Stage::Optimize) {
         writeln!(
             out,
             "load_duration {:.2} s: insert_duration {:.2} s ({} rows), optimize_duration {:.2} s",
@@ -418,6 +420,8 @@ fn summary_text(
             report.rows,
             report.optimize_duration
         )?;
+    }
+    if has(Stage::Index) {
         writeln!(out, "index: {}", report.index)?;
         if !report.filter_index.is_empty() {
             writeln!(out, "filter index: {}", report.filter_index)?;

@@ -67,8 +67,8 @@ fn a_folder_without_a_training_set_or_options_that_cannot_work_end_before_connec
     let output = bench(dir.path().to_str().unwrap(), &[]);
     assert_error(&output, 1, "no training set", "an empty folder");
     let folder = fixture("bench/folder");
-    let output = bench(folder.to_str().unwrap(), &["--stages", "index"]);
-    assert_error(&output, 2, "no stage 'index'", "an unknown stage");
+    let output = bench(folder.to_str().unwrap(), &["--stages", "indexing"]);
+    assert_error(&output, 2, "no stage 'indexing'", "an unknown stage");
     let output = bench(folder.to_str().unwrap(), &["--index-option", "novalue"]);
     assert_error(&output, 2, "KEY=VALUE", "an index option without a value");
     let output = bench(folder.to_str().unwrap(), &["--concurrency", "1,0"]);

@@ -1,9 +1,9 @@
 //! VectorDBBench's performance case against a live Apache Cassandra or ScyllaDB, on the engine of
-//! `cqlwire load` and `cqlwire search` (`cqlwire-client`): create the table (`drop_old`), insert
-//! the training set, create the vector index and wait until it answers (`load`: insert and
-//! optimize, as VectorDBBench counts them), the serial pass (`search_serial`: recall, NDCG,
-//! p99/p95) and the time-boxed concurrency sweep (`search_concurrent`: qps, p99, p95 and mean
-//! latency per level).
+//! `cqlwire load` and `cqlwire search` (`cqlwire-client`): create the table (`table`,
+//! VectorDBBench's `drop_old`), insert the training set (`load`), create the vector index
+//! (`index`) and wait until it answers (`optimize`; the three are VectorDBBench's `load`, insert
+//! and optimize as it counts them), the serial pass (`serial`: recall, NDCG, p99/p95) and the
+//! time-boxed concurrency sweep (`concurrent`: qps, p99, p95 and mean latency per level).
 //!
 //! [`run`] takes the dataset folder and [`CaseOptions`], reports each stage to an observer as it
 //! starts and ends, stops between queries when the [`RunControl`]'s stop flag is set, and returns a
@@ -36,42 +36,105 @@ const PRODUCT: &str = "Apache Cassandra";
 /// Rows per batch read from the training and test files.
 const BATCH_ROWS: usize = 4096;
 
-/// The stages of a case, in VectorDBBench's names (`TaskStage`).
+/// The stages of a case, in the order they run (the index after the load unless
+/// [`CaseOptions::index_first`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stage {
     /// Drop the table (with `drop`) and create it.
-    DropOld,
-    /// Insert the training set, then create the vector index and wait until it answers.
+    Table,
+    /// Insert the training set.
     Load,
+    /// Create the vector index (and a filtered case's index on its column).
+    Index,
+    /// Wait until the index answers.
+    Optimize,
     /// Every query once, one in flight.
-    SearchSerial,
+    Serial,
     /// The time-boxed levels.
-    SearchConcurrent,
+    Concurrent,
 }
 
 impl Stage {
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; 4] = [
-        Stage::DropOld,
+    pub const ALL: [Stage; 6] = [
+        Stage::Table,
         Stage::Load,
-        Stage::SearchSerial,
-        Stage::SearchConcurrent,
+        Stage::Index,
+        Stage::Optimize,
+        Stage::Serial,
+        Stage::Concurrent,
     ];
 
-    /// VectorDBBench's name of the stage, as the result file lists it.
+    /// The stage's name: `table`, `load`, `index`, `optimize`, `serial`, `concurrent`.
     pub fn name(self) -> &'static str {
         match self {
-            Stage::DropOld => "drop_old",
+            Stage::Table => "table",
             Stage::Load => "load",
-            Stage::SearchSerial => "search_serial",
-            Stage::SearchConcurrent => "search_concurrent",
+            Stage::Index => "index",
+            Stage::Optimize => "optimize",
+            Stage::Serial => "serial",
+            Stage::Concurrent => "concurrent",
         }
     }
 
-    /// The stage of a name ([`Stage::name`]), None for another.
-    pub fn from_name(name: &str) -> Option<Stage> {
-        Stage::ALL.into_iter().find(|stage| stage.name() == name)
+    /// The name of VectorDBBench's stage this one is part of (`drop_old`, `load` for the load,
+    /// the index and the wait, `search_serial`, `search_concurrent`), as its result file lists it.
+    pub fn vectordbbench_name(self) -> &'static str {
+        match self {
+            Stage::Table => "drop_old",
+            Stage::Load | Stage::Index | Stage::Optimize => "load",
+            Stage::Serial => "search_serial",
+            Stage::Concurrent => "search_concurrent",
+        }
+    }
+
+    /// VectorDBBench's names of `stages`, each once, in the order they run.
+    pub fn vectordbbench_names(stages: &[Stage]) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for stage in Stage::ALL.into_iter().filter(|s| stages.contains(s)) {
+            if !names.contains(&stage.vectordbbench_name()) {
+                names.push(stage.vectordbbench_name());
+            }
+        }
+        names
+    }
+
+    /// The stages a list of names asks for: the names of [`Stage::name`], or VectorDBBench's
+    /// (`drop_old` for `table`, `search_serial`, `search_concurrent`). A list made of
+    /// VectorDBBench's names only is read as VectorDBBench means it: its `load` is the load, the
+    /// index and the wait; in any other list `load` is the load alone. An unknown name is an error
+    /// listing the names.
+    pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Vec<Stage>, String> {
+        let vectordbbench = names
+            .iter()
+            .all(|name| crate::result::ALL_STAGES.contains(&name.as_ref().trim()));
+        let mut stages = Vec::new();
+        for name in names {
+            let name = name.as_ref().trim();
+            let found: &[Stage] = match name {
+                "table" | "drop_old" => &[Stage::Table],
+                "load" if vectordbbench => &[Stage::Load, Stage::Index, Stage::Optimize],
+                "load" => &[Stage::Load],
+                "index" => &[Stage::Index],
+                "optimize" => &[Stage::Optimize],
+                "serial" | "search_serial" => &[Stage::Serial],
+                "concurrent" | "search_concurrent" => &[Stage::Concurrent],
+                _ => {
+                    return Err(format!(
+                        "no stage '{name}' (stages: table, load, index, optimize, serial, \
+                         concurrent, or VectorDBBench's drop_old, load, search_serial, \
+                         search_concurrent)"
+                    ))
+                }
+            };
+            for stage in found {
+                if !stages.contains(stage) {
+                    stages.push(*stage);
+                }
+            }
+        }
+        Ok(stages)
     }
 }
 
@@ -114,8 +177,6 @@ pub enum Event {
         /// Rows (load) or queries (serial) it will count.
         units: Option<u64>,
     },
-    /// The rows are in; the index is created and waited for.
-    Optimizing,
     /// A concurrency level starts.
     Level {
         /// Queries in flight.
@@ -174,7 +235,7 @@ impl CaseReport {
         if let Some(map) = value.as_object_mut() {
             map.insert("server".into(), self.server.clone().into());
             map.insert("rows".into(), self.rows.into());
-            let stages: Vec<&str> = self.stages.iter().map(|s| s.name()).collect();
+            let stages = Stage::vectordbbench_names(&self.stages);
             map.insert("stages".into(), stages.into());
             map.insert("index".into(), self.index.clone().into());
             if let Some(filter) = &self.filter {
@@ -245,7 +306,10 @@ impl CaseReport {
                     concurrency_timeout: CONCURRENCY_TIMEOUT,
                 },
             },
-            stages: self.stages.iter().map(|s| s.name().to_owned()).collect(),
+            stages: Stage::vectordbbench_names(&self.stages)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         };
         crate::result::TestResult {
             task_label: run_id.clone(),
@@ -428,9 +492,9 @@ pub async fn run(
             Ok(())
         }
     };
-    let searching = has(Stage::SearchSerial) || has(Stage::SearchConcurrent);
+    let searching = has(Stage::Serial) || has(Stage::Concurrent);
     // Every file the stages read is checked before anything is sent.
-    let truth = if has(Stage::SearchSerial) {
+    let truth = if has(Stage::Serial) {
         Some(GroundTruth::read(
             folder.ground_truth_file(options.filter.as_ref())?,
         )?)
@@ -455,7 +519,7 @@ pub async fn run(
         batch_rows: BATCH_ROWS,
         vectors_optional: false,
     };
-    let loading = has(Stage::DropOld) || has(Stage::Load);
+    let loading = has(Stage::Table) || has(Stage::Load);
     let mut dataset = None;
     let mut filter = None;
     if loading || options.filter.is_some() {
@@ -509,9 +573,9 @@ pub async fn run(
         started,
     };
 
-    if let (true, Some(statement)) = (has(Stage::DropOld), create_table) {
+    if let (true, Some(statement)) = (has(Stage::Table), create_table) {
         observe(Event::Started {
-            stage: Stage::DropOld,
+            stage: Stage::Table,
             units: None,
         });
         let started = Instant::now();
@@ -536,7 +600,7 @@ pub async fn run(
         }
         schema.execute(&statement).await?;
         observe(Event::Finished {
-            stage: Stage::DropOld,
+            stage: Stage::Table,
             seconds: started.elapsed().as_secs_f64(),
         });
     }
@@ -562,15 +626,22 @@ pub async fn run(
         }
         report.rows = loaded.written;
         report.insert_duration = loaded.elapsed.as_secs_f64();
+        observe(Event::Finished {
+            stage: Stage::Load,
+            seconds: report.insert_duration,
+        });
     }
 
-    if !(has(Stage::Load) || searching) {
+    if !(has(Stage::Index) || has(Stage::Optimize) || searching) {
         return Ok(report);
     }
     let optimizing = Instant::now();
-    if has(Stage::Load) {
-        stopped(Stage::Load)?;
-        observe(Event::Optimizing);
+    if has(Stage::Index) {
+        stopped(Stage::Index)?;
+        observe(Event::Started {
+            stage: Stage::Index,
+            units: None,
+        });
         report.index = index_statement(options, "emb");
         schema.execute(&report.index).await?;
         if let Some(filter) = &filter {
@@ -578,6 +649,10 @@ pub async fn run(
             report.filter_index = filter.index_statement(&keyspace, &table, &name);
             schema.execute(&report.filter_index).await?;
         }
+        observe(Event::Finished {
+            stage: Stage::Index,
+            seconds: optimizing.elapsed().as_secs_f64(),
+        });
     }
     let mut search_options = SearchOptions::new(options.search_connection.clone());
     search_options.k = options.k;
@@ -595,26 +670,31 @@ pub async fn run(
     if let Some(truth) = &truth {
         truth.check_queries(queries.len())?;
     }
-    if has(Stage::Load) {
+    if has(Stage::Optimize) {
+        stopped(Stage::Optimize)?;
+        observe(Event::Started {
+            stage: Stage::Optimize,
+            units: None,
+        });
         searcher
             .wait_for_index(&queries, options.index_wait, control)
             .await?;
         report.optimize_duration = optimizing.elapsed().as_secs_f64();
         observe(Event::Finished {
-            stage: Stage::Load,
-            seconds: report.insert_duration + report.optimize_duration,
+            stage: Stage::Optimize,
+            seconds: report.optimize_duration,
         });
     }
 
-    if let (true, Some(truth)) = (has(Stage::SearchSerial), truth.as_ref()) {
-        stopped(Stage::SearchSerial)?;
+    if let (true, Some(truth)) = (has(Stage::Serial), truth.as_ref()) {
+        stopped(Stage::Serial)?;
         observe(Event::Started {
-            stage: Stage::SearchSerial,
+            stage: Stage::Serial,
             units: Some(queries.len() as u64),
         });
         let started = Instant::now();
         let serial = searcher.run(&queries, None, control).await?;
-        stopped(Stage::SearchSerial)?;
+        stopped(Stage::Serial)?;
         let mut answers = vec![Vec::new(); queries.len()];
         let mut latencies = Vec::with_capacity(serial.results.len());
         for result in &serial.results {
@@ -645,24 +725,24 @@ pub async fn run(
         ));
         report.serial_errors = serial.errors;
         observe(Event::Finished {
-            stage: Stage::SearchSerial,
+            stage: Stage::Serial,
             seconds: started.elapsed().as_secs_f64(),
         });
     }
 
-    if has(Stage::SearchConcurrent) {
+    if has(Stage::Concurrent) {
         observe(Event::Started {
-            stage: Stage::SearchConcurrent,
+            stage: Stage::Concurrent,
             units: None,
         });
         let started = Instant::now();
         for &concurrency in &options.concurrency {
-            stopped(Stage::SearchConcurrent)?;
+            stopped(Stage::Concurrent)?;
             observe(Event::Level { concurrency });
             let level = searcher
                 .run_for(&queries, concurrency, options.duration, control)
                 .await?;
-            stopped(Stage::SearchConcurrent)?;
+            stopped(Stage::Concurrent)?;
             let latencies: Vec<f64> = level.latencies.iter().map(Duration::as_secs_f64).collect();
             report.levels.push(LevelSummary::of(
                 u32::try_from(concurrency).unwrap_or(u32::MAX),
@@ -672,7 +752,7 @@ pub async fn run(
             report.level_errors.push(level.errors);
         }
         observe(Event::Finished {
-            stage: Stage::SearchConcurrent,
+            stage: Stage::Concurrent,
             seconds: started.elapsed().as_secs_f64(),
         });
     }
@@ -746,11 +826,34 @@ mod tests {
     }
 
     #[test]
-    fn stage_names_are_vectordbbenchs() {
-        for (stage, name) in Stage::ALL.iter().zip(crate::result::ALL_STAGES) {
-            assert_eq!(stage.name(), name);
-            assert_eq!(Stage::from_name(name), Some(*stage));
-        }
-        assert_eq!(Stage::from_name("optimize"), None);
+    fn stage_lists_take_the_names_and_vectordbbenchs() {
+        let parse = |names: &[&str]| Stage::parse_list(names).unwrap();
+        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(parse(&names), Stage::ALL);
+        assert_eq!(parse(&crate::result::ALL_STAGES), Stage::ALL);
+        assert_eq!(
+            parse(&["load"]),
+            [Stage::Load, Stage::Index, Stage::Optimize],
+            "VectorDBBench's load is the load, the index and the wait"
+        );
+        assert_eq!(parse(&["table", "load"]), [Stage::Table, Stage::Load]);
+        assert_eq!(
+            parse(&["search_serial", " serial", "concurrent"]),
+            [Stage::Serial, Stage::Concurrent]
+        );
+        let refused = Stage::parse_list(&["load", "indexing"]).unwrap_err();
+        assert!(refused.contains("no stage 'indexing'") && refused.contains("optimize"));
+    }
+
+    #[test]
+    fn a_result_lists_vectordbbenchs_stage_names_once_each() {
+        assert_eq!(
+            Stage::vectordbbench_names(&Stage::ALL),
+            crate::result::ALL_STAGES
+        );
+        assert_eq!(
+            Stage::vectordbbench_names(&[Stage::Optimize, Stage::Index, Stage::Serial]),
+            ["load", "search_serial"]
+        );
     }
 }
