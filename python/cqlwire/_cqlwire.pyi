@@ -339,6 +339,7 @@ def bench(
     duration: int = 30,
     index_wait: int = 3600,
     filter: Optional[str] = None,
+    index_first: bool = False,
     output: Optional[PathLike] = None,
     db: str = "Cassandra",
     plot: Optional[PathLike] = None,
@@ -360,7 +361,10 @@ def bench(
     ``filter`` runs a filtered case as VectorDBBench defines it: ``"int:RATE"`` (``id >=
     int(rows × RATE)``, on a copy of the id in ``id_int`` with its own SAI index) or
     ``"label:SHARE"`` (``labels = 'label_{P}p'`` from ``scalar_labels.parquet``, with an SAI index
-    on ``labels``), scored against the folder's ground truth of that filter. ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
+    on ``labels``), scored against the folder's ground truth of that filter. ``index_first``
+    creates the index before the load, as VectorDBBench does: the writes the server refuses
+    (CASSANDRA-21644 on 5.0.9) are counted in ``retried`` (sent again) and ``rejected`` (rows
+    not stored), described in ``rejected_reason``, and the case goes on. ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
     QPS/p99 chart as SVG.
 
     Returns the result file's ``metrics`` (``insert_duration``, ``optimize_duration``,

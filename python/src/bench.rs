@@ -58,7 +58,7 @@ fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
 #[pyo3(signature = (
     folder, *, hosts, table, stages=None, drop=false, metric="cosine".to_owned(),
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
-    index_wait=3600, filter=None, output=None, db="Cassandra".to_owned(), plot=None, **connection
+    index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
@@ -75,6 +75,7 @@ pub(crate) fn bench<'py>(
     duration: u64,
     index_wait: u64,
     filter: Option<String>,
+    index_first: bool,
     output: Option<PathBuf>,
     db: String,
     plot: Option<PathBuf>,
@@ -109,6 +110,7 @@ pub(crate) fn bench<'py>(
         duration: Duration::from_secs(duration),
         index_wait: Duration::from_secs(index_wait),
         filter,
+        index_first,
     };
     let dataset = DatasetFolder::open(&folder, None).map_err(|e| usage(py, e.to_string()))?;
     let (result_file, plot_file) = (open(py, output.as_deref())?, open(py, plot.as_deref())?);

@@ -98,6 +98,11 @@ pub struct Args {
     /// scalar_labels.parquet, with an SAI index on labels); the folder's ground truth of it.
     #[arg(long, value_name = "int:RATE|label:SHARE")]
     pub filter: Option<Filter>,
+    /// Create the index before the load, as VectorDBBench does: on Cassandra 5.0.9 most
+    /// concurrent writes are then refused (CASSANDRA-21644): the writes retried and the rows
+    /// rejected are reported, the case goes on, and rows rejected make the exit code 1.
+    #[arg(long)]
+    pub index_first: bool,
     /// Write VectorDBBench's result file here.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -214,6 +219,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
         filter: args.filter,
+        index_first: args.index_first,
     };
     let folder = DatasetFolder::open(&dataset, None).map_err(CliError::data)?;
 
@@ -306,6 +312,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary_text(&mut out, &report, &options, &dataset)?;
     }
     out.flush()?;
+    if let Some(load) = report.index_first.as_ref().filter(|load| load.rejected > 0) {
+        return Err(CliError::data(load));
+    }
     let errors = report.serial_errors + report.level_errors.iter().sum::<u64>();
     if errors > 0 {
         return Err(CliError::data(format!("{errors} queries failed")));
@@ -420,6 +429,9 @@ fn summary_text(
             report.rows,
             report.optimize_duration
         )?;
+    }
+    if let Some(load) = &report.index_first {
+        writeln!(out, "load: {load}")?;
     }
     if has(Stage::Index) {
         writeln!(out, "index: {}", report.index)?;

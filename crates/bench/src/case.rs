@@ -164,6 +164,36 @@ pub struct CaseOptions {
     pub index_wait: Duration,
     /// VectorDBBench's filter of a filtered case (None: the unfiltered case).
     pub filter: Option<Filter>,
+    /// Create the index before the load (VectorDBBench's order): the rows the server refuses
+    /// are counted and the case goes on (on 5.0.9 most concurrent writes into an indexed table
+    /// are refused, CASSANDRA-21644). Else the index comes after the load, and a refused row
+    /// stops the case.
+    pub index_first: bool,
+}
+
+/// What the server refused of a load into a table indexed before it ([`CaseOptions::index_first`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexFirstLoad {
+    /// Writes refused and sent again (each row at most the engine's retries).
+    pub retried: u64,
+    /// Rows refused at every try, not stored.
+    pub rejected: u64,
+    /// The first rejected row and why.
+    pub first: Option<(u64, String)>,
+}
+
+impl std::fmt::Display for IndexFirstLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the index made before the load: {} writes failed and were retried, {} rows rejected",
+            self.retried, self.rejected
+        )?;
+        if let Some((row, error)) = &self.first {
+            write!(f, " (the first: row {row}: {error})")?;
+        }
+        f.write_str(" (CASSANDRA-21644 on Cassandra 5.0.9)")
+    }
 }
 
 /// What happens, for a progress display.
@@ -221,6 +251,9 @@ pub struct CaseReport {
     pub index: String,
     /// A filtered case's `WHERE` condition (e.g. `id_int >= 3`).
     pub filter: Option<String>,
+    /// What the server refused while the index existed during the load
+    /// ([`CaseOptions::index_first`]).
+    pub index_first: Option<IndexFirstLoad>,
     /// The statement of the filtered column's SAI index, when the load stage made it.
     pub filter_index: String,
     /// When the case started, seconds since the Unix epoch.
@@ -240,6 +273,11 @@ impl CaseReport {
             map.insert("index".into(), self.index.clone().into());
             if let Some(filter) = &self.filter {
                 map.insert("filter".into(), filter.clone().into());
+            }
+            if let Some(load) = &self.index_first {
+                map.insert("retried".into(), load.retried.into());
+                map.insert("rejected".into(), load.rejected.into());
+                map.insert("rejected_reason".into(), load.to_string().into());
             }
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
@@ -281,7 +319,11 @@ impl CaseReport {
             db_config: DbConfig {
                 db_label: self.product.clone(),
                 version: self.version.clone(),
-                note: String::new(),
+                note: self
+                    .index_first
+                    .as_ref()
+                    .map(IndexFirstLoad::to_string)
+                    .unwrap_or_default(),
                 host: host.map(|h| h.name.clone()),
                 port: host.map(|h| h.port),
                 keyspace: Some(options.connection.keyspace.clone()),
@@ -446,6 +488,37 @@ fn check(options: &CaseOptions) -> Result<(), CaseError> {
     Ok(())
 }
 
+/// Creates the vector index (and the filtered column's), the index stage.
+async fn create_indexes(
+    schema: &SchemaSession,
+    options: &CaseOptions,
+    filter: Option<&FilterColumn>,
+    report: &mut CaseReport,
+    observe: &mut (dyn FnMut(Event) + Send),
+) -> Result<(), CaseError> {
+    let started = Instant::now();
+    observe(Event::Started {
+        stage: Stage::Index,
+        units: None,
+    });
+    report.index = index_statement(options, "emb");
+    schema.execute(&report.index).await?;
+    if let Some(filter) = filter {
+        let LoadOptions {
+            keyspace, table, ..
+        } = &options.connection;
+        let name = index_name(table, filter.column);
+        report.filter_index =
+            filter.index_statement(&schema_name(keyspace), &schema_name(table), &name);
+        schema.execute(&report.filter_index).await?;
+    }
+    observe(Event::Finished {
+        stage: Stage::Index,
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    Ok(())
+}
+
 /// The column and condition of a filtered case over the training set of `rows` rows, and the
 /// rows' labels when a label filter's rows are `loading` (a label no row carries is refused).
 fn filter_column(
@@ -570,6 +643,7 @@ pub async fn run(
         index: String::new(),
         filter: filter.as_ref().map(|f| f.predicate.clone()),
         filter_index: String::new(),
+        index_first: None,
         started,
     };
 
@@ -605,6 +679,11 @@ pub async fn run(
         });
     }
 
+    if has(Stage::Index) && options.index_first {
+        stopped(Stage::Index)?;
+        create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
+    }
+
     if let (true, Some(mut dataset)) = (has(Stage::Load), dataset.take()) {
         stopped(Stage::Load)?;
         observe(Event::Started {
@@ -617,7 +696,14 @@ pub async fn run(
             .load(dataset, &mut rejects, control, Mode::Write)
             .await?;
         stopped(Stage::Load)?;
-        if let Some((row, error)) = rejects.first {
+        if options.index_first && has(Stage::Index) {
+            // VectorDBBench's order: what the server refused is counted, the case goes on.
+            report.index_first = Some(IndexFirstLoad {
+                retried: loaded.retried,
+                rejected: rejects.count,
+                first: rejects.first,
+            });
+        } else if let Some((row, error)) = rejects.first {
             return Err(CaseError::Rejected {
                 rejected: rejects.count,
                 row,
@@ -635,24 +721,11 @@ pub async fn run(
     if !(has(Stage::Index) || has(Stage::Optimize) || searching) {
         return Ok(report);
     }
+    // From the CREATE CUSTOM INDEX (after the load; with the index first, from the load's end).
     let optimizing = Instant::now();
-    if has(Stage::Index) {
+    if has(Stage::Index) && !options.index_first {
         stopped(Stage::Index)?;
-        observe(Event::Started {
-            stage: Stage::Index,
-            units: None,
-        });
-        report.index = index_statement(options, "emb");
-        schema.execute(&report.index).await?;
-        if let Some(filter) = &filter {
-            let name = index_name(&options.connection.table, filter.column);
-            report.filter_index = filter.index_statement(&keyspace, &table, &name);
-            schema.execute(&report.filter_index).await?;
-        }
-        observe(Event::Finished {
-            stage: Stage::Index,
-            seconds: optimizing.elapsed().as_secs_f64(),
-        });
+        create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
     }
     let mut search_options = SearchOptions::new(options.search_connection.clone());
     search_options.k = options.k;
@@ -791,6 +864,7 @@ mod tests {
             duration: Duration::from_secs(30),
             index_wait: Duration::from_secs(600),
             filter: None,
+            index_first: false,
         }
     }
 
@@ -823,6 +897,65 @@ mod tests {
         assert!(refused(|o| o.similarity = "hamming".into()).contains("cosine"));
         assert!(refused(|o| o.stages.clear()).contains("no stage"));
         assert!(check(&options()).is_ok());
+    }
+
+    #[test]
+    fn what_an_index_first_load_refused_goes_into_the_summary_and_the_result_note() {
+        let load = IndexFirstLoad {
+            retried: 20,
+            rejected: 2,
+            first: Some((7, "Replica(s) failed to execute write".to_owned())),
+        };
+        let report = CaseReport {
+            stages: Stage::ALL.to_vec(),
+            server: "Apache Cassandra 5.0.9".to_owned(),
+            product: PRODUCT.to_owned(),
+            version: "5.0.9".to_owned(),
+            rows: 298,
+            insert_duration: 1.0,
+            optimize_duration: 0.5,
+            serial: None,
+            serial_errors: 0,
+            levels: Vec::new(),
+            level_errors: Vec::new(),
+            index: String::new(),
+            filter: None,
+            filter_index: String::new(),
+            index_first: Some(load.clone()),
+            started: 0.0,
+        };
+        let text = load.to_string();
+        assert_eq!(
+            text,
+            "the index made before the load: 20 writes failed and were retried, 2 rows rejected \
+             (the first: row 7: Replica(s) failed to execute write) (CASSANDRA-21644 on Cassandra \
+             5.0.9)"
+        );
+        let result = report.result(&options(), ResultDb::Test);
+        assert_eq!(result.results[0].task_config.db_config.note, text);
+        let summary = report.summary(&result.results[0].metrics);
+        assert_eq!(summary["retried"], 20);
+        assert_eq!(summary["rejected"], 2);
+        assert_eq!(summary["rejected_reason"], text.as_str());
+        let plain = CaseReport {
+            index_first: None,
+            ..report
+        };
+        let result = plain.result(&options(), ResultDb::Test);
+        assert_eq!(result.results[0].task_config.db_config.note, "");
+        assert!(plain
+            .summary(&result.results[0].metrics)
+            .get("rejected")
+            .is_none());
+    }
+
+    #[test]
+    fn a_filtered_case_names_vectordbbenchs_case_and_its_filter() {
+        assert_eq!(custom_case(None), serde_json::Map::new());
+        let int = custom_case(Some(Filter::Int { rate: 0.5 }));
+        assert_eq!(int["filter_rate"], 0.5);
+        let label = custom_case(Some(Filter::Label { percentage: 0.2 }));
+        assert_eq!(label["label_percentage"], 0.2);
     }
 
     #[test]
