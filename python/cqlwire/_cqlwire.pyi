@@ -354,6 +354,8 @@ def bench(
     concurrency: Sequence[int] = (1, 5, 10, 20, 30, 40, 60, 80),
     duration: int = 30,
     index_wait: int = 3600,
+    filter: Optional[str] = None,
+    index_first: bool = False,
     output: Optional[PathLike] = None,
     db: str = "Cassandra",
     plot: Optional[PathLike] = None,
@@ -372,13 +374,19 @@ def bench(
     ``drop_old``, ``load``, ``search_serial``, ``search_concurrent``; all by default). ``drop``
     drops an existing table (else it is refused); ``metric`` is the index's similarity function and
     ``index_options`` its other options; each ``concurrency`` level runs ``duration`` seconds.
-    ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
+    ``filter`` runs a filtered case as VectorDBBench defines it: ``"int:RATE"`` (``id >=
+    int(rows × RATE)``, on a copy of the id in ``id_int`` with its own SAI index) or
+    ``"label:SHARE"`` (``labels = 'label_{P}p'`` from ``scalar_labels.parquet``, with an SAI index
+    on ``labels``), scored against the folder's ground truth of that filter. ``index_first``
+    creates the index before the load, as VectorDBBench does: the writes the server refuses
+    (CASSANDRA-21644 on 5.0.9) are counted in ``retried`` (sent again) and ``rejected`` (rows
+    not stored), described in ``rejected_reason``, and the case goes on. ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
     QPS/p99 chart as SVG.
 
     Returns the result file's ``metrics`` (``insert_duration``, ``optimize_duration``,
     ``load_duration``, ``qps``, ``serial_latency_p99``, ``serial_latency_p95``, ``recall``,
-    ``ndcg``, ``conc_*_list``, …) plus ``server``, ``rows``, ``stages``, ``index``,
-    ``serial_errors`` and ``conc_errors_list``, as a dict. Raises ``LoadError`` (an existing table
+    ``ndcg``, ``conc_*_list``, …) plus ``server``, ``rows``, ``stages``, ``index``, ``filter``
+    (a filtered case's condition), ``serial_errors`` and ``conc_errors_list``, as a dict. Raises ``LoadError`` (an existing table
     without ``drop``, a missing keyspace, options that cannot work) or ``LoadFailed``; Ctrl-C
     stops the current stage and raises ``KeyboardInterrupt``.
 

@@ -4,7 +4,7 @@
 use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKeywords};
 use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
 use cqlwire_bench::chart::concurrency_chart;
-use cqlwire_bench::folder::DatasetFolder;
+use cqlwire_bench::folder::{DatasetFolder, Filter};
 use cqlwire_bench::result::ResultDb;
 use cqlwire_client::{RunControl, SearchOptions};
 use cqlwire_vector::output::Output;
@@ -58,7 +58,7 @@ fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
 #[pyo3(signature = (
     folder, *, hosts, table, stages=None, drop=false, metric="cosine".to_owned(),
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
-    index_wait=3600, output=None, db="Cassandra".to_owned(), plot=None, **connection
+    index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
@@ -74,6 +74,8 @@ pub(crate) fn bench<'py>(
     concurrency: Vec<usize>,
     duration: u64,
     index_wait: u64,
+    filter: Option<String>,
+    index_first: bool,
     output: Option<PathBuf>,
     db: String,
     plot: Option<PathBuf>,
@@ -88,13 +90,12 @@ pub(crate) fn bench<'py>(
         .connection;
     let stages = match stages {
         None => Stage::ALL.to_vec(),
-        Some(names) => names
-            .iter()
-            .map(|name| {
-                Stage::from_name(name).ok_or_else(|| usage(py, format!("no stage '{name}'")))
-            })
-            .collect::<PyResult<_>>()?,
+        Some(names) => Stage::parse_list(&names).map_err(|e| usage(py, e))?,
     };
+    let filter = filter
+        .map(|text| text.parse::<Filter>())
+        .transpose()
+        .map_err(|e| usage(py, e.to_string()))?;
     let db = ResultDb::from_value(&db)
         .ok_or_else(|| usage(py, format!("db is Cassandra or test, not '{db}'")))?;
     let options = CaseOptions {
@@ -108,6 +109,8 @@ pub(crate) fn bench<'py>(
         concurrency,
         duration: Duration::from_secs(duration),
         index_wait: Duration::from_secs(index_wait),
+        filter,
+        index_first,
     };
     let dataset = DatasetFolder::open(&folder, None).map_err(|e| usage(py, e.to_string()))?;
     let (result_file, plot_file) = (open(py, output.as_deref())?, open(py, plot.as_deref())?);

@@ -1,7 +1,8 @@
 """cqlwire.bench against a real Cassandra: the bundled VectorDBBench folder (fixtures/bench/folder)
 through every stage gives what `cqlwire bench` gives on the same server (recall, NDCG, rows, levels),
 as a dict; its result file reads back through vectordb-bench's TestResult; an existing table is
-refused without drop=. Runs when CQLWIRE_TEST_CASSANDRA names a server (see test_load.py)."""
+refused without drop=; a label filtered case; the index made before the load, its refusals
+reported. Runs when CQLWIRE_TEST_CASSANDRA names a server (see test_load.py)."""
 import json
 import pathlib
 
@@ -41,8 +42,36 @@ def test_the_case_gives_the_commands_metrics_and_a_readable_result_file(session,
     assert (searched["recall"], searched["ndcg"]) == (got["recall"], got["ndcg"])
 
 
-def test_unknown_stages_and_databases_are_refused_before_connecting():
-    with pytest.raises(cqlwire.LoadError, match="no stage 'index'"):
-        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", stages=["index"])
+def test_unknown_stages_databases_and_filters_are_refused_before_connecting():
+    with pytest.raises(cqlwire.LoadError, match="no stage 'indexing'"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", stages=["indexing"])
     with pytest.raises(cqlwire.LoadError, match="db is Cassandra or test"):
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", db="Milvus")
+    with pytest.raises(cqlwire.LoadError, match="bad filter 'int:2'"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", filter="int:2")
+    # A filter the folder has no ground truth of.
+    with pytest.raises(cqlwire.LoadFailed, match="neighbors_int_30p.parquet"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", filter="int:0.3")
+
+
+@live
+def test_a_label_filtered_case_restricts_the_labels_column(session):  # noqa: F811
+    table = KEYSPACE + ".bench_label"
+    session.execute("DROP TABLE IF EXISTS %s" % table)
+    got = cqlwire.bench(FOLDER, hosts=SERVER, table=table, k=10, concurrency=[1], duration=1,
+                        filter="label:0.2", **login())
+    assert got["filter"] == "labels = 'label_20p'" and got["serial_errors"] == 0
+    rows = session.execute("SELECT labels FROM %s" % table)
+    assert sum(1 for row in rows if row.labels == "label_20p") > 0
+
+
+@live
+def test_the_index_made_before_the_load_reports_what_the_server_refused(session):  # noqa: F811
+    table = KEYSPACE + ".bench_first"
+    session.execute("DROP TABLE IF EXISTS %s" % table)
+    got = cqlwire.bench(FOLDER, hosts=SERVER, table=table, k=10, stages=["table", "index", "load"],
+                        index_first=True, **login())
+    assert got["stages"] == ["drop_old", "load"]
+    assert got["rows"] + got["rejected"] == 300 and got["retried"] >= 0
+    assert "CASSANDRA-21644" in got["rejected_reason"]
+    assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == got["rows"]

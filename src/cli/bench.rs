@@ -13,7 +13,7 @@ use crate::files::Output;
 use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
-use cqlwire_bench::folder::DatasetFolder;
+use cqlwire_bench::folder::{DatasetFolder, Filter};
 use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
@@ -33,14 +33,18 @@ Examples:
 
   # Short levels, on the table loaded before (the search stages only):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
-      --stages search_serial,search_concurrent --concurrency 1,4 --duration 2
+      --stages serial,concurrent --concurrency 1,4 --duration 2
 
-Stages (VectorDBBench's): drop_old creates the table (id bigint PRIMARY KEY, emb vector<float, D>; \
-an existing table is refused unless --drop), load inserts the training set, then creates the SAI \
-index and waits until it answers (insert_duration + optimize_duration = load_duration), \
-search_serial sends every query once, one in flight (recall, ndcg, serial p99/p95), \
-search_concurrent runs each concurrency level for --duration seconds, each worker cycling \
-through the queries from a random start (qps, p99, p95, mean latency). Output: the summary on \
+Stages: table (VectorDBBench's drop_old) creates the table (id bigint PRIMARY KEY, emb \
+vector<float, D>; an existing table is refused unless --drop), load inserts the training set, \
+index creates the SAI index, optimize waits until it answers (the three are VectorDBBench's load: \
+insert_duration + optimize_duration = load_duration), serial (search_serial) sends every query \
+once, one in flight (recall, ndcg, serial p99/p95), concurrent (search_concurrent) runs each \
+concurrency level for --duration seconds, each worker cycling \
+through the queries from a random start (qps, p99, p95, mean latency). --filter int:RATE adds \
+id_int bigint (a copy of the id) and --filter label:SHARE labels text to the table, each with an \
+SAI index, and the queries restrict it (Cassandra 5.0.9 cannot restrict the partition key in an \
+ANN query). Output: the summary on \
 standard output (text, or one JSON object with --format json); -o writes VectorDBBench's result \
 file (no credential in it); progress on standard error.";
 
@@ -58,9 +62,11 @@ pub struct Args {
     pub dataset: Option<PathBuf>,
     #[command(flatten)]
     pub connection: Option<Connection>,
-    /// The stages to run: drop_old, load, search_serial, search_concurrent [default: all].
-    #[arg(long, value_name = "STAGE,...", value_delimiter = ',', value_parser = parse_stage)]
-    pub stages: Vec<Stage>,
+    /// The stages to run: table, load, index, optimize, serial, concurrent, or VectorDBBench's
+    /// drop_old, load (= load,index,optimize when every name is VectorDBBench's), search_serial,
+    /// search_concurrent [default: all].
+    #[arg(long, value_name = "STAGE,...", value_delimiter = ',')]
+    pub stages: Vec<String>,
     /// Drop the table first when it exists.
     #[arg(long)]
     pub drop: bool,
@@ -87,6 +93,16 @@ pub struct Args {
     /// How long to wait for the new index to answer, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub index_wait: u64,
+    /// A filtered case, as VectorDBBench defines it: int:RATE (id >= int(rows × RATE), on a copy
+    /// of the id in id_int with its own SAI index) or label:SHARE (labels = 'label_{P}p', from
+    /// scalar_labels.parquet, with an SAI index on labels); the folder's ground truth of it.
+    #[arg(long, value_name = "int:RATE|label:SHARE")]
+    pub filter: Option<Filter>,
+    /// Create the index before the load, as VectorDBBench does: on Cassandra 5.0.9 most
+    /// concurrent writes are then refused (CASSANDRA-21644): the writes retried and the rows
+    /// rejected are reported, the case goes on, and rows rejected make the exit code 1.
+    #[arg(long)]
+    pub index_first: bool,
     /// Write VectorDBBench's result file here.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -141,14 +157,6 @@ fn plot(
     Ok(())
 }
 
-/// Parses one stage name of `--stages`.
-fn parse_stage(name: &str) -> Result<Stage, String> {
-    Stage::from_name(name.trim()).ok_or_else(|| {
-        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
-        format!("no stage '{name}' (stages: {})", names.join(", "))
-    })
-}
-
 /// Parses one `KEY=VALUE` of `--index-option`.
 fn parse_option(pair: &str) -> Result<(String, String), String> {
     pair.split_once('=')
@@ -197,7 +205,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let stages = if args.stages.is_empty() {
         Stage::ALL.to_vec()
     } else {
-        args.stages.clone()
+        Stage::parse_list(&args.stages).map_err(CliError::usage)?
     };
     let options = CaseOptions {
         connection,
@@ -210,6 +218,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         concurrency: args.concurrency.iter().map(|&c| c as usize).collect(),
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
+        filter: args.filter,
+        index_first: args.index_first,
     };
     let folder = DatasetFolder::open(&dataset, None).map_err(CliError::data)?;
 
@@ -302,6 +312,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         summary_text(&mut out, &report, &options, &dataset)?;
     }
     out.flush()?;
+    if let Some(load) = report.index_first.as_ref().filter(|load| load.rejected > 0) {
+        return Err(CliError::data(load));
+    }
     let errors = report.serial_errors + report.level_errors.iter().sum::<u64>();
     if errors > 0 {
         return Err(CliError::data(format!("{errors} queries failed")));
@@ -355,6 +368,19 @@ impl Display {
         }
         self.base = self.counted();
         match event {
+            Event::Started {
+                stage: stage @ (Stage::Index | Stage::Optimize),
+                ..
+            } => {
+                self.bar.finish_and_clear();
+                self.bar = progress::bar(None, Unit::Waiting, self.quiet);
+                self.bar.set_message(if stage == Stage::Index {
+                    "index: creating the index"
+                } else {
+                    "optimize: waiting until the index answers"
+                });
+                self.bar.enable_steady_tick(Duration::from_millis(200));
+            }
             Event::Started { stage, units } => {
                 let unit = if stage == Stage::Load {
                     Unit::Rows
@@ -365,18 +391,11 @@ impl Display {
                 self.bar = progress::bar(units, unit, self.quiet);
                 self.bar.set_message(stage.name());
             }
-            Event::Optimizing => {
-                self.bar.finish_and_clear();
-                self.bar = progress::bar(None, Unit::Waiting, self.quiet);
-                self.bar
-                    .set_message("load: creating the index and waiting until it answers");
-                self.bar.enable_steady_tick(Duration::from_millis(200));
-            }
             Event::Level { concurrency } => {
                 self.bar.finish_and_clear();
                 self.bar = progress::bar(None, Unit::Queries, self.quiet);
                 self.bar
-                    .set_message(format!("search_concurrent: {concurrency} in flight"));
+                    .set_message(format!("concurrent: {concurrency} in flight"));
             }
             Event::Finished { .. } => self.bar.finish_and_clear(),
             _ => {}
@@ -400,7 +419,8 @@ fn summary_text(
         options.connection.table,
         options.k
     )?;
-    if report.stages.contains(&Stage::Load) {
+    let has = |stage| report.stages.contains(&stage);
+    if has(Stage::Load) || has(Stage::Optimize) {
         writeln!(
             out,
             "load_duration {:.2} s: insert_duration {:.2} s ({} rows), optimize_duration {:.2} s",
@@ -409,7 +429,18 @@ fn summary_text(
             report.rows,
             report.optimize_duration
         )?;
+    }
+    if let Some(load) = &report.index_first {
+        writeln!(out, "load: {load}")?;
+    }
+    if has(Stage::Index) {
         writeln!(out, "index: {}", report.index)?;
+        if !report.filter_index.is_empty() {
+            writeln!(out, "filter index: {}", report.filter_index)?;
+        }
+    }
+    if let Some(filter) = &report.filter {
+        writeln!(out, "filter: WHERE {filter}")?;
     }
     if let Some(serial) = &report.serial {
         writeln!(

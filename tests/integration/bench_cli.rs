@@ -67,8 +67,8 @@ fn a_folder_without_a_training_set_or_options_that_cannot_work_end_before_connec
     let output = bench(dir.path().to_str().unwrap(), &[]);
     assert_error(&output, 1, "no training set", "an empty folder");
     let folder = fixture("bench/folder");
-    let output = bench(folder.to_str().unwrap(), &["--stages", "index"]);
-    assert_error(&output, 2, "no stage 'index'", "an unknown stage");
+    let output = bench(folder.to_str().unwrap(), &["--stages", "indexing"]);
+    assert_error(&output, 2, "no stage 'indexing'", "an unknown stage");
     let output = bench(folder.to_str().unwrap(), &["--index-option", "novalue"]);
     assert_error(&output, 2, "KEY=VALUE", "an index option without a value");
     let output = bench(folder.to_str().unwrap(), &["--concurrency", "1,0"]);
@@ -83,4 +83,28 @@ fn outputs_in_a_missing_folder_are_refused_before_connecting() {
         &["-o", "/nonexistent-folder/result.json"],
     );
     assert_error(&output, 1, "nonexistent-folder", "-o in a missing folder");
+}
+
+#[test]
+fn a_filter_that_does_not_parse_or_lacks_its_ground_truth_ends_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let output = bench(folder, &["--filter", "int:1.5"]);
+    assert_error(&output, 2, "bad filter 'int:1.5'", "a rate above 1");
+    let output = bench(folder, &["--filter", "range:0.5"]);
+    assert_error(&output, 2, "expected int:RATE", "an unknown kind of filter");
+    let output = bench(folder, &["--filter", "int:0.3"]);
+    assert_error(
+        &output,
+        1,
+        "neighbors_int_30p.parquet",
+        "an int filter the folder has no ground truth of",
+    );
+    let output = bench(folder, &["--filter", "label:0.05"]);
+    assert_error(
+        &output,
+        1,
+        "neighbors_labels_label_5p.parquet",
+        "a label filter the folder has no ground truth of",
+    );
 }

@@ -1,9 +1,9 @@
 //! VectorDBBench's performance case against a live Apache Cassandra or ScyllaDB, on the engine of
-//! `cqlwire load` and `cqlwire search` (`cqlwire-client`): create the table (`drop_old`), insert
-//! the training set, create the vector index and wait until it answers (`load`: insert and
-//! optimize, as VectorDBBench counts them), the serial pass (`search_serial`: recall, NDCG,
-//! p99/p95) and the time-boxed concurrency sweep (`search_concurrent`: qps, p99, p95 and mean
-//! latency per level).
+//! `cqlwire load` and `cqlwire search` (`cqlwire-client`): create the table (`table`,
+//! VectorDBBench's `drop_old`), insert the training set (`load`), create the vector index
+//! (`index`) and wait until it answers (`optimize`; the three are VectorDBBench's `load`, insert
+//! and optimize as it counts them), the serial pass (`serial`: recall, NDCG, p99/p95) and the
+//! time-boxed concurrency sweep (`concurrent`: qps, p99, p95 and mean latency per level).
 //!
 //! [`run`] takes the dataset folder and [`CaseOptions`], reports each stage to an observer as it
 //! starts and ends, stops between queries when the [`RunControl`]'s stop flag is set, and returns a
@@ -18,56 +18,120 @@ use cqlwire_client::{
     RunControl, SchemaSession, SearchOptions, Searcher,
 };
 use cqlwire_codec::types::Identifier;
-use cqlwire_vector::input::{self, InputOptions, RowSelection};
+use cqlwire_vector::input::{self, BatchReader, InputOptions, RowSelection};
 
-use crate::folder::DatasetFolder;
+use crate::filtered::{FilterColumn, WithFilterColumn};
+use crate::folder::{DatasetFolder, Filter};
 use crate::metrics::{LevelSummary, SerialSummary};
 use crate::result::{
     metric_type, CaseConfig, CaseResult, ConcurrencySearchConfig, DbConfig, Metrics, ResultDb,
-    TaskConfig, CASE_CUSTOM_DATASET, CONCURRENCY_TIMEOUT,
+    TaskConfig, CASE_CUSTOM_DATASET, CASE_INT_FILTER, CASE_LABEL_FILTER, CONCURRENCY_TIMEOUT,
 };
-use crate::truth::GroundTruth;
+use crate::truth::{GroundTruth, ScalarLabels};
 use crate::DatasetError;
 
 /// Rows per batch read from the training and test files.
 const BATCH_ROWS: usize = 4096;
 
-/// The stages of a case, in VectorDBBench's names (`TaskStage`).
+/// The stages of a case, in the order they run (the index after the load unless
+/// [`CaseOptions::index_first`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Stage {
     /// Drop the table (with `drop`) and create it.
-    DropOld,
-    /// Insert the training set, then create the vector index and wait until it answers.
+    Table,
+    /// Insert the training set.
     Load,
+    /// Create the vector index (and a filtered case's index on its column).
+    Index,
+    /// Wait until the index answers.
+    Optimize,
     /// Every query once, one in flight.
-    SearchSerial,
+    Serial,
     /// The time-boxed levels.
-    SearchConcurrent,
+    Concurrent,
 }
 
 impl Stage {
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; 4] = [
-        Stage::DropOld,
+    pub const ALL: [Stage; 6] = [
+        Stage::Table,
         Stage::Load,
-        Stage::SearchSerial,
-        Stage::SearchConcurrent,
+        Stage::Index,
+        Stage::Optimize,
+        Stage::Serial,
+        Stage::Concurrent,
     ];
 
-    /// VectorDBBench's name of the stage, as the result file lists it.
+    /// The stage's name: `table`, `load`, `index`, `optimize`, `serial`, `concurrent`.
     pub fn name(self) -> &'static str {
         match self {
-            Stage::DropOld => "drop_old",
+            Stage::Table => "table",
             Stage::Load => "load",
-            Stage::SearchSerial => "search_serial",
-            Stage::SearchConcurrent => "search_concurrent",
+            Stage::Index => "index",
+            Stage::Optimize => "optimize",
+            Stage::Serial => "serial",
+            Stage::Concurrent => "concurrent",
         }
     }
 
-    /// The stage of a name ([`Stage::name`]), None for another.
-    pub fn from_name(name: &str) -> Option<Stage> {
-        Stage::ALL.into_iter().find(|stage| stage.name() == name)
+    /// The name of VectorDBBench's stage this one is part of (`drop_old`, `load` for the load,
+    /// the index and the wait, `search_serial`, `search_concurrent`), as its result file lists it.
+    pub fn vectordbbench_name(self) -> &'static str {
+        match self {
+            Stage::Table => "drop_old",
+            Stage::Load | Stage::Index | Stage::Optimize => "load",
+            Stage::Serial => "search_serial",
+            Stage::Concurrent => "search_concurrent",
+        }
+    }
+
+    /// VectorDBBench's names of `stages`, each once, in the order they run.
+    pub fn vectordbbench_names(stages: &[Stage]) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for stage in Stage::ALL.into_iter().filter(|s| stages.contains(s)) {
+            if !names.contains(&stage.vectordbbench_name()) {
+                names.push(stage.vectordbbench_name());
+            }
+        }
+        names
+    }
+
+    /// The stages a list of names asks for: the names of [`Stage::name`], or VectorDBBench's
+    /// (`drop_old` for `table`, `search_serial`, `search_concurrent`). A list made of
+    /// VectorDBBench's names only is read as VectorDBBench means it: its `load` is the load, the
+    /// index and the wait; in any other list `load` is the load alone. An unknown name is an error
+    /// listing the names.
+    pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Vec<Stage>, String> {
+        let vectordbbench = names
+            .iter()
+            .all(|name| crate::result::ALL_STAGES.contains(&name.as_ref().trim()));
+        let mut stages = Vec::new();
+        for name in names {
+            let name = name.as_ref().trim();
+            let found: &[Stage] = match name {
+                "table" | "drop_old" => &[Stage::Table],
+                "load" if vectordbbench => &[Stage::Load, Stage::Index, Stage::Optimize],
+                "load" => &[Stage::Load],
+                "index" => &[Stage::Index],
+                "optimize" => &[Stage::Optimize],
+                "serial" | "search_serial" => &[Stage::Serial],
+                "concurrent" | "search_concurrent" => &[Stage::Concurrent],
+                _ => {
+                    return Err(format!(
+                        "no stage '{name}' (stages: table, load, index, optimize, serial, \
+                         concurrent, or VectorDBBench's drop_old, load, search_serial, \
+                         search_concurrent)"
+                    ))
+                }
+            };
+            for stage in found {
+                if !stages.contains(stage) {
+                    stages.push(*stage);
+                }
+            }
+        }
+        Ok(stages)
     }
 }
 
@@ -95,6 +159,38 @@ pub struct CaseOptions {
     pub duration: Duration,
     /// How long the load stage waits for the new index to answer.
     pub index_wait: Duration,
+    /// VectorDBBench's filter of a filtered case (None: the unfiltered case).
+    pub filter: Option<Filter>,
+    /// Create the index before the load (VectorDBBench's order): the rows the server refuses
+    /// are counted and the case goes on (on 5.0.9 most concurrent writes into an indexed table
+    /// are refused, CASSANDRA-21644). Else the index comes after the load, and a refused row
+    /// stops the case.
+    pub index_first: bool,
+}
+
+/// What the server refused of a load into a table indexed before it ([`CaseOptions::index_first`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexFirstLoad {
+    /// Writes refused and sent again (each row at most the engine's retries).
+    pub retried: u64,
+    /// Rows refused at every try, not stored.
+    pub rejected: u64,
+    /// The first rejected row and why.
+    pub first: Option<(u64, String)>,
+}
+
+impl std::fmt::Display for IndexFirstLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the index made before the load: {} writes failed and were retried, {} rows rejected",
+            self.retried, self.rejected
+        )?;
+        if let Some((row, error)) = &self.first {
+            write!(f, " (the first: row {row}: {error})")?;
+        }
+        f.write_str(" (CASSANDRA-21644 on Cassandra 5.0.9)")
+    }
 }
 
 /// What happens, for a progress display.
@@ -108,8 +204,6 @@ pub enum Event {
         /// Rows (load) or queries (serial) it will count.
         units: Option<u64>,
     },
-    /// The rows are in; the index is created and waited for.
-    Optimizing,
     /// A concurrency level starts.
     Level {
         /// Queries in flight.
@@ -152,6 +246,13 @@ pub struct CaseReport {
     pub level_errors: Vec<u64>,
     /// The index statement (or the index found).
     pub index: String,
+    /// A filtered case's `WHERE` condition (e.g. `id_int >= 3`).
+    pub filter: Option<String>,
+    /// What the server refused while the index existed during the load
+    /// ([`CaseOptions::index_first`]).
+    pub index_first: Option<IndexFirstLoad>,
+    /// The statement of the filtered column's SAI index, when the load stage made it.
+    pub filter_index: String,
     /// When the case started, seconds since the Unix epoch.
     pub started: f64,
 }
@@ -164,9 +265,17 @@ impl CaseReport {
         if let Some(map) = value.as_object_mut() {
             map.insert("server".into(), self.server.clone().into());
             map.insert("rows".into(), self.rows.into());
-            let stages: Vec<&str> = self.stages.iter().map(|s| s.name()).collect();
+            let stages = Stage::vectordbbench_names(&self.stages);
             map.insert("stages".into(), stages.into());
             map.insert("index".into(), self.index.clone().into());
+            if let Some(filter) = &self.filter {
+                map.insert("filter".into(), filter.clone().into());
+            }
+            if let Some(load) = &self.index_first {
+                map.insert("retried".into(), load.retried.into());
+                map.insert("rejected".into(), load.rejected.into());
+                map.insert("rejected_reason".into(), load.to_string().into());
+            }
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
         }
@@ -207,7 +316,11 @@ impl CaseReport {
             db_config: DbConfig {
                 db_label: self.product.clone(),
                 version: self.version.clone(),
-                note: String::new(),
+                note: self
+                    .index_first
+                    .as_ref()
+                    .map(IndexFirstLoad::to_string)
+                    .unwrap_or_default(),
                 host: host.map(|h| h.name.clone()),
                 port: host.map(|h| h.port),
                 keyspace: Some(options.connection.keyspace.clone()),
@@ -215,8 +328,12 @@ impl CaseReport {
             },
             db_case_config: index,
             case_config: CaseConfig {
-                case_id: CASE_CUSTOM_DATASET,
-                custom_case: serde_json::Map::new(),
+                case_id: match options.filter {
+                    None => CASE_CUSTOM_DATASET,
+                    Some(Filter::Int { .. }) => CASE_INT_FILTER,
+                    Some(Filter::Label { .. }) => CASE_LABEL_FILTER,
+                },
+                custom_case: custom_case(options.filter),
                 k: u32::try_from(options.k).ok(),
                 concurrency_search_config: ConcurrencySearchConfig {
                     num_concurrency: options
@@ -228,7 +345,10 @@ impl CaseReport {
                     concurrency_timeout: CONCURRENCY_TIMEOUT,
                 },
             },
-            stages: self.stages.iter().map(|s| s.name().to_owned()).collect(),
+            stages: Stage::vectordbbench_names(&self.stages)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         };
         crate::result::TestResult {
             task_label: run_id.clone(),
@@ -242,6 +362,22 @@ impl CaseReport {
             }],
         }
     }
+}
+
+/// The `custom_case` of a filtered case: VectorDBBench's `filter_rate` of an int filter,
+/// `label_percentage` of a label filter; empty for the unfiltered case.
+fn custom_case(filter: Option<Filter>) -> serde_json::Map<String, serde_json::Value> {
+    let mut case = serde_json::Map::new();
+    match filter {
+        Some(Filter::Int { rate }) => {
+            case.insert("filter_rate".into(), rate.into());
+        }
+        Some(Filter::Label { percentage }) => {
+            case.insert("label_percentage".into(), percentage.into());
+        }
+        None => {}
+    }
+    case
 }
 
 /// Why a case stopped.
@@ -295,7 +431,7 @@ pub fn index_statement(options: &CaseOptions, column: &str) -> String {
     let LoadOptions {
         keyspace, table, ..
     } = &options.connection;
-    let name = format!("{}_{}_idx", plain(table), plain(column));
+    let name = index_name(table, column);
     let mut statement = format!(
         "CREATE CUSTOM INDEX {} ON {}.{} ({}) USING 'StorageAttachedIndex' WITH OPTIONS = \
          {{'similarity_function': '{}'",
@@ -310,6 +446,12 @@ pub fn index_statement(options: &CaseOptions, column: &str) -> String {
     }
     statement.push('}');
     statement
+}
+
+/// The name of the case's index on `column` of `table`: `{table}_{column}_idx` of their letters,
+/// digits and underscores.
+fn index_name(table: &str, column: &str) -> String {
+    format!("{}_{}_idx", plain(table), plain(column))
 }
 
 /// `text` inside a CQL string literal (quotes doubled).
@@ -343,6 +485,67 @@ fn check(options: &CaseOptions) -> Result<(), CaseError> {
     Ok(())
 }
 
+/// Creates the vector index (and the filtered column's), the index stage.
+async fn create_indexes(
+    schema: &SchemaSession,
+    options: &CaseOptions,
+    filter: Option<&FilterColumn>,
+    report: &mut CaseReport,
+    observe: &mut (dyn FnMut(Event) + Send),
+) -> Result<(), CaseError> {
+    let started = Instant::now();
+    observe(Event::Started {
+        stage: Stage::Index,
+        units: None,
+    });
+    report.index = index_statement(options, "emb");
+    schema.execute(&report.index).await?;
+    if let Some(filter) = filter {
+        let LoadOptions {
+            keyspace, table, ..
+        } = &options.connection;
+        let name = index_name(table, filter.column);
+        report.filter_index =
+            filter.index_statement(&schema_name(keyspace), &schema_name(table), &name);
+        schema.execute(&report.filter_index).await?;
+    }
+    observe(Event::Finished {
+        stage: Stage::Index,
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    Ok(())
+}
+
+/// The column and condition of a filtered case over the training set of `rows` rows, and the
+/// rows' labels when a label filter's rows are `loading` (a label no row carries is refused).
+fn filter_column(
+    folder: &DatasetFolder,
+    filter: Filter,
+    rows: Option<u64>,
+    loading: bool,
+) -> Result<(FilterColumn, Option<ScalarLabels>), CaseError> {
+    let size = rows.ok_or_else(|| {
+        CaseError::Options(
+            "the training set does not declare its row count, which an int filter's bound needs"
+                .to_owned(),
+        )
+    })?;
+    let column = FilterColumn::new(filter, size);
+    let (Some(label), true) = (filter.label_value(), loading) else {
+        return Ok((column, None));
+    };
+    let file = folder.scalar_labels_file()?;
+    let labels = ScalarLabels::read(file)?;
+    if labels.count(&label) == 0 {
+        return Err(CaseError::Options(format!(
+            "{}: no row is labelled {label}, so the filter {} matches nothing",
+            file.display(),
+            column.predicate
+        )));
+    }
+    Ok((column, Some(labels)))
+}
+
 /// Runs the case's stages on `folder`'s files (see the module's documentation).
 pub async fn run(
     folder: &DatasetFolder,
@@ -359,10 +562,12 @@ pub async fn run(
             Ok(())
         }
     };
-    let searching = has(Stage::SearchSerial) || has(Stage::SearchConcurrent);
+    let searching = has(Stage::Serial) || has(Stage::Concurrent);
     // Every file the stages read is checked before anything is sent.
-    let truth = if has(Stage::SearchSerial) {
-        Some(GroundTruth::read(folder.ground_truth_file(None)?)?)
+    let truth = if has(Stage::Serial) {
+        Some(GroundTruth::read(
+            folder.ground_truth_file(options.filter.as_ref())?,
+        )?)
     } else {
         None
     };
@@ -384,12 +589,27 @@ pub async fn run(
         batch_rows: BATCH_ROWS,
         vectors_optional: false,
     };
-    let mut dataset = if has(Stage::DropOld) || has(Stage::Load) {
+    let loading = has(Stage::Table) || has(Stage::Load);
+    let mut dataset = None;
+    let mut filter = None;
+    if loading || options.filter.is_some() {
         let reader = folder.open_train(&train_options)?;
-        Some(Dataset::from_reader(reader, &[], None)?)
-    } else {
-        None
-    };
+        let mut labels = None;
+        if let Some(wanted) = options.filter {
+            let (column, read) = filter_column(folder, wanted, reader.rows(), loading)?;
+            filter = Some(column);
+            labels = read;
+        }
+        if loading {
+            let reader: Box<dyn BatchReader> = match &filter {
+                Some(column) => Box::new(
+                    WithFilterColumn::new(reader, column, labels).map_err(DatasetError::from)?,
+                ),
+                None => reader,
+            };
+            dataset = Some(Dataset::from_reader(reader, &[], None)?);
+        }
+    }
     let LoadOptions {
         keyspace, table, ..
     } = &options.connection;
@@ -418,12 +638,15 @@ pub async fn run(
         levels: Vec::new(),
         level_errors: Vec::new(),
         index: String::new(),
+        filter: filter.as_ref().map(|f| f.predicate.clone()),
+        filter_index: String::new(),
+        index_first: None,
         started,
     };
 
-    if let (true, Some(statement)) = (has(Stage::DropOld), create_table) {
+    if let (true, Some(statement)) = (has(Stage::Table), create_table) {
         observe(Event::Started {
-            stage: Stage::DropOld,
+            stage: Stage::Table,
             units: None,
         });
         let started = Instant::now();
@@ -448,9 +671,14 @@ pub async fn run(
         }
         schema.execute(&statement).await?;
         observe(Event::Finished {
-            stage: Stage::DropOld,
+            stage: Stage::Table,
             seconds: started.elapsed().as_secs_f64(),
         });
+    }
+
+    if has(Stage::Index) && options.index_first {
+        stopped(Stage::Index)?;
+        create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
     }
 
     if let (true, Some(mut dataset)) = (has(Stage::Load), dataset.take()) {
@@ -465,7 +693,14 @@ pub async fn run(
             .load(dataset, &mut rejects, control, Mode::Write)
             .await?;
         stopped(Stage::Load)?;
-        if let Some((row, error)) = rejects.first {
+        if options.index_first && has(Stage::Index) {
+            // VectorDBBench's order: what the server refused is counted, the case goes on.
+            report.index_first = Some(IndexFirstLoad {
+                retried: loaded.retried,
+                rejected: rejects.count,
+                first: rejects.first,
+            });
+        } else if let Some((row, error)) = rejects.first {
             return Err(CaseError::Rejected {
                 rejected: rejects.count,
                 row,
@@ -474,20 +709,24 @@ pub async fn run(
         }
         report.rows = loaded.written;
         report.insert_duration = loaded.elapsed.as_secs_f64();
+        observe(Event::Finished {
+            stage: Stage::Load,
+            seconds: report.insert_duration,
+        });
     }
 
-    if !(has(Stage::Load) || searching) {
+    if !(has(Stage::Index) || has(Stage::Optimize) || searching) {
         return Ok(report);
     }
+    // From the CREATE CUSTOM INDEX (after the load; with the index first, from the load's end).
     let optimizing = Instant::now();
-    if has(Stage::Load) {
-        stopped(Stage::Load)?;
-        observe(Event::Optimizing);
-        report.index = index_statement(options, "emb");
-        schema.execute(&report.index).await?;
+    if has(Stage::Index) && !options.index_first {
+        stopped(Stage::Index)?;
+        create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
     }
     let mut search_options = SearchOptions::new(options.search_connection.clone());
     search_options.k = options.k;
+    search_options.predicate = filter.as_ref().map(|f| f.predicate.clone());
     let searcher = Searcher::connect(search_options).await?;
     if report.index.is_empty() {
         report.index = searcher.index().name.clone();
@@ -501,26 +740,31 @@ pub async fn run(
     if let Some(truth) = &truth {
         truth.check_queries(queries.len())?;
     }
-    if has(Stage::Load) {
+    if has(Stage::Optimize) {
+        stopped(Stage::Optimize)?;
+        observe(Event::Started {
+            stage: Stage::Optimize,
+            units: None,
+        });
         searcher
             .wait_for_index(&queries, options.index_wait, control)
             .await?;
         report.optimize_duration = optimizing.elapsed().as_secs_f64();
         observe(Event::Finished {
-            stage: Stage::Load,
-            seconds: report.insert_duration + report.optimize_duration,
+            stage: Stage::Optimize,
+            seconds: report.optimize_duration,
         });
     }
 
-    if let (true, Some(truth)) = (has(Stage::SearchSerial), truth.as_ref()) {
-        stopped(Stage::SearchSerial)?;
+    if let (true, Some(truth)) = (has(Stage::Serial), truth.as_ref()) {
+        stopped(Stage::Serial)?;
         observe(Event::Started {
-            stage: Stage::SearchSerial,
+            stage: Stage::Serial,
             units: Some(queries.len() as u64),
         });
         let started = Instant::now();
         let serial = searcher.run(&queries, None, control).await?;
-        stopped(Stage::SearchSerial)?;
+        stopped(Stage::Serial)?;
         let mut answers = vec![Vec::new(); queries.len()];
         let mut latencies = Vec::with_capacity(serial.results.len());
         for result in &serial.results {
@@ -551,24 +795,24 @@ pub async fn run(
         ));
         report.serial_errors = serial.errors;
         observe(Event::Finished {
-            stage: Stage::SearchSerial,
+            stage: Stage::Serial,
             seconds: started.elapsed().as_secs_f64(),
         });
     }
 
-    if has(Stage::SearchConcurrent) {
+    if has(Stage::Concurrent) {
         observe(Event::Started {
-            stage: Stage::SearchConcurrent,
+            stage: Stage::Concurrent,
             units: None,
         });
         let started = Instant::now();
         for &concurrency in &options.concurrency {
-            stopped(Stage::SearchConcurrent)?;
+            stopped(Stage::Concurrent)?;
             observe(Event::Level { concurrency });
             let level = searcher
                 .run_for(&queries, concurrency, options.duration, control)
                 .await?;
-            stopped(Stage::SearchConcurrent)?;
+            stopped(Stage::Concurrent)?;
             let latencies: Vec<f64> = level.latencies.iter().map(Duration::as_secs_f64).collect();
             report.levels.push(LevelSummary::of(
                 u32::try_from(concurrency).unwrap_or(u32::MAX),
@@ -578,7 +822,7 @@ pub async fn run(
             report.level_errors.push(level.errors);
         }
         observe(Event::Finished {
-            stage: Stage::SearchConcurrent,
+            stage: Stage::Concurrent,
             seconds: started.elapsed().as_secs_f64(),
         });
     }
@@ -616,6 +860,8 @@ mod tests {
             concurrency: vec![1, 5],
             duration: Duration::from_secs(30),
             index_wait: Duration::from_secs(600),
+            filter: None,
+            index_first: false,
         }
     }
 
@@ -651,11 +897,93 @@ mod tests {
     }
 
     #[test]
-    fn stage_names_are_vectordbbenchs() {
-        for (stage, name) in Stage::ALL.iter().zip(crate::result::ALL_STAGES) {
-            assert_eq!(stage.name(), name);
-            assert_eq!(Stage::from_name(name), Some(*stage));
-        }
-        assert_eq!(Stage::from_name("optimize"), None);
+    fn what_an_index_first_load_refused_goes_into_the_summary_and_the_result_note() {
+        let load = IndexFirstLoad {
+            retried: 20,
+            rejected: 2,
+            first: Some((7, "Replica(s) failed to execute write".to_owned())),
+        };
+        let report = CaseReport {
+            stages: Stage::ALL.to_vec(),
+            server: "Apache Cassandra 5.0.9".to_owned(),
+            product: PRODUCT.to_owned(),
+            version: "5.0.9".to_owned(),
+            rows: 298,
+            insert_duration: 1.0,
+            optimize_duration: 0.5,
+            serial: None,
+            serial_errors: 0,
+            levels: Vec::new(),
+            level_errors: Vec::new(),
+            index: String::new(),
+            filter: None,
+            filter_index: String::new(),
+            index_first: Some(load.clone()),
+            started: 0.0,
+        };
+        let text = load.to_string();
+        assert_eq!(
+            text,
+            "the index made before the load: 20 writes failed and were retried, 2 rows rejected \
+             (the first: row 7: Replica(s) failed to execute write) (CASSANDRA-21644 on Cassandra \
+             5.0.9)"
+        );
+        let result = report.result(&options(), ResultDb::Test);
+        assert_eq!(result.results[0].task_config.db_config.note, text);
+        let summary = report.summary(&result.results[0].metrics);
+        assert_eq!(summary["retried"], 20);
+        assert_eq!(summary["rejected"], 2);
+        assert_eq!(summary["rejected_reason"], text.as_str());
+        let plain = CaseReport {
+            index_first: None,
+            ..report
+        };
+        let result = plain.result(&options(), ResultDb::Test);
+        assert_eq!(result.results[0].task_config.db_config.note, "");
+        assert!(plain
+            .summary(&result.results[0].metrics)
+            .get("rejected")
+            .is_none());
+    }
+
+    #[test]
+    fn a_filtered_case_names_vectordbbenchs_case_and_its_filter() {
+        assert_eq!(custom_case(None), serde_json::Map::new());
+        let int = custom_case(Some(Filter::Int { rate: 0.5 }));
+        assert_eq!(int["filter_rate"], 0.5);
+        let label = custom_case(Some(Filter::Label { percentage: 0.2 }));
+        assert_eq!(label["label_percentage"], 0.2);
+    }
+
+    #[test]
+    fn stage_lists_take_the_names_and_vectordbbenchs() {
+        let parse = |names: &[&str]| Stage::parse_list(names).unwrap();
+        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(parse(&names), Stage::ALL);
+        assert_eq!(parse(&crate::result::ALL_STAGES), Stage::ALL);
+        assert_eq!(
+            parse(&["load"]),
+            [Stage::Load, Stage::Index, Stage::Optimize],
+            "VectorDBBench's load is the load, the index and the wait"
+        );
+        assert_eq!(parse(&["table", "load"]), [Stage::Table, Stage::Load]);
+        assert_eq!(
+            parse(&["search_serial", " serial", "concurrent"]),
+            [Stage::Serial, Stage::Concurrent]
+        );
+        let refused = Stage::parse_list(&["load", "indexing"]).unwrap_err();
+        assert!(refused.contains("no stage 'indexing'") && refused.contains("optimize"));
+    }
+
+    #[test]
+    fn a_result_lists_vectordbbenchs_stage_names_once_each() {
+        assert_eq!(
+            Stage::vectordbbench_names(&Stage::ALL),
+            crate::result::ALL_STAGES
+        );
+        assert_eq!(
+            Stage::vectordbbench_names(&[Stage::Optimize, Stage::Index, Stage::Serial]),
+            ["load", "search_serial"]
+        );
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! - [`case`]: the stages against the database (table, load, index, serial pass, concurrency
 //!   sweep) and their report;
+//! - [`filtered`]: what a filtered case needs of the table (the filtered column, its index, the
+//!   query's condition) and a reader adding the column to the training rows;
 //! - [`folder`]: a dataset folder's files (the training set in one or several Parquet files, the
 //!   queries, the ground truths of the unfiltered and filtered cases, the rows' labels) and
 //!   VectorDBBench's filters;
@@ -30,6 +32,7 @@
 
 pub mod case;
 pub mod chart;
+pub mod filtered;
 pub mod folder;
 pub mod metrics;
 pub mod result;

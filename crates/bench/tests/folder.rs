@@ -356,3 +356,65 @@ fn hostile_label_and_query_files_are_refused_in_one_line() {
     );
     one_line(Queries::read(&path).unwrap_err(), "no column 'id'");
 }
+
+/// Every row of the training set read through [`WithFilterColumn`]: (id, added column).
+fn with_filter_column(filter: Filter) -> Vec<(i64, Option<String>)> {
+    use arrow_array::Array;
+    use cqlwire_bench::filtered::{FilterColumn, WithFilterColumn};
+    use cqlwire_vector::input::{BatchReader, InputOptions, RowSelection};
+    let folder = folder();
+    let options = InputOptions {
+        format: None,
+        column: Some("emb".to_owned()),
+        dataset: String::new(),
+        selection: RowSelection::All,
+        batch_rows: 64,
+        vectors_optional: false,
+    };
+    let column = FilterColumn::new(filter, 300);
+    let labels = ScalarLabels::read(folder.scalar_labels_file().unwrap()).unwrap();
+    let inner = folder.open_train(&options).unwrap();
+    let mut reader = WithFilterColumn::new(inner, &column, Some(labels)).unwrap();
+    let schema = reader.passthrough_schema().unwrap();
+    assert_eq!(schema.fields().last().unwrap().name(), column.column);
+    let mut rows = Vec::new();
+    while let Some(batch) = reader.next_batch().unwrap() {
+        let columns = batch.columns.unwrap();
+        let ids = columns["id"].as_any().downcast_ref::<Int64Array>().unwrap();
+        let added = &columns[column.column];
+        for (i, id) in ids.values().iter().enumerate() {
+            let value = if let Some(copy) = added.as_any().downcast_ref::<Int64Array>() {
+                Some(copy.value(i).to_string())
+            } else {
+                let labels = added.as_any().downcast_ref::<StringArray>().unwrap();
+                Some(labels.value(i).to_owned()).filter(|_| labels.is_valid(i))
+            };
+            rows.push((*id, value));
+        }
+    }
+    rows
+}
+
+#[test]
+fn an_int_filter_loads_a_copy_of_each_id() {
+    let rows = with_filter_column(Filter::Int { rate: 0.5 });
+    assert_eq!(rows.len(), 300);
+    for (id, copy) in rows {
+        assert_eq!(copy, Some(id.to_string()));
+    }
+}
+
+#[test]
+fn a_label_filter_loads_each_ids_label_from_the_labels_file() {
+    let labels = ScalarLabels::read(folder().scalar_labels_file().unwrap()).unwrap();
+    let rows = with_filter_column(Filter::Label { percentage: 0.2 });
+    assert_eq!(rows.len(), 300);
+    let marked = rows
+        .iter()
+        .filter(|(_, label)| label.as_deref() == Some("label_20p"))
+        .count() as u64;
+    assert_eq!(marked, described()["label_20p_rows"].as_u64().unwrap());
+    for (id, label) in rows {
+        assert_eq!(label.as_deref(), labels.label(id));
+    }
+}
