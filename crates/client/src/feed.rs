@@ -9,9 +9,9 @@ use tokio::sync::mpsc;
 use crate::dataset::Dataset;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::Loader;
-use crate::options::schema_name;
 use crate::rejects::RejectSink;
 use crate::report::{LoadReport, RunControl};
+use crate::session::schema_name;
 use crate::value::Row;
 
 /// Batches queued between the reader thread and the run (memory: this many batches of rows).

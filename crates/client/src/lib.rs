@@ -66,8 +66,8 @@ mod report;
 mod run;
 mod schema;
 mod search;
+mod session;
 mod table_guard;
-mod tls;
 mod types;
 mod unload;
 mod value;
@@ -76,11 +76,8 @@ mod window;
 pub use dataset::{parse_rename, Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
-pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
-pub use options::{
-    parse_consistency, schema_name, Concurrency, ConnectionSettings, Credentials, Host,
-    LoadOptions, Password, RetryOptions, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
-};
+pub use loader::{BindMarker, Loader};
+pub use options::{Concurrency, ConnectionSettings, LoadOptions, RetryOptions};
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use schema::SchemaSession;
@@ -88,6 +85,10 @@ pub use search::{
     recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
+};
+pub use session::{
+    parse_consistency, schema_name, ColumnRole, Credentials, Host, Password, TableColumn,
+    TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{

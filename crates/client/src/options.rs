@@ -1,126 +1,12 @@
 //! What a load connects to and how it sends.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use scylla::statement::Consistency;
 
 use crate::error::{LoadError, LoadErrorKind};
-
-/// The CQL port used when a host names none.
-pub const DEFAULT_PORT: u16 = 9042;
-
-/// A contact point: a host name or IP address and a port.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Host {
-    /// Host name or IP address (IPv6 without brackets).
-    pub name: String,
-    /// CQL port.
-    pub port: u16,
-}
-
-impl Host {
-    /// Parses `HOST[:PORT]`, `[IPV6]:PORT` or a bare IPv6 address; the port defaults to 9042.
-    pub fn parse(text: &str) -> Result<Host, LoadError> {
-        let text = text.trim();
-        let invalid = |why: &str| {
-            LoadError::new(
-                LoadErrorKind::InvalidOption,
-                format!("invalid host {text:?}: {why}"),
-            )
-        };
-        let (name, port) = if let Some(rest) = text.strip_prefix('[') {
-            let (name, after) = rest.split_once(']').ok_or_else(|| invalid("missing ']'"))?;
-            match after {
-                "" => (name, None),
-                _ => (
-                    name,
-                    Some(
-                        after
-                            .strip_prefix(':')
-                            .ok_or_else(|| invalid("expected ':PORT' after ']'"))?,
-                    ),
-                ),
-            }
-        } else if text.matches(':').count() > 1 {
-            (text, None)
-        } else {
-            match text.split_once(':') {
-                Some((name, port)) => (name, Some(port)),
-                None => (text, None),
-            }
-        };
-        if name.is_empty() {
-            return Err(invalid("empty host name"));
-        }
-        let port = match port {
-            None => DEFAULT_PORT,
-            Some(port) => match port.parse::<u16>() {
-                Ok(port) if port > 0 => port,
-                _ => return Err(invalid("the port must be a number from 1 to 65535")),
-            },
-        };
-        Ok(Host {
-            name: name.to_owned(),
-            port,
-        })
-    }
-
-    /// Parses a comma-separated list of hosts (at least one).
-    pub fn parse_list(text: &str) -> Result<Vec<Host>, LoadError> {
-        let hosts = text
-            .split(',')
-            .filter(|part| !part.trim().is_empty())
-            .map(Host::parse)
-            .collect::<Result<Vec<_>, _>>()?;
-        if hosts.is_empty() {
-            return Err(LoadError::new(
-                LoadErrorKind::InvalidOption,
-                "no host given",
-            ));
-        }
-        Ok(hosts)
-    }
-}
-
-impl fmt::Display for Host {
-    /// `name:port`, with brackets around an IPv6 address.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.name.contains(':') {
-            write!(f, "[{}]:{}", self.name, self.port)
-        } else {
-            write!(f, "{}:{}", self.name, self.port)
-        }
-    }
-}
-
-/// Parses a consistency level name for writes, case-insensitive (`LOCAL_QUORUM`, `one`, `each_quorum`, ...).
-/// `SERIAL` and `LOCAL_SERIAL` are refused: they are not consistency levels of a write.
-pub fn parse_consistency(name: &str) -> Result<Consistency, LoadError> {
-    Ok(
-        match name.trim().to_ascii_uppercase().replace('-', "_").as_str() {
-            "ANY" => Consistency::Any,
-            "ONE" => Consistency::One,
-            "TWO" => Consistency::Two,
-            "THREE" => Consistency::Three,
-            "QUORUM" => Consistency::Quorum,
-            "ALL" => Consistency::All,
-            "LOCAL_QUORUM" => Consistency::LocalQuorum,
-            "EACH_QUORUM" => Consistency::EachQuorum,
-            "LOCAL_ONE" => Consistency::LocalOne,
-            _ => {
-                return Err(LoadError::new(
-                    LoadErrorKind::InvalidOption,
-                    format!(
-                    "unknown consistency {name:?}: expected ANY, ONE, TWO, THREE, QUORUM, ALL, \
-                     LOCAL_QUORUM, EACH_QUORUM or LOCAL_ONE"
-                ),
-                ))
-            }
-        },
-    )
-}
+use crate::session::{parse_consistency, split_table_name, Credentials, Host, TlsOptions};
 
 /// How many requests may be in flight at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,75 +77,6 @@ fn splitmix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
-}
-
-/// The environment variable that holds the password of a login.
-pub const PASSWORD_VARIABLE: &str = "CQLWIRE_PASSWORD";
-
-/// A password given by the caller; never printed by `Debug`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Password(String);
-
-impl Password {
-    /// Wraps a password read by the caller (from an environment variable or a prompt).
-    pub fn new(password: impl Into<String>) -> Self {
-        Password(password.into())
-    }
-
-    /// The password in [`PASSWORD_VARIABLE`], when it is set (an error when it is not UTF-8).
-    pub fn from_environment() -> Result<Option<Password>, LoadError> {
-        match std::env::var_os(PASSWORD_VARIABLE) {
-            None => Ok(None),
-            Some(value) => value.into_string().map(|p| Some(Password(p))).map_err(|_| {
-                LoadError::new(
-                    LoadErrorKind::InvalidOption,
-                    format!("{PASSWORD_VARIABLE} is not valid UTF-8"),
-                )
-            }),
-        }
-    }
-
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Password {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Password(***)")
-    }
-}
-
-/// Login for `PasswordAuthenticator`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Credentials {
-    /// Role name.
-    pub username: String,
-    /// Its password.
-    pub password: Password,
-}
-
-/// Client TLS.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsOptions {
-    /// PEM file of the certificate authorities to trust; `None` trusts the system's roots.
-    pub ca_file: Option<PathBuf>,
-    /// PEM files of a client certificate (chain) and its private key, for servers that require one.
-    pub client_cert: Option<(PathBuf, PathBuf)>,
-    /// Check that the server's certificate names the node's IP address (on by default). The driver
-    /// connects to nodes by address, so the certificate needs an IP subject alternative name.
-    pub verify_host: bool,
-}
-
-impl Default for TlsOptions {
-    /// System roots, no client certificate, host verification on.
-    fn default() -> Self {
-        TlsOptions {
-            ca_file: None,
-            client_cert: None,
-            verify_host: true,
-        }
-    }
 }
 
 /// Where and how to load.
@@ -400,109 +217,9 @@ impl ConnectionSettings {
     }
 }
 
-/// Splits `KS.TABLE` at the dot that is outside double quotes.
-fn split_table_name(name: &str) -> Result<(String, String), LoadError> {
-    let mut quoted = false;
-    for (i, c) in name.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            '.' if !quoted => {
-                let (keyspace, table) = (&name[..i], &name[i + 1..]);
-                if !keyspace.is_empty() && !table.is_empty() {
-                    return Ok((keyspace.to_owned(), table.to_owned()));
-                }
-                break;
-            }
-            _ => {}
-        }
-    }
-    Err(LoadError::new(
-        LoadErrorKind::InvalidOption,
-        format!("invalid table {name:?}: expected KEYSPACE.TABLE"),
-    ))
-}
-
-/// The name an identifier written in CQL has in the schema: quoted names keep their case (`""`
-/// is a quote), unquoted ones are lower-cased.
-pub fn schema_name(identifier: &str) -> String {
-    match identifier
-        .strip_prefix('"')
-        .and_then(|rest| rest.strip_suffix('"'))
-    {
-        Some(inner) => inner.replace("\"\"", "\""),
-        None => identifier.to_lowercase(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hosts_parse_with_default_port_and_ipv6() {
-        let host = |name: &str, port| Host {
-            name: name.into(),
-            port,
-        };
-        assert_eq!(Host::parse("db1").unwrap(), host("db1", 9042));
-        assert_eq!(
-            Host::parse("10.0.0.1:19042").unwrap(),
-            host("10.0.0.1", 19042)
-        );
-        assert_eq!(Host::parse("[::1]:9043").unwrap(), host("::1", 9043));
-        assert_eq!(Host::parse("[::1]").unwrap(), host("::1", 9042));
-        assert_eq!(Host::parse("fe80::1").unwrap(), host("fe80::1", 9042));
-        assert_eq!(
-            Host::parse_list("a, b:1,").unwrap(),
-            vec![host("a", 9042), host("b", 1)]
-        );
-        assert_eq!(Host::parse("[::1]:9043").unwrap().to_string(), "[::1]:9043");
-        for bad in [
-            "",
-            "a:",
-            "a:0",
-            "a:70000",
-            "a:x",
-            "[::1",
-            "[::1]9042",
-            ":9042",
-        ] {
-            let error = Host::parse(bad).unwrap_err();
-            assert_eq!(error.kind(), LoadErrorKind::InvalidOption, "{bad}");
-        }
-        assert!(Host::parse_list(" , ").is_err());
-    }
-
-    #[test]
-    fn consistency_names_parse_case_insensitively() {
-        assert_eq!(
-            parse_consistency("local_quorum").unwrap(),
-            Consistency::LocalQuorum
-        );
-        assert_eq!(
-            parse_consistency("LOCAL-ONE").unwrap(),
-            Consistency::LocalOne
-        );
-        assert_eq!(
-            parse_consistency("Each_Quorum").unwrap(),
-            Consistency::EachQuorum
-        );
-        assert!(parse_consistency("SERIAL").is_err());
-        assert!(parse_consistency("most").is_err());
-    }
-
-    #[test]
-    fn table_names_split_outside_quotes() {
-        assert_eq!(split_table_name("ks.t").unwrap(), ("ks".into(), "t".into()));
-        assert_eq!(
-            split_table_name("\"K.s\".\"T\"").unwrap(),
-            ("\"K.s\"".into(), "\"T\"".into())
-        );
-        assert!(split_table_name("kst").is_err());
-        assert!(split_table_name(".t").is_err());
-        assert_eq!(schema_name("MyTable"), "mytable");
-        assert_eq!(schema_name("\"My\"\"Table\""), "My\"Table");
-    }
 
     #[test]
     fn backoff_doubles_up_to_its_cap_with_jitter_of_at_most_half() {
@@ -532,14 +249,5 @@ mod tests {
             }
         }
         assert_ne!(retry.backoff(3, 1), retry.backoff(3, 2));
-    }
-
-    #[test]
-    fn passwords_do_not_show_in_debug_output() {
-        let credentials = Credentials {
-            username: "loader".into(),
-            password: Password::new("s3cret"),
-        };
-        assert!(!format!("{credentials:?}").contains("s3cret"));
     }
 }

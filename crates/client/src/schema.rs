@@ -2,8 +2,8 @@
 //! of itself: one session, each change waited on until the nodes agree on the schema.
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::open_session;
 use crate::options::LoadOptions;
+use crate::session::open_session;
 use scylla::client::session::Session;
 use scylla::statement::unprepared::Statement;
 use std::time::Duration;

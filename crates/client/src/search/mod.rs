@@ -33,9 +33,9 @@ use scylla::statement::Consistency;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind, Setting};
-use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
 use crate::options::{ConnectionSettings, LoadOptions};
 use crate::report::RunControl;
+use crate::session::{find_column, ColumnRole, TableColumn, TableSession};
 use crate::table_guard::TableGuard;
 use crate::value::Value;
 
@@ -745,8 +745,8 @@ fn unanswerable(row: Rows<'_>, similarity: Similarity) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::tests::column;
-    use crate::options::Host;
+    use crate::session::tests::column;
+    use crate::session::Host;
     use crate::types::tests::{native, vector};
 
     #[test]

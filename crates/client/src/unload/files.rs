@@ -8,7 +8,7 @@ use cqlwire_vector::output::Destination;
 
 use super::{UnloadControl, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::{ColumnRole, TableColumn};
+use crate::session::{ColumnRole, TableColumn};
 
 /// Pages queued between the scan and the writer.
 const QUEUED_PAGES: usize = 2;
@@ -125,8 +125,9 @@ impl Unloader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::tests::column;
-    use crate::options::{Host, LoadOptions};
+    use crate::options::LoadOptions;
+    use crate::session::tests::column;
+    use crate::session::Host;
     use crate::types::tests::{native, vector};
     use scylla::cluster::metadata::NativeType;
 

@@ -46,10 +46,10 @@ use scylla::statement::prepared::PreparedStatement;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::{
-    chosen_columns, find_table, open_session, table_columns, ColumnRole, TableColumn,
+use crate::options::LoadOptions;
+use crate::session::{
+    chosen_columns, find_table, open_session, schema_name, table_columns, ColumnRole, TableColumn,
 };
-use crate::options::{schema_name, LoadOptions};
 
 pub use cqlwire_vector::arrays::{arrow_array, ArrayError};
 pub use files::VectorColumnError;
@@ -451,7 +451,7 @@ fn row_size(types: &[CodecType]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::tests::column;
+    use crate::session::tests::column;
     use crate::types::tests::{native, vector};
 
     #[test]
