@@ -15,7 +15,7 @@ use arrow_schema::{Field, Schema};
 use cqlwire_client::{
     parse_rename, Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset,
     DatasetOptions, LoadError as EngineError, LoadErrorKind, LoadOptions,
-    LoadReport as EngineReport, Loader, Mode, Password, RejectSink, RunControl,
+    LoadReport as EngineReport, Loader, Mode, Password, RejectSink, RunControl, SessionOptions,
 };
 use cqlwire_vector::input::{
     self, parse_rows, parse_shard, Batch, BatchReader, ElementType, InputError, InputOptions,
@@ -266,7 +266,7 @@ impl ConnectionKeywords {
     }
 
     /// The engine's options for this connection.
-    pub(crate) fn options(&self, py: Python<'_>) -> PyResult<LoadOptions> {
+    pub(crate) fn options(&self, py: Python<'_>) -> PyResult<SessionOptions> {
         self.settings(py)?
             .options()
             .map_err(|e| engine_error(py, &e, Vec::new()))
@@ -758,7 +758,8 @@ pub(crate) fn load<'py>(
     dry_run: bool,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<LoadReport> {
-    let mut options = ConnectionKeywords::new(hosts, table, connection)?.options(py)?;
+    let mut options =
+        LoadOptions::new(ConnectionKeywords::new(hosts, table, connection)?.options(py)?);
     options.query = query;
     if let Some(n) = concurrency {
         if n == 0 {

@@ -1,11 +1,11 @@
 //! The options of the commands that work on a live table (`load`, `search`, `unload`): contact points, the
 //! table, consistency, timeout, login and TLS, as one group of flags and as the library's
-//! [`LoadOptions`]; the password, read from the environment or a prompt; and the exit code of the
+//! [`SessionOptions`]; the password, read from the environment or a prompt; and the exit code of the
 //! engine's errors.
 
 use super::CliError;
 use cqlwire_client::{
-    ConnectionSettings, Credentials, LoadError, LoadErrorKind, LoadOptions, Password, Setting,
+    ConnectionSettings, Credentials, LoadError, LoadErrorKind, Password, SessionOptions, Setting,
     SettingNames, PASSWORD_VARIABLE,
 };
 use std::io::{self, IsTerminal};
@@ -51,7 +51,7 @@ pub struct Connection {
 impl Connection {
     /// The library's options for this connection (the password read now), everything else at its
     /// default.
-    pub fn options(&self) -> Result<LoadOptions, CliError> {
+    pub fn options(&self) -> Result<SessionOptions, CliError> {
         self.settings()?.options().map_err(engine_error)
     }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cqlwire_client::{
     schema_name, Dataset, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode, RejectSink,
-    RunControl, SchemaSession, SearchOptions, Searcher,
+    RunControl, SchemaSession, SearchOptions, Searcher, SessionOptions,
 };
 use cqlwire_codec::types::Identifier;
 use cqlwire_vector::input::{self, InputOptions, RowSelection};
@@ -77,11 +77,11 @@ impl Stage {
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct CaseOptions {
-    /// The cluster and the table (login, TLS, consistency, timeouts, load concurrency).
-    pub connection: LoadOptions,
+    /// The cluster and the table (login, TLS, consistency, timeouts) of the load.
+    pub connection: SessionOptions,
     /// The same for the queries (at the consistency level ANN queries run at, see
     /// [`SearchOptions::from_settings`]).
-    pub search_connection: LoadOptions,
+    pub search_connection: SessionOptions,
     /// The stages to run, in any order (they run in [`Stage::ALL`]'s).
     pub stages: Vec<Stage>,
     /// Drop the table when it exists (else a case that creates the table refuses to start).
@@ -295,7 +295,7 @@ impl RejectSink for FirstReject {
 
 /// The `CREATE CUSTOM INDEX` of the case's vector index on `column`.
 pub fn index_statement(options: &CaseOptions, column: &str) -> String {
-    let LoadOptions {
+    let SessionOptions {
         keyspace, table, ..
     } = &options.connection;
     let name = format!("{}_{}_idx", plain(table), plain(column));
@@ -393,7 +393,7 @@ pub async fn run(
     } else {
         None
     };
-    let LoadOptions {
+    let SessionOptions {
         keyspace, table, ..
     } = &options.connection;
     let name = format!("{keyspace}.{table}");
@@ -462,7 +462,8 @@ pub async fn run(
             stage: Stage::Load,
             units: dataset.rows(),
         });
-        let loader = Loader::connect_for(options.connection.clone(), &mut dataset).await?;
+        let loader =
+            Loader::connect_for(LoadOptions::new(options.connection.clone()), &mut dataset).await?;
         let mut rejects = FirstReject::default();
         let loaded = loader
             .load(dataset, &mut rejects, control, Mode::Write)
@@ -607,7 +608,7 @@ mod tests {
 
     fn options() -> CaseOptions {
         let hosts = Host::parse_list("127.0.0.1").unwrap();
-        let connection = LoadOptions::with_table_name(hosts, "bench.\"Docs\"").unwrap();
+        let connection = SessionOptions::with_table_name(hosts, "bench.\"Docs\"").unwrap();
         CaseOptions {
             search_connection: connection.clone(),
             connection,

@@ -35,7 +35,10 @@ impl Loader {
         options: crate::options::LoadOptions,
         dataset: &mut Dataset,
     ) -> Result<Loader, LoadError> {
-        let (keyspace, table) = (options.keyspace.clone(), options.table.clone());
+        let (keyspace, table) = (
+            options.session.keyspace.clone(),
+            options.session.table.clone(),
+        );
         let loader = Self::connect_with(options, |table| dataset.table_columns(table).map(Some))
             .await
             .map_err(|error| {

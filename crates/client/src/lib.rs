@@ -22,11 +22,11 @@
 //! and binding checks it against the type the server reports for the bind marker.
 //!
 //! ```no_run
-//! use cqlwire_client::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, Value};
+//! use cqlwire_client::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, SessionOptions, Value};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let hosts = Host::parse_list("127.0.0.1:9042")?;
-//! let mut options = LoadOptions::with_table_name(hosts, "ks.docs")?;
+//! let mut options = LoadOptions::new(SessionOptions::with_table_name(hosts, "ks.docs")?);
 //! options.columns = Some(vec!["id".into(), "embedding".into()]);
 //! let loader = Loader::connect(options).await?;
 //! // The markers say what to convert each input column to, e.g. `bigint` and `vector<float, 3>`.
@@ -77,7 +77,7 @@ pub use dataset::{parse_rename, Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
 pub use loader::{BindMarker, Loader};
-pub use options::{Concurrency, ConnectionSettings, LoadOptions, RetryOptions};
+pub use options::{Concurrency, LoadOptions};
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use schema::SchemaSession;
@@ -87,8 +87,8 @@ pub use search::{
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use session::{
-    parse_consistency, schema_name, ColumnRole, Credentials, Host, Password, TableColumn,
-    TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
+    parse_consistency, schema_name, ColumnRole, ConnectionSettings, Credentials, Host, Password,
+    RetryOptions, SessionOptions, TableColumn, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{

@@ -64,7 +64,7 @@ impl Loader {
             keyspace,
             table: table_name,
             columns,
-        } = TableSession::open(&options).await?;
+        } = TableSession::open(&options.session).await?;
         if let Some(chosen) = choose(&columns)? {
             options.columns = Some(chosen);
         }

@@ -5,8 +5,12 @@
 mod host;
 mod login;
 mod open;
+mod retry;
+mod settings;
 mod table;
 mod tls;
+
+use std::time::Duration;
 
 use scylla::statement::Consistency;
 
@@ -15,9 +19,57 @@ use crate::error::{LoadError, LoadErrorKind};
 pub use host::{Host, DEFAULT_PORT};
 pub use login::{Credentials, Password, PASSWORD_VARIABLE};
 pub(crate) use open::open_session;
+pub use retry::RetryOptions;
+pub use settings::ConnectionSettings;
 pub(crate) use table::{chosen_columns, find_column, find_table, table_columns, TableSession};
 pub use table::{ColumnRole, TableColumn};
 pub use tls::TlsOptions;
+
+/// Where the cluster and the table are, and the rules of every request a job sends there.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// Contact points; the driver discovers the other nodes.
+    pub hosts: Vec<Host>,
+    /// Keyspace of the table, as written in CQL (unquoted names are case-insensitive).
+    pub keyspace: String,
+    /// Table, as written in CQL.
+    pub table: String,
+    /// Consistency of every request. Default `LOCAL_QUORUM`, the ScyllaDB driver's own default
+    /// (a search asks for [`SearchOptions::CONSISTENCY`](crate::SearchOptions::CONSISTENCY) when
+    /// the settings name none).
+    pub consistency: Consistency,
+    /// Client-side timeout of one request.
+    pub request_timeout: Duration,
+    /// Login, when the cluster uses `PasswordAuthenticator`.
+    pub credentials: Option<Credentials>,
+    /// Client TLS; `None` connects in plain text.
+    pub tls: Option<TlsOptions>,
+    /// LZ4-compress request bodies (off by default: float vectors hardly compress, and it costs
+    /// client CPU; worth it over slow links with text-heavy rows).
+    pub compression: bool,
+}
+
+impl SessionOptions {
+    /// `keyspace.table` through `hosts`, everything else at its default.
+    pub fn new(hosts: Vec<Host>, keyspace: impl Into<String>, table: impl Into<String>) -> Self {
+        SessionOptions {
+            hosts,
+            keyspace: keyspace.into(),
+            table: table.into(),
+            consistency: Consistency::LocalQuorum,
+            request_timeout: Duration::from_secs(12),
+            credentials: None,
+            tls: None,
+            compression: false,
+        }
+    }
+
+    /// Splits `KS.TABLE` (each part plain or double-quoted) into the keyspace and table.
+    pub fn with_table_name(hosts: Vec<Host>, name: &str) -> Result<Self, LoadError> {
+        let (keyspace, table) = split_table_name(name)?;
+        Ok(SessionOptions::new(hosts, keyspace, table))
+    }
+}
 
 /// Parses a consistency level name for writes, case-insensitive (`LOCAL_QUORUM`, `one`, `each_quorum`, ...).
 /// `SERIAL` and `LOCAL_SERIAL` are refused: they are not consistency levels of a write.
@@ -47,7 +99,7 @@ pub fn parse_consistency(name: &str) -> Result<Consistency, LoadError> {
 }
 
 /// Splits `KS.TABLE` at the dot that is outside double quotes.
-pub(crate) fn split_table_name(name: &str) -> Result<(String, String), LoadError> {
+fn split_table_name(name: &str) -> Result<(String, String), LoadError> {
     let mut quoted = false;
     for (i, c) in name.char_indices() {
         match c {

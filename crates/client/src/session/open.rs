@@ -12,13 +12,13 @@ use scylla::errors::{
 use scylla::frame::Compression;
 use scylla::policies::retry::FallthroughRetryPolicy;
 
+use super::SessionOptions;
 use crate::error::{LoadError, LoadErrorKind};
-use crate::options::LoadOptions;
 
 /// A driver session to the cluster of `options` (its login, TLS, compression, and every request
 /// at its consistency and timeout, never retried by the driver), reading the schema of `keyspace`.
 pub(crate) async fn open_session(
-    options: &LoadOptions,
+    options: &SessionOptions,
     keyspace: &str,
 ) -> Result<Session, LoadError> {
     if options.hosts.is_empty() {

@@ -3,9 +3,9 @@
 use scylla::client::session::Session;
 use scylla::cluster::metadata::{ColumnKind, Table};
 
+use super::SessionOptions;
 use super::{open_session, schema_name};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::options::LoadOptions;
 use crate::types::ServerType;
 
 /// The role of a column in its table.
@@ -33,7 +33,7 @@ pub struct TableColumn {
     pub role: ColumnRole,
 }
 
-/// A session to the cluster of some [`LoadOptions`], with the description of their table: what
+/// A session to the cluster of some [`SessionOptions`], with the description of their table: what
 /// every command on a table starts from (hosts, login, TLS, consistency, timeout of `options`).
 pub(crate) struct TableSession {
     /// The connected session.
@@ -48,7 +48,7 @@ pub(crate) struct TableSession {
 
 impl TableSession {
     /// Connects and reads the table's columns; an unknown keyspace or table is an error.
-    pub(crate) async fn open(options: &LoadOptions) -> Result<TableSession, LoadError> {
+    pub(crate) async fn open(options: &SessionOptions) -> Result<TableSession, LoadError> {
         let keyspace = schema_name(&options.keyspace);
         let table = schema_name(&options.table);
         let session = open_session(options, &keyspace).await?;

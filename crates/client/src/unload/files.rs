@@ -125,9 +125,8 @@ impl Unloader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::LoadOptions;
     use crate::session::tests::column;
-    use crate::session::Host;
+    use crate::session::{Host, SessionOptions};
     use crate::types::tests::{native, vector};
     use scylla::cluster::metadata::NativeType;
 
@@ -137,8 +136,11 @@ mod tests {
             column("Id", native(NativeType::Int), ColumnRole::PartitionKey(0)),
             column("emb", vector(NativeType::Float, 3), ColumnRole::Regular),
         ];
-        let mut options =
-            UnloadOptions::new(LoadOptions::new(Host::parse_list("h").unwrap(), "ks", "t"));
+        let mut options = UnloadOptions::new(SessionOptions::new(
+            Host::parse_list("h").unwrap(),
+            "ks",
+            "t",
+        ));
         options
             .read_vector(&table, UnloadFormat::Hex, None, true)
             .unwrap();
