@@ -5,8 +5,8 @@
 
 use super::CliError;
 use cqlwire_client::{
-    ConnectionSettings, Credentials, LoadError, LoadErrorKind, Password, SessionOptions, Setting,
-    SettingNames, PASSWORD_VARIABLE,
+    ConnectionSettings, LoadError, LoadErrorKind, Password, SessionOptions, Setting, SettingNames,
+    PASSWORD_VARIABLE,
 };
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -57,22 +57,21 @@ impl Connection {
 
     /// The connection as the library's settings (the password read now).
     pub fn settings(&self) -> Result<ConnectionSettings, CliError> {
-        let credentials = match &self.username {
-            Some(user) => Some(Credentials {
-                username: user.clone(),
-                password: password(user)?,
-            }),
-            None => None,
-        };
-        Ok(ConnectionSettings {
+        let mut settings = ConnectionSettings {
             consistency: self.consistency.clone(),
             timeout: Duration::from_secs(self.timeout),
-            credentials,
+            username: self.username.clone(),
             tls: self.tls,
             tls_ca: self.tls_ca.clone(),
-            tls_client: self.tls_cert.clone().zip(self.tls_key.clone()),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
             ..ConnectionSettings::new(&self.hosts, &self.table)
-        })
+        };
+        if let Some(user) = settings.user_without_password().map_err(engine_error)? {
+            let password = prompt_password(user)?;
+            settings.password = Some(password);
+        }
+        Ok(settings)
     }
 }
 
@@ -101,11 +100,8 @@ pub fn engine_error(error: LoadError) -> CliError {
     }
 }
 
-/// The password of `user`: the environment variable, else a prompt on the terminal.
-fn password(user: &str) -> Result<Password, CliError> {
-    if let Some(password) = Password::from_environment().map_err(engine_error)? {
-        return Ok(password);
-    }
+/// The password of `user`, asked on the terminal.
+fn prompt_password(user: &str) -> Result<Password, CliError> {
     if !io::stdin().is_terminal() {
         return Err(CliError::usage(format!(
             "--username {user} needs a password: set {PASSWORD_VARIABLE} (no terminal to ask on)"

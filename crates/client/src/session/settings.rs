@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use scylla::statement::Consistency;
 
-use super::{parse_consistency, Credentials, Host, SessionOptions, TlsOptions};
+use super::{
+    parse_consistency, Credentials, Host, Password, SessionOptions, TlsOptions, PASSWORD_VARIABLE,
+};
 use crate::error::{LoadError, LoadErrorKind};
 
 /// The connection as text settings give it (command-line flags, keyword arguments): parsed and
@@ -21,14 +23,20 @@ pub struct ConnectionSettings {
     pub consistency: Option<String>,
     /// Timeout of one request (at least one second is used).
     pub timeout: Duration,
-    /// Login.
-    pub credentials: Option<Credentials>,
+    /// Log in as this role, with [`password`](ConnectionSettings::password).
+    pub username: Option<String>,
+    /// The login's password when the caller was handed one; else
+    /// [`user_without_password`](ConnectionSettings::user_without_password) reads
+    /// [`PASSWORD_VARIABLE`].
+    pub password: Option<Password>,
     /// Connect with TLS (also implied by a CA file or a client certificate).
     pub tls: bool,
     /// CA certificates (PEM) that sign the server's certificate.
     pub tls_ca: Option<PathBuf>,
-    /// Client certificate and its private key (PEM).
-    pub tls_client: Option<(PathBuf, PathBuf)>,
+    /// Client certificate (PEM), for servers that require one; with `tls_key`.
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM); with `tls_cert`.
+    pub tls_key: Option<PathBuf>,
 }
 
 impl ConnectionSettings {
@@ -39,11 +47,26 @@ impl ConnectionSettings {
             table: table.into(),
             consistency: None,
             timeout: Duration::from_secs(12),
-            credentials: None,
+            username: None,
+            password: None,
             tls: false,
             tls_ca: None,
-            tls_client: None,
+            tls_cert: None,
+            tls_key: None,
         }
+    }
+
+    /// The user whose password is still missing: a username given without a password while
+    /// [`PASSWORD_VARIABLE`] holds none (when it holds one, it becomes the password now). The
+    /// caller then asks for it (a prompt) or says how to give it.
+    pub fn user_without_password(&mut self) -> Result<Option<&str>, LoadError> {
+        if self.username.is_some() && self.password.is_none() {
+            self.password = Password::from_environment()?;
+        }
+        Ok(match (&self.username, &self.password) {
+            (Some(user), None) => Some(user),
+            _ => None,
+        })
     }
 
     /// The library's options for this connection, everything else at its default (consistency
@@ -74,14 +97,65 @@ impl ConnectionSettings {
             ));
         }
         options.request_timeout = self.timeout;
-        options.credentials = self.credentials.clone();
-        if self.tls || self.tls_ca.is_some() || self.tls_client.is_some() {
+        options.credentials = match (&self.username, &self.password) {
+            (None, _) => None,
+            (Some(user), Some(password)) => Some(Credentials {
+                username: user.clone(),
+                password: password.clone(),
+            }),
+            (Some(user), None) => {
+                return Err(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!("username {user} needs a password: set {PASSWORD_VARIABLE}"),
+                ))
+            }
+        };
+        let client_cert = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
+            (None, None) => None,
+            _ => {
+                return Err(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    "a client certificate and its private key go together",
+                ))
+            }
+        };
+        if self.tls || self.tls_ca.is_some() || client_cert.is_some() {
             options.tls = Some(TlsOptions {
                 ca_file: self.tls_ca.clone(),
-                client_cert: self.tls_client.clone(),
+                client_cert,
                 ..TlsOptions::default()
             });
         }
         Ok(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_given_password_makes_the_login_and_a_lone_certificate_is_refused() {
+        let mut settings = ConnectionSettings::new("db1", "ks.t");
+        settings.username = Some("loader".into());
+        settings.password = Some(Password::new("s3cret"));
+        assert_eq!(settings.user_without_password().unwrap(), None);
+        let options = settings.options().unwrap();
+        let credentials = options.credentials.unwrap();
+        assert_eq!(
+            (credentials.username.as_str(), credentials.password),
+            ("loader", Password::new("s3cret"))
+        );
+
+        settings.tls_cert = Some("client.pem".into());
+        let error = settings.options().unwrap_err();
+        assert_eq!(error.kind(), LoadErrorKind::InvalidOption);
+        settings.tls_key = Some("client.key".into());
+        let tls = settings.options().unwrap().tls.unwrap();
+        assert_eq!(
+            tls.client_cert,
+            Some(("client.pem".into(), "client.key".into()))
+        );
     }
 }
