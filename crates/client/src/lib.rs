@@ -14,8 +14,11 @@
 //! implements (`--column` on the command line, `column=` in Python); it runs with a stop flag and
 //! an observer of its phases for a progress display, and returns its report.
 //!
-//! They share the connection settings ([`ConnectionSettings`]), the table's schema as the server
-//! reports it ([`TableColumn`]) and the guard that ends a job when the table changes under it.
+//! They share the connection layer: [`SessionOptions`] (hosts, the table, consistency, request
+//! timeout, login, TLS, compression), which each job's options embed beside their own
+//! ([`LoadOptions`], [`UnloadOptions`], [`SearchOptions`]) and which both faces build from their
+//! text settings through [`ConnectionSettings`]; the table's schema as the server reports it
+//! ([`TableColumn`]); and the guard that ends a job when the table changes under it.
 //!
 //! The values arrive serialized (section 6 of the native protocol spec): this crate never formats a
 //! value as text nor re-encodes it. Each [`Value`] carries the [`ServerType`] its bytes were made for,
