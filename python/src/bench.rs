@@ -87,7 +87,7 @@ pub(crate) fn bench<'py>(
         .map_err(|e| engine_error(py, &e, Vec::new()))?;
     let search_connection = SearchOptions::from_settings(&settings)
         .map_err(|e| engine_error(py, &e, Vec::new()))?
-        .connection;
+        .session;
     let stages = match stages {
         None => Stage::ALL.to_vec(),
         Some(names) => Stage::parse_list(&names).map_err(|e| usage(py, e))?,

@@ -13,9 +13,9 @@ use arrow_array::{
 };
 use arrow_schema::{Field, Schema};
 use cqlwire_client::{
-    parse_rename, Concurrency, ConnectionSettings, Credentials, CsvRejects, Dataset,
-    DatasetOptions, LoadError as EngineError, LoadErrorKind, LoadOptions,
-    LoadReport as EngineReport, Loader, Mode, Password, RejectSink, RunControl,
+    parse_rename, Concurrency, ConnectionSettings, CsvRejects, Dataset, DatasetOptions,
+    LoadError as EngineError, LoadErrorKind, LoadOptions, LoadReport as EngineReport, Loader, Mode,
+    Password, RejectSink, RunControl, SessionOptions,
 };
 use cqlwire_vector::input::{
     self, parse_rows, parse_shard, Batch, BatchReader, ElementType, InputError, InputOptions,
@@ -248,19 +248,8 @@ fn hosts_text(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(hosts.join(","))
 }
 
-/// The connection keywords shared by `load`, `unload` and `search`.
-pub(crate) struct ConnectionKeywords {
-    hosts: String,
-    table: String,
-    consistency: Option<String>,
-    timeout: u64,
-    username: Option<String>,
-    password: Option<String>,
-    tls: bool,
-    tls_ca: Option<PathBuf>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
-}
+/// The connection keywords shared by `load`, `unload` and `search`, as the engine's settings.
+pub(crate) struct ConnectionKeywords(ConnectionSettings);
 
 impl ConnectionKeywords {
     /// `hosts`, `table` and the connection keywords among `rest` (consistency, timeout, username,
@@ -270,29 +259,20 @@ impl ConnectionKeywords {
         table: String,
         rest: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let mut keywords = ConnectionKeywords {
-            hosts: hosts_text(hosts)?,
-            table,
-            consistency: None,
-            timeout: 12,
-            username: None,
-            password: None,
-            tls: false,
-            tls_ca: None,
-            tls_cert: None,
-            tls_key: None,
-        };
+        let mut settings = ConnectionSettings::new(hosts_text(hosts)?, table);
         for (name, value) in rest.into_iter().flat_map(|rest| rest.iter()) {
             let name: String = name.extract()?;
             match name.as_str() {
-                "consistency" => keywords.consistency = value.extract()?,
-                "timeout" => keywords.timeout = value.extract()?,
-                "username" => keywords.username = value.extract()?,
-                "password" => keywords.password = value.extract()?,
-                "tls" => keywords.tls = value.extract()?,
-                "tls_ca" => keywords.tls_ca = value.extract()?,
-                "tls_cert" => keywords.tls_cert = value.extract()?,
-                "tls_key" => keywords.tls_key = value.extract()?,
+                "consistency" => settings.consistency = value.extract()?,
+                "timeout" => settings.timeout = Duration::from_secs(value.extract()?),
+                "username" => settings.username = value.extract()?,
+                "password" => {
+                    settings.password = value.extract::<Option<String>>()?.map(Password::new)
+                }
+                "tls" => settings.tls = value.extract()?,
+                "tls_ca" => settings.tls_ca = value.extract()?,
+                "tls_cert" => settings.tls_cert = value.extract()?,
+                "tls_key" => settings.tls_key = value.extract()?,
                 other => {
                     return Err(crate::type_error(format!(
                         "unexpected keyword argument '{other}'"
@@ -300,53 +280,35 @@ impl ConnectionKeywords {
                 }
             }
         }
-        Ok(keywords)
+        Ok(ConnectionKeywords(settings))
     }
 
     /// The engine's options for this connection.
-    pub(crate) fn options(&self, py: Python<'_>) -> PyResult<LoadOptions> {
+    pub(crate) fn options(self, py: Python<'_>) -> PyResult<SessionOptions> {
         self.settings(py)?
             .options()
             .map_err(|e| engine_error(py, &e, Vec::new()))
     }
 
     /// The engine's settings: the password from `password=`, else `CQLWIRE_PASSWORD`.
-    pub(crate) fn settings(&self, py: Python<'_>) -> PyResult<ConnectionSettings> {
-        let credentials = match &self.username {
-            Some(user) => {
-                let password = match &self.password {
-                    Some(password) => Password::new(password.clone()),
-                    None => Password::from_environment()
-                        .map_err(|e| engine_error(py, &e, Vec::new()))?
-                        .ok_or_else(|| {
-                            usage(
-                                py,
-                                format!(
-                                    "username {user} needs a password: pass password= or set {}",
-                                    cqlwire_client::PASSWORD_VARIABLE
-                                ),
-                            )
-                        })?,
-                };
-                Some(Credentials {
-                    username: user.clone(),
-                    password,
-                })
-            }
-            None => None,
-        };
-        if self.tls_cert.is_some() != self.tls_key.is_some() {
+    pub(crate) fn settings(self, py: Python<'_>) -> PyResult<ConnectionSettings> {
+        let ConnectionKeywords(mut settings) = self;
+        if let Some(user) = settings
+            .user_without_password()
+            .map_err(|e| engine_error(py, &e, Vec::new()))?
+        {
+            return Err(usage(
+                py,
+                format!(
+                    "username {user} needs a password: pass password= or set {}",
+                    cqlwire_client::PASSWORD_VARIABLE
+                ),
+            ));
+        }
+        if settings.tls_cert.is_some() != settings.tls_key.is_some() {
             return Err(usage(py, "tls_cert and tls_key go together"));
         }
-        Ok(ConnectionSettings {
-            consistency: self.consistency.clone(),
-            timeout: Duration::from_secs(self.timeout),
-            credentials,
-            tls: self.tls,
-            tls_ca: self.tls_ca.clone(),
-            tls_client: self.tls_cert.clone().zip(self.tls_key.clone()),
-            ..ConnectionSettings::new(&self.hosts, &self.table)
-        })
+        Ok(settings)
     }
 }
 
@@ -796,7 +758,8 @@ pub(crate) fn load<'py>(
     dry_run: bool,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<LoadReport> {
-    let mut options = ConnectionKeywords::new(hosts, table, connection)?.options(py)?;
+    let mut options =
+        LoadOptions::new(ConnectionKeywords::new(hosts, table, connection)?.options(py)?);
     options.query = query;
     if let Some(n) = concurrency {
         if n == 0 {

@@ -201,7 +201,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let connection = settings.options().map_err(engine_error)?;
     let search_connection = SearchOptions::from_settings(&settings)
         .map_err(engine_error)?
-        .connection;
+        .session;
     let stages = if args.stages.is_empty() {
         Stage::ALL.to_vec()
     } else {

@@ -1,12 +1,12 @@
 //! The options of the commands that work on a live table (`load`, `search`, `unload`): contact points, the
 //! table, consistency, timeout, login and TLS, as one group of flags and as the library's
-//! [`LoadOptions`]; the password, read from the environment or a prompt; and the exit code of the
+//! [`SessionOptions`]; the password, read from the environment or a prompt; and the exit code of the
 //! engine's errors.
 
 use super::CliError;
 use cqlwire_client::{
-    ConnectionSettings, Credentials, LoadError, LoadErrorKind, LoadOptions, Password, Setting,
-    SettingNames, PASSWORD_VARIABLE,
+    ConnectionSettings, LoadError, LoadErrorKind, Password, SessionOptions, Setting, SettingNames,
+    PASSWORD_VARIABLE,
 };
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -51,28 +51,27 @@ pub struct Connection {
 impl Connection {
     /// The library's options for this connection (the password read now), everything else at its
     /// default.
-    pub fn options(&self) -> Result<LoadOptions, CliError> {
+    pub fn options(&self) -> Result<SessionOptions, CliError> {
         self.settings()?.options().map_err(engine_error)
     }
 
     /// The connection as the library's settings (the password read now).
     pub fn settings(&self) -> Result<ConnectionSettings, CliError> {
-        let credentials = match &self.username {
-            Some(user) => Some(Credentials {
-                username: user.clone(),
-                password: password(user)?,
-            }),
-            None => None,
-        };
-        Ok(ConnectionSettings {
+        let mut settings = ConnectionSettings {
             consistency: self.consistency.clone(),
             timeout: Duration::from_secs(self.timeout),
-            credentials,
+            username: self.username.clone(),
             tls: self.tls,
             tls_ca: self.tls_ca.clone(),
-            tls_client: self.tls_cert.clone().zip(self.tls_key.clone()),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
             ..ConnectionSettings::new(&self.hosts, &self.table)
-        })
+        };
+        if let Some(user) = settings.user_without_password().map_err(engine_error)? {
+            let password = prompt_password(user)?;
+            settings.password = Some(password);
+        }
+        Ok(settings)
     }
 }
 
@@ -101,11 +100,8 @@ pub fn engine_error(error: LoadError) -> CliError {
     }
 }
 
-/// The password of `user`: the environment variable, else a prompt on the terminal.
-fn password(user: &str) -> Result<Password, CliError> {
-    if let Some(password) = Password::from_environment().map_err(engine_error)? {
-        return Ok(password);
-    }
+/// The password of `user`, asked on the terminal.
+fn prompt_password(user: &str) -> Result<Password, CliError> {
     if !io::stdin().is_terminal() {
         return Err(CliError::usage(format!(
             "--username {user} needs a password: set {PASSWORD_VARIABLE} (no terminal to ask on)"

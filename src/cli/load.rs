@@ -13,8 +13,8 @@ use super::CliError;
 use crate::files;
 use crate::messages;
 use cqlwire_client::{
-    parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport,
-    Loader, Mode, ProgressSnapshot, RejectSink, RunControl,
+    parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadOptions,
+    LoadReport, Loader, Mode, ProgressSnapshot, RejectSink, RunControl,
 };
 use cqlwire_vector::input::{parse_rows, parse_shard, InputFormat, InputOptions, RowSelection};
 use indicatif::ProgressBar;
@@ -118,7 +118,7 @@ impl RejectSink for StderrRejects {
 
 /// Runs `cqlwire load`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let mut options = args.connection.options()?;
+    let mut options = LoadOptions::new(args.connection.options()?);
     options.query = args.query.clone();
     if let Some(n) = args.concurrency {
         options.concurrency = Concurrency::Fixed(n as usize);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cqlwire_client::{
     schema_name, Dataset, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode, RejectSink,
-    RunControl, SchemaSession, SearchOptions, Searcher,
+    RunControl, SchemaSession, SearchOptions, Searcher, SessionOptions,
 };
 use cqlwire_codec::types::Identifier;
 use cqlwire_vector::input::{self, BatchReader, InputOptions, RowSelection};
@@ -138,11 +138,11 @@ impl Stage {
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct CaseOptions {
-    /// The cluster and the table (login, TLS, consistency, timeouts, load concurrency).
-    pub connection: LoadOptions,
+    /// The cluster and the table (login, TLS, consistency, timeouts) of the load.
+    pub connection: SessionOptions,
     /// The same for the queries (at the consistency level ANN queries run at, see
     /// [`SearchOptions::from_settings`]).
-    pub search_connection: LoadOptions,
+    pub search_connection: SessionOptions,
     /// The stages to run, in any order (they run in [`Stage::ALL`]'s).
     pub stages: Vec<Stage>,
     /// Drop the table when it exists (else a case that creates the table refuses to start).
@@ -428,7 +428,7 @@ impl RejectSink for FirstReject {
 
 /// The `CREATE CUSTOM INDEX` of the case's vector index on `column`.
 pub fn index_statement(options: &CaseOptions, column: &str) -> String {
-    let LoadOptions {
+    let SessionOptions {
         keyspace, table, ..
     } = &options.connection;
     let name = index_name(table, column);
@@ -501,7 +501,7 @@ async fn create_indexes(
     report.index = index_statement(options, "emb");
     schema.execute(&report.index).await?;
     if let Some(filter) = filter {
-        let LoadOptions {
+        let SessionOptions {
             keyspace, table, ..
         } = &options.connection;
         let name = index_name(table, filter.column);
@@ -610,7 +610,7 @@ pub async fn run(
             dataset = Some(Dataset::from_reader(reader, &[], None)?);
         }
     }
-    let LoadOptions {
+    let SessionOptions {
         keyspace, table, ..
     } = &options.connection;
     let name = format!("{keyspace}.{table}");
@@ -687,7 +687,8 @@ pub async fn run(
             stage: Stage::Load,
             units: dataset.rows(),
         });
-        let loader = Loader::connect_for(options.connection.clone(), &mut dataset).await?;
+        let loader =
+            Loader::connect_for(LoadOptions::new(options.connection.clone()), &mut dataset).await?;
         let mut rejects = FirstReject::default();
         let loaded = loader
             .load(dataset, &mut rejects, control, Mode::Write)
@@ -848,7 +849,7 @@ mod tests {
 
     fn options() -> CaseOptions {
         let hosts = Host::parse_list("127.0.0.1").unwrap();
-        let connection = LoadOptions::with_table_name(hosts, "bench.\"Docs\"").unwrap();
+        let connection = SessionOptions::with_table_name(hosts, "bench.\"Docs\"").unwrap();
         CaseOptions {
             search_connection: connection.clone(),
             connection,

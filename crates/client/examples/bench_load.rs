@@ -15,7 +15,9 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use cqlwire_client::{Concurrency, Host, LoadOptions, Loader, Reject, Row, RunControl, Value};
+use cqlwire_client::{
+    Concurrency, Host, LoadOptions, Loader, Reject, Row, RunControl, SessionOptions, Value,
+};
 use scylla::client::session_builder::SessionBuilder;
 
 const DIMENSIONS: usize = 768;
@@ -47,7 +49,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     drop(admin);
 
-    let mut options = LoadOptions::new(Host::parse_list(host)?, "cqlwire_bench", "vectors");
+    let mut options = LoadOptions::new(SessionOptions::new(
+        Host::parse_list(host)?,
+        "cqlwire_bench",
+        "vectors",
+    ));
     if concurrency > 0 {
         options.concurrency = Concurrency::Fixed(concurrency);
     }

@@ -26,8 +26,8 @@ use cqlwire_vector::kernel::{Rows, VectorEncoder};
 use scylla::cluster::metadata::ColumnType;
 
 use crate::error::{LoadError, LoadErrorKind, Setting};
-use crate::loader::{BindMarker, ColumnRole, TableColumn};
-use crate::options::schema_name;
+use crate::loader::BindMarker;
+use crate::session::{schema_name, ColumnRole, TableColumn};
 use crate::value::{Row, Value};
 
 /// What to read and how its columns map to the table's.

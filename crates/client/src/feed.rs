@@ -9,9 +9,9 @@ use tokio::sync::mpsc;
 use crate::dataset::Dataset;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::Loader;
-use crate::options::schema_name;
 use crate::rejects::RejectSink;
 use crate::report::{LoadReport, RunControl};
+use crate::session::schema_name;
 use crate::value::Row;
 
 /// Batches queued between the reader thread and the run (memory: this many batches of rows).
@@ -35,7 +35,10 @@ impl Loader {
         options: crate::options::LoadOptions,
         dataset: &mut Dataset,
     ) -> Result<Loader, LoadError> {
-        let (keyspace, table) = (options.keyspace.clone(), options.table.clone());
+        let (keyspace, table) = (
+            options.session.keyspace.clone(),
+            options.session.table.clone(),
+        );
         let loader = Self::connect_with(options, |table| dataset.table_columns(table).map(Some))
             .await
             .map_err(|error| {

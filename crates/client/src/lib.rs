@@ -14,19 +14,22 @@
 //! implements (`--column` on the command line, `column=` in Python); it runs with a stop flag and
 //! an observer of its phases for a progress display, and returns its report.
 //!
-//! They share the connection settings ([`ConnectionSettings`]), the table's schema as the server
-//! reports it ([`TableColumn`]) and the guard that ends a job when the table changes under it.
+//! They share the connection layer: [`SessionOptions`] (hosts, the table, consistency, request
+//! timeout, login, TLS, compression), which each job's options embed beside their own
+//! ([`LoadOptions`], [`UnloadOptions`], [`SearchOptions`]) and which both faces build from their
+//! text settings through [`ConnectionSettings`]; the table's schema as the server reports it
+//! ([`TableColumn`]); and the guard that ends a job when the table changes under it.
 //!
 //! The values arrive serialized (section 6 of the native protocol spec): this crate never formats a
 //! value as text nor re-encodes it. Each [`Value`] carries the [`ServerType`] its bytes were made for,
 //! and binding checks it against the type the server reports for the bind marker.
 //!
 //! ```no_run
-//! use cqlwire_client::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, Value};
+//! use cqlwire_client::{CsvRejects, Host, LoadOptions, Loader, Row, RunControl, SessionOptions, Value};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let hosts = Host::parse_list("127.0.0.1:9042")?;
-//! let mut options = LoadOptions::with_table_name(hosts, "ks.docs")?;
+//! let mut options = LoadOptions::new(SessionOptions::with_table_name(hosts, "ks.docs")?);
 //! options.columns = Some(vec!["id".into(), "embedding".into()]);
 //! let loader = Loader::connect(options).await?;
 //! // The markers say what to convert each input column to, e.g. `bigint` and `vector<float, 3>`.
@@ -66,8 +69,8 @@ mod report;
 mod run;
 mod schema;
 mod search;
+mod session;
 mod table_guard;
-mod tls;
 mod types;
 mod unload;
 mod value;
@@ -76,11 +79,8 @@ mod window;
 pub use dataset::{parse_rename, Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
-pub use loader::{BindMarker, ColumnRole, Loader, TableColumn};
-pub use options::{
-    parse_consistency, schema_name, Concurrency, ConnectionSettings, Credentials, Host,
-    LoadOptions, Password, RetryOptions, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
-};
+pub use loader::{BindMarker, Loader};
+pub use options::{Concurrency, LoadOptions};
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use schema::{Product, SchemaSession, Server};
@@ -88,6 +88,10 @@ pub use search::{
     recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
+};
+pub use session::{
+    parse_consistency, schema_name, ColumnRole, ConnectionSettings, Credentials, Host, Password,
+    RetryOptions, SessionOptions, TableColumn, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{

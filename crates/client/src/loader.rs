@@ -1,49 +1,15 @@
-//! Connecting, reading the table, preparing the statement.
+//! Preparing the statement of a load on the table the connection layer read.
 
-use std::sync::Arc;
-
-use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
-use scylla::cluster::metadata::{ColumnKind, ColumnType, NativeType, Table};
-use scylla::errors::{
-    ConnectionError, ConnectionPoolError, ConnectionSetupRequestErrorKind, DbError, MetadataError,
-    NewSessionError,
-};
-use scylla::frame::Compression;
-use scylla::policies::retry::FallthroughRetryPolicy;
+use scylla::cluster::metadata::{ColumnType, NativeType};
 use scylla::statement::prepared::PreparedStatement;
 
 use crate::error::{LoadError, LoadErrorKind, Setting};
-use crate::options::{schema_name, LoadOptions};
+use crate::options::LoadOptions;
+use crate::session::{chosen_columns, ColumnRole, TableColumn, TableSession};
 use crate::types::ServerType;
 use cqlwire_codec::types::Identifier;
 use std::fmt::Write as _;
-
-/// The role of a column in its table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ColumnRole {
-    /// Part `n` (0-based) of the partition key.
-    PartitionKey(usize),
-    /// Part `n` (0-based) of the clustering key.
-    Clustering(usize),
-    /// A static column.
-    Static,
-    /// A regular column.
-    Regular,
-}
-
-/// A column of the target table, as the server describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableColumn {
-    /// Name in the schema (case as stored).
-    pub name: String,
-    /// Type, with its frozen flags.
-    pub cql_type: ServerType,
-    /// Key part, static or regular.
-    pub role: ColumnRole,
-}
 
 /// A bind marker of the prepared statement: one value of every row goes to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +64,7 @@ impl Loader {
             keyspace,
             table: table_name,
             columns,
-        } = TableSession::open(&options).await?;
+        } = TableSession::open(&options.session).await?;
         if let Some(chosen) = choose(&columns)? {
             options.columns = Some(chosen);
         }
@@ -165,225 +131,6 @@ impl Loader {
     pub fn options(&self) -> &LoadOptions {
         &self.options
     }
-}
-
-/// A session to the cluster of some [`LoadOptions`], with the description of their table: what
-/// every command on a table starts from (hosts, login, TLS, consistency, timeout of `options`).
-pub(crate) struct TableSession {
-    /// The connected session.
-    pub(crate) session: Session,
-    /// The keyspace's name in the schema.
-    pub(crate) keyspace: String,
-    /// The table's name in the schema.
-    pub(crate) table: String,
-    /// The table's columns, as [`Loader::columns`] orders them.
-    pub(crate) columns: Vec<TableColumn>,
-}
-
-impl TableSession {
-    /// Connects and reads the table's columns; an unknown keyspace or table is an error.
-    pub(crate) async fn open(options: &LoadOptions) -> Result<TableSession, LoadError> {
-        let keyspace = schema_name(&options.keyspace);
-        let table = schema_name(&options.table);
-        let session = open_session(options, &keyspace).await?;
-        let columns = {
-            let state = session.get_cluster_state();
-            table_columns(find_table(&state, &keyspace, &table)?)?
-        };
-        Ok(TableSession {
-            session,
-            keyspace,
-            table,
-            columns,
-        })
-    }
-}
-
-pub(crate) async fn open_session(
-    options: &LoadOptions,
-    keyspace: &str,
-) -> Result<Session, LoadError> {
-    if options.hosts.is_empty() {
-        return Err(LoadError::new(
-            LoadErrorKind::InvalidOption,
-            "no host given",
-        ));
-    }
-    // Retries are this crate's: the driver's policy would retry out of sight of the counters.
-    let profile = ExecutionProfile::builder()
-        .consistency(options.consistency)
-        .request_timeout(Some(options.request_timeout))
-        .retry_policy(Arc::new(FallthroughRetryPolicy::new()))
-        .build();
-    let mut builder = SessionBuilder::new()
-        .known_nodes(options.hosts.iter().map(ToString::to_string))
-        .default_execution_profile_handle(profile.into_handle())
-        .keyspaces_to_fetch([keyspace.to_owned()])
-        .compression(options.compression.then_some(Compression::Lz4));
-    if let Some(credentials) = &options.credentials {
-        builder = builder.user(&credentials.username, credentials.password.expose());
-    }
-    if let Some(tls) = &options.tls {
-        builder = builder.tls_context(Some(crate::tls::client_config(tls)?));
-    }
-    // The driver waits much longer for a node that accepts the connection but never answers
-    // (a minute, then blames a keepalive): the whole setup gets the request timeout.
-    let hosts_text = || {
-        let hosts: Vec<String> = options.hosts.iter().map(ToString::to_string).collect();
-        hosts.join(",")
-    };
-    let timeout = options.request_timeout;
-    let built = tokio::time::timeout(timeout, builder.connection_timeout(timeout).build())
-        .await
-        .map_err(|_| {
-            LoadError::new(
-                LoadErrorKind::Connect,
-                format!(
-                    "cannot connect to {}: no answer within {:.1} s (the request timeout)",
-                    hosts_text(),
-                    timeout.as_secs_f64()
-                ),
-            )
-        })?;
-    built.map_err(|error| {
-        let kind = if is_authentication_failure(&error) {
-            LoadErrorKind::Authentication
-        } else {
-            LoadErrorKind::Connect
-        };
-        LoadError::new(kind, format!("cannot connect to {}: {error}", hosts_text()))
-    })
-}
-
-fn is_authentication_failure(error: &NewSessionError) -> bool {
-    let NewSessionError::MetadataError(MetadataError::ConnectionPoolError(
-        ConnectionPoolError::Broken {
-            last_connection_error: ConnectionError::ConnectionSetupRequestError(setup),
-        },
-    )) = error
-    else {
-        return false;
-    };
-    match setup.get_error() {
-        ConnectionSetupRequestErrorKind::DbError(DbError::AuthenticationError, _) => true,
-        other => {
-            // Missing credentials and authenticator failures have no DbError of their own.
-            let text = other.to_string();
-            text.contains("authenticat") || text.contains("Authenticat")
-        }
-    }
-}
-
-pub(crate) fn find_table<'a>(
-    state: &'a scylla::cluster::ClusterState,
-    keyspace: &str,
-    table: &str,
-) -> Result<&'a Table, LoadError> {
-    let unknown = |message: String| LoadError::new(LoadErrorKind::UnknownTable, message);
-    let metadata = state
-        .get_keyspace(keyspace)
-        .ok_or_else(|| unknown(format!("keyspace {keyspace} does not exist")))?;
-    metadata.tables.get(table).ok_or_else(|| {
-        let mut names: Vec<&str> = metadata.tables.keys().map(String::as_str).collect();
-        names.sort_unstable();
-        let known = if names.is_empty() {
-            "it has no tables".to_owned()
-        } else {
-            format!("its tables: {}", names.join(", "))
-        };
-        unknown(format!("table {keyspace}.{table} does not exist ({known})"))
-    })
-}
-
-pub(crate) fn table_columns(table: &Table) -> Result<Vec<TableColumn>, LoadError> {
-    let role_of = |name: &str, kind: ColumnKind| {
-        if let Some(i) = table.partition_key.iter().position(|key| key == name) {
-            ColumnRole::PartitionKey(i)
-        } else if let Some(i) = table.clustering_key.iter().position(|key| key == name) {
-            ColumnRole::Clustering(i)
-        } else if kind == ColumnKind::Static {
-            ColumnRole::Static
-        } else {
-            ColumnRole::Regular
-        }
-    };
-    let mut columns = table
-        .columns
-        .iter()
-        .map(|(name, column)| {
-            let cql_type = ServerType::new(column.typ.clone()).map_err(|error| {
-                LoadError::new(
-                    LoadErrorKind::UnsupportedType,
-                    format!("column {name}: {error}"),
-                )
-            })?;
-            Ok(TableColumn {
-                name: name.clone(),
-                cql_type,
-                role: role_of(name, column.kind.clone()),
-            })
-        })
-        .collect::<Result<Vec<_>, LoadError>>()?;
-    columns.sort_by(|a, b| {
-        let rank = |column: &TableColumn| match column.role {
-            ColumnRole::PartitionKey(i) => (0, i),
-            ColumnRole::Clustering(i) => (1, i),
-            ColumnRole::Static | ColumnRole::Regular => (2, 0),
-        };
-        rank(a).cmp(&rank(b)).then_with(|| a.name.cmp(&b.name))
-    });
-    Ok(columns)
-}
-
-/// The column of `keyspace.table` named `written`: the column of exactly that name (a name that
-/// comes from an input file or the schema, such as `Emb`), else the one CQL means by it (`Emb` is
-/// `emb`, `"Emb"` is `Emb`); or an error listing the table's columns.
-pub(crate) fn find_column<'a>(
-    columns: &'a [TableColumn],
-    written: &str,
-    keyspace: &str,
-    table: &str,
-) -> Result<&'a TableColumn, LoadError> {
-    let name = schema_name(written);
-    columns
-        .iter()
-        .find(|column| column.name == written)
-        .or_else(|| columns.iter().find(|column| column.name == name))
-        .ok_or_else(|| {
-            let known: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            LoadError::new(
-                LoadErrorKind::UnknownColumn,
-                format!(
-                    "table {keyspace}.{table} has no column {written} (its columns: {})",
-                    known.join(", ")
-                ),
-            )
-        })
-}
-
-/// The columns `chosen` names (as written in CQL), in its order, each existing and named once;
-/// `None` names every column.
-pub(crate) fn chosen_columns<'a>(
-    columns: &'a [TableColumn],
-    chosen: Option<&[String]>,
-    keyspace: &str,
-    table: &str,
-) -> Result<Vec<&'a TableColumn>, LoadError> {
-    let Some(chosen) = chosen else {
-        return Ok(columns.iter().collect());
-    };
-    let mut out: Vec<&TableColumn> = Vec::with_capacity(chosen.len());
-    for written in chosen {
-        let column = find_column(columns, written, keyspace, table)?;
-        if out.iter().any(|c| c.name == column.name) {
-            return Err(LoadError::new(
-                LoadErrorKind::InvalidOption,
-                format!("column {written} is given twice"),
-            ));
-        }
-        out.push(column);
-    }
-    Ok(out)
 }
 
 /// `INSERT INTO ks.t (c1, c2, ...) VALUES (?, ?, ...)` of `chosen` (as written in CQL) or of every
@@ -528,18 +275,10 @@ async fn static_only(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::session::tests::column;
     use crate::types::tests::{native, vector};
-
-    /// A table column of a driver type.
-    pub(crate) fn column(name: &str, typ: ColumnType<'static>, role: ColumnRole) -> TableColumn {
-        TableColumn {
-            name: name.into(),
-            cql_type: ServerType::new(typ).unwrap(),
-            role,
-        }
-    }
 
     fn table() -> Vec<TableColumn> {
         vec![

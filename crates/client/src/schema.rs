@@ -2,13 +2,13 @@
 //! of itself: one session, each change waited on until the nodes agree on the schema.
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::open_session;
-use crate::options::LoadOptions;
+use crate::session::open_session;
+use crate::session::SessionOptions;
 use scylla::client::session::Session;
 use scylla::statement::unprepared::Statement;
 use std::time::Duration;
 
-/// A session for schema statements on the cluster that [`LoadOptions`] name.
+/// A session for schema statements on the cluster that [`SessionOptions`] name.
 pub struct SchemaSession {
     session: Session,
     timeout: Duration,
@@ -27,7 +27,7 @@ const SCHEMA_TIMEOUT: Duration = Duration::from_secs(120);
 impl SchemaSession {
     /// Connects with the login, TLS and timeouts of `options` (its keyspace is the one whose
     /// schema the session reads).
-    pub async fn connect(options: &LoadOptions) -> Result<SchemaSession, LoadError> {
+    pub async fn connect(options: &SessionOptions) -> Result<SchemaSession, LoadError> {
         let session = open_session(options, &options.keyspace).await?;
         Ok(SchemaSession {
             session,

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use cqlwire_client::{
     Concurrency, Credentials, Host, LoadError, LoadErrorKind, LoadOptions, LoadReport, Loader,
-    Password, Reject, RetryOptions, Row, RunControl, TlsOptions, Value,
+    Password, Reject, RetryOptions, Row, RunControl, SessionOptions, TlsOptions, Value,
 };
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -40,13 +40,13 @@ fn credentials() -> Credentials {
 }
 
 fn options(table: &str) -> LoadOptions {
-    let mut options = LoadOptions::new(
+    let mut session = SessionOptions::new(
         Host::parse_list(&env("CQLWIRE_TEST_CASSANDRA")).unwrap(),
         KEYSPACE,
         table,
     );
-    options.credentials = Some(credentials());
-    options
+    session.credentials = Some(credentials());
+    LoadOptions::new(session)
 }
 
 async fn admin() -> Session {
@@ -547,7 +547,7 @@ async fn a_dry_run_binds_every_row_and_sends_none() {
 #[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
 async fn a_password_login_is_checked() {
     let mut wrong = options("typed");
-    wrong.credentials = Some(Credentials {
+    wrong.session.credentials = Some(Credentials {
         username: env("CQLWIRE_TEST_USER"),
         password: Password::new("not the password"),
     });
@@ -556,7 +556,7 @@ async fn a_password_login_is_checked() {
     assert!(!error.message().contains(&env("CQLWIRE_TEST_PASSWORD")));
 
     let mut anonymous = options("typed");
-    anonymous.credentials = None;
+    anonymous.session.credentials = None;
     let error = Loader::connect(anonymous).await.err().unwrap();
     assert_eq!(error.kind(), LoadErrorKind::Authentication, "{error}");
 }
@@ -576,7 +576,7 @@ async fn tls_trusts_the_server_certificate_and_checks_its_address() {
         ..TlsOptions::default()
     };
     let mut secure = options("secure");
-    secure.tls = Some(tls.clone());
+    secure.session.tls = Some(tls.clone());
     let loader = Loader::connect(secure).await.unwrap();
     let rows = vector_rows(&loader, 0..200);
     let report = loader
@@ -599,14 +599,14 @@ async fn tls_trusts_the_server_certificate_and_checks_its_address() {
     .await;
     let other = Host::parse_list(&forwarded).unwrap();
     let mut wrong_name = options("secure");
-    wrong_name.hosts = other.clone();
-    wrong_name.tls = Some(tls.clone());
+    wrong_name.session.hosts = other.clone();
+    wrong_name.session.tls = Some(tls.clone());
     let error = Loader::connect(wrong_name).await.err().unwrap();
     assert_eq!(error.kind(), LoadErrorKind::Connect, "{error}");
     assert!(error.message().contains("certificate"), "{error}");
     let mut unchecked = options("secure");
-    unchecked.hosts = other;
-    unchecked.tls = Some(TlsOptions {
+    unchecked.session.hosts = other;
+    unchecked.session.tls = Some(TlsOptions {
         verify_host: false,
         ..tls
     });
@@ -641,7 +641,7 @@ async fn forwarder(address: &str, target: &str) -> String {
 /// Options for the fault tests: short timeouts so that a run notices quickly.
 fn impatient(table: &str, retries: u32) -> LoadOptions {
     let mut options = options(table);
-    options.request_timeout = Duration::from_millis(800);
+    options.session.request_timeout = Duration::from_millis(800);
     options.concurrency = Concurrency::Fixed(32);
     options.retry = RetryOptions {
         max_retries: retries,

@@ -7,7 +7,7 @@ use cqlwire_vector::exact::Similarity;
 use scylla::client::session::Session;
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::options::schema_name;
+use crate::session::schema_name;
 
 /// An index on the searched column.
 #[derive(Debug, Clone, PartialEq, Eq)]

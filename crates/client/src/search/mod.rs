@@ -4,7 +4,8 @@
 //! flight after unmeasured warm-up queries; the answers scored against ground truth (recall@k)
 //! with latency percentiles and queries per second.
 //!
-//! The session is `load`'s ([`LoadOptions`]: hosts, login, TLS, consistency, request timeout). A
+//! The connection is every job's ([`SessionOptions`]: hosts, login, TLS, consistency, request
+//! timeout). A
 //! failed query (a timeout included: a server that stops answering cannot hang the run) is
 //! counted and the run goes on; it is never retried, so latencies are those of single requests.
 
@@ -33,9 +34,9 @@ use scylla::statement::Consistency;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind, Setting};
-use crate::loader::{find_column, ColumnRole, TableColumn, TableSession};
-use crate::options::{ConnectionSettings, LoadOptions};
 use crate::report::RunControl;
+use crate::session::{find_column, ColumnRole, TableColumn, TableSession};
+use crate::session::{ConnectionSettings, SessionOptions};
 use crate::table_guard::TableGuard;
 use crate::value::Value;
 
@@ -55,9 +56,9 @@ const PROBE_PAUSE: Duration = Duration::from_millis(500);
 /// What to search and how.
 #[derive(Debug, Clone)]
 pub struct SearchOptions {
-    /// The cluster, the table and the session's rules (login, TLS, consistency, request
-    /// timeout); its columns, query, concurrency and retry settings are not used.
-    pub connection: LoadOptions,
+    /// The cluster, the table and the rules of every query (login, TLS, consistency, request
+    /// timeout, compression).
+    pub session: SessionOptions,
     /// The vector column, as written in CQL; `None`: the table's only vector column.
     pub column: Option<String>,
     /// The column returned for each row, as written in CQL; `None`: the partition key (which
@@ -81,9 +82,9 @@ impl SearchOptions {
 
     /// 10 neighbours, one query at a time, no warm-up; the queries at the connection's consistency
     /// level (see [`SearchOptions::CONSISTENCY`]).
-    pub fn new(connection: LoadOptions) -> Self {
+    pub fn new(session: SessionOptions) -> Self {
         SearchOptions {
-            connection,
+            session,
             column: None,
             key: None,
             k: 10,
@@ -186,7 +187,7 @@ impl Searcher {
             keyspace,
             table,
             columns,
-        } = TableSession::open(&options.connection).await?;
+        } = TableSession::open(&options.session).await?;
         let column = vector_column(&columns, options.column.as_deref(), &keyspace, &table)?;
         let key = key_column(&columns, options.key.as_deref(), &keyspace, &table)?;
         let codec = codec_type(&column.cql_type)?;
@@ -745,8 +746,8 @@ fn unanswerable(row: Rows<'_>, similarity: Similarity) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::tests::column;
-    use crate::options::Host;
+    use crate::session::tests::column;
+    use crate::session::Host;
     use crate::types::tests::{native, vector};
 
     #[test]
@@ -779,8 +780,11 @@ mod tests {
 
     #[test]
     fn the_query_selects_the_key_by_the_vector_column_with_the_predicate() {
-        let mut options =
-            SearchOptions::new(LoadOptions::new(Host::parse_list("h").unwrap(), "ks", "t"));
+        let mut options = SearchOptions::new(SessionOptions::new(
+            Host::parse_list("h").unwrap(),
+            "ks",
+            "t",
+        ));
         options.k = 100;
         assert_eq!(
             select("ks", "My T", "id", "emb", &options),

@@ -8,7 +8,7 @@ use cqlwire_vector::output::Destination;
 
 use super::{UnloadControl, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader};
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::{ColumnRole, TableColumn};
+use crate::session::{ColumnRole, TableColumn};
 
 /// Pages queued between the scan and the writer.
 const QUEUED_PAGES: usize = 2;
@@ -125,8 +125,8 @@ impl Unloader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::tests::column;
-    use crate::options::{Host, LoadOptions};
+    use crate::session::tests::column;
+    use crate::session::{Host, SessionOptions};
     use crate::types::tests::{native, vector};
     use scylla::cluster::metadata::NativeType;
 
@@ -136,8 +136,11 @@ mod tests {
             column("Id", native(NativeType::Int), ColumnRole::PartitionKey(0)),
             column("emb", vector(NativeType::Float, 3), ColumnRole::Regular),
         ];
-        let mut options =
-            UnloadOptions::new(LoadOptions::new(Host::parse_list("h").unwrap(), "ks", "t"));
+        let mut options = UnloadOptions::new(SessionOptions::new(
+            Host::parse_list("h").unwrap(),
+            "ks",
+            "t",
+        ));
         options
             .read_vector(&table, UnloadFormat::Hex, None, true)
             .unwrap();

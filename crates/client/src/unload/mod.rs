@@ -2,11 +2,11 @@
 //! value bytes into Arrow arrays, the pages handed on in token order.
 //!
 //! ```no_run
-//! use cqlwire_client::{Host, LoadOptions, UnloadControl, UnloadOptions, Unloader};
+//! use cqlwire_client::{Host, SessionOptions, UnloadControl, UnloadOptions, Unloader};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let hosts = Host::parse_list("127.0.0.1:9042")?;
-//! let options = UnloadOptions::new(LoadOptions::with_table_name(hosts, "ks.docs")?);
+//! let options = UnloadOptions::new(SessionOptions::with_table_name(hosts, "ks.docs")?);
 //! let unloader = Unloader::connect(options).await?;
 //! let (sender, mut pages) = tokio::sync::mpsc::channel(4);
 //! let reader = tokio::spawn(async move {
@@ -46,10 +46,10 @@ use scylla::statement::prepared::PreparedStatement;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::{
-    chosen_columns, find_table, open_session, table_columns, ColumnRole, TableColumn,
+use crate::session::{
+    chosen_columns, find_table, open_session, schema_name, table_columns, ColumnRole, RetryOptions,
+    SessionOptions, TableColumn,
 };
-use crate::options::{schema_name, LoadOptions};
 
 pub use cqlwire_vector::arrays::{arrow_array, ArrayError};
 pub use files::VectorColumnError;
@@ -62,10 +62,11 @@ use ranges::{split_ring, TokenRange};
 /// What to unload and how to scan.
 #[derive(Debug, Clone)]
 pub struct UnloadOptions {
-    /// The connection and the table: hosts, `keyspace.table`, consistency (of the reads), request
-    /// timeout, retries, login, TLS, compression. Its `columns`, `query` and `concurrency` are not
-    /// used here.
-    pub connection: LoadOptions,
+    /// The cluster, the table and the rules of every read (login, TLS, consistency, request
+    /// timeout, compression).
+    pub session: SessionOptions,
+    /// Retries of a page read that failed for a reason that may pass.
+    pub retry: RetryOptions,
     /// The columns to read, as written in CQL, in output order; `None` reads every column
     /// (partition key, clustering columns, then the others by name).
     pub columns: Option<Vec<String>>,
@@ -95,10 +96,11 @@ impl UnloadOptions {
     /// The most rows asked for in one page.
     pub const MAX_PAGE_ROWS: usize = 1_000_000;
 
-    /// Every column, four parts per ring range, eight ranges at once, pages of about 4 MiB.
-    pub fn new(connection: LoadOptions) -> Self {
+    /// Every column, retries at their default, four parts per ring range, eight ranges at once, pages of about 4 MiB.
+    pub fn new(session: SessionOptions) -> Self {
         UnloadOptions {
-            connection,
+            session,
+            retry: RetryOptions::default(),
             columns: None,
             raw_columns: Vec::new(),
             condition: None,
@@ -207,8 +209,8 @@ impl Unloader {
     where
         F: FnOnce(&[TableColumn], &mut UnloadOptions) -> Result<(), LoadError>,
     {
-        let keyspace = schema_name(&options.connection.keyspace);
-        let table_name = schema_name(&options.connection.table);
+        let keyspace = schema_name(&options.session.keyspace);
+        let table_name = schema_name(&options.session.table);
         let limits = [
             ("split count", options.splits, UnloadOptions::MAX_SPLITS),
             (
@@ -230,7 +232,7 @@ impl Unloader {
                 ));
             }
         }
-        let session = open_session(&options.connection, &keyspace).await?;
+        let session = open_session(&options.session, &keyspace).await?;
         let state = session.get_cluster_state();
         let table_columns = {
             let table = find_table(&state, &keyspace, &table_name)?;
@@ -451,7 +453,7 @@ fn row_size(types: &[CodecType]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::tests::column;
+    use crate::session::tests::column;
     use crate::types::tests::{native, vector};
 
     #[test]

@@ -133,7 +133,7 @@ impl Unloader {
                 .page_rows
                 .is_none()
                 .then(|| self.sized_pages.clone()),
-            retry: self.options.connection.retry,
+            retry: self.options.retry,
             builders: self.builders(),
             schema: self.schema(),
             progress,
@@ -162,7 +162,7 @@ struct RangeReader {
     /// With pages sized by bytes (no row count given): the rows a page takes, learnt from the
     /// pages read so far by every range, at most `page_rows`.
     sized: Option<Arc<AtomicUsize>>,
-    retry: crate::options::RetryOptions,
+    retry: crate::session::RetryOptions,
     builders: Vec<cqlwire_vector::arrays::ArrayBuilder>,
     schema: arrow_schema::SchemaRef,
     progress: Arc<UnloadProgress>,

@@ -1,7 +1,7 @@
-//! The rustls client configuration of [`TlsOptions`].
+//! Client TLS: the options and the rustls client configuration they make.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -13,7 +13,29 @@ use rustls::{
 };
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::options::TlsOptions;
+
+/// Client TLS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// PEM file of the certificate authorities to trust; `None` trusts the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// PEM files of a client certificate (chain) and its private key, for servers that require one.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// Check that the server's certificate names the node's IP address (on by default). The driver
+    /// connects to nodes by address, so the certificate needs an IP subject alternative name.
+    pub verify_host: bool,
+}
+
+impl Default for TlsOptions {
+    /// System roots, no client certificate, host verification on.
+    fn default() -> Self {
+        TlsOptions {
+            ca_file: None,
+            client_cert: None,
+            verify_host: true,
+        }
+    }
+}
 
 fn tls_error(what: impl std::fmt::Display) -> LoadError {
     LoadError::new(LoadErrorKind::Tls, what.to_string())

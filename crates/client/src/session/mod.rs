@@ -1,0 +1,170 @@
+//! The connection layer every job shares: where the cluster is and how to reach it (contact
+//! points, login, TLS), opening a driver session with the rules of a job's requests, and reading
+//! the table's schema as the server reports it.
+
+mod host;
+mod login;
+mod open;
+mod retry;
+mod settings;
+mod table;
+mod tls;
+
+use std::time::Duration;
+
+use scylla::statement::Consistency;
+
+use crate::error::{LoadError, LoadErrorKind};
+
+pub use host::{Host, DEFAULT_PORT};
+pub use login::{Credentials, Password, PASSWORD_VARIABLE};
+pub(crate) use open::open_session;
+pub use retry::RetryOptions;
+pub use settings::ConnectionSettings;
+pub(crate) use table::{chosen_columns, find_column, find_table, table_columns, TableSession};
+pub use table::{ColumnRole, TableColumn};
+pub use tls::TlsOptions;
+
+/// Where the cluster and the table are, and the rules of every request a job sends there.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// Contact points; the driver discovers the other nodes.
+    pub hosts: Vec<Host>,
+    /// Keyspace of the table, as written in CQL (unquoted names are case-insensitive).
+    pub keyspace: String,
+    /// Table, as written in CQL.
+    pub table: String,
+    /// Consistency of every request. Default `LOCAL_QUORUM`, the ScyllaDB driver's own default
+    /// (a search asks for [`SearchOptions::CONSISTENCY`](crate::SearchOptions::CONSISTENCY) when
+    /// the settings name none).
+    pub consistency: Consistency,
+    /// Client-side timeout of one request.
+    pub request_timeout: Duration,
+    /// Login, when the cluster uses `PasswordAuthenticator`.
+    pub credentials: Option<Credentials>,
+    /// Client TLS; `None` connects in plain text.
+    pub tls: Option<TlsOptions>,
+    /// LZ4-compress request bodies (off by default: float vectors hardly compress, and it costs
+    /// client CPU; worth it over slow links with text-heavy rows).
+    pub compression: bool,
+}
+
+impl SessionOptions {
+    /// `keyspace.table` through `hosts`, everything else at its default.
+    pub fn new(hosts: Vec<Host>, keyspace: impl Into<String>, table: impl Into<String>) -> Self {
+        SessionOptions {
+            hosts,
+            keyspace: keyspace.into(),
+            table: table.into(),
+            consistency: Consistency::LocalQuorum,
+            request_timeout: Duration::from_secs(12),
+            credentials: None,
+            tls: None,
+            compression: false,
+        }
+    }
+
+    /// Splits `KS.TABLE` (each part plain or double-quoted) into the keyspace and table.
+    pub fn with_table_name(hosts: Vec<Host>, name: &str) -> Result<Self, LoadError> {
+        let (keyspace, table) = split_table_name(name)?;
+        Ok(SessionOptions::new(hosts, keyspace, table))
+    }
+}
+
+/// Parses a consistency level name for writes, case-insensitive (`LOCAL_QUORUM`, `one`, `each_quorum`, ...).
+/// `SERIAL` and `LOCAL_SERIAL` are refused: they are not consistency levels of a write.
+pub fn parse_consistency(name: &str) -> Result<Consistency, LoadError> {
+    Ok(
+        match name.trim().to_ascii_uppercase().replace('-', "_").as_str() {
+            "ANY" => Consistency::Any,
+            "ONE" => Consistency::One,
+            "TWO" => Consistency::Two,
+            "THREE" => Consistency::Three,
+            "QUORUM" => Consistency::Quorum,
+            "ALL" => Consistency::All,
+            "LOCAL_QUORUM" => Consistency::LocalQuorum,
+            "EACH_QUORUM" => Consistency::EachQuorum,
+            "LOCAL_ONE" => Consistency::LocalOne,
+            _ => {
+                return Err(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!(
+                    "unknown consistency {name:?}: expected ANY, ONE, TWO, THREE, QUORUM, ALL, \
+                     LOCAL_QUORUM, EACH_QUORUM or LOCAL_ONE"
+                ),
+                ))
+            }
+        },
+    )
+}
+
+/// Splits `KS.TABLE` at the dot that is outside double quotes.
+fn split_table_name(name: &str) -> Result<(String, String), LoadError> {
+    let mut quoted = false;
+    for (i, c) in name.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '.' if !quoted => {
+                let (keyspace, table) = (&name[..i], &name[i + 1..]);
+                if !keyspace.is_empty() && !table.is_empty() {
+                    return Ok((keyspace.to_owned(), table.to_owned()));
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    Err(LoadError::new(
+        LoadErrorKind::InvalidOption,
+        format!("invalid table {name:?}: expected KEYSPACE.TABLE"),
+    ))
+}
+
+/// The name an identifier written in CQL has in the schema: quoted names keep their case (`""`
+/// is a quote), unquoted ones are lower-cased.
+pub fn schema_name(identifier: &str) -> String {
+    match identifier
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+    {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => identifier.to_lowercase(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    pub(crate) use super::table::tests::column;
+    use super::*;
+
+    #[test]
+    fn consistency_names_parse_case_insensitively() {
+        assert_eq!(
+            parse_consistency("local_quorum").unwrap(),
+            Consistency::LocalQuorum
+        );
+        assert_eq!(
+            parse_consistency("LOCAL-ONE").unwrap(),
+            Consistency::LocalOne
+        );
+        assert_eq!(
+            parse_consistency("Each_Quorum").unwrap(),
+            Consistency::EachQuorum
+        );
+        assert!(parse_consistency("SERIAL").is_err());
+        assert!(parse_consistency("most").is_err());
+    }
+
+    #[test]
+    fn table_names_split_outside_quotes() {
+        assert_eq!(split_table_name("ks.t").unwrap(), ("ks".into(), "t".into()));
+        assert_eq!(
+            split_table_name("\"K.s\".\"T\"").unwrap(),
+            ("\"K.s\"".into(), "\"T\"".into())
+        );
+        assert!(split_table_name("kst").is_err());
+        assert!(split_table_name(".t").is_err());
+        assert_eq!(schema_name("MyTable"), "mytable");
+        assert_eq!(schema_name("\"My\"\"Table\""), "My\"Table");
+    }
+}
