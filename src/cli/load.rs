@@ -5,7 +5,7 @@
 //! summary line.
 
 use super::connection::{engine_error, Connection};
-use super::convert::parse_input_format;
+use super::input::InputArgs;
 use super::progress::{self, Unit};
 use super::signals::stop_on_signals;
 use super::util::{amount, counted};
@@ -16,10 +16,8 @@ use cqlwire_client::{
     parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport,
     Loader, Mode, ProgressSnapshot, RejectSink, RunControl,
 };
-use cqlwire_vector::input::{parse_rows, parse_shard, InputFormat, InputOptions, RowSelection};
 use indicatif::ProgressBar;
 use std::io;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -56,6 +54,12 @@ stops reading, waits for the rows in flight and says where to resume.";
 /// Arguments of `cqlwire load`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
+#[command(mut_arg("rows", |rows| rows.help(
+    "Load rows START..END only (0-based, END exclusive); row numbers stay those of the whole input"
+)))]
+#[command(mut_arg("shard", |shard| shard.help(
+    "Load the K-th of N contiguous, balanced parts (1 ≤ K ≤ N)"
+)))]
 pub struct Args {
     /// Input file: Parquet, Arrow IPC, .npy, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin (`-` or none:
     /// standard input, which needs --input-format or magic bytes).
@@ -73,23 +77,9 @@ pub struct Args {
     /// The column that receives each row's number in the whole input (for inputs without ids).
     #[arg(long, value_name = "COLUMN")]
     pub row_number_column: Option<String>,
-    /// The vector column of a Parquet or Arrow input [default: the only list column, else emb,
-    /// embedding or vector].
-    #[arg(long)]
-    pub column: Option<String>,
-    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow, hdf5
-    /// [default: from the extension, else the magic bytes].
-    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-    /// The dataset of an HDF5 input (ann-benchmarks files hold train, test, neighbors, distances).
-    #[arg(long, value_name = "NAME", default_value = "train")]
-    pub dataset: String,
-    /// Load rows START..END only (0-based, END exclusive); row numbers stay those of the whole input.
-    #[arg(long, value_name = "START..END", value_parser = parse_rows, conflicts_with = "shard")]
-    pub rows: Option<Range<u64>>,
-    /// Load the K-th of N contiguous, balanced parts (1 ≤ K ≤ N).
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(u64, u64)>,
+    /// Which vectors of the input are read.
+    #[command(flatten)]
+    pub input_args: InputArgs,
     /// Requests in flight [default: adaptive, growing while latency holds and backing off on
     /// overload and timeouts].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -125,14 +115,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let dataset_options = DatasetOptions {
         path: args.input.clone(),
-        input: InputOptions {
-            format: args.input_format,
-            column: args.column.clone(),
-            dataset: args.dataset.clone(),
-            selection: RowSelection::of(args.rows.clone(), args.shard),
-            batch_rows: DatasetOptions::BATCH_ROWS,
-            vectors_optional: true,
-        },
+        input: args.input_args.options(DatasetOptions::BATCH_ROWS, true),
         map: args.map.clone(),
         row_number_column: args.row_number_column.clone(),
     };
@@ -163,7 +146,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let control = RunControl::default();
     let bar = progress::bar(dataset.rows(), Unit::Rows, args.quiet);
-    let selection_end = match (&args.rows, args.shard) {
+    let selection_end = match (&args.input_args.rows, args.input_args.shard) {
         (Some(range), _) if range.end != u64::MAX => Some(
             dataset
                 .rows()

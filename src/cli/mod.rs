@@ -8,6 +8,7 @@ mod decode;
 mod decompress;
 mod encode;
 mod generate;
+mod input;
 mod inspect;
 mod load;
 mod lz4_stream;

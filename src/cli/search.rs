@@ -6,7 +6,7 @@
 //! this file adds the progress display, the signals and the summary.
 
 use super::connection::{engine_error as load_error, Connection};
-use super::convert::parse_input_format;
+use super::input::parse_input_format;
 use super::load::watch;
 use super::progress::{self, Unit};
 use super::signals::stop_on_signals;
