@@ -6,21 +6,19 @@
 
 use super::connection::{engine_error, Connection};
 use super::input::InputArgs;
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::util::{amount, counted};
 use super::CliError;
 use crate::files;
 use crate::messages;
 use cqlwire_client::{
     parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadReport,
-    Loader, Mode, ProgressSnapshot, RejectSink, RunControl,
+    Loader, Mode, RejectSink, RunControl,
 };
-use indicatif::ProgressBar;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -121,10 +119,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let mut dataset = Dataset::open(&dataset_options).map_err(engine_error)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+    let control = RunControl::default();
+    let runtime = live::runtime(Threads::All, &control.stop)?;
     let loader = runtime
         .block_on(Loader::connect_for(options, &mut dataset))
         .map_err(engine_error)?;
@@ -144,7 +140,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         None => Box::new(StderrRejects),
     };
-    let control = RunControl::default();
     let bar = progress::bar(dataset.rows(), Unit::Rows, args.quiet);
     let selection_end = match (&args.input_args.rows, args.input_args.shard) {
         (Some(range), _) if range.end != u64::MAX => Some(
@@ -161,8 +156,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Mode::Write
     };
     let result = runtime.block_on(async {
-        stop_on_signals(control.stop.clone());
-        let ticker = watch(&control, &bar, |now| {
+        let ticker = live::watch(&control, &bar, |now| {
             format!(
                 "{:.1} MB  {} in flight  {} rejected  {} retries",
                 now.bytes as f64 / 1e6,
@@ -213,25 +207,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Err(CliError::data(format!("{}{before}{hint}", error.message())))
         }
     }
-}
-
-/// Moves `bar` every 200 ms with the run's counters and `message` of them; the returned ticker is
-/// aborted when the run ends.
-pub(super) fn watch(
-    control: &RunControl,
-    bar: &ProgressBar,
-    message: impl Fn(&ProgressSnapshot) -> String + Send + 'static,
-) -> tokio::task::JoinHandle<()> {
-    let progress = control.progress.clone();
-    let bar = bar.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let now = progress.snapshot();
-            bar.set_position(now.written + now.rejected);
-            bar.set_message(message(&now));
-        }
-    })
 }
 
 /// `; N rows confirmed; resume with --rows R..E` when the run did not finish (`E`, the end of the

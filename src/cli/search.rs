@@ -7,9 +7,8 @@
 
 use super::connection::{engine_error as load_error, Connection};
 use super::input::parse_input_format;
-use super::load::watch;
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::CliError;
 use crate::messages;
 use cqlwire_client::{
@@ -150,15 +149,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     options.concurrency = args.concurrency as usize;
     options.warmup = args.warmup as usize;
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O thread: {e}")))?;
     let control = RunControl::default();
-    {
-        let _context = runtime.enter();
-        stop_on_signals(control.stop.clone());
-    }
+    let runtime = live::runtime(Threads::One, &control.stop)?;
     let display = Display::new(&control, args.quiet);
     let outcome = runtime
         .block_on(job.run(options, &control, &display))
@@ -262,7 +254,7 @@ impl SearchObserver for Display<'_> {
 
     fn run_started(&self, queries: usize) {
         let bar = progress::bar(Some(queries as u64), Unit::Queries, self.quiet);
-        let ticker = watch(self.control, &bar, |now| format!("{} errors", now.rejected));
+        let ticker = live::watch(self.control, &bar, |now| format!("{} errors", now.rejected));
         self.show(bar, Some(ticker));
     }
 

@@ -4,8 +4,8 @@
 //! and this file adds the signals, the progress bar and the summary line.
 
 use super::connection::{engine_error, Connection, Flags};
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::CliError;
 use crate::messages;
 use cqlwire_client::{
@@ -15,7 +15,6 @@ use cqlwire_client::{
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// Worked examples shown by `--help`.
@@ -155,16 +154,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     options.concurrency = args.concurrency as usize;
     options.page_rows = args.page_rows.map(|n| n as usize);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
-    // The signals are the run's before the outputs are opened (see `stop_on_signals`).
+    // The signals are the run's before the outputs are opened (see `live::runtime`).
     let control = UnloadControl::default();
-    {
-        let _context = runtime.enter();
-        stop_on_signals(control.stop.clone());
-    }
+    let runtime = live::runtime(Threads::All, &control.stop)?;
     let display = Display::new(&control, args.quiet);
     let outcome = runtime
         .block_on(job.clone().run(options, &control, &display))
@@ -196,17 +188,14 @@ impl UnloadObserver for Display<'_> {
     fn scan_started(&self, ranges: usize) {
         let progress = self.control.progress.clone();
         let bar = self.bar.clone();
-        let ticker = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                bar.set_position(progress.rows());
-                bar.set_message(format!(
-                    "{:.1} MB  {}/{ranges} ranges  {} retries",
-                    progress.bytes() as f64 / 1e6,
-                    progress.ranges_done(),
-                    progress.retried()
-                ));
-            }
+        let ticker = live::ticker(move || {
+            bar.set_position(progress.rows());
+            bar.set_message(format!(
+                "{:.1} MB  {}/{ranges} ranges  {} retries",
+                progress.bytes() as f64 / 1e6,
+                progress.ranges_done(),
+                progress.retried()
+            ));
         });
         if let Ok(mut shown) = self.ticker.lock() {
             *shown = Some(ticker);
