@@ -61,8 +61,8 @@ pub struct Args {
     #[command(flatten)]
     pub connection: Connection,
     /// The vector column searched [default: the table's only vector column].
-    #[arg(long, value_name = "COL")]
-    pub column: Option<String>,
+    #[arg(long, value_name = "COL", visible_alias = "column")]
+    pub vector_column: Option<String>,
     /// The column returned for each row, compared with the ground truth's ids [default: the
     /// partition key].
     #[arg(long, value_name = "COL")]
@@ -142,7 +142,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     job.check().map_err(search_error)?;
     let mut options =
         SearchOptions::from_settings(&args.connection.settings()?).map_err(load_error)?;
-    options.column = args.column.clone();
+    options.column = args.vector_column.clone();
     options.key = args.key.clone();
     options.k = args.k as usize;
     options.predicate = args.predicate.clone();

@@ -30,3 +30,50 @@ fn output_and_ids_spelled_two_ways_are_refused() {
         0
     );
 }
+
+/// The table's vector column is `--vector-column`, and `--column` (its older spelling) is the
+/// same flag: either refused the same way with a parquet output, the message naming the new one.
+#[test]
+fn the_vector_column_is_named_by_vector_column_or_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out.parquet");
+    for flag in ["--vector-column", "--column"] {
+        let ran = run(
+            with_args(&[
+                "unload",
+                "--hosts",
+                "127.0.0.1:1",
+                "--table",
+                "ks.t",
+                "-o",
+                output.to_str().unwrap(),
+                flag,
+                "emb",
+            ]),
+            b"",
+        );
+        assert_error(
+            &ran,
+            2,
+            "--vector-column and --ids go with the npy, fbin, raw and hex formats",
+            flag,
+        );
+    }
+    let both = run(
+        with_args(&[
+            "unload",
+            "--hosts",
+            "127.0.0.1:1",
+            "--table",
+            "ks.t",
+            "--vector-column",
+            "a",
+            "--column",
+            "b",
+        ]),
+        b"",
+    );
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used multiple times"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
