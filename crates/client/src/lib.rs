@@ -84,9 +84,8 @@ pub use options::{
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use schema::SchemaSession;
-pub use search::exact;
 pub use search::{
-    recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
+    exact, recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
