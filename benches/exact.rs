@@ -5,7 +5,7 @@
 //!
 //! Run with `cargo bench --bench exact`.
 
-use cqlwire_vector::exact::{exact_neighbors, Similarity};
+use cqlwire_client::exact::{exact_neighbors, Similarity};
 use cqlwire_vector::input::{open_stream, InputFormat, InputOptions, RowSelection};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;

@@ -39,7 +39,7 @@ then `load` (CASSANDRA-21644 refusals on 5.0.9 retried by `load` at a narrower w
 queries against `--exact` ground truth (the same for both orders if the index is the same).
 
 `--exact`: `--train` × 768 training rows and `--queries` queries as .npy; the Rust brute force that
-`cqlwire search --exact` runs (crates/vector/examples/bench_exact.rs: reading the training file
+`cqlwire search --exact` runs (crates/client/examples/bench_exact.rs: reading the training file
 included) against NumPy (np.load, a BLAS float32 matrix product of normalised rows, argpartition,
 then the k best sorted), k = 10 cosine, alternating, medians; the answers compared.
 """
@@ -293,7 +293,7 @@ def exact(args) -> None:
     """--exact: the Rust brute force against NumPy, alternating."""
     train, queries = write_data(args.train, args.queries)
     load.DATA.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-vector", "--example", "bench_exact"],
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "cqlwire-client", "--example", "bench_exact"],
                    cwd=ROOT, check=True)
     binary = run.TARGET / "release" / "examples" / "bench_exact"
     ours, theirs, ours_cpu, theirs_cpu, same = [], [], [], [], None

@@ -213,6 +213,7 @@ def unload(
     page_rows: Optional[int] = None,
     output: Optional[PathLike] = None,
     format: Optional[UnloadFormat] = None,
+    vector_column: Optional[str] = None,
     column: Optional[str] = None,
     ids: Optional[PathLike] = None,
     consistency: Optional[str] = None,
@@ -237,9 +238,9 @@ def unload(
     bounded whatever the table size) and written atomically: a temporary file beside it renamed
     into place at the end, so an error or Ctrl-C leaves no file (and an existing one as it was).
     ``format`` is ``parquet``/``arrow`` (every column, or ``columns``) or ``npy``/``fbin``/
-    ``raw``/``hex`` (the vector ``column``, else the table's only vector column; ``ids`` writes
-    the partition keys of the same rows, ``.npy`` int64 or else CSV); by default from the
-    output's extension, else parquet. Returns an ``UnloadReport``.
+    ``raw``/``hex`` (the ``vector_column`` (older spelling ``column``), else the table's only
+    vector column; ``ids`` writes the partition keys of the same rows, ``.npy`` int64 or else
+    CSV); by default from the output's extension, else parquet. Returns an ``UnloadReport``.
 
     Raises ``LoadError`` (an unknown table or column, a type without an Arrow form, keywords that
     do not go together) or ``LoadFailed`` (no connection, the cluster gone, a write error); Ctrl-C
@@ -293,6 +294,7 @@ def search(
     *,
     hosts: Hosts,
     table: str,
+    vector_column: Optional[str] = None,
     column: Optional[str] = None,
     key: Optional[str] = None,
     k: int = 10,
@@ -317,9 +319,10 @@ def search(
     tls_key: Optional[PathLike] = None,
 ) -> SearchReport:
     """Run ANN queries on ``table`` on the engine of ``cqlwire search``, with the GIL released:
-    each query vector bound as bytes to ``SELECT key FROM table [WHERE where] ORDER BY column ANN
-    OF ? LIMIT k``. ``queries``: a path (any input ``cqlwire search`` reads; HDF5: ``dataset``), a
-    2-D NumPy array or a pyarrow Table (``input_column`` its vector column). ``query_rows`` runs
+    each query vector bound as bytes to ``SELECT key FROM table [WHERE where] ORDER BY
+    vector_column ANN OF ? LIMIT k`` (``column=`` is the older spelling of ``vector_column=``).
+    ``queries``: a path (any input ``cqlwire search`` reads; HDF5: ``dataset``), a 2-D NumPy array
+    or a pyarrow Table (``input_column`` its vector column). ``query_rows`` runs
     rows START..END of a query file only (``--queries``: ``"START..END"``, ``range(START, END)``
     or ``(START, END)``; the ground truth's rows follow the query numbers).
 

@@ -202,6 +202,22 @@ pub(crate) fn engine_error(
     }
 }
 
+/// The table's vector column of `search` and `unload`: `vector_column=`, or `column=`, its older
+/// spelling; both given is a usage error.
+pub(crate) fn vector_column(
+    py: Python<'_>,
+    vector_column: Option<String>,
+    column: Option<String>,
+) -> PyResult<Option<String>> {
+    match (vector_column, column) {
+        (Some(_), Some(_)) => Err(usage(
+            py,
+            "vector_column and column (its older name) are the same keyword: give one",
+        )),
+        (named, older) => Ok(named.or(older)),
+    }
+}
+
 /// A usage error raised before the engine is reached.
 pub(crate) fn usage(py: Python<'_>, message: impl Into<String>) -> PyErr {
     engine_error(

@@ -281,13 +281,14 @@ fn search_error(py: Python<'_>, error: SearchError) -> PyErr {
 /// `queries`: a path (any input `cqlwire search` reads), a 2-D NumPy array or a pyarrow Table.
 /// Ground truth: `ground_truth` (a 2-D integer array or a file), else `exact` (a training file
 /// searched by brute force), else an HDF5 query file's `neighbors`. The other keywords are the
-/// command's flags with underscores: `column`, `key`, `k`, `dataset`, `input_format`,
-/// `input_column`, `query_rows`, `where`, `concurrency`, `warmup`, `wait_for_index`, `results`
-/// and the connection's (`consistency` is LOCAL_ONE by default). Raises `LoadError` for what the
-/// command exits 2 on (no vector index, a query the server refuses) and `LoadFailed` otherwise.
+/// command's flags with underscores: `vector_column` (or `column`), `key`, `k`, `dataset`,
+/// `input_format`, `input_column`, `query_rows`, `where`, `concurrency`, `warmup`,
+/// `wait_for_index`, `results` and the connection's (`consistency` is LOCAL_ONE by default).
+/// Raises `LoadError` for what the command exits 2 on (no vector index, a query the server
+/// refuses) and `LoadFailed` otherwise.
 #[pyfunction]
 #[pyo3(signature = (
-    queries, *, hosts, table, column=None, key=None, k=10, dataset="test".to_owned(),
+    queries, *, hosts, table, vector_column=None, column=None, key=None, k=10, dataset="test".to_owned(),
     input_format=None, input_column=None, query_rows=None, ground_truth=None, exact=None,
     r#where=None, concurrency=1, warmup=0, wait_for_index=None, results=None, **connection
 ))]
@@ -297,6 +298,7 @@ pub(crate) fn search<'py>(
     queries: Bound<'py, PyAny>,
     hosts: &Bound<'py, PyAny>,
     table: String,
+    vector_column: Option<String>,
     column: Option<String>,
     key: Option<String>,
     k: usize,
@@ -317,7 +319,7 @@ pub(crate) fn search<'py>(
     let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
     let mut options =
         SearchOptions::from_settings(&settings).map_err(|e| engine_error(py, &e, Vec::new()))?;
-    options.column = column;
+    options.column = crate::load::vector_column(py, vector_column, column)?;
     options.key = key;
     options.k = k;
     options.predicate = r#where;

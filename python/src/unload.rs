@@ -147,16 +147,20 @@ impl UnloadReport {
     }
 }
 
-/// The library's settings as the keywords: `column`, and `column=` as the way out.
+/// The library's settings as the keywords: `vector_column` (the table's vector column), `ids`,
+/// and `vector_column=` as the way out.
 struct Keywords;
 
 impl SettingNames for Keywords {
     fn name(&self, setting: Setting) -> String {
-        setting.name().to_owned()
+        match setting {
+            Setting::Column => "vector_column".to_owned(),
+            other => other.name().to_owned(),
+        }
     }
 
     fn hint(&self, setting: Setting) -> String {
-        format!("{}=", setting.name())
+        format!("{}=", self.name(setting))
     }
 }
 
@@ -194,13 +198,14 @@ fn file_report(outcome: UnloadOutcome, output: PathBuf, ids: Option<PathBuf>) ->
 /// writes, atomically, returning an `UnloadReport`.
 ///
 /// Keywords are the command's flags with underscores: `columns`, `where`, `split`, `concurrency`,
-/// `page_rows`, `output`, `format` (parquet, arrow, npy, fbin, raw, hex), `column`, `ids` and the
-/// connection's. Raises `LoadError` for what the command exits 2 on and `LoadFailed` for a failed
-/// scan or write; Ctrl-C stops the scan, leaves no file and raises `KeyboardInterrupt`.
+/// `page_rows`, `output`, `format` (parquet, arrow, npy, fbin, raw, hex), `vector_column` (or
+/// `column`), `ids` and the connection's. Raises `LoadError` for what the command exits 2 on and
+/// `LoadFailed` for a failed scan or write; Ctrl-C stops the scan, leaves no file and raises
+/// `KeyboardInterrupt`.
 #[pyfunction]
 #[pyo3(signature = (
     *, hosts, table, columns=None, r#where=None, split=4, concurrency=8, page_rows=None,
-    output=None, format=None, column=None, ids=None, **connection
+    output=None, format=None, vector_column=None, column=None, ids=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn unload<'py>(
@@ -214,10 +219,12 @@ pub(crate) fn unload<'py>(
     page_rows: Option<usize>,
     output: Option<PathBuf>,
     format: Option<String>,
+    vector_column: Option<String>,
     column: Option<String>,
     ids: Option<PathBuf>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let column = crate::load::vector_column(py, vector_column, column)?;
     let mut options =
         UnloadOptions::new(ConnectionKeywords::new(hosts, table, connection)?.options(py)?);
     options.columns = columns.filter(|c| !c.is_empty());
@@ -232,7 +239,7 @@ pub(crate) fn unload<'py>(
         if format.is_some() || column.is_some() || ids.is_some() {
             return Err(usage(
                 py,
-                "format, column and ids go with output=; without it the rows come back as a \
+                "format, vector_column and ids go with output=; without it the rows come back as a \
                  pyarrow Table",
             ));
         }

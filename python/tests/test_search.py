@@ -150,6 +150,31 @@ def test_an_hdf5_query_file_brings_its_own_neighbors(indexed, tmp_path, cqlwire_
     assert [r[3] for r in other.results] == [r[3] for r in report.results]
 
 
+@live
+def test_the_vector_column_is_named_by_vector_column_or_column(indexed, tmp_path, cqlwire_binary):
+    name, data = indexed
+    queries = data[:4]
+    np.save(tmp_path / "queries.npy", queries)
+    keys = []
+    for keyword in ("vector_column", "column"):
+        report = cqlwire.search(queries, hosts=SERVER, table=name, k=K, wait_for_index=60,
+                                **{keyword: "emb"}, **login())
+        assert report.errors == 0 and "ORDER BY emb ANN OF" in report.statement
+        keys.append([r[2] for r in report.results])
+        with pytest.raises(cqlwire.LoadError, match="column id is bigint, not a vector"):
+            cqlwire.search(queries, hosts=SERVER, table=name, **{keyword: "id"}, **login())
+    for flag in ("--vector-column", "--column"):
+        done = run_cli(cqlwire_binary, "search", tmp_path / "queries.npy", "--table", name,
+                       "--k", K, flag, "emb", "--results", tmp_path / "cli.csv", "--quiet")
+        assert "ORDER BY emb ANN OF" in done.stdout
+        with open(tmp_path / "cli.csv", newline="") as answers:
+            rows = list(csv.DictReader(answers))
+        keys.append([[int(key) for key in row["keys"].split()] for row in rows])
+    assert keys[1:] == keys[:-1]
+    with pytest.raises(cqlwire.LoadError, match="same keyword: give one"):
+        cqlwire.search(queries, hosts=SERVER, table=name, vector_column="emb", column="emb")
+
+
 def test_ground_truth_keywords_are_checked_before_connecting(tmp_path):
     queries = np.zeros((2, 8), np.float32)
     with pytest.raises(cqlwire.LoadError, match="give one"):

@@ -90,6 +90,8 @@ def test_an_unknown_table_raises_load_error():
     ("table.parquet", None, ["--page-rows", "7"]),
     ("vectors.npy", "ids.npy", []),
     ("vectors.bin", "ids.csv", ["--format", "raw"]),
+    ("vectors.hex", None, ["--format", "hex", "--vector-column", "emb"]),
+    ("vectors.hex", None, ["--format", "hex", "--column", "emb"]),
 ])
 def test_files_are_the_command_line_s_byte_for_byte(written, tmp_path, cqlwire_binary, name, ids,
                                                     options):
@@ -99,6 +101,9 @@ def test_files_are_the_command_line_s_byte_for_byte(written, tmp_path, cqlwire_b
     keywords = {"page_rows": 7} if "--page-rows" in options else {}
     if "--format" in options:
         keywords["format"] = options[options.index("--format") + 1]
+    for flag in ("--vector-column", "--column"):
+        if flag in options:
+            keywords[flag[2:].replace("-", "_")] = options[options.index(flag) + 1]
     if ids:
         keywords["ids"] = python / ids
     report = unload(written, output=python / name, **keywords)
@@ -119,9 +124,10 @@ def test_a_failed_unload_leaves_the_file_as_it_was(written, tmp_path):
     target = tmp_path / "vectors.npy"
     target.write_bytes(b"before")
     # The writer refuses a column that is no vector once the temporary file exists.
-    with pytest.raises(cqlwire.LoadError, match="not a vector") as error:
-        unload(written, output=target, column="note")
-    assert error.value.kind == "unsupported_type"
+    for keyword in ("vector_column", "column"):
+        with pytest.raises(cqlwire.LoadError, match="not a vector") as error:
+            unload(written, output=target, **{keyword: "note"})
+        assert error.value.kind == "unsupported_type"
     assert target.read_bytes() == b"before" and os.listdir(tmp_path) == ["vectors.npy"]
 
 
@@ -160,7 +166,10 @@ def test_file_keywords_are_checked_before_connecting(tmp_path):
     refused("go with output=", format="npy")
     refused("go with output=", ids=tmp_path / "ids.npy")
     refused("format must be", output=tmp_path / "a.npy", format="csv")
-    refused("column and ids go with", output=tmp_path / "a.parquet", column="emb")
+    refused("vector_column and ids go with", output=tmp_path / "a.parquet", column="emb")
+    refused("vector_column and ids go with", output=tmp_path / "a.parquet", vector_column="emb")
+    refused("format, vector_column and ids go with output=", vector_column="emb")
+    refused("same keyword: give one", output=tmp_path / "a.npy", vector_column="emb", column="emb")
     refused("columns goes with", output=tmp_path / "a.npy", columns=["id"])
     refused("same file", output=tmp_path / "a.npy", ids=tmp_path / "a.npy")
     refused("same file", output=tmp_path / "a.npy", ids=f"{tmp_path}/./a.npy")

@@ -6,8 +6,8 @@
 //! adds the progress display, the signals, the summary, the result file and the chart.
 
 use super::connection::{engine_error, Connection};
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::CliError;
 use crate::files::Output;
 use crate::messages;
@@ -223,17 +223,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let folder = DatasetFolder::open(&dataset, None).map_err(CliError::data)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
     let control = RunControl::default();
     // The signals are ours before an output's temporary file exists (its own handler would end
     // the process at once).
-    {
-        let _context = runtime.enter();
-        stop_on_signals(control.stop.clone());
-    }
+    let runtime = live::runtime(Threads::All, &control.stop)?;
     // The outputs are opened before the work: a missing folder is refused now, not after it.
     let mut result_file = args
         .output
@@ -252,12 +245,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let report = runtime.block_on(async {
         let shown = display.clone();
         let ticking = display.clone();
-        let ticker = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                if let Ok(display) = ticking.lock() {
-                    display.tick();
-                }
+        let ticker = live::ticker(move || {
+            if let Ok(display) = ticking.lock() {
+                display.tick();
             }
         });
         let mut observe = move |event: Event| {

@@ -3,6 +3,7 @@
 //! A thin face over [`cqlwire_vector::convert`]: the arguments become library options, and this file adds the
 //! progress bar, the summary line and the flag names in errors.
 
+use super::input::InputArgs;
 use super::progress;
 use super::util::{amount, counted};
 use super::CliError;
@@ -10,14 +11,10 @@ use crate::files::{self, Output};
 use crate::messages;
 use cqlwire_codec::types::{self, UdtRegistry};
 use cqlwire_vector::convert::{self, ConvertError, ConvertOptions, Totals};
-use cqlwire_vector::input::{
-    parse_rows, parse_shard, InputError, InputFormat, InputOptions, RowSelection,
-    UnknownInputFormat,
-};
+use cqlwire_vector::input::{InputError, InputFormat};
 use cqlwire_vector::kernel::{VectorEncoder, VectorError};
 use cqlwire_vector::output::{NullPolicy, OutputFormat, WriteError};
 use indicatif::ProgressBar;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -66,10 +63,9 @@ pub struct Args {
     /// Output format [default: from the -o extension, else raw].
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
-    /// The vector column of a Parquet or Arrow input [default: the only list column, else emb,
-    /// embedding or vector].
-    #[arg(long)]
-    pub column: Option<String>,
+    /// Which vectors of the input are read.
+    #[command(flatten)]
+    pub input_args: InputArgs,
     /// A column of the input (Parquet, Arrow) written before each value in hex output (`id,0x…`).
     #[arg(long)]
     pub id_column: Option<String>,
@@ -77,23 +73,10 @@ pub struct Args {
     /// length].
     #[arg(long = "type", value_name = "TYPE")]
     pub target_type: Option<String>,
-    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow, hdf5
-    /// [default: from the extension, else the magic bytes].
-    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-    /// The dataset of an HDF5 input (ann-benchmarks files hold train, test, neighbors, distances).
-    #[arg(long, value_name = "NAME", default_value = "train")]
-    pub dataset: String,
     /// What to do with a null vector: stop with an error, leave the row out, or write a null (framed,
     /// hex, parquet, arrow).
     #[arg(long, value_enum, default_value_t = OnNull::Error)]
     pub on_null: OnNull,
-    /// Convert rows START..END only (0-based, END exclusive; `START..` to the end, `..END` from 0).
-    #[arg(long, value_name = "START..END", value_parser = parse_rows, conflicts_with = "shard")]
-    pub rows: Option<Range<u64>>,
-    /// Convert the K-th of N contiguous, balanced parts (1 ≤ K ≤ N).
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(u64, u64)>,
     /// Worker threads for CPU-bound conversions (variable-size element types, very large batches)
     /// [default: all cores; at most 4 per core are used]; with 1, reading, converting and writing
     /// all run on one thread.
@@ -125,12 +108,6 @@ impl From<OnNull> for NullPolicy {
     }
 }
 
-/// Parses `--input-format`.
-pub(super) fn parse_input_format(text: &str) -> Result<InputFormat, String> {
-    text.parse()
-        .map_err(|error: UnknownInputFormat| error.to_string())
-}
-
 /// Runs `cqlwire convert`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let started = Instant::now();
@@ -142,15 +119,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::usage(format!("invalid --type '{text}': {e}")))?,
         ),
     };
-    let selection = RowSelection::of(args.rows.clone(), args.shard);
-    let input_options = InputOptions {
-        format: args.input_format,
-        column: args.column.clone(),
-        dataset: args.dataset.clone(),
-        selection,
-        batch_rows: STREAM_BATCH_ROWS,
-        vectors_optional: false,
-    };
+    let input_options = args.input_args.options(STREAM_BATCH_ROWS, false);
     let input_path = args.input.as_deref();
     files::refuse_same_file(input_path, args.output.as_deref())?;
     let reader = convert::open(input_path, input_options).map_err(input_error)?;

@@ -5,24 +5,20 @@
 //! summary line.
 
 use super::connection::{engine_error, Connection};
-use super::convert::parse_input_format;
+use super::input::InputArgs;
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::util::{amount, counted};
 use super::CliError;
 use crate::files;
 use crate::messages;
 use cqlwire_client::{
     parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadOptions,
-    LoadReport, Loader, Mode, ProgressSnapshot, RejectSink, RunControl,
+    LoadReport, Loader, Mode, RejectSink, RunControl,
 };
-use cqlwire_vector::input::{parse_rows, parse_shard, InputFormat, InputOptions, RowSelection};
-use indicatif::ProgressBar;
 use std::io;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// Worked examples shown by `--help`.
 const EXAMPLES: &str = "\
@@ -56,6 +52,12 @@ stops reading, waits for the rows in flight and says where to resume.";
 /// Arguments of `cqlwire load`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
+#[command(mut_arg("rows", |rows| rows.help(
+    "Load rows START..END only (0-based, END exclusive); row numbers stay those of the whole input"
+)))]
+#[command(mut_arg("shard", |shard| shard.help(
+    "Load the K-th of N contiguous, balanced parts (1 ≤ K ≤ N)"
+)))]
 pub struct Args {
     /// Input file: Parquet, Arrow IPC, .npy, fvecs/ivecs/bvecs, fbin/ibin/u8bin/i8bin (`-` or none:
     /// standard input, which needs --input-format or magic bytes).
@@ -73,23 +75,9 @@ pub struct Args {
     /// The column that receives each row's number in the whole input (for inputs without ids).
     #[arg(long, value_name = "COLUMN")]
     pub row_number_column: Option<String>,
-    /// The vector column of a Parquet or Arrow input [default: the only list column, else emb,
-    /// embedding or vector].
-    #[arg(long)]
-    pub column: Option<String>,
-    /// Input format: npy, parquet, fvecs, ivecs, bvecs, fbin, ibin, u8bin, i8bin, arrow, hdf5
-    /// [default: from the extension, else the magic bytes].
-    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-    /// The dataset of an HDF5 input (ann-benchmarks files hold train, test, neighbors, distances).
-    #[arg(long, value_name = "NAME", default_value = "train")]
-    pub dataset: String,
-    /// Load rows START..END only (0-based, END exclusive); row numbers stay those of the whole input.
-    #[arg(long, value_name = "START..END", value_parser = parse_rows, conflicts_with = "shard")]
-    pub rows: Option<Range<u64>>,
-    /// Load the K-th of N contiguous, balanced parts (1 ≤ K ≤ N).
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(u64, u64)>,
+    /// Which vectors of the input are read.
+    #[command(flatten)]
+    pub input_args: InputArgs,
     /// Requests in flight [default: adaptive, growing while latency holds and backing off on
     /// overload and timeouts].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -125,23 +113,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let dataset_options = DatasetOptions {
         path: args.input.clone(),
-        input: InputOptions {
-            format: args.input_format,
-            column: args.column.clone(),
-            dataset: args.dataset.clone(),
-            selection: RowSelection::of(args.rows.clone(), args.shard),
-            batch_rows: DatasetOptions::BATCH_ROWS,
-            vectors_optional: true,
-        },
+        input: args.input_args.options(DatasetOptions::BATCH_ROWS, true),
         map: args.map.clone(),
         row_number_column: args.row_number_column.clone(),
     };
     let mut dataset = Dataset::open(&dataset_options).map_err(engine_error)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
+    let control = RunControl::default();
+    let runtime = live::runtime(Threads::All, &control.stop)?;
     let loader = runtime
         .block_on(Loader::connect_for(options, &mut dataset))
         .map_err(engine_error)?;
@@ -161,9 +140,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         None => Box::new(StderrRejects),
     };
-    let control = RunControl::default();
     let bar = progress::bar(dataset.rows(), Unit::Rows, args.quiet);
-    let selection_end = match (&args.rows, args.shard) {
+    let selection_end = match (&args.input_args.rows, args.input_args.shard) {
         (Some(range), _) if range.end != u64::MAX => Some(
             dataset
                 .rows()
@@ -178,8 +156,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Mode::Write
     };
     let result = runtime.block_on(async {
-        stop_on_signals(control.stop.clone());
-        let ticker = watch(&control, &bar, |now| {
+        let ticker = live::watch(&control, &bar, |now| {
             format!(
                 "{:.1} MB  {} in flight  {} rejected  {} retries",
                 now.bytes as f64 / 1e6,
@@ -230,25 +207,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Err(CliError::data(format!("{}{before}{hint}", error.message())))
         }
     }
-}
-
-/// Moves `bar` every 200 ms with the run's counters and `message` of them; the returned ticker is
-/// aborted when the run ends.
-pub(super) fn watch(
-    control: &RunControl,
-    bar: &ProgressBar,
-    message: impl Fn(&ProgressSnapshot) -> String + Send + 'static,
-) -> tokio::task::JoinHandle<()> {
-    let progress = control.progress.clone();
-    let bar = bar.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let now = progress.snapshot();
-            bar.set_position(now.written + now.rejected);
-            bar.set_message(message(&now));
-        }
-    })
 }
 
 /// `; N rows confirmed; resume with --rows R..E` when the run did not finish (`E`, the end of the

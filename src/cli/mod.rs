@@ -8,12 +8,13 @@ mod decode;
 mod decompress;
 mod encode;
 mod generate;
+mod input;
 mod inspect;
+mod live;
 mod load;
 mod lz4_stream;
 mod progress;
 mod search;
-mod signals;
 mod unload;
 mod util;
 

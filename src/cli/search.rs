@@ -6,10 +6,9 @@
 //! this file adds the progress display, the signals and the summary.
 
 use super::connection::{engine_error as load_error, Connection};
-use super::convert::parse_input_format;
-use super::load::watch;
+use super::input::parse_input_format;
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::CliError;
 use crate::messages;
 use cqlwire_client::{
@@ -62,8 +61,8 @@ pub struct Args {
     #[command(flatten)]
     pub connection: Connection,
     /// The vector column searched [default: the table's only vector column].
-    #[arg(long, value_name = "COL")]
-    pub column: Option<String>,
+    #[arg(long, value_name = "COL", visible_alias = "column")]
+    pub vector_column: Option<String>,
     /// The column returned for each row, compared with the ground truth's ids [default: the
     /// partition key].
     #[arg(long, value_name = "COL")]
@@ -143,22 +142,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
     job.check().map_err(search_error)?;
     let mut options =
         SearchOptions::from_settings(&args.connection.settings()?).map_err(load_error)?;
-    options.column = args.column.clone();
+    options.column = args.vector_column.clone();
     options.key = args.key.clone();
     options.k = args.k as usize;
     options.predicate = args.predicate.clone();
     options.concurrency = args.concurrency as usize;
     options.warmup = args.warmup as usize;
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O thread: {e}")))?;
     let control = RunControl::default();
-    {
-        let _context = runtime.enter();
-        stop_on_signals(control.stop.clone());
-    }
+    let runtime = live::runtime(Threads::One, &control.stop)?;
     let display = Display::new(&control, args.quiet);
     let outcome = runtime
         .block_on(job.run(options, &control, &display))
@@ -262,7 +254,7 @@ impl SearchObserver for Display<'_> {
 
     fn run_started(&self, queries: usize) {
         let bar = progress::bar(Some(queries as u64), Unit::Queries, self.quiet);
-        let ticker = watch(self.control, &bar, |now| format!("{} errors", now.rejected));
+        let ticker = live::watch(self.control, &bar, |now| format!("{} errors", now.rejected));
         self.show(bar, Some(ticker));
     }
 

@@ -4,8 +4,8 @@
 //! and this file adds the signals, the progress bar and the summary line.
 
 use super::connection::{engine_error, Connection, Flags};
+use super::live::{self, Threads};
 use super::progress::{self, Unit};
-use super::signals::stop_on_signals;
 use super::CliError;
 use crate::messages;
 use cqlwire_client::{
@@ -15,7 +15,6 @@ use cqlwire_client::{
 use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// Worked examples shown by `--help`.
@@ -32,7 +31,7 @@ Examples:
   cqlwire unload --hosts db1 --table ks.docs --columns id,emb -o docs.arrow --concurrency 16
 
   # Each vector's CQL value bytes, one 0x... line per row, of the rows that meet a condition:
-  cqlwire unload --hosts db1 --table ks.docs --column emb --format hex --where \"lang = 'en'\"
+  cqlwire unload --hosts db1 --table ks.docs --vector-column emb --format hex --where \"lang = 'en'\"
 
   # Back into another table, byte for byte:
   cqlwire unload --hosts db1 --table ks.docs -o docs.parquet
@@ -61,8 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "COL,...", value_delimiter = ',')]
     pub columns: Vec<String>,
     /// The vector column of an npy, fbin, raw or hex output [default: the table's only vector column].
-    #[arg(long, value_name = "COLUMN")]
-    pub column: Option<String>,
+    #[arg(long, value_name = "COLUMN", visible_alias = "column")]
+    pub vector_column: Option<String>,
     /// Also write the partition keys of the rows of an npy, fbin, raw or hex output, in the same
     /// order: `.npy` (int64, for one integer key column), else CSV.
     #[arg(long, value_name = "FILE")]
@@ -87,6 +86,18 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// The library's settings as unload's flags: the table's vector column is `--vector-column`.
+struct UnloadFlags;
+
+impl SettingNames for UnloadFlags {
+    fn name(&self, setting: Setting) -> String {
+        match setting {
+            Setting::Column => "--vector-column".to_owned(),
+            other => Flags.name(other),
+        }
+    }
+}
+
 /// Parses `--format`.
 fn parse_format(name: &str) -> Result<UnloadFormat, String> {
     name.parse()
@@ -100,7 +111,8 @@ fn unload_error(error: LoadError, format: UnloadFormat) -> CliError {
         let choose = if format.holds_columns() {
             "choose the columns to unload with --columns"
         } else {
-            "name another vector column with --column, or unload every column to parquet or arrow"
+            "name another vector column with --vector-column, or unload every column to parquet \
+             or arrow"
         };
         return CliError::usage(format!("{} ({choose})", error.message()));
     }
@@ -112,10 +124,11 @@ fn job_error(error: UnloadError, job: &UnloadJob, format: UnloadFormat) -> CliEr
     match error {
         UnloadError::VectorSettings
         | UnloadError::ColumnsOfVectorFormat
-        | UnloadError::SameFiles => CliError::usage(error.message(&Flags)),
-        UnloadError::VectorColumn(error) => {
-            unload_error(error.into_load_error(&Flags.hint(Setting::Column)), format)
-        }
+        | UnloadError::SameFiles => CliError::usage(error.message(&UnloadFlags)),
+        UnloadError::VectorColumn(error) => unload_error(
+            error.into_load_error(&UnloadFlags.hint(Setting::Column)),
+            format,
+        ),
         UnloadError::Unload(error) if error.kind() == LoadErrorKind::Stopped => {
             match crate::files::named(job.output.as_deref()) {
                 Some(path) => CliError::data(format!(
@@ -141,7 +154,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         output: args.output.clone(),
         format: args.format,
         columns: (!args.columns.is_empty()).then(|| args.columns.clone()),
-        column: args.column.clone(),
+        column: args.vector_column.clone(),
         ids: args.ids.clone(),
     };
     let format = job
@@ -155,16 +168,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     options.concurrency = args.concurrency as usize;
     options.page_rows = args.page_rows.map(|n| n as usize);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::data(format!("cannot start the I/O threads: {e}")))?;
-    // The signals are the run's before the outputs are opened (see `stop_on_signals`).
+    // The signals are the run's before the outputs are opened (see `live::runtime`).
     let control = UnloadControl::default();
-    {
-        let _context = runtime.enter();
-        stop_on_signals(control.stop.clone());
-    }
+    let runtime = live::runtime(Threads::All, &control.stop)?;
     let display = Display::new(&control, args.quiet);
     let outcome = runtime
         .block_on(job.clone().run(options, &control, &display))
@@ -196,17 +202,14 @@ impl UnloadObserver for Display<'_> {
     fn scan_started(&self, ranges: usize) {
         let progress = self.control.progress.clone();
         let bar = self.bar.clone();
-        let ticker = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                bar.set_position(progress.rows());
-                bar.set_message(format!(
-                    "{:.1} MB  {}/{ranges} ranges  {} retries",
-                    progress.bytes() as f64 / 1e6,
-                    progress.ranges_done(),
-                    progress.retried()
-                ));
-            }
+        let ticker = live::ticker(move || {
+            bar.set_position(progress.rows());
+            bar.set_message(format!(
+                "{:.1} MB  {}/{ranges} ranges  {} retries",
+                progress.bytes() as f64 / 1e6,
+                progress.ranges_done(),
+                progress.retried()
+            ));
         });
         if let Ok(mut shown) = self.ticker.lock() {
             *shown = Some(ticker);

@@ -39,3 +39,28 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
     assert_error(&output, 1, "no answer within 2.0 s", "silent server");
     drop(held);
 }
+
+/// The input flags `load` shares with `convert` keep their checks: `--rows` and `--shard` exclude
+/// each other, and a bad `--input-format` names the formats; both before any connection.
+#[test]
+fn the_shared_input_flags_are_checked_before_connecting() {
+    let input = fixture("convert/sample/train.npy");
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            input.to_str().unwrap(),
+            "--hosts",
+            "127.0.0.1:1",
+            "--table",
+            "ks.t",
+        ];
+        args.extend_from_slice(extra);
+        run(with_args(&args), b"")
+    };
+    let both = load(&["--rows", "0..5", "--shard", "1/2"]);
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+    let format = load(&["--input-format", "csv"]);
+    assert_eq!(format.status.code(), Some(2), "{format:?}");
+    assert!(String::from_utf8_lossy(&format.stderr).contains("npy"));
+}

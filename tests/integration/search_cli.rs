@@ -83,3 +83,22 @@ fn a_results_file_that_cannot_be_written_is_refused_before_connecting() {
     assert_error(&output, 1, "No space left", "--results /dev/full");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// `--vector-column` and its older spelling `--column` are one flag: each is accepted (the run
+/// gets as far as connecting), both at once is a usage error.
+#[test]
+fn the_vector_column_is_named_by_vector_column_or_column() {
+    for flag in ["--vector-column", "--column"] {
+        let output = search(&[flag, "emb"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{flag}: {stderr}");
+        assert!(stderr.contains("127.0.0.1:1"), "{flag}: {stderr}");
+    }
+    let output = search(&["--vector-column", "a", "--column", "b"]);
+    assert_error(
+        &output,
+        2,
+        "cannot be used multiple times",
+        "both spellings",
+    );
+}

@@ -7,7 +7,7 @@
 //!   [`UnloadJob`] is the whole unload into files, as the command line and Python run it;
 //! - **search** ([`Searcher`]): ANN queries against a vector index, with recall and latency;
 //!   [`SearchJob`] is the whole search (queries, ground truth, the wait for the index, the results
-//!   file), as the command line and Python run it.
+//!   file), as the command line and Python run it; [`exact`] is its brute-force ground truth.
 //!
 //! A job is built from typed inputs, checks them into its own error type ([`SearchError`],
 //! [`UnloadError`]) whose messages name settings through [`SettingNames`], which each face
@@ -85,7 +85,7 @@ pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
 pub use schema::{Product, SchemaSession, Server};
 pub use search::{
-    recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
+    exact, recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };

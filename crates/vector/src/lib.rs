@@ -41,7 +41,6 @@
 pub mod arrays;
 pub mod columns;
 pub mod convert;
-pub mod exact;
 pub mod input;
 pub mod kernel;
 pub mod output;

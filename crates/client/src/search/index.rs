@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
+use super::exact::Similarity;
 use cqlwire_codec::types::Identifier;
-use cqlwire_vector::exact::Similarity;
 use scylla::client::session::Session;
 
 use crate::error::{LoadError, LoadErrorKind};

@@ -9,6 +9,7 @@
 //! failed query (a timeout included: a server that stops answering cannot hang the run) is
 //! counted and the run goes on; it is never retried, so latencies are those of single requests.
 
+pub mod exact;
 mod index;
 mod job;
 mod report;
@@ -21,9 +22,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use cqlwire_codec::types::{CqlType as CodecType, Identifier};
 use cqlwire_codec::value::{self as codec_value, cql::format_cql};
-use cqlwire_vector::exact::Similarity;
 use cqlwire_vector::input::{BatchReader, Elements, Neighbors};
 use cqlwire_vector::kernel::{Rows, VectorEncoder};
+use exact::Similarity;
 use futures::stream::{FuturesUnordered, StreamExt};
 use scylla::client::session::Session;
 use scylla::cluster::metadata::{ColumnType, NativeType};

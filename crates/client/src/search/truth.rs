@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cqlwire_vector::exact::exact_neighbors;
+use super::exact::exact_neighbors;
 use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors, RowSelection};
 
 use super::{QuerySet, Searcher};

@@ -12,7 +12,7 @@
 //! Ties: candidates are ranked by score, then by row number (the lower first); a later row with
 //! the same score as the k-th never displaces it.
 
-use crate::input::{BatchReader, Elements, InputError, Neighbors};
+use cqlwire_vector::input::{BatchReader, Elements, InputError, Neighbors};
 use rayon::prelude::*;
 use std::fmt;
 use std::str::FromStr;
@@ -335,7 +335,7 @@ fn product(a: &[f32], b: &[f32], d: usize, out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::{open_stream, InputFormat, InputOptions, RowSelection};
+    use cqlwire_vector::input::{open_stream, InputFormat, InputOptions, RowSelection};
     use std::io::Cursor;
 
     /// A reader of `rows` (fbin in memory).

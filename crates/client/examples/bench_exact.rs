@@ -1,8 +1,8 @@
-//! Times `cqlwire_vector::exact::exact_neighbors` (what `cqlwire search --exact` runs) on a
+//! Times `cqlwire_client::exact::exact_neighbors` (what `cqlwire search --exact` runs) on a
 //! training and a query `.npy`; `benches/compare/search.py --exact` runs it beside NumPy:
 //!
 //! ```text
-//! cargo build --release -p cqlwire-vector --example bench_exact
+//! cargo build --release -p cqlwire-client --example bench_exact
 //! target/release/examples/bench_exact TRAIN.npy QUERIES.npy K cosine|dot_product|euclidean ANSWERS
 //! ```
 //!
@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use cqlwire_vector::exact::{exact_neighbors, Similarity};
+use cqlwire_client::exact::{exact_neighbors, Similarity};
 use cqlwire_vector::input::{self, Elements, InputOptions, RowSelection};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

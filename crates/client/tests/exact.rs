@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cqlwire_vector::exact::{exact_neighbors, Similarity};
+use cqlwire_client::exact::{exact_neighbors, Similarity};
 use cqlwire_vector::input::{self, Elements, InputOptions, Neighbors, RowSelection};
 
 fn fixture(name: &str) -> PathBuf {
