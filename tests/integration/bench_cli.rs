@@ -166,6 +166,15 @@ fn dataset_files_that_are_missing_or_do_not_fit_end_before_connecting() {
         "10 neighbour lists for 3 queries",
         "fewer queries",
     );
+    let short = dir.path().join("short.fvecs");
+    write_fvecs(&short, 5, 8);
+    let output = bench_files(short.to_str().unwrap(), &test, &truth, &["--k", "10"]);
+    assert_error(
+        &output,
+        1,
+        "outside the training ids 0..5",
+        "ids past the training rows",
+    );
     let output = bench_files(&train, &test, &truth, &[]);
     assert_error(
         &output,

@@ -617,7 +617,11 @@ pub async fn run(
             labels = read;
         }
         if loading {
-            let (map, row_number) = dataset.columns(reader.as_ref());
+            let (map, row_number) = dataset.columns(reader.as_ref())?;
+            // Numbered rows: the ground truth's ids must be row numbers of the training set.
+            if let (Some(truth), Some(_), Some(rows)) = (&truth, &row_number, reader.rows()) {
+                truth.check_ids(0..i64::try_from(rows).unwrap_or(i64::MAX))?;
+            }
             let reader: Box<dyn BatchReader> = match &filter {
                 Some(column) => Box::new(
                     WithFilterColumn::new(reader, column, labels).map_err(DatasetError::from)?,

@@ -15,6 +15,10 @@ const TRAIN_DATASET: &str = "train";
 /// The HDF5 dataset of the queries in a test file.
 const TEST_DATASET: &str = "test";
 
+/// Input columns renamed (`from`, `to`; an empty `to` leaves the column out), as
+/// `cqlwire_client::Dataset::from_reader` takes them.
+pub type ColumnMap = Vec<(String, String)>;
+
 /// A training set, its queries and their ground truth as separate files: `.npy`, fvecs, ivecs,
 /// bvecs, fbin, ibin, Parquet, Arrow, HDF5 (dataset `train` of the training file, `test` of the
 /// test file) for the vectors; ivecs, `.npy`, Parquet (`neighbors_id`) or big-ann-benchmarks'
@@ -154,11 +158,15 @@ impl BenchDataset {
     /// How the engine maps the training input's columns onto the table, as
     /// `cqlwire_client::Dataset::from_reader` takes them: a folder's `id` and `emb` as they are;
     /// a file's vector column renamed `emb`, its `id` column kept (else the row number is the
-    /// id) and every other column left out.
-    pub fn columns(&self, train: &dyn BatchReader) -> (Vec<(String, String)>, Option<String>) {
-        if let BenchDataset::Folder(_) = self {
-            return (Vec::new(), None);
-        }
+    /// id) and every other column left out. A file's `id` column of another type than int64 is
+    /// refused (the table's key is a bigint).
+    pub fn columns(
+        &self,
+        train: &dyn BatchReader,
+    ) -> Result<(ColumnMap, Option<String>), DatasetError> {
+        let BenchDataset::Files(files) = self else {
+            return Ok((Vec::new(), None));
+        };
         let mut map = Vec::new();
         if let Some(name) = train.column_name().filter(|name| *name != VECTOR_COLUMN) {
             map.push((name.to_owned(), VECTOR_COLUMN.to_owned()));
@@ -167,6 +175,14 @@ impl BenchDataset {
         if let Some(schema) = train.passthrough_schema() {
             for field in schema.fields() {
                 if field.name() == ID_COLUMN {
+                    if field.data_type() != &arrow_schema::DataType::Int64 {
+                        return Err(DatasetError::ColumnType {
+                            file: files.train.display().to_string(),
+                            column: ID_COLUMN.to_owned(),
+                            found: field.data_type().to_string(),
+                            expected: "int64",
+                        });
+                    }
                     has_id = true;
                 } else if Some(field.name().as_str()) != train.column_name() {
                     map.push((field.name().clone(), String::new()));
@@ -174,7 +190,7 @@ impl BenchDataset {
             }
         }
         let row_number = (!has_id).then(|| ID_COLUMN.to_owned());
-        (map, row_number)
+        Ok((map, row_number))
     }
 
     /// Refuses queries of another dimension than the training rows', naming both files.
@@ -238,7 +254,7 @@ mod tests {
         let dataset = BenchDataset::Files(files);
         let train = dataset.open_train(&options()).unwrap();
         assert_eq!(
-            dataset.columns(train.as_ref()),
+            dataset.columns(train.as_ref()).unwrap(),
             (Vec::new(), Some("id".to_owned()))
         );
         let test = dataset.open_test(&options()).unwrap();
@@ -253,13 +269,41 @@ mod tests {
         let truth = fixture("folder/neighbors.parquet");
         let dataset = BenchDataset::Files(DatasetFiles::new(&parquet, &parquet, &truth).unwrap());
         let train = dataset.open_train(&options()).unwrap();
-        assert_eq!(dataset.columns(train.as_ref()), (Vec::new(), None));
+        assert_eq!(dataset.columns(train.as_ref()).unwrap(), (Vec::new(), None));
         // The folder's own files are read as VectorDBBench lays them out.
         let folder = DatasetFolder::open(&fixture("folder"), None).unwrap();
         let dataset = BenchDataset::Folder(folder);
         let train = dataset.open_train(&options()).unwrap();
         assert_eq!(train.rows(), Some(300));
-        assert_eq!(dataset.columns(train.as_ref()), (Vec::new(), None));
+        assert_eq!(dataset.columns(train.as_ref()).unwrap(), (Vec::new(), None));
+    }
+
+    #[test]
+    fn an_id_column_that_is_not_int64_is_refused_naming_the_file() {
+        use arrow_array::types::Float32Type;
+        use arrow_array::{ArrayRef, Int32Array, ListArray, RecordBatch};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.parquet");
+        let ids: ArrayRef = Arc::new(Int32Array::from(vec![0, 1]));
+        let vectors: ArrayRef =
+            Arc::new(ListArray::from_iter_primitive::<Float32Type, _, _>(vec![
+                Some(vec![Some(1.0), Some(0.0)]),
+                Some(vec![Some(0.0), Some(1.0)]),
+            ]));
+        let batch = RecordBatch::try_from_iter([("id", ids), ("emb", vectors)]).unwrap();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let truth = fixture("files/neighbors.ivecs");
+        let dataset = BenchDataset::Files(DatasetFiles::new(&path, &path, &truth).unwrap());
+        let train = dataset.open_train(&options()).unwrap();
+        let error = dataset.columns(train.as_ref()).unwrap_err().to_string();
+        assert!(
+            error.contains("train.parquet: column 'id' has type Int32; expected int64"),
+            "{error}"
+        );
     }
 
     #[test]
