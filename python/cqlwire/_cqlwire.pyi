@@ -345,10 +345,13 @@ def search(
     """
 
 def bench(
-    folder: PathLike,
+    folder: Optional[PathLike] = None,
     *,
     hosts: Hosts,
     table: str,
+    train: Optional[PathLike] = None,
+    test: Optional[PathLike] = None,
+    ground_truth: Optional[PathLike] = None,
     stages: Optional[Sequence[str]] = None,
     drop: bool = False,
     metric: str = "cosine",
@@ -373,7 +376,10 @@ def bench(
 ) -> Dict[str, Any]:
     """Run VectorDBBench's performance case on ``table`` on the engine of ``cqlwire bench``, with
     the GIL released: the dataset ``folder`` (``train.parquet`` or ``shuffle_train-NN-of-MM.parquet``,
-    ``test.parquet``, ``neighbors.parquet``) through the ``stages`` (VectorDBBench's names:
+    ``test.parquet``, ``neighbors.parquet``), or the files ``train`` (any format ``load`` reads;
+    HDF5: dataset ``train``), ``test`` (any format ``search`` reads; HDF5: ``test``) and
+    ``ground_truth`` (ivecs, ``.npy``, Parquet ``neighbors_id``, big-ann-benchmarks), the ids
+    the training file's ``id`` column or else its row numbers, through the ``stages`` (VectorDBBench's names:
     ``drop_old``, ``load``, ``search_serial``, ``search_concurrent``; all by default). ``drop``
     drops an existing table (else it is refused); ``metric`` is the index's similarity function and
     ``index_options`` its other options; each ``concurrency`` level runs ``duration`` seconds.

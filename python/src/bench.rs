@@ -4,6 +4,7 @@
 use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKeywords};
 use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
 use cqlwire_bench::chart::concurrency_chart;
+use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::{DatasetFolder, Filter};
 use cqlwire_bench::result::ResultDb;
 use cqlwire_client::{RunControl, SearchOptions};
@@ -53,19 +54,23 @@ fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Runs VectorDBBench's performance case on `folder` (see the stubs).
+/// Runs VectorDBBench's performance case on `folder`, or on the files `train`, `test` and
+/// `ground_truth` (see the stubs).
 #[pyfunction]
 #[pyo3(signature = (
-    folder, *, hosts, table, stages=None, drop=false, metric="cosine".to_owned(),
+    folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric="cosine".to_owned(),
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
     index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
     py: Python<'py>,
-    folder: PathBuf,
+    folder: Option<PathBuf>,
     hosts: &Bound<'py, PyAny>,
     table: String,
+    train: Option<PathBuf>,
+    test: Option<PathBuf>,
+    ground_truth: Option<PathBuf>,
     stages: Option<Vec<String>>,
     drop: bool,
     metric: String,
@@ -112,7 +117,21 @@ pub(crate) fn bench<'py>(
         filter,
         index_first,
     };
-    let dataset = DatasetFolder::open(&folder, None).map_err(|e| usage(py, e.to_string()))?;
+    let dataset = match (folder, train, test, ground_truth) {
+        (Some(folder), None, None, None) => DatasetFolder::open(&folder, None)
+            .map(BenchDataset::Folder)
+            .map_err(|e| usage(py, e.to_string()))?,
+        (None, Some(train), Some(test), Some(truth)) => DatasetFiles::new(&train, &test, &truth)
+            .map(BenchDataset::Files)
+            .map_err(|e| usage(py, e.to_string()))?,
+        _ => {
+            return Err(usage(
+                py,
+                "bench takes a dataset folder, or train, test and ground_truth".to_owned(),
+            ))
+        }
+    };
+    let name = dataset.name();
     let (result_file, plot_file) = (open(py, output.as_deref())?, open(py, plot.as_deref())?);
     let control = RunControl::default();
     let stop = control.stop.clone();
@@ -125,7 +144,7 @@ pub(crate) fn bench<'py>(
     let result = report.result(&options, db);
     write(py, result_file, &result.to_json())?;
     if plot_file.is_some() {
-        let title = format!("{} on {}", folder.display(), report.server);
+        let title = format!("{name} on {}", report.server);
         let svg = concurrency_chart(&result.results[0].metrics, &title)
             .map_err(|e| usage(py, e.to_string()))?;
         write(py, plot_file, &svg)?;

@@ -12,6 +12,7 @@ import cqlwire
 from test_load import KEYSPACE, SERVER, live, login, run_cli, session  # noqa: F401 (fixture)
 
 FOLDER = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "bench" / "folder"
+FILES = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "bench" / "files"
 
 
 @live
@@ -52,6 +53,35 @@ def test_unknown_stages_databases_and_filters_are_refused_before_connecting():
     # A filter the folder has no ground truth of.
     with pytest.raises(cqlwire.LoadFailed, match="neighbors_int_30p.parquet"):
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", filter="int:0.3")
+
+
+def test_dataset_files_are_all_three_or_a_folder_and_checked_before_connecting():
+    files = dict(train=FILES / "train.fvecs", test=FILES / "test.fvecs",
+                 ground_truth=FILES / "neighbors.ivecs")
+    with pytest.raises(cqlwire.LoadError, match="a dataset folder, or train, test and ground_truth"):
+        cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", train=files["train"])
+    with pytest.raises(cqlwire.LoadError, match="a dataset folder, or train, test and ground_truth"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", **files)
+    with pytest.raises(cqlwire.LoadError, match="nonexistent"):
+        cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", **dict(files, test="/nonexistent/q.fvecs"))
+    with pytest.raises(cqlwire.LoadError, match="k can be 10 at most"):
+        cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", **files)
+
+
+@live
+def test_dataset_files_give_what_the_command_gives(session, cqlwire_binary):  # noqa: F811
+    table = KEYSPACE + ".bench_files"
+    session.execute("DROP TABLE IF EXISTS %s" % table)
+    got = cqlwire.bench(hosts=SERVER, table=table, k=10, concurrency=[2], duration=1,
+                        train=FILES / "train.fvecs", test=FILES / "test.fvecs",
+                        ground_truth=FILES / "neighbors.ivecs", **login())
+    assert got["rows"] == 200 and got["serial_errors"] == 0
+    cli = run_cli(cqlwire_binary, "bench", "--train", str(FILES / "train.fvecs"), "--test",
+                  str(FILES / "test.fvecs"), "--ground-truth", str(FILES / "neighbors.ivecs"),
+                  "--table", table, "--k", "10", "--stages", "search_serial", "--format", "json",
+                  "--quiet")
+    summary = json.loads(cli.stdout)
+    assert (summary["recall"], summary["ndcg"]) == (got["recall"], got["ndcg"])
 
 
 @live

@@ -13,6 +13,7 @@ use crate::files::Output;
 use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
+use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::{DatasetFolder, Filter};
 use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_client::{Progress, RunControl, SearchOptions};
@@ -30,6 +31,10 @@ Examples:
   # their 10 nearest by cosine), its result file and chart:
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 --metric cosine \\
       -o result.json --plot qps.svg
+
+  # Three files instead of a folder (ids: the training file's id column, else its row numbers):
+  cqlwire bench --train base.fbin --test query.fbin --ground-truth gt.ivecs --hosts 127.0.0.1 \
+      --table ks.bench --metric euclidean --k 10
 
   # Short levels, on the table loaded before (the search stages only):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
@@ -58,8 +63,20 @@ pub struct Args {
     pub command: Option<Plot>,
     /// A VectorDBBench dataset folder: train.parquet (or {train|shuffle_train}-NN-of-MM.parquet),
     /// test.parquet, neighbors.parquet.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "train", conflicts_with = "train")]
     pub dataset: Option<PathBuf>,
+    /// The training set as a file, instead of a folder: any format load reads (.npy, fvecs,
+    /// bvecs, fbin, ibin, u8bin, Parquet, Arrow, HDF5 dataset train); its id column, else its row
+    /// numbers from 0, are the ids.
+    #[arg(long, value_name = "FILE", requires_all = ["test", "ground_truth"])]
+    pub train: Option<PathBuf>,
+    /// The queries, with --train: any format search reads (HDF5: dataset test).
+    #[arg(long, value_name = "FILE", requires = "train")]
+    pub test: Option<PathBuf>,
+    /// The queries' nearest training ids, best first, with --train: ivecs, .npy, Parquet
+    /// (neighbors_id) or big-ann-benchmarks' layout.
+    #[arg(long, value_name = "FILE", requires = "train")]
+    pub ground_truth: Option<PathBuf>,
     #[command(flatten)]
     pub connection: Option<Connection>,
     /// The stages to run: table, load, index, optimize, serial, concurrent, or VectorDBBench's
@@ -180,23 +197,23 @@ fn case_error(error: CaseError) -> CliError {
 
 /// Runs `cqlwire bench`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let (dataset, connection) = match (&args.command, &args.dataset, &args.connection) {
-        (
-            Some(Plot::Plot {
-                results,
-                output,
-                title,
-            }),
-            _,
-            _,
-        ) => return plot(results, output.as_deref(), title),
-        (None, Some(dataset), Some(connection)) => (dataset.clone(), connection),
-        _ => {
-            return Err(CliError::usage(
-                "bench needs a dataset folder, --hosts and --table",
-            ))
-        }
-    };
+    let (dataset, connection) =
+        match (&args.command, &args.dataset, &args.connection) {
+            (
+                Some(Plot::Plot {
+                    results,
+                    output,
+                    title,
+                }),
+                _,
+                _,
+            ) => return plot(results, output.as_deref(), title),
+            (None, _, Some(connection)) => (dataset(&args)?, connection),
+            _ => return Err(CliError::usage(
+                "bench needs a dataset folder (or --train, --test and --ground-truth), --hosts \
+                 and --table",
+            )),
+        };
     let settings = connection.settings()?;
     let connection = settings.options().map_err(engine_error)?;
     let search_connection = SearchOptions::from_settings(&settings)
@@ -221,7 +238,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         filter: args.filter,
         index_first: args.index_first,
     };
-    let folder = DatasetFolder::open(&dataset, None).map_err(CliError::data)?;
 
     let control = RunControl::default();
     // The signals are ours before an output's temporary file exists (its own handler would end
@@ -255,7 +271,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 display.show(event);
             }
         };
-        let report = case::run(&folder, &options, &control, &mut observe).await;
+        let report = case::run(&dataset, &options, &control, &mut observe).await;
         ticker.abort();
         report
     });
@@ -289,7 +305,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         output.commit()?;
     }
     if let Some(mut output) = plot_file.take() {
-        let title = format!("{} on {}", folder_name(&dataset), report.server);
+        let title = format!("{} on {}", dataset.name(), report.server);
         let svg = concurrency_chart(metrics, &title).map_err(CliError::data)?;
         output.write_all(svg.as_bytes())?;
         output.commit()?;
@@ -299,7 +315,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let value = report.summary(metrics);
         writeln!(out, "{value}")?;
     } else {
-        summary_text(&mut out, &report, &options, &dataset)?;
+        summary_text(&mut out, &report, &options, &dataset.name())?;
     }
     out.flush()?;
     if let Some(load) = report.index_first.as_ref().filter(|load| load.rejected > 0) {
@@ -312,12 +328,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The folder's own name, for titles.
-fn folder_name(path: &std::path::Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+/// The dataset of the arguments: the folder, or the three files of --train, --test and
+/// --ground-truth (clap has made sure that one or the other is given, and whole).
+fn dataset(args: &Args) -> Result<BenchDataset, CliError> {
+    match (&args.dataset, &args.train, &args.test, &args.ground_truth) {
+        (Some(folder), None, None, None) => DatasetFolder::open(folder, None)
+            .map(BenchDataset::Folder)
+            .map_err(CliError::data),
+        (None, Some(train), Some(test), Some(truth)) => DatasetFiles::new(train, test, truth)
+            .map(BenchDataset::Files)
+            .map_err(CliError::data),
+        _ => Err(CliError::usage(
+            "bench needs a dataset folder, or --train, --test and --ground-truth",
+        )),
+    }
 }
 
 /// The progress display: one bar per stage (or level), on standard error.
@@ -398,16 +422,12 @@ fn summary_text(
     out: &mut impl Write,
     report: &CaseReport,
     options: &CaseOptions,
-    dataset: &std::path::Path,
+    dataset: &str,
 ) -> io::Result<()> {
     writeln!(
         out,
         "{} on {}, table {}.{}, k = {}",
-        folder_name(dataset),
-        report.server,
-        options.connection.keyspace,
-        options.connection.table,
-        options.k
+        dataset, report.server, options.connection.keyspace, options.connection.table, options.k
     )?;
     let has = |stage| report.stages.contains(&stage);
     if has(Stage::Load) || has(Stage::Optimize) {

@@ -4,15 +4,15 @@
 use crate::common::{assert_error, fixture, with_args};
 
 fn bench(folder: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "bench",
-        folder,
-        // A port nothing listens on: these runs must end before connecting.
-        "--hosts",
-        "127.0.0.1:1",
-        "--table",
-        "ks.t",
-    ];
+    bench_on(&[folder], extra)
+}
+
+/// `bench DATASET… --hosts … --table ks.t EXTRA…`, `dataset` the folder or the file options.
+fn bench_on(dataset: &[&str], extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["bench"];
+    args.extend_from_slice(dataset);
+    // A port nothing listens on: these runs must end before connecting.
+    args.extend_from_slice(&["--hosts", "127.0.0.1:1", "--table", "ks.t"]);
     args.extend_from_slice(extra);
     with_args(&args).output().unwrap()
 }
@@ -107,4 +107,103 @@ fn a_filter_that_does_not_parse_or_lacks_its_ground_truth_ends_before_connecting
         "neighbors_labels_label_5p.parquet",
         "a label filter the folder has no ground truth of",
     );
+}
+
+/// `bench --train F --test F --ground-truth F` and the options after them.
+fn bench_files(train: &str, test: &str, truth: &str, extra: &[&str]) -> std::process::Output {
+    bench_on(
+        &["--train", train, "--test", test, "--ground-truth", truth],
+        extra,
+    )
+}
+
+/// A TEXMEX file of `rows` float32 vectors of `dimension` elements.
+fn write_fvecs(path: &std::path::Path, rows: usize, dimension: usize) {
+    let mut bytes = Vec::new();
+    for row in 0..rows {
+        bytes.extend_from_slice(&(dimension as i32).to_le_bytes());
+        for i in 0..dimension {
+            bytes.extend_from_slice(&((row + i) as f32).to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn dataset_files_that_are_missing_or_do_not_fit_end_before_connecting() {
+    let files = fixture("bench/files");
+    let file = |name: &str| files.join(name).to_str().unwrap().to_owned();
+    let (train, test, truth) = (
+        file("train.fvecs"),
+        file("test.fvecs"),
+        file("neighbors.ivecs"),
+    );
+    for (which, args) in [
+        ("train", ["/nonexistent/train.fvecs", &test, &truth]),
+        ("test", [&train, "/nonexistent/test.fvecs", &truth]),
+        ("ground truth", [&train, &test, "/nonexistent/gt.ivecs"]),
+    ] {
+        let output = bench_files(args[0], args[1], args[2], &["--k", "10"]);
+        assert_error(
+            &output,
+            1,
+            "/nonexistent/",
+            &format!("a missing {which} file"),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let narrow = dir.path().join("narrow.fvecs");
+    write_fvecs(&narrow, 10, 4);
+    let output = bench_files(&train, narrow.to_str().unwrap(), &truth, &["--k", "10"]);
+    let message = assert_error(&output, 1, "queries of 4 dimensions", "narrower queries");
+    assert!(message.contains("train.fvecs has 8"), "{message}");
+    let fewer = dir.path().join("fewer.fvecs");
+    write_fvecs(&fewer, 3, 8);
+    let output = bench_files(&train, fewer.to_str().unwrap(), &truth, &["--k", "10"]);
+    assert_error(
+        &output,
+        1,
+        "10 neighbour lists for 3 queries",
+        "fewer queries",
+    );
+    let short = dir.path().join("short.fvecs");
+    write_fvecs(&short, 5, 8);
+    let output = bench_files(short.to_str().unwrap(), &test, &truth, &["--k", "10"]);
+    assert_error(
+        &output,
+        1,
+        "outside the training ids 0..5",
+        "ids past the training rows",
+    );
+    let output = bench_files(&train, &test, &truth, &[]);
+    assert_error(
+        &output,
+        2,
+        "k can be 10 at most",
+        "k above the ground truth's",
+    );
+    let output = bench_files(&train, &test, &truth, &["--k", "10", "--filter", "int:0.5"]);
+    assert_error(
+        &output,
+        2,
+        "needs a VectorDBBench dataset folder",
+        "a filter",
+    );
+}
+
+#[test]
+fn the_dataset_is_a_folder_or_all_three_files() {
+    let files = fixture("bench/files");
+    let train = files.join("train.fvecs");
+    let train = train.to_str().unwrap();
+    let output = bench_on(&["--train", train], &[]);
+    assert_eq!(output.status.code(), Some(2), "--train alone");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--test"));
+    let folder = fixture("bench/folder");
+    let output = bench(
+        folder.to_str().unwrap(),
+        &["--train", train, "--test", train, "--ground-truth", train],
+    );
+    assert_eq!(output.status.code(), Some(2), "a folder and files");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot be used with"));
 }

@@ -5,9 +5,10 @@
 //! and optimize as it counts them), the serial pass (`serial`: recall, NDCG, p99/p95) and the
 //! time-boxed concurrency sweep (`concurrent`: qps, p99, p95 and mean latency per level).
 //!
-//! [`run`] takes the dataset folder and [`CaseOptions`], reports each stage to an observer as it
-//! starts and ends, stops between queries when the [`RunControl`]'s stop flag is set, and returns a
-//! [`CaseReport`], which [`CaseReport::result`] turns into VectorDBBench's result file.
+//! [`run`] takes the dataset (a folder or three files, [`BenchDataset`]) and [`CaseOptions`],
+//! reports each stage to an observer as it starts and ends, stops between queries when the
+//! [`RunControl`]'s stop flag is set, and returns a [`CaseReport`], which [`CaseReport::result`]
+//! turns into VectorDBBench's result file.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -18,8 +19,9 @@ use cqlwire_client::{
     RunControl, SchemaSession, SearchOptions, Searcher, SessionOptions,
 };
 use cqlwire_codec::types::Identifier;
-use cqlwire_vector::input::{self, BatchReader, InputOptions, RowSelection};
+use cqlwire_vector::input::{BatchReader, InputOptions, RowSelection};
 
+use crate::dataset::BenchDataset;
 use crate::filtered::{FilterColumn, WithFilterColumn};
 use crate::folder::{DatasetFolder, Filter};
 use crate::metrics::{LevelSummary, SerialSummary};
@@ -27,7 +29,7 @@ use crate::result::{
     metric_type, CaseConfig, CaseResult, ConcurrencySearchConfig, DbConfig, Metrics, ResultDb,
     TaskConfig, CASE_CUSTOM_DATASET, CASE_INT_FILTER, CASE_LABEL_FILTER, CONCURRENCY_TIMEOUT,
 };
-use crate::truth::{GroundTruth, ScalarLabels};
+use crate::truth::ScalarLabels;
 use crate::DatasetError;
 
 /// Rows per batch read from the training and test files.
@@ -546,9 +548,9 @@ fn filter_column(
     Ok((column, Some(labels)))
 }
 
-/// Runs the case's stages on `folder`'s files (see the module's documentation).
+/// Runs the case's stages on the dataset's files (see the module's documentation).
 pub async fn run(
-    folder: &DatasetFolder,
+    dataset: &BenchDataset,
     options: &CaseOptions,
     control: &RunControl,
     observe: &mut (dyn FnMut(Event) + Send),
@@ -564,10 +566,17 @@ pub async fn run(
     };
     let searching = has(Stage::Serial) || has(Stage::Concurrent);
     // Every file the stages read is checked before anything is sent.
+    let folder =
+        match (options.filter, dataset.folder()) {
+            (Some(_), None) => return Err(CaseError::Options(
+                "a filtered case needs a VectorDBBench dataset folder (its filter's ground truth \
+                 and labels)"
+                    .to_owned(),
+            )),
+            (_, folder) => folder,
+        };
     let truth = if has(Stage::Serial) {
-        Some(GroundTruth::read(
-            folder.ground_truth_file(options.filter.as_ref())?,
-        )?)
+        Some(dataset.ground_truth(options.filter.as_ref())?)
     } else {
         None
     };
@@ -580,34 +589,43 @@ pub async fn run(
             )));
         }
     }
-    let test = folder.test_file()?.to_path_buf();
     let train_options = InputOptions {
         format: None,
-        column: Some("emb".to_owned()),
+        column: None,
         dataset: String::new(),
         selection: RowSelection::All,
         batch_rows: BATCH_ROWS,
         vectors_optional: false,
     };
     let loading = has(Stage::Table) || has(Stage::Load);
-    let mut dataset = None;
+    let test_reader = dataset.open_test(&train_options)?;
+    if let (Some(truth), Some(queries)) = (&truth, test_reader.rows()) {
+        truth.check_queries(usize::try_from(queries).unwrap_or(usize::MAX))?;
+    }
+    let mut rows = None;
     let mut filter = None;
     if loading || options.filter.is_some() {
-        let reader = folder.open_train(&train_options)?;
+        let reader = dataset.open_train(&train_options)?;
+        dataset.check_dimensions(reader.as_ref(), test_reader.as_ref())?;
         let mut labels = None;
-        if let Some(wanted) = options.filter {
+        if let (Some(wanted), Some(folder)) = (options.filter, folder) {
             let (column, read) = filter_column(folder, wanted, reader.rows(), loading)?;
             filter = Some(column);
             labels = read;
         }
         if loading {
+            let (map, row_number) = dataset.columns(reader.as_ref())?;
+            // Numbered rows: the ground truth's ids must be row numbers of the training set.
+            if let (Some(truth), Some(_), Some(rows)) = (&truth, &row_number, reader.rows()) {
+                truth.check_ids(0..i64::try_from(rows).unwrap_or(i64::MAX))?;
+            }
             let reader: Box<dyn BatchReader> = match &filter {
                 Some(column) => Box::new(
                     WithFilterColumn::new(reader, column, labels).map_err(DatasetError::from)?,
                 ),
                 None => reader,
             };
-            dataset = Some(Dataset::from_reader(reader, &[], None)?);
+            rows = Some(Dataset::from_reader(reader, &map, row_number)?);
         }
     }
     let SessionOptions {
@@ -616,7 +634,7 @@ pub async fn run(
     let name = format!("{keyspace}.{table}");
     let (keyspace, table) = (schema_name(keyspace), schema_name(table));
     // Made now: the dataset is not shared with the stages' tasks until the load takes it.
-    let create_table = dataset
+    let create_table = rows
         .as_ref()
         .map(|dataset| dataset.create_table(&keyspace, &table).0);
 
@@ -681,7 +699,7 @@ pub async fn run(
         create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
     }
 
-    if let (true, Some(mut dataset)) = (has(Stage::Load), dataset.take()) {
+    if let (true, Some(mut dataset)) = (has(Stage::Load), rows.take()) {
         stopped(Stage::Load)?;
         observe(Event::Started {
             stage: Stage::Load,
@@ -732,12 +750,7 @@ pub async fn run(
     if report.index.is_empty() {
         report.index = searcher.index().name.clone();
     }
-    let queries_options = InputOptions {
-        batch_rows: BATCH_ROWS,
-        ..train_options
-    };
-    let reader = input::open(Some(&test), &queries_options).map_err(DatasetError::from)?;
-    let queries = searcher.read_queries(reader, false)?;
+    let queries = searcher.read_queries(test_reader, false)?;
     if let Some(truth) = &truth {
         truth.check_queries(queries.len())?;
     }

@@ -9,6 +9,7 @@
 //! - [`folder`]: a dataset folder's files (the training set in one or several Parquet files, the
 //!   queries, the ground truths of the unfiltered and filtered cases, the rows' labels) and
 //!   VectorDBBench's filters;
+//! - [`dataset`]: what a case reads, a folder or a training, a test and a ground-truth file;
 //! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
 //! - [`result`]: VectorDBBench's result file;
@@ -32,6 +33,7 @@
 
 pub mod case;
 pub mod chart;
+pub mod dataset;
 pub mod filtered;
 pub mod folder;
 pub mod metrics;
@@ -163,6 +165,18 @@ pub enum DatasetError {
     EmptyLists {
         /// The file.
         file: String,
+    },
+    /// Queries of another dimension than the training rows'.
+    #[error("{test}: queries of {test_dimension} dimensions, the training set {train} has {train_dimension}")]
+    Dimensions {
+        /// The training set (a folder or a file).
+        train: String,
+        /// Its dimension.
+        train_dimension: usize,
+        /// The test file.
+        test: String,
+        /// Its dimension.
+        test_dimension: usize,
     },
     /// Ground truth for another number of queries.
     #[error("{file}: {lists} neighbour lists for {queries} queries")]

@@ -42,7 +42,15 @@ pub struct GroundTruth {
 impl GroundTruth {
     /// Reads a VectorDBBench ground truth (`neighbors_id`, list of integers).
     pub fn read(path: &Path) -> Result<GroundTruth, DatasetError> {
-        let lists = input::read_neighbors(path, Some(NeighborsFormat::Parquet))?;
+        GroundTruth::read_as(path, Some(NeighborsFormat::Parquet))
+    }
+
+    /// Reads a ground truth in `format`, or the one its name implies (as `search --ground-truth`).
+    pub fn read_as(
+        path: &Path,
+        format: Option<NeighborsFormat>,
+    ) -> Result<GroundTruth, DatasetError> {
+        let lists = input::read_neighbors(path, format)?;
         let truth = GroundTruth {
             file: path.display().to_string(),
             lists,

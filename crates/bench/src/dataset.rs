@@ -1,0 +1,318 @@
+//! What a case reads: a VectorDBBench folder ([`DatasetFolder`]) or three files named one by one
+//! ([`DatasetFiles`]: a training set in any format `load` reads, queries and ground truth in any
+//! format `search` reads). [`BenchDataset`] is either, as [`crate::case::run`] takes it.
+
+use std::path::{Path, PathBuf};
+
+use cqlwire_vector::input::{self, BatchReader, InputOptions};
+
+use crate::folder::{DatasetFolder, Filter};
+use crate::truth::{GroundTruth, ID_COLUMN, VECTOR_COLUMN};
+use crate::DatasetError;
+
+/// The HDF5 dataset of the training rows in a training file (ann-benchmarks' name).
+const TRAIN_DATASET: &str = "train";
+/// The HDF5 dataset of the queries in a test file.
+const TEST_DATASET: &str = "test";
+
+/// Input columns renamed (`from`, `to`; an empty `to` leaves the column out), as
+/// `cqlwire_client::Dataset::from_reader` takes them.
+pub type ColumnMap = Vec<(String, String)>;
+
+/// A training set, its queries and their ground truth as separate files: `.npy`, fvecs, ivecs,
+/// bvecs, fbin, ibin, Parquet, Arrow, HDF5 (dataset `train` of the training file, `test` of the
+/// test file) for the vectors; ivecs, `.npy`, Parquet (`neighbors_id`) or big-ann-benchmarks'
+/// layout for the ground truth. A training row's id is its `id` column when it has one, else its
+/// row number (from 0), and the ground truth's ids are taken to be the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetFiles {
+    train: PathBuf,
+    test: PathBuf,
+    ground_truth: PathBuf,
+}
+
+impl DatasetFiles {
+    /// The three files, each refused (naming it) when it is not a readable file.
+    pub fn new(
+        train: &Path,
+        test: &Path,
+        ground_truth: &Path,
+    ) -> Result<DatasetFiles, DatasetError> {
+        for path in [train, test, ground_truth] {
+            std::fs::metadata(path)
+                .and_then(|meta| {
+                    if meta.is_dir() {
+                        Err(std::io::Error::other("a folder, not a file"))
+                    } else {
+                        Ok(())
+                    }
+                })
+                .map_err(|source| DatasetError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+        }
+        Ok(DatasetFiles {
+            train: train.to_owned(),
+            test: test.to_owned(),
+            ground_truth: ground_truth.to_owned(),
+        })
+    }
+
+    /// The training file.
+    pub fn train_file(&self) -> &Path {
+        &self.train
+    }
+
+    /// The test file.
+    pub fn test_file(&self) -> &Path {
+        &self.test
+    }
+
+    /// The ground-truth file.
+    pub fn ground_truth_file(&self) -> &Path {
+        &self.ground_truth
+    }
+}
+
+/// The dataset of a case.
+#[derive(Debug, Clone)]
+pub enum BenchDataset {
+    /// A VectorDBBench folder (every filtered case's files too).
+    Folder(DatasetFolder),
+    /// Three files (the unfiltered case only).
+    Files(DatasetFiles),
+}
+
+impl BenchDataset {
+    /// A short name for titles: the folder's or the training file's own name.
+    pub fn name(&self) -> String {
+        let path = match self {
+            BenchDataset::Folder(folder) => folder.root(),
+            BenchDataset::Files(files) => &files.train,
+        };
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+
+    /// The folder, when the dataset is one (a filtered case needs it).
+    pub fn folder(&self) -> Option<&DatasetFolder> {
+        match self {
+            BenchDataset::Folder(folder) => Some(folder),
+            BenchDataset::Files(_) => None,
+        }
+    }
+
+    /// The training set as one input (`options.column` and `options.dataset` are the dataset's
+    /// own: `emb` of a folder, the reader's default vector column and `train` of a file).
+    pub fn open_train(&self, options: &InputOptions) -> Result<Box<dyn BatchReader>, DatasetError> {
+        match self {
+            BenchDataset::Folder(folder) => folder.open_train(&InputOptions {
+                column: Some(VECTOR_COLUMN.to_owned()),
+                ..options.clone()
+            }),
+            BenchDataset::Files(files) => Ok(input::open(
+                Some(&files.train),
+                &InputOptions {
+                    column: None,
+                    dataset: TRAIN_DATASET.to_owned(),
+                    ..options.clone()
+                },
+            )?),
+        }
+    }
+
+    /// The queries as an input (column and dataset as [`BenchDataset::open_train`] chooses them,
+    /// `test` of an HDF5 file).
+    pub fn open_test(&self, options: &InputOptions) -> Result<Box<dyn BatchReader>, DatasetError> {
+        let (path, options) = match self {
+            BenchDataset::Folder(folder) => (
+                folder.test_file()?,
+                InputOptions {
+                    column: Some(VECTOR_COLUMN.to_owned()),
+                    ..options.clone()
+                },
+            ),
+            BenchDataset::Files(files) => (
+                files.test.as_path(),
+                InputOptions {
+                    column: None,
+                    dataset: TEST_DATASET.to_owned(),
+                    ..options.clone()
+                },
+            ),
+        };
+        Ok(input::open(Some(path), &options)?)
+    }
+
+    /// The ground truth of the unfiltered case or of `filter` (a folder's only).
+    pub fn ground_truth(&self, filter: Option<&Filter>) -> Result<GroundTruth, DatasetError> {
+        match self {
+            BenchDataset::Folder(folder) => GroundTruth::read(folder.ground_truth_file(filter)?),
+            BenchDataset::Files(files) => GroundTruth::read_as(&files.ground_truth, None),
+        }
+    }
+
+    /// How the engine maps the training input's columns onto the table, as
+    /// `cqlwire_client::Dataset::from_reader` takes them: a folder's `id` and `emb` as they are;
+    /// a file's vector column renamed `emb`, its `id` column kept (else the row number is the
+    /// id) and every other column left out. A file's `id` column of another type than int64 is
+    /// refused (the table's key is a bigint).
+    pub fn columns(
+        &self,
+        train: &dyn BatchReader,
+    ) -> Result<(ColumnMap, Option<String>), DatasetError> {
+        let BenchDataset::Files(files) = self else {
+            return Ok((Vec::new(), None));
+        };
+        let mut map = Vec::new();
+        if let Some(name) = train.column_name().filter(|name| *name != VECTOR_COLUMN) {
+            map.push((name.to_owned(), VECTOR_COLUMN.to_owned()));
+        }
+        let mut has_id = false;
+        if let Some(schema) = train.passthrough_schema() {
+            for field in schema.fields() {
+                if field.name() == ID_COLUMN {
+                    if field.data_type() != &arrow_schema::DataType::Int64 {
+                        return Err(DatasetError::ColumnType {
+                            file: files.train.display().to_string(),
+                            column: ID_COLUMN.to_owned(),
+                            found: field.data_type().to_string(),
+                            expected: "int64",
+                        });
+                    }
+                    has_id = true;
+                } else if Some(field.name().as_str()) != train.column_name() {
+                    map.push((field.name().clone(), String::new()));
+                }
+            }
+        }
+        let row_number = (!has_id).then(|| ID_COLUMN.to_owned());
+        Ok((map, row_number))
+    }
+
+    /// Refuses queries of another dimension than the training rows', naming both files.
+    pub fn check_dimensions(
+        &self,
+        train: &dyn BatchReader,
+        test: &dyn BatchReader,
+    ) -> Result<(), DatasetError> {
+        if train.dimension() == test.dimension() {
+            return Ok(());
+        }
+        let (train_name, test_name) = match self {
+            BenchDataset::Folder(folder) => (
+                folder.root().display().to_string(),
+                folder.test_file()?.display().to_string(),
+            ),
+            BenchDataset::Files(files) => (
+                files.train.display().to_string(),
+                files.test.display().to_string(),
+            ),
+        };
+        Err(DatasetError::Dimensions {
+            train: train_name,
+            train_dimension: train.dimension(),
+            test: test_name,
+            test_dimension: test.dimension(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cqlwire_vector::input::RowSelection;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/bench")
+            .join(name)
+    }
+
+    fn options() -> InputOptions {
+        InputOptions {
+            format: None,
+            column: None,
+            dataset: String::new(),
+            selection: RowSelection::All,
+            batch_rows: 64,
+            vectors_optional: false,
+        }
+    }
+
+    #[test]
+    fn a_file_without_an_id_column_is_numbered_and_one_with_it_keeps_its_ids() {
+        let files = DatasetFiles::new(
+            &fixture("files/train.fvecs"),
+            &fixture("files/test.fvecs"),
+            &fixture("files/neighbors.ivecs"),
+        )
+        .unwrap();
+        let dataset = BenchDataset::Files(files);
+        let train = dataset.open_train(&options()).unwrap();
+        assert_eq!(
+            dataset.columns(train.as_ref()).unwrap(),
+            (Vec::new(), Some("id".to_owned()))
+        );
+        let test = dataset.open_test(&options()).unwrap();
+        dataset
+            .check_dimensions(train.as_ref(), test.as_ref())
+            .unwrap();
+        assert_eq!(dataset.ground_truth(None).unwrap().k(), 10);
+        assert_eq!(dataset.name(), "train.fvecs");
+
+        // A Parquet file with id and emb: the ids are the column's, nothing renamed or dropped.
+        let parquet = fixture("folder/test.parquet");
+        let truth = fixture("folder/neighbors.parquet");
+        let dataset = BenchDataset::Files(DatasetFiles::new(&parquet, &parquet, &truth).unwrap());
+        let train = dataset.open_train(&options()).unwrap();
+        assert_eq!(dataset.columns(train.as_ref()).unwrap(), (Vec::new(), None));
+        // The folder's own files are read as VectorDBBench lays them out.
+        let folder = DatasetFolder::open(&fixture("folder"), None).unwrap();
+        let dataset = BenchDataset::Folder(folder);
+        let train = dataset.open_train(&options()).unwrap();
+        assert_eq!(train.rows(), Some(300));
+        assert_eq!(dataset.columns(train.as_ref()).unwrap(), (Vec::new(), None));
+    }
+
+    #[test]
+    fn an_id_column_that_is_not_int64_is_refused_naming_the_file() {
+        use arrow_array::types::Float32Type;
+        use arrow_array::{ArrayRef, Int32Array, ListArray, RecordBatch};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.parquet");
+        let ids: ArrayRef = Arc::new(Int32Array::from(vec![0, 1]));
+        let vectors: ArrayRef =
+            Arc::new(ListArray::from_iter_primitive::<Float32Type, _, _>(vec![
+                Some(vec![Some(1.0), Some(0.0)]),
+                Some(vec![Some(0.0), Some(1.0)]),
+            ]));
+        let batch = RecordBatch::try_from_iter([("id", ids), ("emb", vectors)]).unwrap();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let truth = fixture("files/neighbors.ivecs");
+        let dataset = BenchDataset::Files(DatasetFiles::new(&path, &path, &truth).unwrap());
+        let train = dataset.open_train(&options()).unwrap();
+        let error = dataset.columns(train.as_ref()).unwrap_err().to_string();
+        assert!(
+            error.contains("train.parquet: column 'id' has type Int32; expected int64"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_folder_given_as_a_file_is_refused_naming_it() {
+        let folder = fixture("folder");
+        let error = DatasetFiles::new(&folder, &folder, &folder).unwrap_err();
+        assert!(
+            error.to_string().contains("a folder, not a file"),
+            "{error}"
+        );
+    }
+}
