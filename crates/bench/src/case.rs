@@ -920,7 +920,7 @@ mod tests {
         let report = CaseReport {
             stages: Stage::ALL.to_vec(),
             server: "Apache Cassandra 5.0.9".to_owned(),
-            product: PRODUCT.to_owned(),
+            product: "Apache Cassandra".to_owned(),
             version: "5.0.9".to_owned(),
             rows: 298,
             insert_duration: 1.0,
