@@ -173,7 +173,7 @@ impl Dataset {
             .collect();
         let first = reader
             .next_batch()
-            .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()))?;
+            .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()).with_source(e))?;
         Ok(Dataset {
             first,
             reader,
@@ -375,7 +375,7 @@ impl Dataset {
             None => self
                 .reader
                 .next_batch()
-                .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()))?,
+                .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()).with_source(e))?,
         };
         let Some(mut batch) = next else {
             return Ok(None);

@@ -117,14 +117,18 @@ pub trait SettingNames {
     }
 }
 
+/// The error underneath a [`LoadError`]: the driver's or the reader's own.
+type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// An error of the loader: a kind, a one-line message, the setting that is the way out (if one is),
-/// and, for errors that end a started run, the report of what was confirmed before it ended (with
-/// the row to resume from).
+/// the error it was made from (the driver's, the reader's), and, for errors that end a started
+/// run, the report of what was confirmed before it ended (with the row to resume from).
 #[derive(Debug)]
 pub struct LoadError {
     kind: LoadErrorKind,
     message: String,
     setting: Option<Setting>,
+    source: Option<Source>,
     report: Option<Box<LoadReport>>,
 }
 
@@ -135,8 +139,16 @@ impl LoadError {
             kind,
             message: one_line(&message.into()),
             setting: None,
+            source: None,
             report: None,
         }
+    }
+
+    /// Keeps `source`, the error this one was made from, for [`std::error::Error::source`]; the
+    /// message is unchanged.
+    pub(crate) fn with_source(mut self, source: impl Into<Source>) -> Self {
+        self.source = Some(source.into());
+        self
     }
 
     /// Names the setting that is the way out of this error (see [`Setting`]).
@@ -188,7 +200,13 @@ impl fmt::Display for LoadError {
     }
 }
 
-impl std::error::Error for LoadError {}
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// `text` on one line: line breaks and other control characters become spaces, runs of spaces one.
 pub(crate) fn one_line(text: &str) -> String {
@@ -228,5 +246,16 @@ mod tests {
             "gone (7 rows confirmed, resume from row 9)"
         );
         assert_eq!(error.report().unwrap().resume_from, Some(9));
+    }
+
+    #[test]
+    fn the_source_is_the_error_it_was_made_from_and_the_message_is_unchanged() {
+        use std::error::Error as _;
+        let io = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "cut short");
+        let error = LoadError::new(LoadErrorKind::Input, io.to_string()).with_source(io);
+        assert_eq!(error.to_string(), "cut short");
+        let source = error.source().unwrap().downcast_ref::<std::io::Error>();
+        assert_eq!(source.unwrap().kind(), std::io::ErrorKind::UnexpectedEof);
+        assert!(LoadError::new(LoadErrorKind::Input, "x").source().is_none());
     }
 }

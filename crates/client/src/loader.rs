@@ -77,6 +77,7 @@ impl Loader {
                 LoadErrorKind::Statement,
                 format!("the server refused to prepare {statement:?}: {error}"),
             )
+            .with_source(error)
         })?;
         let markers = bind_markers(&prepared)?;
         if prepared.is_confirmed_lwt()
@@ -265,6 +266,7 @@ async fn static_only(
             LoadErrorKind::Statement,
             format!("the server refused to prepare {statement:?}: {error}"),
         )
+        .with_source(error)
     })?;
     prepared.set_is_idempotent(true);
     Ok(Some(StaticOnly {

@@ -76,11 +76,12 @@ impl SchemaSession {
                 LoadErrorKind::Statement,
                 format!("the server refuses {statement:?}: {e}"),
             )
+            .with_source(e)
         })?;
         self.session
             .await_schema_agreement()
             .await
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()).with_source(e))?;
         Ok(())
     }
 
@@ -102,7 +103,7 @@ impl SchemaSession {
             .await?;
         let version = rows
             .maybe_first_row::<(Option<String>,)>()
-            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()).with_source(e))?;
         Ok(Server {
             product: Product::Cassandra,
             version: version.and_then(|(v,)| v).unwrap_or_default(),

@@ -206,6 +206,7 @@ impl Searcher {
                 LoadErrorKind::Statement,
                 format!("the server refused to prepare {statement:?}: {error}"),
             )
+            .with_source(error)
         })?;
         let markers = prepared.get_variable_col_specs().len();
         if markers != 1 {

@@ -70,6 +70,7 @@ pub(crate) async fn open_session(
             LoadErrorKind::Connect
         };
         LoadError::new(kind, format!("cannot connect to {}: {error}", hosts_text()))
+            .with_source(error)
     })
 }
 
@@ -89,5 +90,32 @@ fn is_authentication_failure(error: &NewSessionError) -> bool {
             let text = other.to_string();
             text.contains("authenticat") || text.contains("Authenticat")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+    use crate::session::Host;
+
+    #[tokio::test]
+    async fn a_refused_connection_keeps_the_drivers_error_as_its_source() {
+        // A port that was just free: nothing listens there, the connection is refused at once.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let host = Host::parse(&format!("127.0.0.1:{port}")).unwrap();
+        let options = SessionOptions::new(vec![host], "ks", "t");
+        let error = open_session(&options, "ks").await.unwrap_err();
+        assert_eq!(error.kind(), LoadErrorKind::Connect);
+        let source = error.source().expect("the driver's error is kept");
+        let driver = source
+            .downcast_ref::<NewSessionError>()
+            .expect("the source is the driver's NewSessionError");
+        assert!(error.message().ends_with(&driver.to_string()), "{error}");
     }
 }

@@ -294,6 +294,7 @@ impl Unloader {
                 LoadErrorKind::Statement,
                 format!("the server refused to prepare {statement:?}: {error}"),
             )
+            .with_source(error)
         })?;
         let markers = prepared.get_variable_col_specs();
         if markers.len() > 2 {

@@ -180,6 +180,7 @@ impl RangeReader {
                 LoadErrorKind::Statement,
                 format!("cannot bind the token range: {error}"),
             )
+            .with_source(error)
         })?;
         let mut paging = PagingState::start();
         let mut attempt = 0u32;

@@ -16,7 +16,7 @@ impl From<UnloadWriteError> for LoadError {
             error if error.is_unsupported_type() => LoadErrorKind::UnsupportedType,
             _ => LoadErrorKind::InvalidOption,
         };
-        LoadError::new(kind, error.to_string())
+        LoadError::new(kind, error.to_string()).with_source(error)
     }
 }
 
@@ -40,6 +40,12 @@ mod tests {
             "raw output needs the vector column's value bytes"
         );
         let io = UnloadWriteError::Io(std::io::Error::other("disk full"));
-        assert_eq!(LoadError::from(io).kind(), LoadErrorKind::Output);
+        let error = LoadError::from(io);
+        assert_eq!(error.kind(), LoadErrorKind::Output);
+        let source = std::error::Error::source(&error).unwrap();
+        assert!(matches!(
+            source.downcast_ref::<UnloadWriteError>(),
+            Some(UnloadWriteError::Io(_))
+        ));
     }
 }
