@@ -1224,7 +1224,9 @@ const HDF5_DATASETS: [&str; 4] = ["train", "test", "neighbors", "distances"];
 /// neighbors, distances), row selection (bits 2–3) and batch size (bits 4–6) picked by that byte:
 /// as a stream and as a file, which must agree, with the checks of [`check_reader`] except that
 /// gzip-compressed chunks may hold up to [`DEFLATE_RATIO`] times their bytes; and the dataset
-/// whole through `read_integer_dataset`, which holds rows × columns values when it succeeds.
+/// whole through `read_integer_dataset`, which holds rows × columns values when it succeeds; and
+/// the root attribute `distance` through `read_root_string_attribute`, with the same allocation
+/// bound and a value of at most `MAX_ATTRIBUTE_BYTES` bytes.
 pub fn hdf5_reader(data: &[u8]) {
     let Some((&selector, file)) = data.split_first() else {
         return;
@@ -1267,6 +1269,25 @@ pub fn hdf5_reader(data: &[u8]) {
         assert!(
             read.values.len() <= capacity,
             "more values than the input holds"
+        );
+    }
+    let attribute = with_file(file, |path| {
+        take_largest_allocation();
+        let read = input::read_root_string_attribute(path, "distance");
+        let largest = take_largest_allocation();
+        let bound = file.len().saturating_add(FILE_ALLOCATION_SLACK);
+        assert!(
+            largest <= bound,
+            "reading an attribute of a {}-byte file allocates {largest} bytes at once",
+            file.len()
+        );
+        read
+    });
+    if let Ok(Ok(Some(value))) = attribute {
+        assert!(
+            value.len() <= input::MAX_ATTRIBUTE_BYTES,
+            "an attribute longer than the bound: {} bytes",
+            value.len()
         );
     }
 }

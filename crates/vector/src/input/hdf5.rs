@@ -23,6 +23,7 @@ use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::storage::FileStorage;
 use hdf5_reader::{
     ByteOrder, Dataset, Datatype, H5Type, Hdf5File, OpenOptions, SliceInfo, SliceInfoElem,
+    StringSize, VarLenKind,
 };
 use std::ops::Range;
 use std::path::Path;
@@ -125,33 +126,9 @@ pub(crate) fn recognised(source: &mut Source, prefix: &[u8]) -> Result<bool, Inp
 
 /// Opens the file and its dataset `name`, and checks what they claim.
 fn open_dataset(input: &str, file: std::fs::File, name: &str) -> Result<Opened, InputError> {
+    let (h5, len) = open_file(input, file)?;
     let input = input.to_string();
-    let io_error = |source| InputError::Io {
-        input: input.clone(),
-        source,
-    };
-    let len = file.metadata().map_err(io_error)?.len();
-    let invalid = |e: H5Error| InputError::Data(format!("{input}: not a readable HDF5 file: {e}"));
-    let storage = FileStorage::from_file(file).map_err(invalid)?;
-    let open_options = OpenOptions::default()
-        .with_chunk_cache_bytes(CHUNK_CACHE_BYTES)
-        .with_max_chunk_bytes(MAX_ROW_BYTES)
-        .with_max_object_header_bytes(MAX_HEADER_BYTES);
-    let h5 = fenced(&input, "the HDF5 superblock", || {
-        Hdf5File::from_storage_with_options(Arc::new(storage), open_options)
-    })?
-    .map_err(invalid)?;
-    // As libhdf5 does, the end-of-file address is compared with the whole file's size (the user
-    // block included).
-    let superblock = h5.superblock();
-    let base = superblock.base_address;
-    if superblock.eof_address > len {
-        return Err(InputError::Data(format!(
-            "{input}: truncated HDF5 file: its superblock says it ends at byte {}, but it has \
-             {len} bytes",
-            superblock.eof_address
-        )));
-    }
+    let base = h5.superblock().base_address;
     let dataset = find_dataset(&h5, &input, name)?;
     let described = |what: String| format!("{input}: HDF5 dataset '{name}' {what}");
     let shape = dataset.shape().to_vec();
@@ -250,6 +227,37 @@ fn open_dataset(input: &str, file: std::fs::File, name: &str) -> Result<Opened, 
         dimension,
         chunk_rows,
     })
+}
+
+/// Opens the HDF5 file `file` (`input` for messages) and checks its superblock's end of file
+/// against the file's size; returns the file and that size.
+fn open_file(input: &str, file: std::fs::File) -> Result<(Hdf5File, u64), InputError> {
+    let io_error = |source| InputError::Io {
+        input: input.to_string(),
+        source,
+    };
+    let len = file.metadata().map_err(io_error)?.len();
+    let invalid = |e: H5Error| InputError::Data(format!("{input}: not a readable HDF5 file: {e}"));
+    let storage = FileStorage::from_file(file).map_err(invalid)?;
+    let open_options = OpenOptions::default()
+        .with_chunk_cache_bytes(CHUNK_CACHE_BYTES)
+        .with_max_chunk_bytes(MAX_ROW_BYTES)
+        .with_max_object_header_bytes(MAX_HEADER_BYTES);
+    let h5 = fenced(input, "the HDF5 superblock", || {
+        Hdf5File::from_storage_with_options(Arc::new(storage), open_options)
+    })?
+    .map_err(invalid)?;
+    // As libhdf5 does, the end-of-file address is compared with the whole file's size (the user
+    // block included).
+    let superblock = h5.superblock();
+    if superblock.eof_address > len {
+        return Err(InputError::Data(format!(
+            "{input}: truncated HDF5 file: its superblock says it ends at byte {}, but it has \
+             {len} bytes",
+            superblock.eof_address
+        )));
+    }
+    Ok((h5, len))
 }
 
 /// The dataset `name`; when there is none, an options error listing the datasets of the root
@@ -573,4 +581,116 @@ pub fn read_integer_dataset(path: &Path, name: &str) -> Result<IntegerDataset, I
         columns,
         values,
     })
+}
+
+/// Longest string attribute read, in bytes (ann-benchmarks' `distance` is a word).
+pub const MAX_ATTRIBUTE_BYTES: usize = 256;
+
+/// The string attribute `name` of the root group of the HDF5 file at `path` (e.g. an
+/// ann-benchmarks file's `distance`), `None` when there is no such attribute. Refused when it is
+/// not one string or claims more than [`MAX_ATTRIBUTE_BYTES`], before its value is read.
+pub fn read_root_string_attribute(path: &Path, name: &str) -> Result<Option<String>, InputError> {
+    let source = Source::open(Some(path))?;
+    let input = source.name().to_string();
+    let (h5, _) = open_file(&input, source.into_file()?)?;
+    let described = |what: String| format!("{input}: HDF5 attribute '{name}' {what}");
+    let unreadable = |e: H5Error| InputError::Data(described(format!("is unreadable: {e}")));
+    let root = fenced(&input, "the HDF5 root group", || h5.root_group())?.map_err(unreadable)?;
+    let raw = fenced(&input, "the HDF5 root group's attributes", || {
+        root.raw_attributes()
+    })?
+    .map_err(unreadable)?;
+    let Some(attribute) = raw.iter().find(|a| a.name() == name) else {
+        return Ok(None);
+    };
+    let message = attribute.message();
+    let not_a_string = || {
+        InputError::Unsupported(described(format!(
+            "is of type {}, not one string",
+            type_text(&message.datatype)
+        )))
+    };
+    if !matches!(message.dataspace.num_elements(), Ok(1)) {
+        return Err(not_a_string());
+    }
+    let claimed = match &message.datatype {
+        Datatype::String {
+            size: StringSize::Fixed(size),
+            ..
+        } => u64::from(*size),
+        Datatype::String {
+            size: StringSize::Variable,
+            ..
+        }
+        | Datatype::VarLen {
+            kind: VarLenKind::String,
+            ..
+        } => {
+            // A variable-length string is its length (4 bytes), then where the heap holds it.
+            let length: [u8; 4] = message
+                .raw_data
+                .get(..4)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| InputError::Data(described("is truncated".to_string())))?;
+            u64::from(u32::from_le_bytes(length))
+        }
+        _ => return Err(not_a_string()),
+    };
+    if claimed > MAX_ATTRIBUTE_BYTES as u64 {
+        return Err(InputError::Data(described(format!(
+            "claims {claimed} bytes, more than the {MAX_ATTRIBUTE_BYTES} read"
+        ))));
+    }
+    let value = fenced(&input, "the HDF5 root group's attributes", || {
+        root.attribute(name).and_then(|a| a.read_string())
+    })?
+    .map_err(unreadable)?;
+    Ok(Some(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `fixtures/hdf5/`.
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/hdf5")
+            .join(name)
+    }
+
+    #[test]
+    fn the_distance_attribute_of_an_ann_benchmarks_file_is_read() {
+        for file in ["ann.hdf5", "ann-gzip.hdf5"] {
+            let read = read_root_string_attribute(&fixture(file), "distance").unwrap();
+            assert_eq!(read.as_deref(), Some("euclidean"), "{file}");
+        }
+    }
+
+    #[test]
+    fn a_missing_attribute_reads_as_none() {
+        let read = read_root_string_attribute(&fixture("small.hdf5"), "distance").unwrap();
+        assert_eq!(read, None);
+    }
+
+    #[test]
+    fn an_attribute_that_is_not_a_string_is_refused_naming_its_type() {
+        let err = read_root_string_attribute(&fixture("ann.hdf5"), "dimension").unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, InputError::Unsupported(_)), "{text}");
+        assert!(
+            text.contains("'dimension'") && text.contains("not one string"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_string_attribute_longer_than_the_bound_is_refused_before_it_is_read() {
+        let err = read_root_string_attribute(&fixture("limits.hdf5"), "distance").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("claims 1000 bytes") && text.contains("256"),
+            "{text}"
+        );
+    }
 }

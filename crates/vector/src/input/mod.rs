@@ -48,7 +48,9 @@ mod source;
 mod texmex;
 mod text;
 
-pub use hdf5::{read_integer_dataset, IntegerDataset};
+pub use hdf5::{
+    read_integer_dataset, read_root_string_attribute, IntegerDataset, MAX_ATTRIBUTE_BYTES,
+};
 pub use multi::open_files;
 pub use neighbors::{read_neighbors, read_neighbors_stream, Neighbors, NeighborsFormat};
 use source::Source;
