@@ -96,11 +96,12 @@ impl WithFilterColumn {
         column: &FilterColumn,
         labels: Option<ScalarLabels>,
     ) -> Result<WithFilterColumn, InputError> {
-        let schema = inner.passthrough_schema().ok_or_else(|| {
+        let no_id = || {
             InputError::Unsupported(
                 "a filtered case needs a training set with an id column".to_owned(),
             )
-        })?;
+        };
+        let schema = inner.passthrough_schema().ok_or_else(no_id)?;
         match schema.field_with_name(ID_COLUMN).map(Field::data_type) {
             Ok(DataType::Int64) => {}
             Ok(other) => {
@@ -108,11 +109,7 @@ impl WithFilterColumn {
                     "the training set's id column is {other}, not int64"
                 )))
             }
-            Err(_) => {
-                return Err(InputError::Unsupported(
-                    "a filtered case needs a training set with an id column".to_owned(),
-                ))
-            }
+            Err(_) => return Err(no_id()),
         }
         if schema.field_with_name(column.column).is_ok() {
             return Err(InputError::Unsupported(format!(
