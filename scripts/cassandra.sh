@@ -23,6 +23,8 @@
 #   CASSANDRA_AUTHENTICATOR (AllowAllAuthenticator; PasswordAuthenticator asks for a login, its default
 #   superuser cassandra/cassandra appearing about 10 s after the port opens),
 #   CASSANDRA_YAML_EXTRA (extra cassandra.yaml lines appended to the minimal one),
+#   CASSANDRA_COMMITLOG_SYNC (periodic, Cassandra's default, or batch: every acknowledged write is
+#   in the synced commit log, so it survives the node being killed),
 #   CASSANDRA_DIR (use this directory instead of a fresh temporary one: a start after a crash replays
 #   the commit log found there), CASSANDRA_ADDRESS (127.0.0.1: the listen and RPC address, the only
 #   one the server binds), CASSANDRA_SEEDS (ADDRESS: the seed addresses of a cluster, comma-separated),
@@ -95,6 +97,17 @@ port_taken() {
     ' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
+# The commit log's sync mode: periodic (Cassandra's default: synced every 10 s, so a node killed
+# loses the writes it acknowledged since the last sync) or batch (synced before each write is
+# acknowledged).
+commitlog_sync() {
+    case ${CASSANDRA_COMMITLOG_SYNC:-periodic} in
+        periodic) printf 'commitlog_sync: periodic\ncommitlog_sync_period: 10000ms\n' ;;
+        batch) printf 'commitlog_sync: batch\n' ;;
+        *) log "CASSANDRA_COMMITLOG_SYNC must be periodic or batch, not $CASSANDRA_COMMITLOG_SYNC"; exit 2 ;;
+    esac
+}
+
 write_config() {
     local dir=$1
     cat >"$dir/cassandra.yaml" <<YAML
@@ -117,8 +130,7 @@ commitlog_directory: $dir/commitlog
 saved_caches_directory: $dir/saved_caches
 hints_directory: $dir/hints
 cdc_raw_directory: $dir/cdc_raw
-commitlog_sync: periodic
-commitlog_sync_period: 10000ms
+$(commitlog_sync)
 authenticator: ${CASSANDRA_AUTHENTICATOR:-AllowAllAuthenticator}
 authorizer: AllowAllAuthorizer
 # Small so that a short BATCH already gets a WARNING back.
