@@ -20,6 +20,7 @@ fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
     let usage_error = case::is_usage(&error);
     match error {
         CaseError::Engine(error) => engine_error(py, &error, Vec::new()),
+        CaseError::Search(error) => crate::search::search_error(py, error),
         CaseError::TableExists(table) => usage(
             py,
             format!("table {table} exists: drop it first, or pass drop=True"),

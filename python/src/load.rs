@@ -15,7 +15,7 @@ use arrow_schema::{Field, Schema};
 use cqlwire_client::{
     parse_rename, Concurrency, ConnectionSettings, CsvRejects, Dataset, DatasetOptions,
     LoadError as EngineError, LoadErrorKind, LoadOptions, LoadReport as EngineReport, Loader, Mode,
-    Password, RejectSink, RunControl, SessionOptions,
+    Password, RejectSink, RunControl, SessionOptions, Setting, SettingNames,
 };
 use cqlwire_vector::input::{
     self, parse_rows, parse_shard, Batch, BatchReader, ElementType, InputError, InputOptions,
@@ -156,17 +156,17 @@ impl LoadReport {
     }
 }
 
-/// The kind of an engine error as a Python identifier.
-fn kind_name(kind: LoadErrorKind) -> String {
-    let name = format!("{kind:?}");
-    let mut out = String::with_capacity(name.len() + 4);
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
+/// The library's settings as the keywords (`vector_column`), and `vector_column=` as the way out.
+pub(crate) struct Keywords;
+
+impl SettingNames for Keywords {
+    fn name(&self, setting: Setting) -> String {
+        setting.name().to_owned()
     }
-    out
+
+    fn hint(&self, setting: Setting) -> String {
+        format!("{}=", self.name(setting))
+    }
 }
 
 /// An engine error as `cqlwire.LoadError` (usage) or `cqlwire.LoadFailed` (with `report`).
@@ -176,26 +176,45 @@ pub(crate) fn engine_error(
     rejects: Vec<(u64, String, String)>,
 ) -> PyErr {
     let message = match error.setting() {
-        Some(setting) => format!("{} ({}=)", error.message(), setting.name()),
+        Some(setting) => format!("{} ({})", error.message(), Keywords.hint(setting)),
         None => error.message().to_owned(),
     };
-    let err = if error.kind().is_usage() {
+    let report = error
+        .report()
+        .map(|report| LoadReport::new(report, rejects));
+    raise(
+        py,
+        error.kind().is_usage(),
+        error.kind().name(),
+        message,
+        report,
+    )
+}
+
+/// A job's error as `cqlwire.LoadError` (`usage`) or `cqlwire.LoadFailed`, its `kind` the name
+/// given (`no_index`, `stopped`, `output` for the errors of a job that are not the engine's).
+pub(crate) fn job_failure(py: Python<'_>, usage: bool, kind: &str, message: String) -> PyErr {
+    raise(py, usage, kind, message, None)
+}
+
+/// The exception of [`engine_error`] and [`job_failure`], with its `kind` and its `report`.
+fn raise(
+    py: Python<'_>,
+    usage: bool,
+    kind: &str,
+    message: String,
+    report: Option<LoadReport>,
+) -> PyErr {
+    let err = if usage {
         LoadError::new_err(message)
     } else {
         LoadFailed::new_err(message)
     };
     let value = err.value(py);
-    let report = error
-        .report()
-        .map(|report| LoadReport::new(report, rejects))
-        .map(|report| Py::new(py, report))
-        .transpose();
-    let set = value
-        .setattr("kind", kind_name(error.kind()))
-        .and(match report {
-            Ok(report) => value.setattr("report", report),
-            Err(e) => Err(e),
-        });
+    let set = value.setattr("kind", kind).and_then(|()| match report {
+        Some(report) => value.setattr("report", Py::new(py, report)?),
+        None => value.setattr("report", py.None()),
+    });
     match set {
         Ok(()) => err,
         Err(e) => e,

@@ -3,12 +3,12 @@
 //! query vector bound as bytes, the same latency and recall measures.
 
 use crate::load::{
-    engine_error, in_memory, memory_reader, rows_argument, run_interruptible, runtime, usage,
-    ConnectionKeywords,
+    engine_error, in_memory, job_failure, memory_reader, rows_argument, run_interruptible, runtime,
+    usage, ConnectionKeywords,
 };
 use cqlwire_client::{
-    GroundTruth, Key, LoadError as EngineError, LoadErrorKind, QuerySource, SearchError, SearchJob,
-    SearchOptions, SearchReport as EngineReport,
+    GroundTruth, Key, QuerySource, SearchError, SearchJob, SearchOptions,
+    SearchReport as EngineReport,
 };
 use cqlwire_vector::input::{self, InputFormat, Neighbors};
 use numpy::PyUntypedArray;
@@ -263,15 +263,18 @@ fn ground_truth(
     Ok(GroundTruth::choose(file, exact, queries, format))
 }
 
-/// The job's error as `cqlwire.LoadError` (what the command exits 2 on) or `cqlwire.LoadFailed`.
-fn search_error(py: Python<'_>, error: SearchError) -> PyErr {
-    let error = match error {
-        SearchError::Search(error) => error,
-        SearchError::QueryFile(error) => return usage(py, error.to_string()),
-        SearchError::ResultsIsInput(error) => return usage(py, error.to_string()),
-        other => EngineError::new(LoadErrorKind::Output, other.to_string()),
-    };
-    engine_error(py, &error, Vec::new())
+/// The job's error as `cqlwire.LoadError` (what the command exits 2 on) or `cqlwire.LoadFailed`:
+/// `kind` `no_index` (usage) for a column without a vector index, `stopped` for a stopped wait for
+/// the index, `output` for the results file.
+pub(crate) fn search_error(py: Python<'_>, error: SearchError) -> PyErr {
+    match error {
+        SearchError::Search(error) => engine_error(py, &error, Vec::new()),
+        SearchError::QueryFile(error) => usage(py, error.to_string()),
+        SearchError::ResultsIsInput(error) => usage(py, error.to_string()),
+        error @ SearchError::NoIndex { .. } => job_failure(py, true, "no_index", error.to_string()),
+        error @ SearchError::Stopped { .. } => job_failure(py, false, "stopped", error.to_string()),
+        other => job_failure(py, false, "output", other.to_string()),
+    }
 }
 
 /// Run ANN queries on `table` through `hosts` on the engine of `cqlwire search`, with the GIL

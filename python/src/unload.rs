@@ -4,13 +4,15 @@
 //! without a copy; a file is written by the command's job ([`cqlwire_client::UnloadJob`]),
 //! atomically.
 
-use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKeywords};
+use crate::load::{
+    engine_error, job_failure, run_interruptible, runtime, usage, ConnectionKeywords, Keywords,
+};
 use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_schema::SchemaRef;
 use cqlwire_client::{
-    LoadError as EngineError, LoadErrorKind, Setting, SettingNames, UnloadControl, UnloadError,
-    UnloadFormat, UnloadJob, UnloadOptions, UnloadOutcome, Unloader,
+    Setting, SettingNames, UnloadControl, UnloadError, UnloadFormat, UnloadJob, UnloadOptions,
+    UnloadOutcome, Unloader,
 };
 use cqlwire_vector::input::named;
 use pyo3::exceptions::PyValueError;
@@ -147,32 +149,19 @@ impl UnloadReport {
     }
 }
 
-/// The library's settings as the keywords: `vector_column` (the table's vector column), `ids`,
-/// and `vector_column=` as the way out.
-struct Keywords;
-
-impl SettingNames for Keywords {
-    fn name(&self, setting: Setting) -> String {
-        match setting {
-            Setting::Column => "vector_column".to_owned(),
-            other => other.name().to_owned(),
-        }
-    }
-
-    fn hint(&self, setting: Setting) -> String {
-        format!("{}=", self.name(setting))
-    }
-}
-
-/// The job's error as `cqlwire.LoadError` (what the command exits 2 on) or `cqlwire.LoadFailed`.
+/// The job's error as `cqlwire.LoadError` (what the command exits 2 on) or `cqlwire.LoadFailed`:
+/// `kind` `stopped` for a stopped scan, `output` for the output or the ids file.
 fn job_error(py: Python<'_>, error: UnloadError) -> PyErr {
     let error = match error {
         UnloadError::VectorSettings
         | UnloadError::ColumnsOfVectorFormat
         | UnloadError::SameFiles => return usage(py, error.message(&Keywords)),
-        UnloadError::VectorColumn(error) => error.into_load_error(&Keywords.hint(Setting::Column)),
+        UnloadError::VectorColumn(error) => {
+            error.into_load_error(&Keywords.hint(Setting::VectorColumn))
+        }
         UnloadError::Unload(error) => error,
-        other => EngineError::new(LoadErrorKind::Output, other.to_string()),
+        UnloadError::Stopped => return job_failure(py, false, "stopped", error.to_string()),
+        other => return job_failure(py, false, "output", other.to_string()),
     };
     engine_error(py, &error, Vec::new())
 }
@@ -244,7 +233,9 @@ pub(crate) fn unload<'py>(
             ));
         }
         let scanned = run_interruptible(py, &runtime, stop, async move {
-            let unloader = Unloader::connect(options).await?;
+            let unloader = Unloader::connect(options)
+                .await
+                .map_err(UnloadError::from)?;
             let schema = unloader.schema();
             let (sender, mut receiver) = tokio::sync::mpsc::channel(QUEUED_PAGES);
             let collect = tokio::spawn(async move {
@@ -260,7 +251,7 @@ pub(crate) fn unload<'py>(
         })?;
         return match scanned {
             Ok((schema, pages)) => to_pyarrow(py, &schema, pages),
-            Err(error) => Err(engine_error(py, &error, Vec::new())),
+            Err(error) => Err(job_error(py, error)),
         };
     };
     if named(Some(&output)).is_none() {

@@ -8,6 +8,7 @@
 use super::connection::{engine_error, Connection};
 use super::live::{self, Threads};
 use super::progress::{self, Unit};
+use super::search::search_error;
 use super::CliError;
 use crate::files::Output;
 use crate::messages;
@@ -187,6 +188,7 @@ fn case_error(error: CaseError) -> CliError {
     let usage = case::is_usage(&error);
     match error {
         CaseError::Engine(error) => engine_error(error),
+        CaseError::Search(error) => search_error(error),
         CaseError::TableExists(table) => CliError::usage(format!(
             "table {table} exists: drop it first, or run with --drop"
         )),

@@ -192,10 +192,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The job's error with the exit code it deserves.
-fn search_error(error: SearchError) -> CliError {
+/// The job's error with the exit code it deserves: a column without a vector index is usage.
+pub(super) fn search_error(error: SearchError) -> CliError {
     match error {
         SearchError::Search(error) => load_error(error),
+        error @ SearchError::NoIndex { .. } => CliError::usage(error),
         SearchError::ResultsIsInput(error) | SearchError::ResultsOpen(error) => error.into(),
         SearchError::ResultsWrite(error) => error.into(),
         other => CliError::data(other),

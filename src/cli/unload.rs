@@ -86,18 +86,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// The library's settings as unload's flags: the table's vector column is `--vector-column`.
-struct UnloadFlags;
-
-impl SettingNames for UnloadFlags {
-    fn name(&self, setting: Setting) -> String {
-        match setting {
-            Setting::Column => "--vector-column".to_owned(),
-            other => Flags.name(other),
-        }
-    }
-}
-
 /// Parses `--format`.
 fn parse_format(name: &str) -> Result<UnloadFormat, String> {
     name.parse()
@@ -124,23 +112,21 @@ fn job_error(error: UnloadError, job: &UnloadJob, format: UnloadFormat) -> CliEr
     match error {
         UnloadError::VectorSettings
         | UnloadError::ColumnsOfVectorFormat
-        | UnloadError::SameFiles => CliError::usage(error.message(&UnloadFlags)),
+        | UnloadError::SameFiles => CliError::usage(error.message(&Flags)),
         UnloadError::VectorColumn(error) => unload_error(
-            error.into_load_error(&UnloadFlags.hint(Setting::Column)),
+            error.into_load_error(&Flags.hint(Setting::VectorColumn)),
             format,
         ),
-        UnloadError::Unload(error) if error.kind() == LoadErrorKind::Stopped => {
-            match crate::files::named(job.output.as_deref()) {
-                Some(path) => CliError::data(format!(
-                    "interrupted; no output written ({} left as it was)",
-                    path.display()
-                )),
-                None => CliError::data(
-                    "interrupted; what standard output received is incomplete (write to a file \
+        UnloadError::Stopped => match crate::files::named(job.output.as_deref()) {
+            Some(path) => CliError::data(format!(
+                "interrupted; no output written ({} left as it was)",
+                path.display()
+            )),
+            None => CliError::data(
+                "interrupted; what standard output received is incomplete (write to a file \
                      with -o for an output that appears only when whole)",
-                ),
-            }
-        }
+            ),
+        },
         UnloadError::Unload(error) => unload_error(error, format),
         UnloadError::OutputOpen(error) => error.into(),
         UnloadError::OutputWrite(error) => error.into(),

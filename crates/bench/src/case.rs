@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use cqlwire_client::{
     schema_name, Dataset, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode, RejectSink,
-    RunControl, SchemaSession, SearchOptions, Searcher, SessionOptions,
+    RunControl, SchemaSession, SearchError, SearchOptions, Searcher, SessionOptions,
 };
 use cqlwire_codec::types::Identifier;
 use cqlwire_vector::input::{BatchReader, InputOptions, RowSelection};
@@ -398,6 +398,10 @@ pub enum CaseError {
     /// The engine: connecting, loading, searching.
     #[error(transparent)]
     Engine(#[from] LoadError),
+    /// The search's own failures: the column has no vector index, or the stop flag ended the
+    /// wait for it (never [`SearchError::Search`], which is [`Engine`](CaseError::Engine)).
+    #[error(transparent)]
+    Search(SearchError),
     /// Rows the server refused: the case does not go on with a table that lacks them.
     #[error("{rejected} rows of the training set were rejected (the first: row {row}: {error})")]
     Rejected {
@@ -411,6 +415,17 @@ pub enum CaseError {
     /// The stop flag was set.
     #[error("interrupted during {}", .0.name())]
     Stopped(Stage),
+}
+
+impl From<SearchError> for CaseError {
+    /// [`Engine`](CaseError::Engine) for the engine's error, [`Search`](CaseError::Search) for the
+    /// rest.
+    fn from(error: SearchError) -> Self {
+        match error {
+            SearchError::Search(error) => CaseError::Engine(error),
+            other => CaseError::Search(other),
+        }
+    }
 }
 
 /// Counts rejected rows and keeps the first.
@@ -843,14 +858,17 @@ pub async fn run(
     Ok(report)
 }
 
-/// `LoadErrorKind`s a face shows as a usage error (exit 2) rather than a failed run.
+/// Whether a face shows `error` as a usage error (exit 2) rather than a failed run: options that
+/// do not fit, an existing table, an invalid option, an unknown table, a column without a vector
+/// index.
 pub fn is_usage(error: &CaseError) -> bool {
     match error {
         CaseError::Options(_) | CaseError::TableExists(_) => true,
         CaseError::Engine(error) => matches!(
             error.kind(),
-            LoadErrorKind::InvalidOption | LoadErrorKind::UnknownTable | LoadErrorKind::NoIndex
+            LoadErrorKind::InvalidOption | LoadErrorKind::UnknownTable
         ),
+        CaseError::Search(error) => matches!(error, SearchError::NoIndex { .. }),
         _ => false,
     }
 }

@@ -40,20 +40,13 @@ pub enum LoadErrorKind {
     TableChanged,
     /// Writing the rejects file failed; the run was drained and [`LoadError::report`] says how far it got.
     Rejects,
-    /// A job was stopped by its caller: an unload before it read every range, a search while it
-    /// waited for the index.
-    Stopped,
-    /// Writing an unload's output failed.
-    Output,
-    /// The searched column has no vector index (the message shows the statement that creates one).
-    NoIndex,
 }
 
 impl LoadErrorKind {
     /// Whether the caller asked for something that cannot work (an invalid option, a table,
     /// column or statement the server does not have or refuses, a mapping that cannot fill the
-    /// statement, a type without CQL syntax, a missing vector index): nothing was sent, and
-    /// running again unchanged fails again. The other kinds are about the data or the cluster.
+    /// statement, a type without CQL syntax): nothing was sent, and running again unchanged fails
+    /// again. The other kinds are about the data or the cluster.
     pub fn is_usage(self) -> bool {
         matches!(
             self,
@@ -63,9 +56,29 @@ impl LoadErrorKind {
                 | LoadErrorKind::MissingKeyColumn
                 | LoadErrorKind::Statement
                 | LoadErrorKind::Mapping
-                | LoadErrorKind::NoIndex
                 | LoadErrorKind::UnsupportedType
         )
+    }
+
+    /// The kind's name, in snake case (`unknown_table`), as a face shows it (the `kind` of a
+    /// Python exception).
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadErrorKind::InvalidOption => "invalid_option",
+            LoadErrorKind::Tls => "tls",
+            LoadErrorKind::Connect => "connect",
+            LoadErrorKind::Authentication => "authentication",
+            LoadErrorKind::UnknownTable => "unknown_table",
+            LoadErrorKind::UnknownColumn => "unknown_column",
+            LoadErrorKind::MissingKeyColumn => "missing_key_column",
+            LoadErrorKind::Statement => "statement",
+            LoadErrorKind::UnsupportedType => "unsupported_type",
+            LoadErrorKind::Mapping => "mapping",
+            LoadErrorKind::Input => "input",
+            LoadErrorKind::ServerGone => "server_gone",
+            LoadErrorKind::TableChanged => "table_changed",
+            LoadErrorKind::Rejects => "rejects",
+        }
     }
 }
 
@@ -84,8 +97,8 @@ pub enum Setting {
     Key,
     /// The columns of an unload's Parquet or Arrow output.
     Columns,
-    /// The vector column of an unload's npy, fbin, raw or hex output.
-    Column,
+    /// The table's vector column that an unload's npy, fbin, raw or hex output holds.
+    VectorColumn,
     /// The file that takes the partition keys of an unload's vector output.
     Ids,
 }
@@ -99,18 +112,18 @@ impl Setting {
             Setting::RowNumberColumn => "row_number_column",
             Setting::Key => "key",
             Setting::Columns => "columns",
-            Setting::Column => "column",
+            Setting::VectorColumn => "vector_column",
             Setting::Ids => "ids",
         }
     }
 }
 
-/// How a face spells the settings that a message names: `--column` on the command line, `column`
-/// (and `column=` as the way out) in Python.
+/// How a face spells the settings that a message names: `--vector-column` on the command line,
+/// `vector_column` (and `vector_column=` as the way out) in Python.
 pub trait SettingNames {
-    /// The setting as a sentence names it ("column and ids go with …").
+    /// The setting as a sentence names it ("vector_column and ids go with …").
     fn name(&self, setting: Setting) -> String;
-    /// The setting named as the way out, after a message ("… (column=)"); by default its
+    /// The setting named as the way out, after a message ("… (vector_column=)"); by default its
     /// [`name`](SettingNames::name).
     fn hint(&self, setting: Setting) -> String {
         self.name(setting)

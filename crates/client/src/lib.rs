@@ -10,9 +10,11 @@
 //!   file), as the command line and Python run it; [`exact`] is its brute-force ground truth.
 //!
 //! A job is built from typed inputs, checks them into its own error type ([`SearchError`],
-//! [`UnloadError`]) whose messages name settings through [`SettingNames`], which each face
-//! implements (`--column` on the command line, `column=` in Python); it runs with a stop flag and
-//! an observer of its phases for a progress display, and returns its report.
+//! [`UnloadError`]: what only that job meets, such as a column without a vector index or a stopped
+//! scan, beside the [`LoadError`] of the shared connection and session) whose messages name
+//! settings through [`SettingNames`], which each face implements (`--vector-column` on the command
+//! line, `vector_column=` in Python); it runs with a stop flag and an observer of its phases for a
+//! progress display, and returns its report.
 //!
 //! They share the connection layer: [`SessionOptions`] (hosts, the table, consistency, request
 //! timeout, login, TLS, compression), which each job's options embed beside their own

@@ -6,7 +6,8 @@ use super::exact::Similarity;
 use cqlwire_codec::types::Identifier;
 use scylla::client::session::Session;
 
-use crate::error::{LoadError, LoadErrorKind};
+use super::SearchError;
+use crate::error::{one_line, LoadError, LoadErrorKind};
 use crate::session::schema_name;
 
 /// An index on the searched column.
@@ -19,14 +20,14 @@ pub struct VectorIndex {
     pub similarity: Similarity,
 }
 
-/// The index on `column` of `keyspace.table` (names as in the schema), or an error that shows the
-/// statement that creates one.
+/// The index on `column` of `keyspace.table` (names as in the schema), or
+/// [`SearchError::NoIndex`], which shows the statement that creates one.
 pub(crate) async fn find(
     session: &Session,
     keyspace: &str,
     table: &str,
     column: &str,
-) -> Result<VectorIndex, LoadError> {
+) -> Result<VectorIndex, SearchError> {
     let failed = |error: &dyn std::fmt::Display| {
         LoadError::new(
             LoadErrorKind::Statement,
@@ -59,7 +60,7 @@ fn choose(
     keyspace: &str,
     table: &str,
     column: &str,
-) -> Result<VectorIndex, LoadError> {
+) -> Result<VectorIndex, SearchError> {
     for (name, options) in indexes {
         let target = options.get("target").map(String::as_str).unwrap_or("");
         if schema_name(target) != column && target != column {
@@ -76,17 +77,23 @@ fn choose(
             similarity,
         });
     }
-    Err(LoadError::new(
-        LoadErrorKind::NoIndex,
-        format!(
-            "{keyspace}.{table} has no vector index on {column}, and ANN queries need one: create it \
-             with CREATE CUSTOM INDEX ON {}.{}({}) USING 'StorageAttachedIndex' WITH OPTIONS = \
-             {{'similarity_function': 'cosine'}} (or 'dot_product', 'euclidean'), then wait for it \
-             to build",
-            Identifier(keyspace),
-            Identifier(table),
-            Identifier(column)
-        ),
+    Err(SearchError::NoIndex {
+        keyspace: keyspace.to_owned(),
+        table: table.to_owned(),
+        column: column.to_owned(),
+    })
+}
+
+/// The message of [`SearchError::NoIndex`]: what is missing and the statement that creates it.
+pub(super) fn no_index_message(keyspace: &str, table: &str, column: &str) -> String {
+    one_line(&format!(
+        "{keyspace}.{table} has no vector index on {column}, and ANN queries need one: create it \
+         with CREATE CUSTOM INDEX ON {}.{}({}) USING 'StorageAttachedIndex' WITH OPTIONS = \
+         {{'similarity_function': 'cosine'}} (or 'dot_product', 'euclidean'), then wait for it \
+         to build",
+        Identifier(keyspace),
+        Identifier(table),
+        Identifier(column)
     ))
 }
 
@@ -128,9 +135,9 @@ mod tests {
     #[test]
     fn a_column_without_an_index_gets_the_statement_that_creates_one() {
         let error = choose(&[index("i", &[("target", "title")])], "ks", "My T", "emb").unwrap_err();
-        assert_eq!(error.kind(), LoadErrorKind::NoIndex);
+        assert!(matches!(error, SearchError::NoIndex { .. }), "{error:?}");
         assert!(
-            error.message().contains(
+            error.to_string().contains(
                 "CREATE CUSTOM INDEX ON ks.\"My T\"(emb) USING 'StorageAttachedIndex' WITH OPTIONS = \
                  {'similarity_function': 'cosine'}"
             ),

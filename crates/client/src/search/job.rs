@@ -81,6 +81,27 @@ pub enum SearchError {
     /// The session, the table, the queries, the ground truth or the run failed.
     #[error(transparent)]
     Search(#[from] LoadError),
+    /// The searched column has no vector index; the message shows the statement that creates one.
+    #[error("{}", super::index::no_index_message(keyspace, table, column))]
+    NoIndex {
+        /// The keyspace, as in the schema.
+        keyspace: String,
+        /// The table, as in the schema.
+        table: String,
+        /// The vector column, as in the schema.
+        column: String,
+    },
+    /// The stop flag ended the wait for the index ([`Searcher::wait_for_index`]).
+    #[error(
+        "stopped after {:.1} s of waiting for the index {index}",
+        waited.as_secs_f64()
+    )]
+    Stopped {
+        /// The index waited for.
+        index: String,
+        /// How long the wait lasted.
+        waited: Duration,
+    },
     /// The query file could not be opened.
     #[error(transparent)]
     QueryFile(InputError),

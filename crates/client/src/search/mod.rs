@@ -174,14 +174,16 @@ pub struct Searcher {
 }
 
 impl Searcher {
-    /// Connects, finds the vector column, the key column and the column's vector index (an error
-    /// shows the statement that creates a missing one) and prepares the query.
-    pub async fn connect(options: SearchOptions) -> Result<Searcher, LoadError> {
+    /// Connects, finds the vector column, the key column and the column's vector index (a missing
+    /// one is [`SearchError::NoIndex`], which shows the statement that creates it) and
+    /// prepares the query; the other errors are [`SearchError::Search`]'s.
+    pub async fn connect(options: SearchOptions) -> Result<Searcher, SearchError> {
         if options.k == 0 || options.concurrency == 0 {
             return Err(LoadError::new(
                 LoadErrorKind::InvalidOption,
                 "k and the concurrency must be at least 1",
-            ));
+            )
+            .into());
         }
         let TableSession {
             session,
@@ -216,7 +218,8 @@ impl Searcher {
                     "{statement:?} takes {markers} values, but only the query vector is bound: \
                      write the predicate's values in it"
                 ),
-            ));
+            )
+            .into());
         }
         prepared.set_is_idempotent(true);
         // The answers carry no column specifications: the one column selected is the key, whose
@@ -366,14 +369,14 @@ impl Searcher {
 
     /// Sends the first query until it is answered, every half second, and returns how long that
     /// took (a new index refuses ANN queries until it is built), or `None` when there is no query
-    /// to send; an error after `timeout`, and one of kind [`LoadErrorKind::Stopped`] as soon as
-    /// `control.stop` is set.
+    /// to send; an error after `timeout`, and [`SearchError::Stopped`] as soon as `control.stop`
+    /// is set.
     pub async fn wait_for_index(
         &self,
         queries: &QuerySet,
         timeout: Duration,
         control: &RunControl,
-    ) -> Result<Option<Duration>, LoadError> {
+    ) -> Result<Option<Duration>, SearchError> {
         let Some(probe) = queries.values.first() else {
             return Ok(None);
         };
@@ -382,7 +385,7 @@ impl Searcher {
             let error = match self.session.execute_unpaged(&self.prepared, (probe,)).await {
                 Ok(_) => return Ok(Some(started.elapsed())),
                 Err(error) if refuses_the_query(&error) => {
-                    return Err(self.refused(&error.to_string()))
+                    return Err(self.refused(&error.to_string()).into())
                 }
                 Err(error) => error,
             };
@@ -394,17 +397,14 @@ impl Searcher {
                         self.index.name,
                         timeout.as_secs()
                     ),
-                ));
+                )
+                .into());
             }
             if control.stop_requested() {
-                return Err(LoadError::new(
-                    LoadErrorKind::Stopped,
-                    format!(
-                        "stopped after {:.1} s of waiting for the index {}",
-                        started.elapsed().as_secs_f64(),
-                        self.index.name
-                    ),
-                ));
+                return Err(SearchError::Stopped {
+                    index: self.index.name.clone(),
+                    waited: started.elapsed(),
+                });
             }
             tokio::time::sleep(PROBE_PAUSE.min(timeout.saturating_sub(started.elapsed()))).await;
         }

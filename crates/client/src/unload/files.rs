@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering;
 
 use cqlwire_vector::output::Destination;
 
-use super::{UnloadControl, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader};
+use super::{
+    UnloadControl, UnloadError, UnloadFormat, UnloadOptions, UnloadReport, UnloadWriter, Unloader,
+};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::session::{ColumnRole, TableColumn};
 
@@ -102,7 +104,10 @@ impl Unloader {
         &self,
         mut writer: UnloadWriter<W>,
         control: &UnloadControl,
-    ) -> (Result<UnloadReport, LoadError>, io::Result<UnloadWriter<W>>) {
+    ) -> (
+        Result<UnloadReport, UnloadError>,
+        io::Result<UnloadWriter<W>>,
+    ) {
         let (sender, mut receiver) = tokio::sync::mpsc::channel(QUEUED_PAGES);
         let stop = control.stop.clone();
         let writing = tokio::task::spawn_blocking(move || -> io::Result<UnloadWriter<W>> {

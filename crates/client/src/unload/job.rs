@@ -50,13 +50,20 @@ pub enum UnloadError {
     /// [`VectorColumnError::into_load_error`]).
     #[error(transparent)]
     VectorColumn(VectorColumnError),
-    /// The session, the table, the scan or the writer refused or failed; a scan ended by the stop
-    /// flag is of kind [`Stopped`](crate::LoadErrorKind::Stopped).
+    /// The session, the table, the scan or the writer refused or failed.
     #[error(transparent)]
     Unload(#[from] LoadError),
+    /// The stop flag (or the receiver of the pages gone) ended the scan before it read every
+    /// range.
+    #[error("the unload was stopped")]
+    Stopped,
     /// The output or the ids file could not be created.
     #[error(transparent)]
     OutputOpen(OutputError),
+    /// The header of the output or of the ids file could not be written (the writer's
+    /// [`UnloadWriteError::Io`](super::UnloadWriteError::Io), which is the source).
+    #[error("{0}")]
+    OutputHeader(#[source] super::UnloadWriteError),
     /// The output or the ids file could not be written or put in place.
     #[error(transparent)]
     OutputWrite(io::Error),
@@ -69,7 +76,7 @@ impl UnloadError {
             UnloadError::VectorSettings => format!(
                 "{} and {} go with the npy, fbin, raw and hex formats; a parquet or arrow output \
                  takes {}",
-                names.name(Setting::Column),
+                names.name(Setting::VectorColumn),
                 names.name(Setting::Ids),
                 names.name(Setting::Columns)
             ),
@@ -77,7 +84,7 @@ impl UnloadError {
                 "{} goes with the parquet and arrow formats; the npy, fbin, raw and hex formats \
                  take one vector column ({})",
                 names.name(Setting::Columns),
-                names.hint(Setting::Column)
+                names.hint(Setting::VectorColumn)
             ),
             UnloadError::SameFiles => {
                 "the output and the ids file are the same file; name two files".to_owned()
@@ -172,7 +179,7 @@ impl UnloadJob {
                     .read_vector(table, format, column.as_deref(), ids.is_some())
                     .map_err(|error| {
                         no_vector = Some(error.clone());
-                        error.into_load_error(Setting::Column.name())
+                        error.into_load_error(Setting::VectorColumn.name())
                     })?;
             }
             Ok(())
@@ -188,8 +195,7 @@ impl UnloadJob {
             Some(path) => Some((open(Some(path), true)?, IdsFormat::from_extension(path))),
             None => None,
         };
-        let writer =
-            UnloadWriter::new(format, &unloader.schema(), output, ids).map_err(LoadError::from)?;
+        let writer = UnloadWriter::new(format, &unloader.schema(), output, ids)?;
         observer.scan_started(unloader.range_count());
         let (scanned, written) = unloader.run_into(writer, control).await;
         observer.scan_ended();
@@ -227,7 +233,7 @@ mod tests {
 
     impl SettingNames for Flags {
         fn name(&self, setting: Setting) -> String {
-            format!("--{}", setting.name())
+            format!("--{}", setting.name().replace('_', "-"))
         }
     }
 
@@ -247,14 +253,14 @@ mod tests {
         let error = job("a.parquet", Some("emb"), false).check().unwrap_err();
         assert_eq!(
             error.to_string(),
-            "column and ids go with the npy, fbin, raw and hex formats; a parquet or arrow \
-             output takes columns"
+            "vector_column and ids go with the npy, fbin, raw and hex formats; a parquet or \
+             arrow output takes columns"
         );
         let error = job("a.fbin", None, true).check().unwrap_err();
         assert_eq!(
             error.message(&Flags),
             "--columns goes with the parquet and arrow formats; the npy, fbin, raw and hex \
-             formats take one vector column (--column)"
+             formats take one vector column (--vector-column)"
         );
         let dir = tempfile::tempdir().unwrap();
         let mut same = job(dir.path().join("a.npy").to_str().unwrap(), None, false);

@@ -147,7 +147,7 @@ impl UnloadProgress {
 pub struct UnloadControl {
     /// Live counters.
     pub progress: Arc<UnloadProgress>,
-    /// Set it to end the scan early (the run returns an error saying it was stopped).
+    /// Set it to end the scan early (the run returns [`UnloadError::Stopped`]).
     pub stop: Arc<AtomicBool>,
 }
 

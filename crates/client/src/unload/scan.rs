@@ -20,7 +20,9 @@ use scylla::response::{PagingState, PagingStateResponse};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::{ScanRange, UnloadControl, UnloadProgress, UnloadReport, Unloader, PAGE_BYTES};
+use super::{
+    ScanRange, UnloadControl, UnloadError, UnloadProgress, UnloadReport, Unloader, PAGE_BYTES,
+};
 use crate::error::{LoadError, LoadErrorKind};
 use crate::run::{classify, Failure};
 use crate::table_guard::TableGuard;
@@ -48,16 +50,17 @@ impl Unloader {
     /// with backoff; when the retries run out, or the server refuses the query, the run ends with an
     /// error of kind [`LoadErrorKind::ServerGone`]. A value that
     /// cannot be decoded ends it with [`LoadErrorKind::Input`]; setting `control.stop`, or closing
-    /// `pages`, ends it with [`LoadErrorKind::Stopped`]. A table dropped and created again, or a
+    /// `pages`, ends it with [`UnloadError::Stopped`]. A table dropped and created again, or a
     /// column's type changed, during the scan ends it with [`LoadErrorKind::TableChanged`] (also
-    /// when the change made a page fail): the pages were read with the old types.
+    /// when the change made a page fail): the pages were read with the old types. The errors other
+    /// than a stop are [`UnloadError::Unload`]'s.
     pub async fn run(
         &self,
         pages: mpsc::Sender<RecordBatch>,
         control: &UnloadControl,
-    ) -> Result<UnloadReport, LoadError> {
+    ) -> Result<UnloadReport, UnloadError> {
         let scanned = self.scan(pages, control).await;
-        if matches!(&scanned, Err(error) if error.kind() == LoadErrorKind::Stopped) {
+        if matches!(scanned, Err(UnloadError::Stopped)) {
             return scanned;
         }
         TableGuard::refuse_change(self.guard.as_ref(), &self.session).await?;
@@ -69,16 +72,15 @@ impl Unloader {
         &self,
         pages: mpsc::Sender<RecordBatch>,
         control: &UnloadControl,
-    ) -> Result<UnloadReport, LoadError> {
+    ) -> Result<UnloadReport, UnloadError> {
         let started = Instant::now();
         let progress = &control.progress;
         let window = self.options.concurrency.max(1);
         let mut reading: VecDeque<Reading> = VecDeque::with_capacity(window);
         let mut next = 0usize;
-        let stopped = || LoadError::new(LoadErrorKind::Stopped, "the unload was stopped");
         loop {
             if control.stop.load(Ordering::Relaxed) {
-                return Err(stopped());
+                return Err(UnloadError::Stopped);
             }
             while reading.len() < window && next < self.ranges.len() {
                 reading.push_back(self.start(next, progress.clone()));
@@ -100,10 +102,10 @@ impl Unloader {
                         .rows
                         .fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
                     if pages.send(batch).await.is_err() {
-                        return Err(stopped());
+                        return Err(UnloadError::Stopped);
                     }
                 }
-                Some(Err(error)) => return Err(error),
+                Some(Err(error)) => return Err(error.into()),
                 None => {
                     reading.pop_front();
                     progress.ranges_done.fetch_add(1, Ordering::Relaxed);
