@@ -340,9 +340,6 @@ impl ConnectionKeywords {
                 ),
             ));
         }
-        if settings.tls_cert.is_some() != settings.tls_key.is_some() {
-            return Err(usage(py, "tls_cert and tls_key go together"));
-        }
         Ok(settings)
     }
 }

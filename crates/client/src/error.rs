@@ -101,6 +101,10 @@ pub enum Setting {
     VectorColumn,
     /// The file that takes the partition keys of an unload's vector output.
     Ids,
+    /// The client certificate of a TLS connection.
+    TlsCert,
+    /// The client certificate's private key.
+    TlsKey,
 }
 
 impl Setting {
@@ -114,6 +118,8 @@ impl Setting {
             Setting::Columns => "columns",
             Setting::VectorColumn => "vector_column",
             Setting::Ids => "ids",
+            Setting::TlsCert => "tls_cert",
+            Setting::TlsKey => "tls_key",
         }
     }
 }

@@ -8,7 +8,7 @@ use scylla::statement::Consistency;
 use super::{
     parse_consistency, Credentials, Host, Password, SessionOptions, TlsOptions, PASSWORD_VARIABLE,
 };
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, Setting};
 
 /// The connection as text settings give it (command-line flags, keyword arguments): parsed and
 /// checked into [`SessionOptions`] by [`ConnectionSettings::options`].
@@ -110,15 +110,19 @@ impl ConnectionSettings {
                 ))
             }
         };
+        // A certificate without its key (or a key without its certificate) names the missing one.
+        let unpaired = |missing| {
+            LoadError::new(
+                LoadErrorKind::InvalidOption,
+                "a client certificate and its private key go together",
+            )
+            .with_setting(missing)
+        };
         let client_cert = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
             (None, None) => None,
-            _ => {
-                return Err(LoadError::new(
-                    LoadErrorKind::InvalidOption,
-                    "a client certificate and its private key go together",
-                ))
-            }
+            (Some(_), None) => return Err(unpaired(Setting::TlsKey)),
+            (None, Some(_)) => return Err(unpaired(Setting::TlsCert)),
         };
         if self.tls || self.tls_ca.is_some() || client_cert.is_some() {
             options.tls = Some(TlsOptions {
@@ -151,7 +155,16 @@ mod tests {
         settings.tls_cert = Some("client.pem".into());
         let error = settings.options().unwrap_err();
         assert_eq!(error.kind(), LoadErrorKind::InvalidOption);
+        assert_eq!(error.setting(), Some(Setting::TlsKey));
         settings.tls_key = Some("client.key".into());
+        let lone_key = ConnectionSettings {
+            tls_cert: None,
+            ..settings.clone()
+        };
+        assert_eq!(
+            lone_key.options().unwrap_err().setting(),
+            Some(Setting::TlsCert)
+        );
         let tls = settings.options().unwrap().tls.unwrap();
         assert_eq!(
             tls.client_cert,
