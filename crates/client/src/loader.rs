@@ -1,7 +1,7 @@
 //! Preparing the statement of a load on the table the connection layer read.
 
 use scylla::client::session::Session;
-use scylla::cluster::metadata::{ColumnType, NativeType};
+use scylla::cluster::metadata::{CollectionType, ColumnType, NativeType};
 use scylla::statement::prepared::PreparedStatement;
 
 use crate::error::{LoadError, LoadErrorKind, Setting};
@@ -31,6 +31,49 @@ pub struct Loader {
     /// For the default INSERT into a table with static columns: the statement of a static-only
     /// row (see [`StaticOnly`]).
     pub(crate) static_only: Option<StaticOnly>,
+    /// Why a write of the statement must not be applied twice, if it must not.
+    pub(crate) retry_unsafe: Option<RetryUnsafe>,
+}
+
+/// Why a statement's write is not safe to apply twice, so that a request whose outcome is unknown
+/// (a timeout, a lost connection) is not retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetryUnsafe {
+    /// A marker adds to a counter: applied twice, it adds twice.
+    Counter,
+    /// A marker writes a list that is not frozen: the server keys each element it writes anew, so
+    /// the same write applied twice, at the same timestamp too, leaves every element twice.
+    List,
+}
+
+impl RetryUnsafe {
+    /// What applying the write twice would do, for a rejected row's reason.
+    pub(crate) fn twice(self) -> &'static str {
+        match self {
+            RetryUnsafe::Counter => "applied twice, it would add to the counter twice",
+            RetryUnsafe::List => "applied twice, it would leave the list's elements twice",
+        }
+    }
+
+    /// The first reason among `markers`, if any.
+    fn of(markers: &[BindMarker]) -> Option<RetryUnsafe> {
+        let types = || markers.iter().map(|marker| marker.cql_type.column_type());
+        if types().any(|t| matches!(t, ColumnType::Native(NativeType::Counter))) {
+            Some(RetryUnsafe::Counter)
+        } else if types().any(|t| {
+            matches!(
+                t,
+                ColumnType::Collection {
+                    frozen: false,
+                    typ: CollectionType::List(_)
+                }
+            )
+        }) {
+            Some(RetryUnsafe::List)
+        } else {
+            None
+        }
+    }
 }
 
 /// The INSERT of a partition's static columns alone, for a row whose clustering and regular
@@ -91,17 +134,15 @@ impl Loader {
                 ),
             ));
         }
-        // Retrying is safe unless a marker adds to a counter.
-        let idempotent = !markers.iter().any(|marker| {
-            matches!(
-                marker.cql_type.column_type(),
-                ColumnType::Native(NativeType::Counter)
-            )
-        });
-        prepared.set_is_idempotent(idempotent);
+        let retry_unsafe = RetryUnsafe::of(&markers);
+        prepared.set_is_idempotent(retry_unsafe.is_none());
         let static_only = match options.query {
             Some(_) => None,
-            None => static_only(&session, &keyspace, &table_name, &columns, &markers).await?,
+            None => {
+                let idempotent = retry_unsafe.is_none();
+                let table = (&keyspace[..], &table_name[..]);
+                static_only(&session, table, &columns, &markers, idempotent).await?
+            }
         };
         Ok(Loader {
             session,
@@ -110,6 +151,7 @@ impl Loader {
             columns,
             markers,
             static_only,
+            retry_unsafe,
         })
     }
 
@@ -219,13 +261,14 @@ fn bind_markers(prepared: &PreparedStatement) -> Result<Vec<BindMarker>, LoadErr
 }
 
 /// The static-only INSERT of a default INSERT's `markers` into a table with static columns among
-/// them and clustering columns (see [`StaticOnly`]); `None` for any other table.
+/// them and clustering columns (see [`StaticOnly`]), `idempotent` as the default INSERT is;
+/// `None` for any other table.
 async fn static_only(
     session: &Session,
-    keyspace: &str,
-    table: &str,
+    (keyspace, table): (&str, &str),
     columns: &[TableColumn],
     markers: &[BindMarker],
+    idempotent: bool,
 ) -> Result<Option<StaticOnly>, LoadError> {
     let role = |marker: &BindMarker| {
         columns
@@ -268,7 +311,7 @@ async fn static_only(
         )
         .with_source(error)
     })?;
-    prepared.set_is_idempotent(true);
+    prepared.set_is_idempotent(idempotent);
     Ok(Some(StaticOnly {
         prepared,
         kept,
@@ -280,7 +323,7 @@ async fn static_only(
 mod tests {
     use super::*;
     use crate::session::tests::column;
-    use crate::types::tests::{native, vector};
+    use crate::types::tests::{collection, native, vector};
 
     fn table() -> Vec<TableColumn> {
         vec![
@@ -351,5 +394,33 @@ mod tests {
         let error = default_insert("ks", "docs", &columns, None).unwrap_err();
         assert_eq!(error.kind(), LoadErrorKind::Statement);
         assert_eq!(error.setting(), Some(Setting::Query));
+    }
+
+    fn markers(types: Vec<ColumnType<'static>>) -> Vec<BindMarker> {
+        types
+            .into_iter()
+            .enumerate()
+            .map(|(i, typ)| BindMarker {
+                name: format!("c{i}"),
+                cql_type: ServerType::new(typ).unwrap(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_counters_and_unfrozen_lists_are_unsafe_to_write_twice() {
+        let list = || CollectionType::List(Box::new(native(NativeType::BigInt)));
+        let set = CollectionType::Set(Box::new(native(NativeType::BigInt)));
+        let safe = markers(vec![
+            native(NativeType::BigInt),
+            vector(NativeType::Float, 3),
+            collection(true, list()),
+            collection(false, set),
+        ]);
+        assert_eq!(RetryUnsafe::of(&safe), None);
+        let with_list = markers(vec![native(NativeType::BigInt), collection(false, list())]);
+        assert_eq!(RetryUnsafe::of(&with_list), Some(RetryUnsafe::List));
+        let with_counter = markers(vec![collection(false, list()), native(NativeType::Counter)]);
+        assert_eq!(RetryUnsafe::of(&with_counter), Some(RetryUnsafe::Counter));
     }
 }

@@ -16,7 +16,7 @@ use scylla::value::CqlValue;
 use tokio::sync::mpsc;
 
 use crate::error::{LoadError, LoadErrorKind};
-use crate::loader::Loader;
+use crate::loader::{Loader, RetryUnsafe};
 use crate::rejects::RejectSink;
 use crate::report::{LoadReport, RunControl};
 use crate::table_guard::{self, TableGuard};
@@ -37,6 +37,9 @@ pub(crate) enum Failure {
     },
     /// Retrying cannot help this row: reject it.
     Reject,
+    /// The server may have applied the write, and the statement is not safe to apply twice:
+    /// reject the row, saying why it was not retried.
+    Uncertain,
     /// Retrying cannot help any row (e.g. permission denied): end the run.
     Fatal,
 }
@@ -58,13 +61,18 @@ const RETRY: Failure = Failure::Retry {
 };
 
 /// Sorts an error of the driver. A statement that is not idempotent is retried only where the
-/// server has certainly not applied it; an unknown outcome rejects the row.
+/// server has certainly not applied it; an unknown outcome rejects the row
+/// ([`Failure::Uncertain`]).
 ///
 /// A `WriteFailure` (a replica failed to apply the write, e.g. Apache Cassandra 5.0.9's vector
 /// index refusing writes under load, CASSANDRA-21644) is retried with a narrower window and, when
 /// the retries run out, rejects the row only.
 pub(crate) fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
-    let unknown_outcome = if idempotent { RETRY } else { Failure::Reject };
+    let unknown_outcome = if idempotent {
+        RETRY
+    } else {
+        Failure::Uncertain
+    };
     match error {
         ExecutionError::BadQuery(_) => Failure::Reject,
         ExecutionError::EmptyPlan
@@ -89,6 +97,8 @@ pub(crate) fn classify(error: &ExecutionError, idempotent: bool) -> Failure {
                     congestion: true,
                     exhausted: Exhausted::Reject,
                 },
+                // Another replica may have applied it.
+                DbError::WriteFailure { .. } => Failure::Uncertain,
                 DbError::WriteTimeout { .. } | DbError::ReadTimeout { .. } => unknown_outcome,
                 DbError::AuthenticationError | DbError::Unauthorized => Failure::Fatal,
                 _ => Failure::Reject,
@@ -203,7 +213,7 @@ impl Loader {
         // server timestamps, concurrent writes land in any order). One microsecond per row from
         // the start of the run stays behind the clock: no row is sent within a microsecond of
         // the one before. Counter updates take no timestamp.
-        let timestamps = self.prepared.get_is_idempotent().then(now_micros);
+        let timestamps = (self.retry_unsafe != Some(RetryUnsafe::Counter)).then(now_micros);
         let guard = match self.prepared.get_table_spec() {
             Some(spec) => {
                 TableGuard::start(&self.session, spec.ks_name(), spec.table_name(), "load").await
@@ -435,7 +445,8 @@ impl Loader {
         stopping: &AtomicBool,
         control: &RunControl,
     ) -> Outcome {
-        let idempotent = self.prepared.get_is_idempotent();
+        let retry_unsafe = self.retry_unsafe;
+        let idempotent = retry_unsafe.is_none();
         let retry = self.options.retry;
         let mut retries = 0;
         loop {
@@ -451,6 +462,12 @@ impl Loader {
             };
             match classify(&error, idempotent) {
                 Failure::Reject => return Outcome::Rejected(error.to_string()),
+                Failure::Uncertain => {
+                    let why = retry_unsafe.map_or("", RetryUnsafe::twice);
+                    return Outcome::Rejected(format!(
+                        "{error}; not retried: the server may have applied it, and {why}"
+                    ));
+                }
                 Failure::Fatal => return Outcome::GaveUp(error.to_string()),
                 Failure::Retry {
                     congestion,
@@ -567,8 +584,8 @@ mod tests {
         assert_eq!(classify(&no_pool, true), retry);
         // Not idempotent: only errors that prove the write was not applied are retried.
         assert_eq!(classify(&db(unavailable), false), retry);
-        assert_eq!(classify(&db(timeout), false), Failure::Reject);
-        assert_eq!(classify(&client_timeout, false), Failure::Reject);
+        assert_eq!(classify(&db(timeout), false), Failure::Uncertain);
+        assert_eq!(classify(&client_timeout, false), Failure::Uncertain);
     }
 
     #[test]
@@ -598,7 +615,7 @@ mod tests {
                 exhausted: Exhausted::Reject
             }
         );
-        assert_eq!(classify(&failure, false), Failure::Reject);
+        assert_eq!(classify(&failure, false), Failure::Uncertain);
     }
 
     fn row(number: u64) -> Row {

@@ -221,7 +221,7 @@ impl RangeReader {
                             ),
                         ))
                     }
-                    Failure::Reject | Failure::Fatal => {
+                    Failure::Reject | Failure::Uncertain | Failure::Fatal => {
                         return Err(LoadError::new(
                             LoadErrorKind::ServerGone,
                             format!(
