@@ -354,7 +354,7 @@ def bench(
     ground_truth: Optional[PathLike] = None,
     stages: Optional[Sequence[str]] = None,
     drop: bool = False,
-    metric: str = "cosine",
+    metric: Optional[str] = None,
     index_options: Optional[Mapping[str, str]] = None,
     k: int = 100,
     concurrency: Sequence[int] = (1, 5, 10, 20, 30, 40, 60, 80),
@@ -376,12 +376,15 @@ def bench(
 ) -> Dict[str, Any]:
     """Run VectorDBBench's performance case on ``table`` on the engine of ``cqlwire bench``, with
     the GIL released: the dataset ``folder`` (``train.parquet`` or ``shuffle_train-NN-of-MM.parquet``,
-    ``test.parquet``, ``neighbors.parquet``), or the files ``train`` (any format ``load`` reads;
+    ``test.parquet``, ``neighbors.parquet``) or an ann-benchmarks HDF5 file as ``folder``
+    (datasets ``train``, ``test``, ``neighbors``), or the files ``train`` (any format ``load`` reads;
     HDF5: dataset ``train``), ``test`` (any format ``search`` reads; HDF5: ``test``) and
     ``ground_truth`` (ivecs, ``.npy``, Parquet ``neighbors_id``, big-ann-benchmarks), the ids
     the training file's ``id`` column or else its row numbers, through the ``stages`` (VectorDBBench's names:
     ``drop_old``, ``load``, ``search_serial``, ``search_concurrent``; all by default). ``drop``
-    drops an existing table (else it is refused); ``metric`` is the index's similarity function and
+    drops an existing table (else it is refused); ``metric`` is the index's similarity function
+    (by default an HDF5 training file's ``distance`` attribute, ``angular`` being cosine, else
+    cosine; one against that attribute is refused) and
     ``index_options`` its other options; each ``concurrency`` level runs ``duration`` seconds.
     ``filter`` runs a filtered case as VectorDBBench defines it: ``"int:RATE"`` (``id >=
     int(rows × RATE)``, on a copy of the id in ``id_int`` with its own SAI index) or

@@ -5,7 +5,7 @@ use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKey
 use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
 use cqlwire_bench::chart::concurrency_chart;
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
-use cqlwire_bench::folder::{DatasetFolder, Filter};
+use cqlwire_bench::folder::Filter;
 use cqlwire_bench::result::ResultDb;
 use cqlwire_client::{RunControl, SearchOptions};
 use cqlwire_vector::output::Output;
@@ -55,11 +55,12 @@ fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Runs VectorDBBench's performance case on `folder`, or on the files `train`, `test` and
+/// Runs VectorDBBench's performance case on `folder` (a dataset folder or an ann-benchmarks HDF5
+/// file), or on the files `train`, `test` and
 /// `ground_truth` (see the stubs).
 #[pyfunction]
 #[pyo3(signature = (
-    folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric="cosine".to_owned(),
+    folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
     index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None, **connection
 ))]
@@ -74,7 +75,7 @@ pub(crate) fn bench<'py>(
     ground_truth: Option<PathBuf>,
     stages: Option<Vec<String>>,
     drop: bool,
-    metric: String,
+    metric: Option<String>,
     index_options: Option<std::collections::BTreeMap<String, String>>,
     k: usize,
     concurrency: Vec<usize>,
@@ -119,9 +120,9 @@ pub(crate) fn bench<'py>(
         index_first,
     };
     let dataset = match (folder, train, test, ground_truth) {
-        (Some(folder), None, None, None) => DatasetFolder::open(&folder, None)
-            .map(BenchDataset::Folder)
-            .map_err(|e| usage(py, e.to_string()))?,
+        (Some(folder), None, None, None) => {
+            BenchDataset::open(&folder).map_err(|e| usage(py, e.to_string()))?
+        }
         (None, Some(train), Some(test), Some(truth)) => DatasetFiles::new(&train, &test, &truth)
             .map(BenchDataset::Files)
             .map_err(|e| usage(py, e.to_string()))?,

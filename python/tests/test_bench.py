@@ -68,6 +68,16 @@ def test_dataset_files_are_all_three_or_a_folder_and_checked_before_connecting()
         cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", **files)
 
 
+def test_an_ann_benchmarks_file_is_a_dataset_whose_distance_is_checked_before_connecting():
+    with pytest.raises(cqlwire.LoadError, match="'hamming' has no similarity function"):
+        cqlwire.bench(FILES / "ann-hamming.hdf5", hosts="127.0.0.1:1", table="ks.t")
+    with pytest.raises(cqlwire.LoadError, match="angular distance .* not euclidean"):
+        cqlwire.bench(FILES / "ann-angular.hdf5", hosts="127.0.0.1:1", table="ks.t",
+                      metric="euclidean")
+    with pytest.raises(cqlwire.LoadError, match="not a dataset folder or an ann-benchmarks HDF5"):
+        cqlwire.bench(FILES / "train.fvecs", hosts="127.0.0.1:1", table="ks.t")
+
+
 @live
 def test_dataset_files_give_what_the_command_gives(session, cqlwire_binary):  # noqa: F811
     table = KEYSPACE + ".bench_files"

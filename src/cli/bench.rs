@@ -15,8 +15,9 @@ use crate::messages;
 use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
-use cqlwire_bench::folder::{DatasetFolder, Filter};
+use cqlwire_bench::folder::Filter;
 use cqlwire_bench::result::{ResultDb, TestResult};
+use cqlwire_bench::DatasetError;
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
 use std::io::{self, Write};
@@ -32,6 +33,10 @@ Examples:
   # their 10 nearest by cosine), its result file and chart:
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 --metric cosine \\
       -o result.json --plot qps.svg
+
+  # An ann-benchmarks HDF5 file (train, test, neighbors; its distance attribute names the
+  # similarity function):
+  cqlwire bench glove-25-angular.hdf5 --hosts 127.0.0.1 --table ks.glove --k 10
 
   # Three files instead of a folder (ids: the training file's id column, else its row numbers):
   cqlwire bench --train base.fbin --test query.fbin --ground-truth gt.ivecs --hosts 127.0.0.1 \
@@ -62,8 +67,9 @@ pub struct Args {
     /// Draw result files instead of running a case.
     #[command(subcommand)]
     pub command: Option<Plot>,
-    /// A VectorDBBench dataset folder: train.parquet (or {train|shuffle_train}-NN-of-MM.parquet),
-    /// test.parquet, neighbors.parquet.
+    /// A VectorDBBench dataset folder (train.parquet or {train|shuffle_train}-NN-of-MM.parquet,
+    /// test.parquet, neighbors.parquet), or an ann-benchmarks HDF5 file (.hdf5, .h5: datasets
+    /// train, test, neighbors; the distance attribute gives the similarity function).
     #[arg(required_unless_present = "train", conflicts_with = "train")]
     pub dataset: Option<PathBuf>,
     /// The training set as a file, instead of a folder: any format load reads (.npy, fvecs,
@@ -88,10 +94,10 @@ pub struct Args {
     /// Drop the table first when it exists.
     #[arg(long)]
     pub drop: bool,
-    /// The index's similarity function: cosine, euclidean or dot_product.
-    #[arg(long, value_name = "FUNCTION", default_value = "cosine",
-          value_parser = ["cosine", "euclidean", "dot_product"])]
-    pub metric: String,
+    /// The index's similarity function: cosine, euclidean or dot_product [default: an HDF5
+    /// file's distance (angular: cosine), else cosine].
+    #[arg(long, value_name = "FUNCTION", value_parser = ["cosine", "euclidean", "dot_product"])]
+    pub metric: Option<String>,
     /// An option of the SAI index, passed through (e.g. optimize_for=recall); repeatable.
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_option)]
     pub index_option: Vec<(String, String)>,
@@ -330,16 +336,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The dataset of the arguments: the folder, or the three files of --train, --test and
+/// A dataset error with the exit code it deserves.
+fn dataset_error(error: DatasetError) -> CliError {
+    if error.is_usage() {
+        CliError::usage(error)
+    } else {
+        CliError::data(error)
+    }
+}
+
+/// The dataset of the arguments: the folder or HDF5 file, or the three files of --train, --test and
 /// --ground-truth (clap has made sure that one or the other is given, and whole).
 fn dataset(args: &Args) -> Result<BenchDataset, CliError> {
     match (&args.dataset, &args.train, &args.test, &args.ground_truth) {
-        (Some(folder), None, None, None) => DatasetFolder::open(folder, None)
-            .map(BenchDataset::Folder)
-            .map_err(CliError::data),
+        (Some(path), None, None, None) => BenchDataset::open(path).map_err(dataset_error),
         (None, Some(train), Some(test), Some(truth)) => DatasetFiles::new(train, test, truth)
             .map(BenchDataset::Files)
-            .map_err(CliError::data),
+            .map_err(dataset_error),
         _ => Err(CliError::usage(
             "bench needs a dataset folder, or --train, --test and --ground-truth",
         )),

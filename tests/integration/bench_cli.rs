@@ -207,3 +207,31 @@ fn the_dataset_is_a_folder_or_all_three_files() {
     assert_eq!(output.status.code(), Some(2), "a folder and files");
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot be used with"));
 }
+
+#[test]
+fn an_hdf5_dataset_whose_distance_cannot_be_the_index_ends_before_connecting() {
+    let hamming = fixture("bench/files/ann-hamming.hdf5");
+    let output = bench(hamming.to_str().unwrap(), &[]);
+    assert_error(
+        &output,
+        2,
+        "its distance 'hamming' has no similarity function",
+        "a dataset by hamming distance",
+    );
+    let angular = fixture("bench/files/ann-angular.hdf5");
+    let output = bench(angular.to_str().unwrap(), &["--metric", "dot_product"]);
+    assert_error(
+        &output,
+        2,
+        "by angular distance (the similarity function cosine), not dot_product",
+        "a metric against the file's distance",
+    );
+    let fvecs = fixture("bench/files/train.fvecs");
+    let output = bench(fvecs.to_str().unwrap(), &[]);
+    assert_error(
+        &output,
+        2,
+        "not a dataset folder or an ann-benchmarks HDF5 file",
+        "a vector file as the dataset",
+    );
+}

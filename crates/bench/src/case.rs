@@ -149,8 +149,10 @@ pub struct CaseOptions {
     pub stages: Vec<Stage>,
     /// Drop the table when it exists (else a case that creates the table refuses to start).
     pub drop: bool,
-    /// The index's similarity function (`cosine`, `euclidean`, `dot_product`).
-    pub similarity: String,
+    /// The index's similarity function (`cosine`, `euclidean`, `dot_product`); `None` takes the
+    /// dataset's own ([`BenchDataset::similarity`]: an ann-benchmarks file's `distance`, else
+    /// cosine).
+    pub similarity: Option<String>,
     /// Other index options, passed through (`OPTIONS = {…}`).
     pub index_options: Vec<(String, String)>,
     /// Neighbours asked of each query.
@@ -246,6 +248,8 @@ pub struct CaseReport {
     pub levels: Vec<LevelSummary>,
     /// Queries of each level that failed.
     pub level_errors: Vec<u64>,
+    /// The index's similarity function: the one asked for, else the dataset's own.
+    pub similarity: String,
     /// The index statement (or the index found).
     pub index: String,
     /// A filtered case's `WHERE` condition (e.g. `id_int >= 3`).
@@ -303,12 +307,9 @@ impl CaseReport {
         let mut index = serde_json::Map::new();
         index.insert(
             "metric_type".into(),
-            metric_type(&options.similarity).unwrap_or("COSINE").into(),
+            metric_type(&self.similarity).unwrap_or("COSINE").into(),
         );
-        index.insert(
-            "similarity_function".into(),
-            options.similarity.clone().into(),
-        );
+        index.insert("similarity_function".into(), self.similarity.clone().into());
         for (key, value) in &options.index_options {
             index.insert(key.clone(), value.clone().into());
         }
@@ -443,8 +444,8 @@ impl RejectSink for FirstReject {
     }
 }
 
-/// The `CREATE CUSTOM INDEX` of the case's vector index on `column`.
-pub fn index_statement(options: &CaseOptions, column: &str) -> String {
+/// The `CREATE CUSTOM INDEX` of the case's vector index on `column`, by `similarity`.
+pub fn index_statement(options: &CaseOptions, similarity: &str, column: &str) -> String {
     let SessionOptions {
         keyspace, table, ..
     } = &options.connection;
@@ -456,7 +457,7 @@ pub fn index_statement(options: &CaseOptions, column: &str) -> String {
         Identifier(&schema_name(keyspace)),
         Identifier(&schema_name(table)),
         Identifier(column),
-        quote(&options.similarity)
+        quote(similarity)
     );
     for (key, value) in &options.index_options {
         let _ = write!(statement, ", '{}': '{}'", quote(key), quote(value));
@@ -493,8 +494,10 @@ fn check(options: &CaseOptions) -> Result<(), CaseError> {
     if options.concurrency.contains(&0) {
         return refuse("every concurrency level must be at least 1");
     }
-    if metric_type(&options.similarity).is_none() {
-        return refuse("the similarity function must be cosine, euclidean or dot_product");
+    if let Some(similarity) = &options.similarity {
+        if metric_type(similarity).is_none() {
+            return refuse("the similarity function must be cosine, euclidean or dot_product");
+        }
     }
     if options.stages.is_empty() {
         return refuse("no stage to run");
@@ -515,7 +518,7 @@ async fn create_indexes(
         stage: Stage::Index,
         units: None,
     });
-    report.index = index_statement(options, "emb");
+    report.index = index_statement(options, &report.similarity, "emb");
     schema.execute(&report.index).await?;
     if let Some(filter) = filter {
         let SessionOptions {
@@ -571,6 +574,7 @@ pub async fn run(
     observe: &mut (dyn FnMut(Event) + Send),
 ) -> Result<CaseReport, CaseError> {
     check(options)?;
+    let similarity = dataset.similarity(options.similarity.as_deref())?;
     let has = |stage: Stage| options.stages.contains(&stage);
     let stopped = |stage| {
         if control.stop.load(Ordering::Relaxed) {
@@ -670,6 +674,7 @@ pub async fn run(
         serial_errors: 0,
         levels: Vec::new(),
         level_errors: Vec::new(),
+        similarity,
         index: String::new(),
         filter: filter.as_ref().map(|f| f.predicate.clone()),
         filter_index: String::new(),
@@ -864,6 +869,7 @@ pub async fn run(
 pub fn is_usage(error: &CaseError) -> bool {
     match error {
         CaseError::Options(_) | CaseError::TableExists(_) => true,
+        CaseError::Dataset(error) => error.is_usage(),
         CaseError::Engine(error) => matches!(
             error.kind(),
             LoadErrorKind::InvalidOption | LoadErrorKind::UnknownTable
@@ -886,7 +892,7 @@ mod tests {
             connection,
             stages: vec![Stage::Load],
             drop: false,
-            similarity: "cosine".to_owned(),
+            similarity: Some("cosine".to_owned()),
             index_options: vec![("optimize_for".to_owned(), "recall".to_owned())],
             k: 100,
             concurrency: vec![1, 5],
@@ -901,7 +907,7 @@ mod tests {
     fn the_index_statement_names_the_similarity_and_passes_options_through() {
         let options = options();
         assert_eq!(
-            index_statement(&options, "emb"),
+            index_statement(&options, "cosine", "emb"),
             "CREATE CUSTOM INDEX docs_emb_idx ON bench.\"Docs\" (emb) USING \
              'StorageAttachedIndex' WITH OPTIONS = {'similarity_function': 'cosine', \
              'optimize_for': 'recall'}"
@@ -910,7 +916,7 @@ mod tests {
             index_options: vec![("a'b".to_owned(), "it's".to_owned())],
             ..options
         };
-        assert!(index_statement(&quoted, "emb").ends_with(", 'a''b': 'it''s'}"));
+        assert!(index_statement(&quoted, "cosine", "emb").ends_with(", 'a''b': 'it''s'}"));
     }
 
     #[test]
@@ -923,7 +929,7 @@ mod tests {
         assert!(refused(|o| o.k = 0).contains("k must be"));
         assert!(refused(|o| o.k = 1001).contains("top-k"));
         assert!(refused(|o| o.concurrency = vec![1, 0]).contains("at least 1"));
-        assert!(refused(|o| o.similarity = "hamming".into()).contains("cosine"));
+        assert!(refused(|o| o.similarity = Some("hamming".into())).contains("cosine"));
         assert!(refused(|o| o.stages.clear()).contains("no stage"));
         assert!(check(&options()).is_ok());
     }
@@ -947,6 +953,7 @@ mod tests {
             serial_errors: 0,
             levels: Vec::new(),
             level_errors: Vec::new(),
+            similarity: "cosine".to_owned(),
             index: String::new(),
             filter: None,
             filter_index: String::new(),

@@ -1,10 +1,11 @@
-//! What a case reads: a VectorDBBench folder ([`DatasetFolder`]) or three files named one by one
-//! ([`DatasetFiles`]: a training set in any format `load` reads, queries and ground truth in any
-//! format `search` reads). [`BenchDataset`] is either, as [`crate::case::run`] takes it.
+//! What a case reads: a VectorDBBench folder ([`DatasetFolder`]), an ann-benchmarks HDF5 file, or
+//! three files named one by one ([`DatasetFiles`]: a training set in any format `load` reads,
+//! queries and ground truth in any format `search` reads). [`BenchDataset`] is either, as
+//! [`crate::case::run`] takes it.
 
 use std::path::{Path, PathBuf};
 
-use cqlwire_vector::input::{self, BatchReader, InputOptions};
+use cqlwire_vector::input::{self, BatchReader, InputFormat, InputOptions};
 
 use crate::folder::{DatasetFolder, Filter};
 use crate::truth::{GroundTruth, ID_COLUMN, VECTOR_COLUMN};
@@ -14,6 +15,21 @@ use crate::DatasetError;
 const TRAIN_DATASET: &str = "train";
 /// The HDF5 dataset of the queries in a test file.
 const TEST_DATASET: &str = "test";
+/// The root attribute of an ann-benchmarks file that names its distance.
+const DISTANCE_ATTRIBUTE: &str = "distance";
+/// The similarity function of a case whose dataset does not say its own.
+const DEFAULT_SIMILARITY: &str = "cosine";
+
+/// Cassandra's similarity function of an ann-benchmarks distance (`angular`, `euclidean`, `dot`,
+/// or the function's own name), `None` for one it has not (`hamming`, `jaccard`).
+pub fn similarity_of_distance(distance: &str) -> Option<&'static str> {
+    match distance.to_ascii_lowercase().as_str() {
+        "angular" | "cosine" => Some("cosine"),
+        "euclidean" | "l2" => Some("euclidean"),
+        "dot" | "ip" | "inner_product" | "dot_product" => Some("dot_product"),
+        _ => None,
+    }
+}
 
 /// Input columns renamed (`from`, `to`; an empty `to` leaves the column out), as
 /// `cqlwire_client::Dataset::from_reader` takes them.
@@ -23,16 +39,19 @@ pub type ColumnMap = Vec<(String, String)>;
 /// bvecs, fbin, ibin, Parquet, Arrow, HDF5 (dataset `train` of the training file, `test` of the
 /// test file) for the vectors; ivecs, `.npy`, Parquet (`neighbors_id`) or big-ann-benchmarks'
 /// layout for the ground truth. A training row's id is its `id` column when it has one, else its
-/// row number (from 0), and the ground truth's ids are taken to be the same.
+/// row number (from 0), and the ground truth's ids are taken to be the same. An HDF5 training file
+/// may name its distance in a root attribute `distance`, as ann-benchmarks' files do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatasetFiles {
     train: PathBuf,
     test: PathBuf,
     ground_truth: PathBuf,
+    distance: Option<String>,
 }
 
 impl DatasetFiles {
-    /// The three files, each refused (naming it) when it is not a readable file.
+    /// The three files, each refused (naming it) when it is not a readable file; an HDF5
+    /// training file's `distance` attribute is read.
     pub fn new(
         train: &Path,
         test: &Path,
@@ -52,11 +71,28 @@ impl DatasetFiles {
                     source,
                 })?;
         }
+        let distance = if InputFormat::from_extension(train) == Some(InputFormat::Hdf5) {
+            input::read_root_string_attribute(train, DISTANCE_ATTRIBUTE)?
+        } else {
+            None
+        };
         Ok(DatasetFiles {
             train: train.to_owned(),
             test: test.to_owned(),
             ground_truth: ground_truth.to_owned(),
+            distance,
         })
+    }
+
+    /// An ann-benchmarks HDF5 file: its datasets `train`, `test` and `neighbors` (the training
+    /// rows' numbers, best first) and its `distance` attribute.
+    pub fn hdf5(file: &Path) -> Result<DatasetFiles, DatasetError> {
+        DatasetFiles::new(file, file, file)
+    }
+
+    /// The distance the training file declares (an HDF5 file's `distance` attribute).
+    pub fn distance(&self) -> Option<&str> {
+        self.distance.as_deref()
     }
 
     /// The training file.
@@ -85,6 +121,55 @@ pub enum BenchDataset {
 }
 
 impl BenchDataset {
+    /// The dataset at `path`: a VectorDBBench folder, or an ann-benchmarks HDF5 file (by its
+    /// extension, `.hdf5` or `.h5`).
+    pub fn open(path: &Path) -> Result<BenchDataset, DatasetError> {
+        if path.is_dir() {
+            return DatasetFolder::open(path, None).map(BenchDataset::Folder);
+        }
+        if InputFormat::from_extension(path) == Some(InputFormat::Hdf5) {
+            return DatasetFiles::hdf5(path).map(BenchDataset::Files);
+        }
+        match std::fs::metadata(path) {
+            Err(source) => Err(DatasetError::Io {
+                path: path.display().to_string(),
+                source,
+            }),
+            Ok(_) => Err(DatasetError::NotADataset {
+                path: path.display().to_string(),
+            }),
+        }
+    }
+
+    /// The index's similarity function: `asked`, else the one the dataset's distance is, else
+    /// cosine (as for a VectorDBBench folder, which does not say). Refused: a distance no
+    /// similarity function measures, and `asked` against the dataset's own.
+    pub fn similarity(&self, asked: Option<&str>) -> Result<String, DatasetError> {
+        let BenchDataset::Files(files) = self else {
+            return Ok(asked.unwrap_or(DEFAULT_SIMILARITY).to_owned());
+        };
+        let Some(distance) = &files.distance else {
+            return Ok(asked.unwrap_or(DEFAULT_SIMILARITY).to_owned());
+        };
+        let file = || files.train.display().to_string();
+        let similarity =
+            similarity_of_distance(distance).ok_or_else(|| DatasetError::UnsupportedDistance {
+                file: file(),
+                distance: distance.clone(),
+            })?;
+        match asked {
+            Some(asked) if !asked.eq_ignore_ascii_case(similarity) => {
+                Err(DatasetError::SimilarityConflict {
+                    file: file(),
+                    distance: distance.clone(),
+                    similarity,
+                    asked: asked.to_owned(),
+                })
+            }
+            _ => Ok(similarity.to_owned()),
+        }
+    }
+
     /// A short name for titles: the folder's or the training file's own name.
     pub fn name(&self) -> String {
         let path = match self {
@@ -302,6 +387,98 @@ mod tests {
         let error = dataset.columns(train.as_ref()).unwrap_err().to_string();
         assert!(
             error.contains("train.parquet: column 'id' has type Int32; expected int64"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_ann_benchmarks_file_is_a_dataset_whose_distance_is_the_similarity_function() {
+        let dataset = BenchDataset::open(&fixture("files/ann-angular.hdf5")).unwrap();
+        assert_eq!(dataset.name(), "ann-angular.hdf5");
+        assert!(dataset.folder().is_none());
+        let train = dataset.open_train(&options()).unwrap();
+        assert_eq!((train.rows(), train.dimension()), (Some(200), 8));
+        // No id column: the row numbers are the ids, which ann-benchmarks' neighbors hold.
+        assert_eq!(
+            dataset.columns(train.as_ref()).unwrap(),
+            (Vec::new(), Some("id".to_owned()))
+        );
+        let test = dataset.open_test(&options()).unwrap();
+        assert_eq!(test.rows(), Some(10));
+        dataset
+            .check_dimensions(train.as_ref(), test.as_ref())
+            .unwrap();
+        let truth = dataset.ground_truth(None).unwrap();
+        assert_eq!((truth.queries(), truth.k()), (10, 10));
+        assert!(truth.list(0).iter().all(|id| (0..200).contains(id)));
+
+        assert_eq!(dataset.similarity(None).unwrap(), "cosine");
+        assert_eq!(dataset.similarity(Some("COSINE")).unwrap(), "cosine");
+        let error = dataset.similarity(Some("euclidean")).unwrap_err();
+        assert!(error.is_usage());
+        assert!(
+            error.to_string().ends_with(
+                "ann-angular.hdf5: its ground truth is by angular distance (the similarity \
+                 function cosine), not euclidean"
+            ),
+            "{error}"
+        );
+
+        let hamming = BenchDataset::open(&fixture("files/ann-hamming.hdf5")).unwrap();
+        let error = hamming.similarity(None).unwrap_err();
+        assert!(error.is_usage());
+        assert!(
+            error
+                .to_string()
+                .contains("'hamming' has no similarity function"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_dataset_without_a_distance_takes_the_one_asked_else_cosine() {
+        let folder = BenchDataset::open(&fixture("folder")).unwrap();
+        assert!(folder.folder().is_some());
+        assert_eq!(folder.similarity(None).unwrap(), "cosine");
+        assert_eq!(folder.similarity(Some("euclidean")).unwrap(), "euclidean");
+        let files = DatasetFiles::new(
+            &fixture("files/train.fvecs"),
+            &fixture("files/test.fvecs"),
+            &fixture("files/neighbors.ivecs"),
+        )
+        .unwrap();
+        assert_eq!(files.distance(), None);
+        let files = BenchDataset::Files(files);
+        assert_eq!(
+            files.similarity(Some("dot_product")).unwrap(),
+            "dot_product"
+        );
+        assert_eq!(
+            similarity_of_distance("dot"),
+            Some("dot_product"),
+            "ann-benchmarks' inner product"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_neither_a_folder_nor_hdf5_is_no_dataset() {
+        let error = BenchDataset::open(&fixture("files/train.fvecs")).unwrap_err();
+        assert!(error.is_usage());
+        assert!(
+            error
+                .to_string()
+                .contains("not a dataset folder or an ann-benchmarks HDF5 file"),
+            "{error}"
+        );
+        let error = BenchDataset::open(Path::new("/nonexistent/glove.hdf5")).unwrap_err();
+        assert!(!error.is_usage());
+        assert!(
+            error.to_string().starts_with("/nonexistent/glove.hdf5"),
+            "{error}"
+        );
+        let error = BenchDataset::open(Path::new("/nonexistent/folder")).unwrap_err();
+        assert!(
+            error.to_string().starts_with("/nonexistent/folder"),
             "{error}"
         );
     }

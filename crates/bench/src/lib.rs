@@ -178,6 +178,39 @@ pub enum DatasetError {
         /// Its dimension.
         test_dimension: usize,
     },
+    /// A path that is neither a dataset folder nor an HDF5 file.
+    #[error("{path}: not a dataset folder or an ann-benchmarks HDF5 file (.hdf5, .h5)")]
+    NotADataset {
+        /// The path.
+        path: String,
+    },
+    /// A dataset's distance that no Cassandra similarity function measures.
+    #[error(
+        "{file}: its distance '{distance}' has no similarity function in Cassandra's vector \
+         index (cosine, euclidean, dot_product)"
+    )]
+    UnsupportedDistance {
+        /// The file.
+        file: String,
+        /// The distance it declares.
+        distance: String,
+    },
+    /// A similarity function asked for that is not the one the dataset's ground truth was made
+    /// with.
+    #[error(
+        "{file}: its ground truth is by {distance} distance (the similarity function \
+         {similarity}), not {asked}"
+    )]
+    SimilarityConflict {
+        /// The file.
+        file: String,
+        /// The distance it declares.
+        distance: String,
+        /// The similarity function that distance is.
+        similarity: &'static str,
+        /// The one asked for.
+        asked: String,
+    },
     /// Ground truth for another number of queries.
     #[error("{file}: {lists} neighbour lists for {queries} queries")]
     QueryCount {
@@ -188,6 +221,19 @@ pub enum DatasetError {
         /// Queries.
         queries: usize,
     },
+}
+
+impl DatasetError {
+    /// Whether the error is in what was asked for (a path that is no dataset, a similarity
+    /// function that cannot be, or is not, the dataset's) rather than in a file's data.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            DatasetError::NotADataset { .. }
+                | DatasetError::UnsupportedDistance { .. }
+                | DatasetError::SimilarityConflict { .. }
+        )
+    }
 }
 
 /// The message on one line.

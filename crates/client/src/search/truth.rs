@@ -5,16 +5,15 @@
 use std::path::{Path, PathBuf};
 
 use super::exact::exact_neighbors;
-use cqlwire_vector::input::{self, InputFormat, InputOptions, Neighbors, RowSelection};
+use cqlwire_vector::input::{
+    self, InputFormat, InputOptions, Neighbors, NeighborsFormat, RowSelection,
+};
 
 use super::{QuerySet, Searcher};
 use crate::error::{LoadError, LoadErrorKind};
 
 /// The dataset of an HDF5 file that brute force reads the training vectors from.
 const TRAIN_DATASET: &str = "train";
-
-/// The dataset of an HDF5 file that holds its ground truth (ann-benchmarks' layout).
-const NEIGHBORS_DATASET: &str = "neighbors";
 
 /// Bytes of training vectors per batch of the brute force.
 const EXACT_BATCH_BYTES: usize = 8 << 20;
@@ -83,11 +82,8 @@ impl GroundTruth {
     ) -> Result<Option<Neighbors>, LoadError> {
         match self {
             GroundTruth::None => Ok(None),
-            GroundTruth::File(path) if is_hdf5(path, None) => hdf5_neighbors(path).map(Some),
-            GroundTruth::File(path) => input::read_neighbors(path, None)
-                .map(Some)
-                .map_err(|e| input_error(e.to_string())),
-            GroundTruth::Hdf5(path) => hdf5_neighbors(path).map(Some),
+            GroundTruth::File(path) => read(path, None).map(Some),
+            GroundTruth::Hdf5(path) => read(path, Some(NeighborsFormat::Hdf5)).map(Some),
             GroundTruth::Exact(train) => brute_force(train, searcher, queries).map(Some),
             GroundTruth::Lists(lists) => Ok(Some(lists.clone())),
         }
@@ -99,16 +95,9 @@ fn is_hdf5(path: &Path, format: Option<InputFormat>) -> bool {
     format.or_else(|| InputFormat::from_extension(path)) == Some(InputFormat::Hdf5)
 }
 
-/// The `neighbors` dataset of an HDF5 file.
-fn hdf5_neighbors(path: &Path) -> Result<Neighbors, LoadError> {
-    let dataset = input::read_integer_dataset(path, NEIGHBORS_DATASET)
-        .map_err(|e| input_error(e.to_string()))?;
-    Neighbors::new(dataset.rows, dataset.columns, dataset.values).ok_or_else(|| {
-        input_error(format!(
-            "{}: the {NEIGHBORS_DATASET} dataset does not hold whole rows",
-            path.display()
-        ))
-    })
+/// The neighbour lists in `path`, in `format` or the one its name implies.
+fn read(path: &Path, format: Option<NeighborsFormat>) -> Result<Neighbors, LoadError> {
+    input::read_neighbors(path, format).map_err(|e| input_error(e.to_string()))
 }
 
 /// The k nearest rows of `train` for every query, by the index's similarity function.

@@ -3,8 +3,9 @@
 //!
 //! Formats: TEXMEX `.ivecs` (SIFT, GIST), an integer `.npy` (rows × k), big-ann-benchmarks'
 //! binary ground truth (`u32 n, u32 k`, then `n·k` `u32` ids and `n·k` `f32` distances,
-//! little-endian), and VectorDBBench's Parquet (`neighbors.parquet`: a list-of-integers column,
-//! `neighbors_id`, one row per query, beside the query's `id`). Every length a file claims is checked against its size (or, for a stream,
+//! little-endian), VectorDBBench's Parquet (`neighbors.parquet`: a list-of-integers column,
+//! `neighbors_id`, one row per query, beside the query's `id`), and an ann-benchmarks HDF5 file's
+//! `neighbors` dataset. Every length a file claims is checked against its size (or, for a stream,
 //! against the bytes that really arrive) before memory is set aside for it.
 
 use super::npy;
@@ -17,6 +18,9 @@ use std::path::Path;
 
 /// The column of the neighbour lists in a Parquet ground truth (VectorDBBench's name).
 pub const PARQUET_COLUMN: &str = "neighbors_id";
+
+/// The dataset of the neighbour lists in an HDF5 file (ann-benchmarks' name).
+pub const HDF5_DATASET: &str = "neighbors";
 
 /// Ids per read of the big-ann-benchmarks layout (256 KiB).
 const CHUNK_IDS: usize = 64 << 10;
@@ -84,16 +88,19 @@ pub enum NeighborsFormat {
     /// Parquet, one list of integer ids per row in the column `neighbors_id` (VectorDBBench's
     /// layout), read through the Parquet input.
     Parquet,
+    /// HDF5, the 2-D integer dataset `neighbors` (ann-benchmarks' layout); a file only.
+    Hdf5,
 }
 
 impl NeighborsFormat {
-    /// The layout a file name implies: `.ivecs`, `.npy`, `.parquet`, else big-ann-benchmarks'
-    /// (whose files have no settled extension).
+    /// The layout a file name implies: `.ivecs`, `.npy`, `.parquet`, `.hdf5`/`.h5`, else
+    /// big-ann-benchmarks' (whose files have no settled extension).
     pub fn from_path(path: &Path) -> NeighborsFormat {
         match InputFormat::from_extension(path) {
             Some(InputFormat::Ivecs) => NeighborsFormat::Ivecs,
             Some(InputFormat::Npy) => NeighborsFormat::Npy,
             Some(InputFormat::Parquet) => NeighborsFormat::Parquet,
+            Some(InputFormat::Hdf5) => NeighborsFormat::Hdf5,
             _ => NeighborsFormat::BigAnn,
         }
     }
@@ -105,7 +112,21 @@ pub fn read_neighbors(
     format: Option<NeighborsFormat>,
 ) -> Result<Neighbors, InputError> {
     let format = format.unwrap_or_else(|| NeighborsFormat::from_path(path));
+    if format == NeighborsFormat::Hdf5 {
+        return hdf5_neighbors(path);
+    }
     neighbors_from(Source::open(Some(path))?, format)
+}
+
+/// The [`HDF5_DATASET`] of the HDF5 file at `path`.
+fn hdf5_neighbors(path: &Path) -> Result<Neighbors, InputError> {
+    let dataset = super::read_integer_dataset(path, HDF5_DATASET)?;
+    Neighbors::new(dataset.rows, dataset.columns, dataset.values).ok_or_else(|| {
+        InputError::Data(format!(
+            "{}: the {HDF5_DATASET} dataset does not hold whole rows",
+            path.display()
+        ))
+    })
 }
 
 /// Reads ground truth from a stream read forward only (`name` stands for it in messages).
@@ -120,6 +141,12 @@ pub fn read_neighbors_stream(
 fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, InputError> {
     let (input, column) = match format {
         NeighborsFormat::BigAnn => return big_ann(source),
+        NeighborsFormat::Hdf5 => {
+            return Err(InputError::Unsupported(format!(
+                "{}: HDF5 ground truth is read from a file, not a stream",
+                source.name()
+            )))
+        }
         NeighborsFormat::Ivecs => (InputFormat::Ivecs, None),
         NeighborsFormat::Npy => (InputFormat::Npy, None),
         NeighborsFormat::Parquet => (InputFormat::Parquet, Some(PARQUET_COLUMN.to_owned())),
@@ -585,5 +612,28 @@ mod tests {
         let error = from_file(&complex, "gt.npy").unwrap_err().to_string();
         assert!(error.contains("dtype <c8 cannot"), "{error}");
         assert!(!error.contains("<f4"), "{error}");
+    }
+
+    #[test]
+    fn an_hdf5_ground_truth_is_its_neighbors_dataset_and_needs_a_file() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/hdf5/ann.hdf5");
+        assert_eq!(NeighborsFormat::from_path(&path), NeighborsFormat::Hdf5);
+        let read = read_neighbors(&path, None).unwrap();
+        let dataset = super::super::read_integer_dataset(&path, HDF5_DATASET).unwrap();
+        assert_eq!((read.rows(), read.k()), (dataset.rows, dataset.columns));
+        assert_eq!((read.rows(), read.k()), (50, 10));
+        for row in 0..read.rows() {
+            assert_eq!(Some(read.row(row)), dataset.row(row));
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let error = from_stream(bytes, NeighborsFormat::Hdf5).unwrap_err();
+        assert!(
+            error.to_string().contains("from a file, not a stream"),
+            "{error}"
+        );
+        // A file without the dataset is refused, naming what it looked for.
+        let other = path.with_file_name("types.hdf5");
+        let error = read_neighbors(&other, Some(NeighborsFormat::Hdf5)).unwrap_err();
+        assert!(error.to_string().contains("neighbors"), "{error}");
     }
 }
