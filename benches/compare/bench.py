@@ -6,6 +6,7 @@ alternately, and prints Markdown tables of medians.
         [--k 100] [--concurrency 1,5,10,20,30,40,60,80] [--duration 30] [--rounds 3]
         [--peers vectordbbench,python,cqlwire] [--metric cosine]
         [--vectordbbench-venv DIR | --vectordbbench-tree DIR] [--vectordbbench-batches 100,10,1]
+        [--ceiling]
 
 FOLDER is a VectorDBBench dataset folder (docs/bench.md: `train.parquet` or `{shuffle_}train-NN-of-
 MM.parquet`, `test.parquet`, `neighbors.parquet`); `--make-folder 4500x384` makes one (once, in
@@ -41,6 +42,16 @@ mean latency per concurrency level; serial p99; recall and NDCG; client CPU (GNU
 process of the peer) and server CPU (/proc/PID/stat) per query. VectorDBBench's client CPU covers
 its whole run (its load, its process start-ups and the workers it spawns per level): it cannot be
 split by stage; the Python driver's per-query CPU is that of its searches alone.
+
+--ceiling: instead of whole cases, where the time of the search goes and how close each peer comes
+to the server's own limit. The folder is loaded and indexed once (`cqlwire bench --stages
+table,load,index,optimize`); then, round by round, every level runs alone for --duration seconds
+with each of the peers cqlwire (`cqlwire bench --stages concurrent`) and python (bench_python.py,
+no serial pass) on that one table, the server's CPU read from /proc/PID/stat around each run and the
+client's (cqlwire: its whole process under GNU time; the Python driver: its searches alone). Per peer
+and level (medians): qps, p99, server and client CPU ms per query, the ceiling `cores ÷ (server +
+client CPU per query)` (the qps the machine's cores could give if they did nothing else) and qps ÷
+ceiling; the server's ceiling alone is `cores ÷ server CPU per query`.
 
 --vectordbbench-venv: a venv where VectorDBBench at 2b49e56 is installed (default
 bench-data/bench/vectordbbench-2b49e56); when it lacks one, it is made from --vectordbbench-tree,
@@ -364,6 +375,10 @@ def compare(args) -> None:
         cluster, session = load.connect()
         session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
                         "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        if args.ceiling:
+            ceiling(args, bench)
+            cluster.shutdown()
+            return
         for round_number in range(args.rounds):
             shift = round_number % len(peers)
             for peer in peers[shift:] + peers[:shift]:
@@ -386,6 +401,52 @@ def compare(args) -> None:
         if started_here:
             load.stop_server()
     print_tables(results, bench)
+
+
+def ceiling(args, bench: Bench) -> None:
+    """Each level alone with each peer on one loaded table; server and client CPU per query."""
+    table = f"{KEYSPACE}.vdb_ceiling"
+    load.timed([bench.cqlwire, "bench", str(bench.folder.path), "--hosts", f"{HOST}:{PORT}", "--table", table,
+                "--stages", "table,load,index,optimize", "--metric", args.metric, "--drop", "--quiet"])
+    peers = [p for p in args.peers.split(",") if p in ("cqlwire", "python")]
+    levels = [int(c) for c in args.concurrency.split(",")]
+    runs = {(peer, c): [] for peer in peers for c in levels}
+    for round_number in range(args.rounds):
+        for c in levels:
+            shift = (round_number + c) % len(peers)
+            for peer in peers[shift:] + peers[:shift]:
+                load.settle(bench.pids)
+                if peer == "cqlwire":
+                    cpu, server, output = bench.measured(
+                        [bench.cqlwire, "bench", str(bench.folder.path), "--hosts", f"{HOST}:{PORT}", "--table",
+                         table, "--stages", "concurrent", "--k", str(bench.k), "--concurrency", str(c),
+                         "--duration", str(args.duration), "--format", "json", "--quiet"])
+                    summary = json.loads(output[output.index("{"):output.rindex("}") + 1])
+                    qps, p99 = summary["conc_qps_list"][0], summary["conc_latency_p99_list"][0]
+                    queries = qps * args.duration
+                else:
+                    _, server, output = bench.measured(
+                        [sys.executable, str(HERE / "bench_python.py"), str(bench.folder.test), HOST, table,
+                         str(bench.k), str(c), str(args.duration), "-"])
+                    result = json.loads(output[output.index("{"):output.rindex("}") + 1])
+                    level = result["levels"][0]
+                    qps, p99, queries, cpu = level["qps"], level["p99"], level["queries"], result["cpu_s"]
+                runs[(peer, c)].append((qps, p99, server / queries, cpu / queries))
+                print(f"round {round_number + 1} {peer} at {c}: qps {qps:.1f}, server {server / queries * 1000:.2f} "
+                      f"ms/query, client {cpu / queries * 1000:.2f} ms/query", file=sys.stderr, flush=True)
+    cores = os.cpu_count()
+    print(f"\n{bench.folder.path.name}: {bench.folder.size:,} × {bench.folder.dimension}, k = {bench.k}, {args.metric}; "
+          f"each level alone for {args.duration} s, medians of {args.rounds}; {cores} cores shared by the server "
+          f"and the client; load average {os.getloadavg()[0]:.1f} at the end.\n")
+    print("| peer | concurrency | qps | p99 ms | server CPU ms / query | client CPU ms / query | "
+          "ceiling qps | qps ÷ ceiling | server's own ceiling qps |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for c in levels:
+        for peer in peers:
+            qps, p99, server, client = (median([r[i] for r in runs[(peer, c)]]) for i in range(4))
+            limit = cores / (server + client)
+            print(f"| {LABELS[peer]} | {c} | {qps:.1f} | {p99 * 1000:.1f} | {server * 1000:.2f} | "
+                  f"{client * 1000:.3f} | {limit:.0f} | {qps / limit:.2f} | {cores / server:.0f} |")
 
 
 def median(values):
@@ -449,6 +510,8 @@ def main() -> None:
     parser.add_argument("--vectordbbench-tree", help=f"a checkout of VectorDBBench at {VECTORDBBENCH_COMMIT}")
     parser.add_argument("--vectordbbench-batches", default="100,10,1",
                         help="NUM_PER_BATCH values tried in order until a run completes (default 100,10,1)")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="each level alone on one loaded table: server and client CPU per query, the ceiling")
     args = parser.parse_args()
     run.ensure_venv(__file__)
     run.ensure_gnu_time()

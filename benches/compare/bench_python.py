@@ -2,13 +2,13 @@
 process a run): VectorDBBench's concurrent levels, then its serial pass, with one prepared
 `SELECT id FROM ks.t ORDER BY emb ANN OF ? LIMIT k` and the query vectors as Python float lists.
 
-    python bench_python.py TEST.parquet HOST KS.TABLE K CONCURRENCY,... SECONDS ANSWERS.json
+    python bench_python.py TEST.parquet HOST KS.TABLE K CONCURRENCY,... SECONDS ANSWERS.json|-
 
 Each level keeps CONCURRENCY queries in flight for SECONDS with `execute_async` (each in-flight
 slot cycling through the queries from a random start, as VectorDBBench's workers do) and reports
 qps = answered / seconds and NumPy's p99, p95 and mean of the answered queries' latencies; the
 serial pass runs every query once, one in flight, and writes the ids it returned (a list per query,
-in the test file's order) to ANSWERS.json. Prints one JSON object: the levels, the serial p99 and
+in the test file's order) to ANSWERS.json (`-`: no serial pass, the levels alone). Prints one JSON object: the levels, the serial p99 and
 p95 (seconds, rounded to 4 places as VectorDBBench does), the queries run and the process CPU
 seconds of the searches alone (`time.process_time`; reading and connecting excluded).
 """
@@ -74,17 +74,19 @@ def main() -> None:
     cpu = time.process_time()
     levels = [level(session, select, queries, int(c), float(seconds)) for c in concurrencies.split(",")]
     found, latencies = [], []
-    for query in queries:
+    for query in queries if answers != "-" else []:
         started = time.perf_counter()
         rows = session.execute(select, query)
         latencies.append(time.perf_counter() - started)
         found.append([row.id for row in rows])
     cpu = time.process_time() - cpu
-    with open(answers, "w") as out:
-        json.dump(found, out)
-    print(json.dumps({"levels": levels, "serial_latency_p99": round(float(np.percentile(latencies, 99)), 4),
-                      "serial_latency_p95": round(float(np.percentile(latencies, 95)), 4),
-                      "queries": len(queries) + sum(lv["queries"] + lv["errors"] for lv in levels),
+    if answers != "-":
+        with open(answers, "w") as out:
+            json.dump(found, out)
+    serial = {f"serial_latency_p{q}": round(float(np.percentile(latencies, q)), 4) if latencies else None
+              for q in (99, 95)}
+    print(json.dumps({"levels": levels, **serial,
+                      "queries": len(found) + sum(lv["queries"] + lv["errors"] for lv in levels),
                       "cpu_s": cpu}))
     cluster.shutdown()
 
