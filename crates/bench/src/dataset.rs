@@ -145,11 +145,14 @@ impl BenchDataset {
     /// cosine (as for a VectorDBBench folder, which does not say). Refused: a distance no
     /// similarity function measures, and `asked` against the dataset's own.
     pub fn similarity(&self, asked: Option<&str>) -> Result<String, DatasetError> {
-        let BenchDataset::Files(files) = self else {
-            return Ok(asked.unwrap_or(DEFAULT_SIMILARITY).to_owned());
-        };
-        let Some(distance) = &files.distance else {
-            return Ok(asked.unwrap_or(DEFAULT_SIMILARITY).to_owned());
+        let (files, distance) = match self {
+            BenchDataset::Files(
+                files @ DatasetFiles {
+                    distance: Some(distance),
+                    ..
+                },
+            ) => (files, distance),
+            _ => return Ok(asked.unwrap_or(DEFAULT_SIMILARITY).to_owned()),
         };
         let file = || files.train.display().to_string();
         let similarity =
