@@ -365,6 +365,7 @@ def bench(
     output: Optional[PathLike] = None,
     db: str = "Cassandra",
     plot: Optional[PathLike] = None,
+    keep_failed: bool = False,
     consistency: Optional[str] = None,
     timeout: int = 12,
     username: Optional[str] = None,
@@ -393,13 +394,19 @@ def bench(
     creates the index before the load, as VectorDBBench does: the writes the server refuses
     (CASSANDRA-21644 on 5.0.9) are counted in ``retried`` (sent again) and ``rejected`` (rows
     not stored), described in ``rejected_reason``, and the case goes on. ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
-    QPS/p99 chart as SVG.
+    QPS/p99 chart as SVG; neither may name a dataset file or the other, and both are written
+    after the run, only when no query failed (``keep_failed`` writes them then, the result's label
+    VectorDBBench's ``FAILED``). ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
+    level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
+    flags.
 
     Returns the result file's ``metrics`` (``insert_duration``, ``optimize_duration``,
     ``load_duration``, ``qps``, ``serial_latency_p99``, ``serial_latency_p95``, ``recall``,
     ``ndcg``, ``conc_*_list``, …) plus ``server``, ``rows``, ``stages``, ``index``, ``filter``
     (a filtered case's condition), ``serial_errors`` and ``conc_errors_list``, as a dict. Raises ``LoadError`` (an existing table
-    without ``drop``, a missing keyspace, options that cannot work) or ``LoadFailed``; Ctrl-C
+    without ``drop``, a missing keyspace, options that cannot work, an output that cannot be) or
+    ``LoadFailed`` (a dataset file that cannot be read; queries that failed, the dict in its
+    ``summary``); Ctrl-C
     stops the current stage and raises ``KeyboardInterrupt``.
 
     >>> cqlwire.bench("fixtures/bench/folder", hosts="127.0.0.1", table="ks.bench", k=10,

@@ -1,23 +1,24 @@
 //! `cqlwire.bench`: VectorDBBench's performance case on a live table, on the engine of
 //! `cqlwire bench` ([`cqlwire_bench::case`]); the result is VectorDBBench's metrics as a dict.
 
-use crate::load::{engine_error, run_interruptible, runtime, usage, ConnectionKeywords};
-use cqlwire_bench::case::{self, CaseError, CaseOptions, Stage};
-use cqlwire_bench::chart::concurrency_chart;
+use crate::load::{
+    engine_error, job_failure, run_interruptible, runtime, usage, ConnectionKeywords,
+};
+use cqlwire_bench::case::{CaseError, CaseOptions, Stage};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
+use cqlwire_bench::job::{BenchJob, Written};
 use cqlwire_bench::result::ResultDb;
+use cqlwire_bench::DatasetError;
 use cqlwire_client::{RunControl, SearchOptions};
-use cqlwire_vector::output::Output;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A case error as `LoadError` (what the command refuses with exit code 2) or `LoadFailed`.
 fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
-    let usage_error = case::is_usage(&error);
+    let usage_error = error.is_usage();
     match error {
         CaseError::Engine(error) => engine_error(py, &error, Vec::new()),
         CaseError::Search(error) => crate::search::search_error(py, error),
@@ -25,34 +26,13 @@ fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
             py,
             format!("table {table} exists: drop it first, or pass drop=True"),
         ),
+        CaseError::Stopped(_) => job_failure(py, false, "stopped", error.to_string()),
+        CaseError::Output(_) | CaseError::Write(_) => {
+            job_failure(py, usage_error, "output", error.to_string())
+        }
         other if usage_error => usage(py, other.to_string()),
-        other => engine_error(
-            py,
-            &cqlwire_client::LoadError::new(
-                cqlwire_client::LoadErrorKind::Input,
-                other.to_string(),
-            ),
-            Vec::new(),
-        ),
+        other => job_failure(py, false, "input", other.to_string()),
     }
-}
-
-/// An output file, opened before the work (a missing folder is refused now).
-fn open(py: Python<'_>, path: Option<&Path>) -> PyResult<Option<Output>> {
-    path.map(|path| Output::open(Some(path), false))
-        .transpose()
-        .map_err(|e| usage(py, e.to_string()))
-}
-
-/// Writes `text` to `output` and renames it into place.
-fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
-    if let Some(mut output) = output {
-        output
-            .write_all(text.as_bytes())
-            .and_then(|()| output.commit().map_err(std::io::Error::other))
-            .map_err(|e| usage(py, e.to_string()))?;
-    }
-    Ok(())
 }
 
 /// Runs VectorDBBench's performance case on `folder` (a dataset folder or an ann-benchmarks HDF5
@@ -62,7 +42,8 @@ fn write(py: Python<'_>, output: Option<Output>, text: &str) -> PyResult<()> {
 #[pyo3(signature = (
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
-    index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None, **connection
+    index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
+    keep_failed=false, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
@@ -86,6 +67,7 @@ pub(crate) fn bench<'py>(
     output: Option<PathBuf>,
     db: String,
     plot: Option<PathBuf>,
+    keep_failed: bool,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
@@ -121,11 +103,11 @@ pub(crate) fn bench<'py>(
     };
     let dataset = match (folder, train, test, ground_truth) {
         (Some(folder), None, None, None) => {
-            BenchDataset::open(&folder).map_err(|e| usage(py, e.to_string()))?
+            BenchDataset::open(&folder).map_err(|e| dataset_error(py, e))?
         }
         (None, Some(train), Some(test), Some(truth)) => DatasetFiles::new(&train, &test, &truth)
             .map(BenchDataset::Files)
-            .map_err(|e| usage(py, e.to_string()))?,
+            .map_err(|e| dataset_error(py, e))?,
         _ => {
             return Err(usage(
                 py,
@@ -133,25 +115,51 @@ pub(crate) fn bench<'py>(
             ))
         }
     };
-    let name = dataset.name();
-    let (result_file, plot_file) = (open(py, output.as_deref())?, open(py, plot.as_deref())?);
+    let mut job = BenchJob::new(dataset, options);
+    job.outputs.result = output;
+    job.outputs.plot = plot;
+    job.outputs.db = db;
+    job.outputs.keep_failed = keep_failed;
+    let outputs = job.open_outputs().map_err(|e| case_error(py, e))?;
     let control = RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
-    let run_options = options.clone();
+    let running = job.clone();
     let report = run_interruptible(py, &runtime, stop, async move {
-        case::run(&dataset, &run_options, &control, &mut |_| {}).await
+        running.run(&control, &mut |_| {}).await
     })?
     .map_err(|e| case_error(py, e))?;
-    let result = report.result(&options, db);
-    write(py, result_file, &result.to_json())?;
-    if plot_file.is_some() {
-        let title = format!("{name} on {}", report.server);
-        let svg = concurrency_chart(&result.results[0].metrics, &title)
-            .map_err(|e| usage(py, e.to_string()))?;
-        write(py, plot_file, &svg)?;
+    let result = job.result(&report);
+    let summary = py.import("json")?.call_method1(
+        "loads",
+        (report.summary(&result.results[0].metrics).to_string(),),
+    )?;
+    let written = job.write(&report, outputs).map_err(|e| case_error(py, e))?;
+    let failed = report.failed_queries();
+    if failed > 0 {
+        let withheld = match written {
+            Written::Withheld(files) if !files.is_empty() => "; no result file written \
+                 (keep_failed=True writes it, marked failed)"
+                .to_owned(),
+            _ => String::new(),
+        };
+        let error = job_failure(
+            py,
+            false,
+            "queries_failed",
+            format!("{failed} queries failed{withheld}"),
+        );
+        error.value(py).setattr("summary", &summary)?;
+        return Err(error);
     }
-    let value = report.summary(&result.results[0].metrics);
-    py.import("json")?
-        .call_method1("loads", (value.to_string(),))
+    Ok(summary)
+}
+
+/// A dataset error as the usage exception or the failure one, as the command line's exit code.
+fn dataset_error(py: Python<'_>, error: DatasetError) -> PyErr {
+    if error.is_usage() {
+        usage(py, error.to_string())
+    } else {
+        job_failure(py, false, "input", error.to_string())
+    }
 }

@@ -62,7 +62,7 @@ def test_dataset_files_are_all_three_or_a_folder_and_checked_before_connecting()
         cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", train=files["train"])
     with pytest.raises(cqlwire.LoadError, match="a dataset folder, or train, test and ground_truth"):
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", **files)
-    with pytest.raises(cqlwire.LoadError, match="nonexistent"):
+    with pytest.raises(cqlwire.LoadFailed, match="nonexistent"):
         cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", **dict(files, test="/nonexistent/q.fvecs"))
     with pytest.raises(cqlwire.LoadError, match="k can be 10 at most"):
         cqlwire.bench(hosts="127.0.0.1:1", table="ks.t", **files)

@@ -12,10 +12,11 @@ use super::search::search_error;
 use super::CliError;
 use crate::files::Output;
 use crate::messages;
-use cqlwire_bench::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
-use cqlwire_bench::chart::{concurrency_chart, recall_qps_chart, Run};
+use cqlwire_bench::case::{CaseError, CaseOptions, CaseReport, Event, Stage};
+use cqlwire_bench::chart::{recall_qps_chart, Run};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
+use cqlwire_bench::job::{refuse_plot_inputs, BenchJob, Written};
 use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_bench::DatasetError;
 use cqlwire_client::{Progress, RunControl, SearchOptions};
@@ -137,6 +138,10 @@ pub struct Args {
     /// Draw QPS and p99 latency against concurrency in this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the result file and chart even when queries failed (the file's label is then
+    /// VectorDBBench's FAILED, and its note says how many failed).
+    #[arg(long)]
+    pub keep_failed: bool,
     /// Summary format.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
@@ -151,7 +156,7 @@ pub enum Plot {
     /// Recall against QPS of every case of these result files (cqlwire's or any VectorDBBench
     /// run's), with the Pareto frontier, ann-benchmarks style, as SVG.
     Plot {
-        /// VectorDBBench result files.
+        /// VectorDBBench result files (- for standard input).
         #[arg(required = true)]
         results: Vec<PathBuf>,
         /// The SVG file [default: standard output].
@@ -169,10 +174,15 @@ fn plot(
     output: Option<&std::path::Path>,
     title: &str,
 ) -> Result<(), CliError> {
+    refuse_plot_inputs(output, results).map_err(case_error)?;
     let mut runs = Vec::new();
     for path in results {
-        let file = TestResult::read(path).map_err(CliError::data)?;
-        runs.extend(file.results.iter().map(Run::of));
+        let file = if path.as_os_str() == "-" {
+            TestResult::read_from("standard input", io::stdin().lock())
+        } else {
+            TestResult::read(path)
+        };
+        runs.extend(file.map_err(CliError::data)?.results.iter().map(Run::of));
     }
     let svg = recall_qps_chart(&runs, title).map_err(CliError::data)?;
     let mut out = Output::open(output, false)?;
@@ -191,7 +201,7 @@ fn parse_option(pair: &str) -> Result<(String, String), String> {
 
 /// A case error with the exit code it deserves.
 fn case_error(error: CaseError) -> CliError {
-    let usage = case::is_usage(&error);
+    let usage = error.is_usage();
     match error {
         CaseError::Engine(error) => engine_error(error),
         CaseError::Search(error) => search_error(error),
@@ -246,22 +256,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
         filter: args.filter,
         index_first: args.index_first,
     };
+    let mut job = BenchJob::new(dataset, options);
+    job.outputs.result = args.output.clone();
+    job.outputs.plot = args.plot.clone();
+    job.outputs.db = ResultDb::from_value(&args.db).unwrap_or_default();
+    job.outputs.keep_failed = args.keep_failed;
+    job.check().map_err(case_error)?;
 
     let control = RunControl::default();
     // The signals are ours before an output's temporary file exists (its own handler would end
     // the process at once).
     let runtime = live::runtime(Threads::All, &control.stop)?;
     // The outputs are opened before the work: a missing folder is refused now, not after it.
-    let mut result_file = args
-        .output
-        .as_deref()
-        .map(|path| Output::open(Some(path), false))
-        .transpose()?;
-    let mut plot_file = args
-        .plot
-        .as_deref()
-        .map(|path| Output::open(Some(path), false))
-        .transpose()?;
+    let outputs = job.open_outputs().map_err(case_error)?;
     let display = Arc::new(Mutex::new(Display::new(
         args.quiet,
         control.progress.clone(),
@@ -279,7 +286,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 display.show(event);
             }
         };
-        let report = case::run(&dataset, &options, &control, &mut observe).await;
+        let report = job.run(&control, &mut observe).await;
         ticker.abort();
         report
     });
@@ -305,33 +312,34 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let report = report.map_err(case_error)?;
 
-    let db = ResultDb::from_value(&args.db).unwrap_or_default();
-    let result = report.result(&options, db);
-    let metrics = &result.results[0].metrics;
-    if let Some(mut output) = result_file.take() {
-        output.write_all(result.to_json().as_bytes())?;
-        output.commit()?;
-    }
-    if let Some(mut output) = plot_file.take() {
-        let title = format!("{} on {}", dataset.name(), report.server);
-        let svg = concurrency_chart(metrics, &title).map_err(CliError::data)?;
-        output.write_all(svg.as_bytes())?;
-        output.commit()?;
-    }
+    // The summary first: a file that cannot be written does not take the measurement with it.
+    let result = job.result(&report);
     let mut out = messages::Stdout(io::stdout().lock());
     if args.format == "json" {
-        let value = report.summary(metrics);
+        let value = report.summary(&result.results[0].metrics);
         writeln!(out, "{value}")?;
     } else {
-        summary_text(&mut out, &report, &options, &dataset.name())?;
+        summary_text(&mut out, &report, &job.options, &job.dataset.name())?;
     }
     out.flush()?;
+    drop(out);
+    let written = job.write(&report, outputs).map_err(case_error)?;
     if let Some(load) = report.index_first.as_ref().filter(|load| load.rejected > 0) {
         return Err(CliError::data(load));
     }
-    let errors = report.serial_errors + report.level_errors.iter().sum::<u64>();
+    let errors = report.failed_queries();
     if errors > 0 {
-        return Err(CliError::data(format!("{errors} queries failed")));
+        let withheld = match written {
+            Written::Withheld(files) if !files.is_empty() => {
+                let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+                format!(
+                    "; {} not written (--keep-failed writes them, marked failed)",
+                    names.join(", ")
+                )
+            }
+            _ => String::new(),
+        };
+        return Err(CliError::data(format!("{errors} queries failed{withheld}")));
     }
     Ok(())
 }

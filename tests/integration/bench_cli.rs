@@ -235,3 +235,165 @@ fn an_hdf5_dataset_whose_distance_cannot_be_the_index_ends_before_connecting() {
         "a vector file as the dataset",
     );
 }
+
+/// A copy of the folder `name` of fixtures/bench in a new temporary folder.
+fn copy_folder(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("folder");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(fixture(name)).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    (dir, copy)
+}
+
+#[test]
+fn an_output_naming_a_dataset_file_or_the_other_output_is_refused_before_connecting() {
+    let (dir, folder) = copy_folder("bench/folder");
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(folder.join("neighbors.parquet"), &link).unwrap();
+    let before = std::fs::read(folder.join("test.parquet")).unwrap();
+    for (flag, target) in [
+        ("-o", folder.join("test.parquet")),
+        ("--plot", folder.join("shuffle_train-00-of-3.parquet")),
+        ("-o", link.clone()),
+    ] {
+        let output = bench(folder.to_str().unwrap(), &[flag, target.to_str().unwrap()]);
+        assert_error(&output, 1, "write the output to another file", flag);
+    }
+    assert_eq!(std::fs::read(folder.join("test.parquet")).unwrap(), before);
+    let result = dir.path().join("r.json");
+    let spelled = format!(
+        "{}/../{}/r.json",
+        dir.path().display(),
+        dir.path().file_name().unwrap().to_str().unwrap()
+    );
+    let output = bench(
+        folder.to_str().unwrap(),
+        &["-o", result.to_str().unwrap(), "--plot", &spelled],
+    );
+    assert_error(&output, 2, "are one file", "-o and --plot on one file");
+}
+
+#[test]
+fn plot_refuses_to_write_over_a_result_it_reads_and_reads_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    std::fs::copy(fixture("bench/vectordbbench_result.json"), &result).unwrap();
+    let before = std::fs::read(&result).unwrap();
+    let output = with_args(&[
+        "bench",
+        "plot",
+        result.to_str().unwrap(),
+        "-o",
+        result.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_error(
+        &output,
+        1,
+        "is both the input and the output",
+        "plot over its input",
+    );
+    assert_eq!(std::fs::read(&result).unwrap(), before);
+
+    let chart = dir.path().join("c.svg");
+    let mut child = with_args(&[
+        "bench",
+        "plot",
+        "-",
+        "-o",
+        chart.to_str().unwrap(),
+        "--title",
+        "a\u{1}b\u{7f}c",
+    ])
+    .stdin(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &before).unwrap();
+    assert!(child.wait().unwrap().success());
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        svg.contains("a b c"),
+        "the title's control characters as spaces"
+    );
+    assert!(!svg
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r'));
+}
+
+#[test]
+fn options_knowable_before_the_load_are_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--plot", "c.svg", "--stages", "serial"],
+            "the stages run none",
+        ),
+        (
+            &["--index-option", "similarity_function=dot_product"],
+            "choose it as the metric",
+        ),
+        (
+            &[
+                "--index-option",
+                "optimize_for=recall",
+                "--index-option",
+                "optimize_for=latency",
+            ],
+            "given twice",
+        ),
+        (
+            &["--index-option", "optimize_for=speed"],
+            "takes recall or latency",
+        ),
+        (
+            &["--index-option", "source_model=BERT"],
+            "no index option source_model",
+        ),
+        (&["--index-wait", "0"], "the index wait must be 1 to"),
+    ];
+    for (extra, needle) in cases {
+        let output = bench(folder, extra);
+        assert_error(&output, 2, needle, needle);
+    }
+}
+
+#[test]
+fn hostile_folders_are_refused_before_connecting() {
+    let cases = [
+        ("text_ids", "column 'id' has type Utf8; expected int64"),
+        ("repeated_ids", "train-01-of-2.parquet: row 0 repeats id 15"),
+        ("nan_query", "query 1 has NaN at element 2"),
+        ("zero_query", "query 2 is all zeros"),
+        ("empty_test", "test.parquet: no query in it"),
+    ];
+    for (name, needle) in cases {
+        let folder = fixture(&format!("bench/hostile/{name}"));
+        let output = bench(folder.to_str().unwrap(), &["--k", "5"]);
+        assert_error(&output, 1, needle, name);
+    }
+}
+
+#[test]
+fn a_zero_padded_count_and_float64_vectors_are_a_dataset() {
+    for name in ["padded_count", "float64"] {
+        let folder = fixture(&format!("bench/hostile/{name}"));
+        let output = bench(folder.to_str().unwrap(), &["--k", "5"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // Every check passed: the run ends at the connection to a port nothing listens on.
+        assert!(stderr.contains("127.0.0.1:1"), "{name}: {stderr}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("train_00.parquet"), b"").unwrap();
+    let output = bench(dir.path().to_str().unwrap(), &[]);
+    assert_error(
+        &output,
+        1,
+        "skipped train_00.parquet",
+        "a file named almost as a training file",
+    );
+}

@@ -32,6 +32,10 @@ use crate::result::{
 use crate::truth::ScalarLabels;
 use crate::DatasetError;
 
+/// The element type of the table's vectors, whatever the training set's (VectorDBBench converts
+/// every dataset to float32, and Cassandra's vector index takes only `vector<float, N>`).
+const VECTOR_ELEMENT: &str = "float";
+
 /// Rows per batch read from the training and test files.
 const BATCH_ROWS: usize = 4096;
 
@@ -252,6 +256,8 @@ pub struct CaseReport {
     pub similarity: String,
     /// The index statement (or the index found).
     pub index: String,
+    /// The options of the index this run made (none for an index found).
+    pub index_options: Vec<(String, String)>,
     /// A filtered case's `WHERE` condition (e.g. `id_int >= 3`).
     pub filter: Option<String>,
     /// What the server refused while the index existed during the load
@@ -264,6 +270,11 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
+    /// Queries that failed, in the serial pass and every level.
+    pub fn failed_queries(&self) -> u64 {
+        self.serial_errors + self.level_errors.iter().sum::<u64>()
+    }
+
     /// What the faces print or return: the result file's `metrics` plus `server`, `rows`,
     /// `stages`, `index`, `serial_errors` and `conc_errors_list`, as one JSON object.
     pub fn summary(&self, metrics: &Metrics) -> serde_json::Value {
@@ -310,7 +321,7 @@ impl CaseReport {
             metric_type(&self.similarity).unwrap_or("COSINE").into(),
         );
         index.insert("similarity_function".into(), self.similarity.clone().into());
-        for (key, value) in &options.index_options {
+        for (key, value) in &self.index_options {
             index.insert(key.clone(), value.clone().into());
         }
         let host = options.connection.hosts.first();
@@ -416,6 +427,13 @@ pub enum CaseError {
     /// The stop flag was set.
     #[error("interrupted during {}", .0.name())]
     Stopped(Stage),
+    /// An output refused before any work: an input named as an output, a destination that
+    /// cannot be created.
+    #[error("{0}")]
+    Output(String),
+    /// A result file or chart that could not be written after the run.
+    #[error("{0}")]
+    Write(String),
 }
 
 impl From<SearchError> for CaseError {
@@ -424,6 +442,8 @@ impl From<SearchError> for CaseError {
     fn from(error: SearchError) -> Self {
         match error {
             SearchError::Search(error) => CaseError::Engine(error),
+            // The wait for the index is the optimize stage's.
+            SearchError::Stopped { .. } => CaseError::Stopped(Stage::Optimize),
             other => CaseError::Search(other),
         }
     }
@@ -485,24 +505,103 @@ fn plain(name: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Checks the options before anything is sent.
-fn check(options: &CaseOptions) -> Result<(), CaseError> {
-    let refuse = |message: &str| Err(CaseError::Options(message.to_owned()));
-    if options.k == 0 || options.k > 1000 {
-        return refuse("k must be 1 to 1000 (Cassandra's top-k limit)");
-    }
-    if options.concurrency.contains(&0) {
-        return refuse("every concurrency level must be at least 1");
-    }
-    if let Some(similarity) = &options.similarity {
-        if metric_type(similarity).is_none() {
-            return refuse("the similarity function must be cosine, euclidean or dot_product");
+/// The most neighbours a query may ask for (Cassandra's `max_top_k`).
+pub const MAX_K: usize = 1000;
+/// The most queries in flight of a concurrency level.
+pub const MAX_CONCURRENCY: usize = 100_000;
+/// The longest concurrency level, and the longest wait for an index: a day.
+pub const MAX_SECONDS: u64 = 86_400;
+
+/// The index options a case passes through, besides `similarity_function` (`--metric`): the
+/// ones Apache Cassandra 5.0's vector index understands, each with the values it takes. Any other
+/// option is refused by the server after the load; here, before anything is sent.
+const INDEX_OPTIONS: [(&str, &str); 3] = [
+    ("optimize_for", "recall or latency"),
+    ("maximum_node_connections", "a positive integer"),
+    ("construction_beam_width", "a positive integer"),
+];
+
+/// Refuses an index option Cassandra's vector index would refuse: an unknown key, a repeated
+/// one, `similarity_function` (which the case sets), or a value the key does not take.
+fn check_index_options(options: &[(String, String)]) -> Result<(), String> {
+    let mut seen: Vec<String> = Vec::new();
+    for (key, value) in options {
+        let lower = key.to_ascii_lowercase();
+        if lower == "similarity_function" {
+            return Err(format!(
+                "the index option similarity_function={value} is the similarity function \
+                 itself: choose it as the metric (cosine, euclidean, dot_product)"
+            ));
+        }
+        if seen.contains(&lower) {
+            return Err(format!("the index option {key} is given twice"));
+        }
+        seen.push(lower.clone());
+        let Some((_, takes)) = INDEX_OPTIONS.iter().find(|(name, _)| *name == lower) else {
+            let known: Vec<&str> = INDEX_OPTIONS.iter().map(|(name, _)| *name).collect();
+            return Err(format!(
+                "no index option {key} in Cassandra's vector index (options: {})",
+                known.join(", ")
+            ));
+        };
+        let fits = match lower.as_str() {
+            "optimize_for" => ["recall", "latency"].contains(&value.to_ascii_lowercase().as_str()),
+            _ => value.parse::<u32>().is_ok_and(|n| n > 0),
+        };
+        if !fits {
+            return Err(format!(
+                "the index option {key} takes {takes}, not '{value}'"
+            ));
         }
     }
-    if options.stages.is_empty() {
-        return refuse("no stage to run");
-    }
     Ok(())
+}
+
+impl CaseOptions {
+    /// Checks the options before anything is read or sent: k, the levels and their time, the
+    /// index wait, the similarity function, the index options and the stages, each within the
+    /// bounds the command line's flags have.
+    pub fn check(&self) -> Result<(), CaseError> {
+        let refuse = |message: String| Err(CaseError::Options(message));
+        if self.k == 0 || self.k > MAX_K {
+            return refuse(format!("k must be 1 to {MAX_K} (Cassandra's top-k limit)"));
+        }
+        if self.stages.contains(&Stage::Concurrent) && self.concurrency.is_empty() {
+            return refuse("no concurrency level to run".to_owned());
+        }
+        if self.concurrency.contains(&0) {
+            return refuse("every concurrency level must be at least 1".to_owned());
+        }
+        if let Some(level) = self.concurrency.iter().find(|&&c| c > MAX_CONCURRENCY) {
+            return refuse(format!(
+                "a concurrency level of {level} is more than {MAX_CONCURRENCY} queries in flight"
+            ));
+        }
+        let seconds = 1..=MAX_SECONDS;
+        if !seconds.contains(&self.duration.as_secs()) || self.duration.subsec_nanos() != 0 {
+            return refuse(format!(
+                "the duration of a level must be 1 to {MAX_SECONDS} whole seconds"
+            ));
+        }
+        if !seconds.contains(&self.index_wait.as_secs()) {
+            return refuse(format!(
+                "the index wait must be 1 to {MAX_SECONDS} seconds (a new index needs time \
+                 to build)"
+            ));
+        }
+        if let Some(similarity) = &self.similarity {
+            if metric_type(similarity).is_none() {
+                return refuse(
+                    "the similarity function must be cosine, euclidean or dot_product".to_owned(),
+                );
+            }
+        }
+        check_index_options(&self.index_options).or_else(refuse)?;
+        if self.stages.is_empty() {
+            return refuse("no stage to run".to_owned());
+        }
+        Ok(())
+    }
 }
 
 /// Creates the vector index (and the filtered column's), the index stage.
@@ -519,6 +618,7 @@ async fn create_indexes(
         units: None,
     });
     report.index = index_statement(options, &report.similarity, "emb");
+    report.index_options = options.index_options.clone();
     schema.execute(&report.index).await?;
     if let Some(filter) = filter {
         let SessionOptions {
@@ -573,7 +673,7 @@ pub async fn run(
     control: &RunControl,
     observe: &mut (dyn FnMut(Event) + Send),
 ) -> Result<CaseReport, CaseError> {
-    check(options)?;
+    options.check()?;
     let similarity = dataset.similarity(options.similarity.as_deref())?;
     let has = |stage: Stage| options.stages.contains(&stage);
     let stopped = |stage| {
@@ -594,6 +694,17 @@ pub async fn run(
             )),
             (_, folder) => folder,
         };
+    let train_options = InputOptions {
+        format: None,
+        column: None,
+        dataset: String::new(),
+        selection: RowSelection::All,
+        batch_rows: BATCH_ROWS,
+        vectors_optional: false,
+    };
+    if searching {
+        dataset.check_queries(&train_options, &similarity)?;
+    }
     let truth = if has(Stage::Serial) {
         Some(dataset.ground_truth(options.filter.as_ref())?)
     } else {
@@ -608,14 +719,6 @@ pub async fn run(
             )));
         }
     }
-    let train_options = InputOptions {
-        format: None,
-        column: None,
-        dataset: String::new(),
-        selection: RowSelection::All,
-        batch_rows: BATCH_ROWS,
-        vectors_optional: false,
-    };
     let loading = has(Stage::Table) || has(Stage::Load);
     let test_reader = dataset.open_test(&train_options)?;
     if let (Some(truth), Some(queries)) = (&truth, test_reader.rows()) {
@@ -634,6 +737,7 @@ pub async fn run(
         }
         if loading {
             let (map, row_number) = dataset.columns(reader.as_ref())?;
+            dataset.check_unique_ids()?;
             // Numbered rows: the ground truth's ids must be row numbers of the training set.
             if let (Some(truth), Some(_), Some(rows)) = (&truth, &row_number, reader.rows()) {
                 truth.check_ids(0..i64::try_from(rows).unwrap_or(i64::MAX))?;
@@ -653,9 +757,11 @@ pub async fn run(
     let name = format!("{keyspace}.{table}");
     let (keyspace, table) = (schema_name(keyspace), schema_name(table));
     // Made now: the dataset is not shared with the stages' tasks until the load takes it.
-    let create_table = rows
-        .as_ref()
-        .map(|dataset| dataset.create_table(&keyspace, &table).0);
+    let create_table = rows.as_ref().map(|dataset| {
+        dataset
+            .create_table_of(&keyspace, &table, Some(VECTOR_ELEMENT))
+            .0
+    });
 
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -676,11 +782,27 @@ pub async fn run(
         level_errors: Vec::new(),
         similarity,
         index: String::new(),
+        index_options: Vec::new(),
         filter: filter.as_ref().map(|f| f.predicate.clone()),
         filter_index: String::new(),
         index_first: None,
         started,
     };
+
+    if has(Stage::Index) {
+        let column = filter.as_ref().map(|f| f.column);
+        for column in std::iter::once("emb").chain(column) {
+            let index = index_name(&table, column);
+            if let Some(holder) = schema.index_table(&keyspace, &index).await? {
+                if holder != table {
+                    return Err(CaseError::Options(format!(
+                        "the index name {index} is taken by the table {keyspace}.{holder} \
+                         (index names are unique in a keyspace): name the table otherwise"
+                    )));
+                }
+            }
+        }
+    }
 
     if let (true, Some(statement)) = (has(Stage::Table), create_table) {
         observe(Event::Started {
@@ -768,7 +890,9 @@ pub async fn run(
     search_options.predicate = filter.as_ref().map(|f| f.predicate.clone());
     let searcher = Searcher::connect(search_options).await?;
     if report.index.is_empty() {
+        // The index was made before this run: the file says what the server's index is.
         report.index = searcher.index().name.clone();
+        report.similarity = searcher.index().similarity.name().to_owned();
     }
     let queries = searcher.read_queries(test_reader, false)?;
     if let Some(truth) = &truth {
@@ -863,19 +987,22 @@ pub async fn run(
     Ok(report)
 }
 
-/// Whether a face shows `error` as a usage error (exit 2) rather than a failed run: options that
-/// do not fit, an existing table, an invalid option, an unknown table, a column without a vector
-/// index.
-pub fn is_usage(error: &CaseError) -> bool {
-    match error {
-        CaseError::Options(_) | CaseError::TableExists(_) => true,
-        CaseError::Dataset(error) => error.is_usage(),
-        CaseError::Engine(error) => matches!(
-            error.kind(),
-            LoadErrorKind::InvalidOption | LoadErrorKind::UnknownTable
-        ),
-        CaseError::Search(error) => matches!(error, SearchError::NoIndex { .. }),
-        _ => false,
+impl CaseError {
+    /// Whether a face shows the error as a usage error (exit 2, Python's usage exception) rather
+    /// than a failed run: options that do not fit (outputs on one file, a chart of no level
+    /// among them), an existing table,
+    /// an invalid option, an unknown table, a column without a vector index.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            CaseError::Options(_) | CaseError::TableExists(_) => true,
+            CaseError::Dataset(error) => error.is_usage(),
+            CaseError::Engine(error) => matches!(
+                error.kind(),
+                LoadErrorKind::InvalidOption | LoadErrorKind::UnknownTable
+            ),
+            CaseError::Search(error) => matches!(error, SearchError::NoIndex { .. }),
+            _ => false,
+        }
     }
 }
 
@@ -924,14 +1051,53 @@ mod tests {
         let refused = |change: fn(&mut CaseOptions)| {
             let mut options = options();
             change(&mut options);
-            check(&options).unwrap_err().to_string()
+            options.check().unwrap_err().to_string()
         };
         assert!(refused(|o| o.k = 0).contains("k must be"));
         assert!(refused(|o| o.k = 1001).contains("top-k"));
         assert!(refused(|o| o.concurrency = vec![1, 0]).contains("at least 1"));
+        assert!(refused(|o| o.concurrency = vec![1 << 40]).contains("more than 100000"));
+        assert!(refused(|o| {
+            o.stages = vec![Stage::Concurrent];
+            o.concurrency.clear();
+        })
+        .contains("no concurrency level"));
+        assert!(refused(|o| o.duration = Duration::ZERO).contains("duration"));
+        assert!(refused(|o| o.duration = Duration::from_secs(10u64.pow(12))).contains("duration"));
+        assert!(refused(|o| o.index_wait = Duration::ZERO).contains("index wait"));
         assert!(refused(|o| o.similarity = Some("hamming".into())).contains("cosine"));
         assert!(refused(|o| o.stages.clear()).contains("no stage"));
-        assert!(check(&options()).is_ok());
+        assert!(check_index_options(&[]).is_ok());
+        assert!(options().check().is_ok());
+    }
+
+    #[test]
+    fn index_options_the_server_would_refuse_are_refused_before_the_load() {
+        let check = |pairs: &[(&str, &str)]| {
+            let owned: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            check_index_options(&owned)
+        };
+        assert!(check(&[
+            ("optimize_for", "LATENCY"),
+            ("maximum_node_connections", "32")
+        ])
+        .is_ok());
+        let error = check(&[("similarity_function", "euclidean")]).unwrap_err();
+        assert!(error.contains("choose it as the metric"), "{error}");
+        let error = check(&[("optimize_for", "recall"), ("Optimize_For", "latency")]).unwrap_err();
+        assert!(error.contains("given twice"), "{error}");
+        let error = check(&[("optimize_for", "speed")]).unwrap_err();
+        assert!(
+            error.contains("takes recall or latency, not 'speed'"),
+            "{error}"
+        );
+        let error = check(&[("construction_beam_width", "0")]).unwrap_err();
+        assert!(error.contains("a positive integer"), "{error}");
+        let error = check(&[("source_model", "BERT")]).unwrap_err();
+        assert!(error.contains("no index option source_model"), "{error}");
     }
 
     #[test]
@@ -955,6 +1121,7 @@ mod tests {
             level_errors: Vec::new(),
             similarity: "cosine".to_owned(),
             index: String::new(),
+            index_options: Vec::new(),
             filter: None,
             filter_index: String::new(),
             index_first: Some(load.clone()),

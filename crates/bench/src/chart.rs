@@ -66,6 +66,13 @@ fn checked(what: impl FnOnce() -> String, value: f64) -> Result<f64, ChartError>
     }
 }
 
+/// `text` with each control character (which XML does not allow, escaped or not) as a space.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// An axis range from 0 to a little above `most` (1 when `most` is 0).
 fn upto(most: f64) -> std::ops::Range<f64> {
     0.0..if most > 0.0 { most * 1.1 } else { 1.0 }
@@ -109,7 +116,7 @@ pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, Chart
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
+            .caption(printable(title), ("sans-serif", 22))
             .margin(16)
             .x_label_area_size(50)
             .y_label_area_size(80)
@@ -258,7 +265,7 @@ pub fn recall_qps_chart(runs: &[Run], title: &str) -> Result<String, ChartError>
             SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
+            .caption(printable(title), ("sans-serif", 22))
             .margin(16)
             .x_label_area_size(50)
             .y_label_area_size(80)
@@ -290,7 +297,7 @@ pub fn recall_qps_chart(runs: &[Run], title: &str) -> Result<String, ChartError>
                     color.filled(),
                 )))
                 .map_err(draw_error)?
-                .label(run.label.as_str())
+                .label(printable(&run.label))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
         }
         legend(&mut chart.configure_series_labels())?;

@@ -252,7 +252,34 @@ impl BenchDataset {
         &self,
         train: &dyn BatchReader,
     ) -> Result<(ColumnMap, Option<String>), DatasetError> {
-        let BenchDataset::Files(files) = self else {
+        let id_field = train
+            .passthrough_schema()
+            .and_then(|schema| schema.field_with_name(ID_COLUMN).ok().cloned());
+        if let Some(field) = &id_field {
+            if field.data_type() != &arrow_schema::DataType::Int64 {
+                return Err(DatasetError::ColumnType {
+                    file: self.train_name(),
+                    column: ID_COLUMN.to_owned(),
+                    found: field.data_type().to_string(),
+                    expected: "int64",
+                });
+            }
+        }
+        let BenchDataset::Files(_) = self else {
+            if id_field.is_none() {
+                return Err(DatasetError::MissingColumn {
+                    file: self.train_name(),
+                    column: ID_COLUMN.to_owned(),
+                    columns: train
+                        .passthrough_schema()
+                        .map(|schema| {
+                            let names: Vec<&str> =
+                                schema.fields().iter().map(|f| f.name().as_str()).collect();
+                            names.join(", ")
+                        })
+                        .unwrap_or_default(),
+                });
+            }
             return Ok((Vec::new(), None));
         };
         let mut map = Vec::new();
@@ -263,14 +290,6 @@ impl BenchDataset {
         if let Some(schema) = train.passthrough_schema() {
             for field in schema.fields() {
                 if field.name() == ID_COLUMN {
-                    if field.data_type() != &arrow_schema::DataType::Int64 {
-                        return Err(DatasetError::ColumnType {
-                            file: files.train.display().to_string(),
-                            column: ID_COLUMN.to_owned(),
-                            found: field.data_type().to_string(),
-                            expected: "int64",
-                        });
-                    }
                     has_id = true;
                 } else if Some(field.name().as_str()) != train.column_name() {
                     map.push((field.name().clone(), String::new()));
@@ -279,6 +298,114 @@ impl BenchDataset {
         }
         let row_number = (!has_id).then(|| ID_COLUMN.to_owned());
         Ok((map, row_number))
+    }
+
+    /// The training set's name in messages: the folder, or the training file.
+    fn train_name(&self) -> String {
+        match self {
+            BenchDataset::Folder(folder) => folder.root().display().to_string(),
+            BenchDataset::Files(files) => files.train.display().to_string(),
+        }
+    }
+
+    /// The test file's name in messages.
+    fn test_name(&self) -> Result<String, DatasetError> {
+        Ok(match self {
+            BenchDataset::Folder(folder) => folder.test_file()?.display().to_string(),
+            BenchDataset::Files(files) => files.test.display().to_string(),
+        })
+    }
+
+    /// Every file the dataset is read from: the folder's Parquet files, or the three files.
+    pub fn input_files(&self) -> Vec<&Path> {
+        match self {
+            BenchDataset::Folder(folder) => folder.files().collect(),
+            BenchDataset::Files(files) => vec![
+                files.train.as_path(),
+                files.test.as_path(),
+                files.ground_truth.as_path(),
+            ],
+        }
+    }
+
+    /// Reads every query and refuses the first that the server cannot answer (see
+    /// [`unanswerable`]: a non-finite element; all zeros for a cosine index), and a test file
+    /// without a query; returns how many queries there are.
+    pub fn check_queries(
+        &self,
+        options: &InputOptions,
+        similarity: &str,
+    ) -> Result<u64, DatasetError> {
+        let mut reader = self.open_test(options)?;
+        let dimension = reader.dimension().max(1);
+        let mut count = 0;
+        while let Some(batch) = reader.next_batch()? {
+            let values = batch.elements.to_f64();
+            for (i, vector) in values.chunks(dimension).enumerate() {
+                let row = batch.first_row + i as u64;
+                if let Some(reason) = unanswerable(vector, similarity) {
+                    return Err(DatasetError::UnanswerableQuery {
+                        file: self.test_name()?,
+                        row,
+                        reason,
+                    });
+                }
+            }
+            count += (values.len() / dimension) as u64;
+        }
+        if count == 0 {
+            return Err(DatasetError::NoQueries {
+                file: self.test_name()?,
+            });
+        }
+        Ok(count)
+    }
+
+    /// Refuses a training set that repeats an id (across its files too), naming the file and row
+    /// of the second one: the table would keep one row of the two and the ground truth would
+    /// count both. Only Parquet training files are read, their `id` column alone; numbered rows
+    /// cannot repeat. Memory: 8 bytes a row.
+    pub fn check_unique_ids(&self) -> Result<(), DatasetError> {
+        let files: Vec<&Path> = match self {
+            BenchDataset::Folder(folder) => {
+                folder.train_files().iter().map(PathBuf::as_path).collect()
+            }
+            BenchDataset::Files(files)
+                if InputFormat::from_extension(&files.train) == Some(InputFormat::Parquet) =>
+            {
+                vec![files.train.as_path()]
+            }
+            BenchDataset::Files(_) => Vec::new(),
+        };
+        let mut ids = Vec::new();
+        for file in &files {
+            crate::truth::read_ids(file, |_, id| ids.push(id))?;
+        }
+        ids.sort_unstable();
+        let Some(repeated) = ids.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]) else {
+            return Ok(());
+        };
+        drop(ids);
+        let mut seen = false;
+        for file in &files {
+            let mut second = None;
+            crate::truth::read_ids(file, |row, id| {
+                if id == repeated && second.is_none() {
+                    if seen {
+                        second = Some(row);
+                    }
+                    seen = true;
+                }
+            })?;
+            if let Some(row) = second {
+                return Err(DatasetError::DuplicateId {
+                    file: file.display().to_string(),
+                    row,
+                    id: repeated,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Refuses queries of another dimension than the training rows', naming both files.
@@ -307,6 +434,20 @@ impl BenchDataset {
             test_dimension: test.dimension(),
         })
     }
+}
+
+/// Why the server cannot answer an ANN query of `vector`, or None: a NaN or infinite element
+/// (Apache Cassandra 5.0.9 refuses the query, and afterwards its ANN queries on the table can hang
+/// until a restart), or all zeros for a cosine index (no angle to any vector).
+pub fn unanswerable(vector: &[f64], similarity: &str) -> Option<String> {
+    if let Some((element, value)) = vector.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+        return Some(format!(
+            "has {value} at element {element}: the server refuses an ANN query of a non-finite \
+             value"
+        ));
+    }
+    (similarity == "cosine" && vector.iter().all(|&x| x == 0.0))
+        .then(|| "is all zeros: a cosine index cannot compare a vector of length 0".to_owned())
 }
 
 #[cfg(test)]

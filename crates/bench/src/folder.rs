@@ -1,7 +1,7 @@
 //! A VectorDBBench dataset folder, as VectorDBBench lays it out (`backend/dataset.py`,
 //! `backend/utils.py` `compose_train_files`, `backend/filter.py` at commit 4ea1810): the training
-//! set in `train.parquet` or `{train|shuffle_train}-NN-of-MM.parquet` (NN from `00`, at least two
-//! digits), the queries in `test.parquet`, their ground truth in `neighbors.parquet`, a filtered
+//! set in `train.parquet` or `{train|shuffle_train}-NN-of-MM.parquet` (NN from `00`; either
+//! number with or without leading zeros, as hand-made folders spell them), the queries in `test.parquet`, their ground truth in `neighbors.parquet`, a filtered
 //! case's ground truth in `neighbors_head_1p.parquet`, `neighbors_tail_1p.parquet`,
 //! `neighbors_int_{R}p.parquet` or `neighbors_labels_label_{P}p.parquet`, and the rows' labels in
 //! `scalar_labels.parquet`.
@@ -89,8 +89,7 @@ fn parse_train_name(name: &str) -> Option<(SetKey, Option<u32>)> {
             return None;
         }
         let (index, count): (u32, u32) = (index.parse().ok()?, count.parse().ok()?);
-        // Only the names VectorDBBench writes: `count` without leading zeros, `index` padded to 2.
-        if count == 0 || count > MAX_TRAIN_FILES || name != train_file_name(prefix, index, count) {
+        if count == 0 || count > MAX_TRAIN_FILES {
             return None;
         }
         return Some((
@@ -236,7 +235,10 @@ impl DatasetFolder {
             source,
         };
         let mut files = BTreeMap::new();
-        let mut sets: BTreeMap<SetKey, Vec<u32>> = BTreeMap::new();
+        // Each set's files by index (two spellings of one index both kept, to be refused).
+        let mut sets: BTreeMap<SetKey, Vec<(u32, PathBuf)>> = BTreeMap::new();
+        // Names that look like training files but are not, with why.
+        let mut skipped = Vec::new();
         for entry in std::fs::read_dir(root).map_err(io_error)? {
             let entry = entry.map_err(io_error)?;
             let Ok(name) = entry.file_name().into_string() else {
@@ -245,8 +247,17 @@ impl DatasetFolder {
             if !name.ends_with(".parquet") {
                 continue;
             }
-            if let Some((key, index)) = parse_train_name(&name) {
-                sets.entry(key).or_default().extend(index);
+            match parse_train_name(&name) {
+                Some((key, index)) => {
+                    let set = sets.entry(key).or_default();
+                    set.extend(index.map(|index| (index, entry.path())));
+                }
+                None if name.starts_with(TrainPrefix::Plain.name())
+                    || name.starts_with(TrainPrefix::Shuffled.name()) =>
+                {
+                    skipped.push(name.clone());
+                }
+                None => {}
             }
             files.insert(name, entry.path());
         }
@@ -258,7 +269,18 @@ impl DatasetFolder {
         }
         let key = match keys[..] {
             [key] => key,
-            [] => return Err(DatasetError::NoTrainingSet { folder }),
+            [] => {
+                let skipped = if skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; skipped {}: not {{train|shuffle_train}}[-NN-of-MM].parquet with NN \
+                         below MM",
+                        skipped.join(", ")
+                    )
+                };
+                return Err(DatasetError::NoTrainingSet { folder, skipped });
+            }
             _ => {
                 let names: Vec<String> = keys.iter().map(SetKey::to_string).collect();
                 return Err(DatasetError::SeveralTrainingSets {
@@ -270,23 +292,33 @@ impl DatasetFolder {
         let train = match key.count {
             None => vec![root.join(key.to_string())],
             Some(count) => {
-                let mut indices = sets.remove(&key).unwrap_or_default();
-                indices.sort_unstable();
-                if let Some(&stray) = indices.iter().find(|&&index| index >= count) {
+                let mut indexed = sets.remove(&key).unwrap_or_default();
+                indexed.sort();
+                let name_of = |path: &PathBuf| {
+                    path.file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                };
+                if let Some((_, stray)) = indexed.iter().find(|(index, _)| *index >= count) {
                     return Err(DatasetError::StrayTrainFile {
                         folder,
-                        name: train_file_name(key.prefix, stray, count),
+                        name: name_of(stray),
                     });
                 }
-                if let Some(missing) = (0..count).find(|i| indices.binary_search(i).is_err()) {
+                if let Some(pair) = indexed.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+                    return Err(DatasetError::SeveralTrainingSets {
+                        folder,
+                        sets: format!("{} and {}", name_of(&pair[0].1), name_of(&pair[1].1)),
+                    });
+                }
+                if let Some(missing) =
+                    (0..count).find(|i| indexed.binary_search_by_key(i, |(i, _)| *i).is_err())
+                {
                     return Err(DatasetError::MissingTrainFile {
                         folder,
                         name: train_file_name(key.prefix, missing, count),
                     });
                 }
-                (0..count)
-                    .map(|i| root.join(train_file_name(key.prefix, i, count)))
-                    .collect()
+                indexed.into_iter().map(|(_, path)| path).collect()
             }
         };
         Ok(DatasetFolder {
@@ -345,6 +377,11 @@ impl DatasetFolder {
             })
     }
 
+    /// Every Parquet file directly in the folder.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.files.values().map(PathBuf::as_path)
+    }
+
     /// The ground-truth files of filtered cases in the folder (`neighbors_*.parquet` but
     /// `neighbors.parquet`), by name.
     pub fn filter_ground_truths(&self) -> impl Iterator<Item = &str> {
@@ -387,9 +424,16 @@ mod tests {
             parse_train_name("train.parquet").map(|(key, _)| key.count),
             Some(None)
         );
+        assert_eq!(
+            parse_train_name("shuffle_train-00-of-03.parquet"),
+            Some((split(TrainPrefix::Shuffled, 3), Some(0))),
+            "a zero-padded count, as hand-made folders write it"
+        );
+        assert_eq!(
+            parse_train_name("train-3-of-10.parquet"),
+            Some((split(TrainPrefix::Plain, 10), Some(3)))
+        );
         for other in [
-            "train-3-of-10.parquet",
-            "train-03-of-010.parquet",
             "train-00-of-0.parquet",
             "train-00-of-99999999999.parquet",
             "train-0x-of-10.parquet",

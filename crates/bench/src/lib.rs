@@ -12,6 +12,7 @@
 //! - [`dataset`]: what a case reads, a folder or a training, a test and a ground-truth file;
 //! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
+//! - [`job`]: a case with its outputs, and the rules both faces share;
 //! - [`result`]: VectorDBBench's result file;
 //! - [`chart`]: QPS and p99 latency against concurrency, recall against QPS with the Pareto
 //!   frontier, as SVG.
@@ -36,6 +37,7 @@ pub mod chart;
 pub mod dataset;
 pub mod filtered;
 pub mod folder;
+pub mod job;
 pub mod metrics;
 pub mod result;
 pub mod truth;
@@ -68,13 +70,16 @@ pub enum DatasetError {
     /// No `train.parquet`, `shuffle_train.parquet` or `*train-NN-of-MM.parquet` in the folder.
     #[error(
         "{folder}: no training set (train.parquet, shuffle_train.parquet or \
-         {{train|shuffle_train}}-NN-of-MM.parquet)"
+         {{train|shuffle_train}}-NN-of-MM.parquet){skipped}"
     )]
     NoTrainingSet {
         /// The folder.
         folder: String,
+        /// The files whose names look like a training set's but are not, with why (empty, or
+        /// `; skipped …`).
+        skipped: String,
     },
-    /// Several training sets, none chosen.
+    /// Several training sets (or two files of one index), none chosen.
     #[error("{folder}: several training sets ({sets}); choose one")]
     SeveralTrainingSets {
         /// The folder.
@@ -147,6 +152,22 @@ pub enum DatasetError {
         row: u64,
         /// The id.
         id: i64,
+    },
+    /// A query the server cannot answer: a non-finite element, or all zeros for a cosine index.
+    #[error("{file}: query {row} {reason}")]
+    UnanswerableQuery {
+        /// The test file.
+        file: String,
+        /// The query (row) from 0.
+        row: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A test file without a query.
+    #[error("{file}: no query in it")]
+    NoQueries {
+        /// The test file.
+        file: String,
     },
     /// A ground-truth id outside the training set's ids.
     #[error("{file}: row {row} holds id {id}, outside the training ids {range}")]

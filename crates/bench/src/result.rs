@@ -108,6 +108,24 @@ impl TestResult {
         serde_json::from_str(&text).map_err(|source| ResultError::Json { file, source })
     }
 
+    /// Reads a result file from `reader` (`name` stands for it in messages), e.g. standard input.
+    pub fn read_from(
+        name: &str,
+        mut reader: impl std::io::Read,
+    ) -> Result<TestResult, ResultError> {
+        let mut text = String::new();
+        reader
+            .read_to_string(&mut text)
+            .map_err(|source| ResultError::Io {
+                file: name.to_owned(),
+                source,
+            })?;
+        serde_json::from_str(&text).map_err(|source| ResultError::Json {
+            file: name.to_owned(),
+            source,
+        })
+    }
+
     /// The file's JSON text, indented as VectorDBBench writes it (2 spaces), with a final newline.
     pub fn to_json(&self) -> String {
         let mut out = Vec::new();

@@ -358,6 +358,42 @@ fn add_label_batch(
 }
 
 /// The values of an int64 column without nulls (`first_row`: the row number of its first value).
+/// Calls `each(row, id)` for every row of the Parquet file's `id` column (int64, no null), read
+/// alone, batch by batch; a file without the column calls nothing.
+pub(crate) fn read_ids(path: &Path, mut each: impl FnMut(u64, i64)) -> Result<(), DatasetError> {
+    let file = path.display().to_string();
+    fenced(&file, || {
+        let opened = std::fs::File::open(path).map_err(|source| DatasetError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        let parquet_error = |e: &dyn std::fmt::Display| DatasetError::Parquet {
+            file: file.clone(),
+            message: e.to_string(),
+        };
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| parquet_error(&e))?;
+        let Ok(index) = builder.schema().index_of(ID_COLUMN) else {
+            return Ok(());
+        };
+        let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| parquet_error(&e))?;
+        let mut row = 0u64;
+        for batch in reader {
+            let batch = batch.map_err(|e| parquet_error(&e))?;
+            for id in int64_values(&file, batch.column(0).as_ref(), row)? {
+                each(row, id);
+                row += 1;
+            }
+        }
+        Ok(())
+    })?
+}
+
 fn int64_values(file: &str, column: &dyn Array, first_row: u64) -> Result<Vec<i64>, DatasetError> {
     let Some(values) = column.as_primitive_opt::<Int64Type>() else {
         return Err(DatasetError::ColumnType {

@@ -303,6 +303,18 @@ impl Dataset {
     /// has a plain CQL counterpart; and whether the key is the rows' numbers though no row-number
     /// column was asked for.
     pub fn create_table(&self, keyspace: &str, table: &str) -> (String, bool) {
+        self.create_table_of(keyspace, table, None)
+    }
+
+    /// [`Dataset::create_table`] with the vector's element type `element` (e.g. `float`, as a
+    /// vector index needs) instead of the one derived from the input; the load converts each
+    /// value with `convert`'s checked casts.
+    pub fn create_table_of(
+        &self,
+        keyspace: &str,
+        table: &str,
+        element: Option<&str>,
+    ) -> (String, bool) {
         let schema = self.reader.passthrough_schema();
         let mut columns: Vec<(String, String)> = Vec::new();
         if let Some(row) = &self.row_number_column {
@@ -330,12 +342,12 @@ impl Dataset {
             let id = columns.remove(key);
             columns.insert(0, id);
         }
-        let element = match self.reader.element_type() {
+        let element = element.unwrap_or(match self.reader.element_type() {
             ElementType::F16 | ElementType::F32 => "float",
             ElementType::F64 => "double",
             ElementType::I64 => "bigint",
             _ => "int",
-        };
+        });
         if self.reader.has_vectors() {
             let vector = self
                 .vector_column

@@ -66,6 +66,28 @@ impl SchemaSession {
         Ok(self.rows(query, (keyspace,)).await?.rows_num() > 0)
     }
 
+    /// The table of `keyspace` that holds the index `index` (names as the schema holds them),
+    /// None when no table does: index names are unique in a keyspace.
+    pub async fn index_table(
+        &self,
+        keyspace: &str,
+        index: &str,
+    ) -> Result<Option<String>, LoadError> {
+        let query =
+            "SELECT table_name, index_name FROM system_schema.indexes WHERE keyspace_name = ?";
+        let rows = self.rows(query, (keyspace,)).await?;
+        let gone =
+            |e: &dyn std::fmt::Display| LoadError::new(LoadErrorKind::ServerGone, e.to_string());
+        let rows = rows.rows::<(String, String)>().map_err(|e| gone(&e))?;
+        for row in rows {
+            let (table, name) = row.map_err(|e| gone(&e))?;
+            if name == index {
+                return Ok(Some(table));
+            }
+        }
+        Ok(None)
+    }
+
     /// Runs `statement` (a `CREATE`, `DROP` or `ALTER`) and waits until the nodes agree on the
     /// schema; the server's refusal is an error of kind [`LoadErrorKind::Statement`].
     pub async fn execute(&self, statement: &str) -> Result<(), LoadError> {

@@ -381,6 +381,8 @@ impl Searcher {
             return Ok(None);
         };
         let started = Instant::now();
+        // Since when every probe has found no server to answer it (None: the last one reached one).
+        let mut unreachable_since: Option<Instant> = None;
         loop {
             let error = match self.session.execute_unpaged(&self.prepared, (probe,)).await {
                 Ok(_) => return Ok(Some(started.elapsed())),
@@ -389,6 +391,24 @@ impl Searcher {
                 }
                 Err(error) => error,
             };
+            if server_unreachable(&error) {
+                let since = *unreachable_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= self.options.session.request_timeout {
+                    return Err(LoadError::new(
+                        LoadErrorKind::ServerGone,
+                        format!(
+                            "the server {} is down: no answer for {:.0} s while waiting for the \
+                             index {} ({error})",
+                            self.options.session.hosts_text(),
+                            since.elapsed().as_secs_f64(),
+                            self.index.name
+                        ),
+                    )
+                    .into());
+                }
+            } else {
+                unreachable_since = None;
+            }
             if started.elapsed() >= timeout {
                 return Err(LoadError::new(
                     LoadErrorKind::ServerGone,
@@ -726,6 +746,19 @@ fn refuses_the_query(error: &ExecutionError) -> bool {
                 DbError::Invalid | DbError::SyntaxError | DbError::Unauthorized,
                 _
             ))
+    )
+}
+
+/// Whether a query failed because no server could be reached (refused or lost connections, a
+/// request that timed out): unlike an index still building, which the server answers with an
+/// error at once.
+fn server_unreachable(error: &ExecutionError) -> bool {
+    matches!(
+        error,
+        ExecutionError::EmptyPlan
+            | ExecutionError::ConnectionPoolError(_)
+            | ExecutionError::RequestTimeout(_)
+            | ExecutionError::LastAttemptError(RequestAttemptError::BrokenConnectionError(_))
     )
 }
 

@@ -64,6 +64,12 @@ impl SessionOptions {
         }
     }
 
+    /// The contact points as the user gave them, comma-separated (`127.0.0.1:9042`).
+    pub fn hosts_text(&self) -> String {
+        let hosts: Vec<String> = self.hosts.iter().map(Host::to_string).collect();
+        hosts.join(",")
+    }
+
     /// Splits `KS.TABLE` (each part plain or double-quoted) into the keyspace and table.
     pub fn with_table_name(hosts: Vec<Host>, name: &str) -> Result<Self, LoadError> {
         let (keyspace, table) = split_table_name(name)?;

@@ -1,0 +1,208 @@
+//! A bench job: the dataset, the case's options and the outputs, with every rule the faces share —
+//! the bounds of the options, the outputs that may not be inputs or each other, the result file
+//! and chart written after the summary, a run with failed queries kept out of the results.
+//!
+//! The command line and the Python module build a [`BenchJob`], [`check`](BenchJob::check) it (and
+//! [`open`](BenchJob::open_outputs) its outputs) before any work, [`run`](BenchJob::run) it,
+//! show [`CaseReport::summary`], then [`write`](BenchJob::write) the files: so a file that
+//! cannot be written never takes the measurement with it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cqlwire_client::RunControl;
+use cqlwire_output::{refuse_same_file, same_destination, Output};
+
+use crate::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
+use crate::chart::concurrency_chart;
+use crate::dataset::BenchDataset;
+use crate::result::{ResultDb, TestResult};
+
+/// VectorDBBench's `ResultLabel.FAILED`, the label of a case whose queries failed.
+pub const FAILED_LABEL: &str = "x";
+
+/// Where a job's results go.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct BenchOutputs {
+    /// VectorDBBench's result file.
+    pub result: Option<PathBuf>,
+    /// The chart of QPS and p99 latency against concurrency (SVG).
+    pub plot: Option<PathBuf>,
+    /// The `db` the result file names.
+    pub db: ResultDb,
+    /// Write the result file even when queries failed (marked failed).
+    pub keep_failed: bool,
+}
+
+impl BenchOutputs {
+    /// No file written, the result file's `db` the default.
+    pub fn new() -> BenchOutputs {
+        BenchOutputs::default()
+    }
+}
+
+/// A case to run, and where its results go.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BenchJob {
+    /// What the case reads.
+    pub dataset: BenchDataset,
+    /// What it runs.
+    pub options: CaseOptions,
+    /// Where its results go.
+    pub outputs: BenchOutputs,
+}
+
+/// The job's output files, opened (their temporary files made) before the work.
+pub struct OpenOutputs {
+    result: Option<Output>,
+    plot: Option<Output>,
+}
+
+/// What [`BenchJob::write`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Written {
+    /// Every output asked for was written (or none was asked for).
+    All,
+    /// Queries failed: no result file or chart was written (their names).
+    Withheld(Vec<PathBuf>),
+}
+
+impl BenchJob {
+    /// A job on `dataset` with `options`, writing nothing.
+    pub fn new(dataset: BenchDataset, options: CaseOptions) -> BenchJob {
+        BenchJob {
+            dataset,
+            options,
+            outputs: BenchOutputs::new(),
+        }
+    }
+
+    /// Checks everything that needs no file read and no server: the options' bounds, a chart
+    /// without a concurrent stage, an output that is one of the dataset's files (or a link to
+    /// one), and the result file and chart on one file.
+    pub fn check(&self) -> Result<(), CaseError> {
+        self.options.check()?;
+        let outputs = &self.outputs;
+        if outputs.plot.is_some() && !self.options.stages.contains(&Stage::Concurrent) {
+            return Err(CaseError::Options(
+                "the chart draws the concurrency levels, and the stages run none: add the \
+                 concurrent stage or leave the chart out"
+                    .to_owned(),
+            ));
+        }
+        for output in [&outputs.result, &outputs.plot].into_iter().flatten() {
+            refuse_inputs(output, self.dataset.input_files())?;
+        }
+        if same_destination(outputs.result.as_deref(), outputs.plot.as_deref()) {
+            return Err(CaseError::Options(format!(
+                "the result file and the chart are one file ({}): name two files",
+                outputs.result.as_deref().unwrap_or(Path::new("")).display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the job ([`check`](BenchJob::check)) and opens its outputs: a folder that does not
+    /// exist or a destination that cannot be created is refused now, not after the work.
+    pub fn open_outputs(&self) -> Result<OpenOutputs, CaseError> {
+        self.check()?;
+        let open = |path: &Option<PathBuf>| {
+            path.as_deref()
+                .map(|path| Output::open(Some(path), false))
+                .transpose()
+                .map_err(|e| CaseError::Output(e.to_string()))
+        };
+        Ok(OpenOutputs {
+            result: open(&self.outputs.result)?,
+            plot: open(&self.outputs.plot)?,
+        })
+    }
+
+    /// Runs the case (see [`case::run`]), after [`check`](BenchJob::check).
+    pub async fn run(
+        &self,
+        control: &RunControl,
+        observe: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<CaseReport, CaseError> {
+        self.check()?;
+        case::run(&self.dataset, &self.options, control, observe).await
+    }
+
+    /// VectorDBBench's result file of the run: marked failed (label [`FAILED_LABEL`], the count in
+    /// the note) when queries failed.
+    pub fn result(&self, report: &CaseReport) -> TestResult {
+        let mut result = report.result(&self.options, self.outputs.db);
+        let failed = report.failed_queries();
+        if failed > 0 {
+            for case in &mut result.results {
+                case.label = FAILED_LABEL.to_owned();
+                let note = &mut case.task_config.db_config.note;
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str(&format!("{failed} queries failed"));
+            }
+        }
+        result
+    }
+
+    /// The chart's title: the dataset and the server.
+    pub fn chart_title(&self, report: &CaseReport) -> String {
+        format!("{} on {}", self.dataset.name(), report.server)
+    }
+
+    /// Writes the result file and the chart of `report` into `outputs` (renamed into place), or,
+    /// when queries failed and the failed are not kept, neither (their temporary files removed).
+    pub fn write(&self, report: &CaseReport, outputs: OpenOutputs) -> Result<Written, CaseError> {
+        let OpenOutputs { result, plot } = outputs;
+        if report.failed_queries() > 0 && !self.outputs.keep_failed {
+            let withheld = [&self.outputs.result, &self.outputs.plot]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
+            return Ok(Written::Withheld(withheld));
+        }
+        let file = self.result(report);
+        if let Some(output) = result {
+            commit(output, file.to_json().as_bytes())?;
+        }
+        if let Some(output) = plot {
+            let svg = concurrency_chart(&file.results[0].metrics, &self.chart_title(report))
+                .map_err(|e| CaseError::Write(e.to_string()))?;
+            commit(output, svg.as_bytes())?;
+        }
+        Ok(Written::All)
+    }
+}
+
+/// Refuses `output` when it is one of `inputs` (or a link to one).
+fn refuse_inputs<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), CaseError> {
+    for input in inputs {
+        refuse_same_file(Some(input), Some(output))
+            .map_err(|e| CaseError::Output(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Refuses `output` when it is one of the result files `inputs` that `bench plot` reads.
+pub fn refuse_plot_inputs(output: Option<&Path>, inputs: &[PathBuf]) -> Result<(), CaseError> {
+    match output {
+        Some(output) => refuse_inputs(output, inputs.iter().map(PathBuf::as_path)),
+        None => Ok(()),
+    }
+}
+
+/// Writes `bytes` and renames the file into place.
+fn commit(mut output: Output, bytes: &[u8]) -> Result<(), CaseError> {
+    output
+        .write_all(bytes)
+        .map_err(|e| CaseError::Write(e.to_string()))?;
+    output.commit().map_err(|e| CaseError::Write(e.to_string()))
+}
