@@ -166,3 +166,25 @@ fn a_second_interrupt_ends_the_run_and_removes_the_temporary_results_file() {
     assert_eq!(temporaries(dir.path()), Vec::<String>::new());
     assert!(!results.exists());
 }
+
+#[test]
+fn a_dataset_folder_as_the_exact_training_file_is_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let output = search(&["--exact", folder.to_str().unwrap()]);
+    assert_error(&output, 2, "is a folder", "--exact FOLDER");
+    assert_error(&output, 2, "neighbors.parquet", "--exact FOLDER");
+}
+
+#[test]
+fn help_names_the_parquet_ground_truth_and_its_ids() {
+    let output = with_args(&["search", "--help"]).output().unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
+        "neighbors.parquet",
+        "neighbors_id",
+        "`id` values of VectorDBBench's train files",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+}
