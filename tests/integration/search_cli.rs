@@ -103,20 +103,12 @@ fn the_vector_column_is_named_by_vector_column_or_column() {
     );
 }
 
-/// The `.cqlwire-*.tmp` files in `dir`.
-fn temporaries(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(".cqlwire-") && name.ends_with(".tmp"))
-        .collect()
-}
-
 /// The results file is open (as a temporary file) while `search` connects; a server that accepts
 /// the connection and never answers keeps it connecting. The first SIGINT asks the run to stop, the
 /// second ends it at once (exit 130): the temporary file goes with it and no results file is left.
 #[test]
 fn a_second_interrupt_ends_the_run_and_removes_the_temporary_results_file() {
+    use cqlwire_testkit::temporaries;
     use std::time::{Duration, Instant};
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

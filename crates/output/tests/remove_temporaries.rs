@@ -4,14 +4,7 @@
 use std::io::Write;
 
 use cqlwire_output::{remove_temporaries, Output};
-
-fn temporaries(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(".cqlwire-") && name.ends_with(".tmp"))
-        .collect()
-}
+use cqlwire_testkit::temporaries;
 
 #[test]
 fn open_outputs_lose_their_temporary_files_and_destinations_stay_as_they_were() {
