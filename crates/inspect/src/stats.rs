@@ -1,8 +1,8 @@
 //! `--stats`: per statement (query text or prepared id) the count of answered requests, errors and
 //! latency percentiles; per direction and opcode the message counts; the problems; the TLS
 //! connections, decrypted or not. The ScyllaDB driver's probes of tables only ScyllaDB has
-//! ([`DRIVER_PROBES`]), which Apache Cassandra refuses in every session of that driver, are noted
-//! apart and not counted as errors.
+//! ([`DRIVER_PROBES`]), which Apache Cassandra refuses whenever that driver reads the schema, are
+//! noted apart and not counted as errors.
 //!
 //! At most [`MAX_STATEMENTS`] distinct statements are kept (the first seen); the requests of the
 //! others are counted together in [`Stats::more`], and the others themselves by a 64-bit hash of
