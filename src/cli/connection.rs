@@ -87,6 +87,8 @@ impl SettingNames for Flags {
 /// The engine's error with the exit code it deserves: options, mapping and schema are usage.
 pub fn engine_error(error: LoadError) -> CliError {
     let message = match error.setting() {
+        // The login's advice below names the flag.
+        Some(Setting::Username) => error.message().to_owned(),
         Some(setting) => format!("{} ({})", error.message(), Flags.hint(setting)),
         None => error.message().to_owned(),
     };

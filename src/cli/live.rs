@@ -3,8 +3,8 @@
 //! progress display.
 //!
 //! SIGINT, SIGTERM and SIGHUP set the run's stop flag (the run drains and the command reports where
-//! it got to); a second one of them ends the process at once with the signal's conventional status
-//! (128 + its number).
+//! it got to); a second one of them removes the temporary files of the outputs still open and ends
+//! the process at once with the signal's conventional status (128 + its number).
 
 use super::CliError;
 use cqlwire_client::{ProgressSnapshot, RunControl};
@@ -97,6 +97,8 @@ fn stop_on_signals(stop: Arc<AtomicBool>) {
                     _ = hangup.recv() => libc::SIGHUP,
                 };
                 if stop.swap(true, Ordering::Relaxed) {
+                    // The outputs are not dropped on the way out: their temporary files go first.
+                    cqlwire_output::remove_temporaries();
                     std::process::exit(128 + number);
                 }
             }
@@ -107,6 +109,7 @@ fn stop_on_signals(stop: Arc<AtomicBool>) {
         if tokio::signal::ctrl_c().await.is_ok() {
             stop.store(true, Ordering::Relaxed);
             if tokio::signal::ctrl_c().await.is_ok() {
+                cqlwire_output::remove_temporaries();
                 std::process::exit(130);
             }
         }

@@ -43,6 +43,10 @@ Examples:
   # similarity function, and keep every query's answer for plotting:
   cqlwire search queries.npy --hosts db1 --table ks.docs --exact train.npy --results answers.csv
 
+  # A VectorDBBench dataset folder loaded with its ids: its test queries and neighbors.parquet
+  cqlwire search cohere/test.parquet --hosts db1 --table ks.cohere \\
+      --ground-truth cohere/neighbors.parquet --k 100
+
 Output: the summary on standard output (text, or one JSON object with --format json: queries, k, \
 recall, recall_min, qps, latency_ms {p50, p95, p99, max}, concurrency, errors, warnings, and \
 index_wait_s with --wait-for-index, interrupted when a signal stopped the run); progress on standard \
@@ -72,11 +76,14 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub k: u32,
     /// Ground truth: big-ann-benchmarks binary (u32 n, u32 k, u32 ids, f32 distances), .ivecs, an
-    /// integer .npy, or an HDF5 file's `neighbors`; ids are training row numbers.
+    /// integer .npy, an HDF5 file's `neighbors`, or VectorDBBench's neighbors.parquet (its
+    /// `neighbors_id` lists); ids are the keys the table holds: training row numbers (load
+    /// --row-number-column), or the `id` values of VectorDBBench's train files.
     #[arg(long, value_name = "FILE", conflicts_with = "exact")]
     pub ground_truth: Option<PathBuf>,
     /// Compute the ground truth by brute force over this training file, with the index's similarity
-    /// function.
+    /// function; ids are its row numbers. One file, not a VectorDBBench folder (whose ground truth
+    /// is its neighbors.parquet).
     #[arg(long, value_name = "TRAIN")]
     pub exact: Option<PathBuf>,
     /// The dataset of an HDF5 query file (ann-benchmarks' layout: train, test, neighbors,

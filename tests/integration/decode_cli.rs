@@ -429,3 +429,42 @@ fn a_payload_of_many_refused_elements_lists_a_hundred_and_counts_the_rest() {
         .expect("a line")
         .ends_with("(element 99); and 900 more items Apache Cassandra refuses, not listed"));
 }
+
+#[test]
+fn a_vector_payload_of_the_wrong_length_names_the_dimension_in_bytes_and_elements() {
+    // 1.0, 2.0, 3.0, 4.0, 5.0 as big-endian floats.
+    let floats = ["3f800000", "40000000", "40400000", "40800000", "40a00000"];
+    let cases = [
+        (
+            floats[..3].concat(),
+            "vector<float, 4> needs 16 bytes (4 elements of 4), got 12 (3 elements) at byte 0",
+        ),
+        (
+            floats.concat(),
+            "vector<float, 4> needs 16 bytes (4 elements of 4), got 20 (5 elements) at byte 16; \
+             --allow-trailing ignores the bytes after the value",
+        ),
+    ];
+    for (payload, message) in cases {
+        let output = common::with_args(&["decode", "vector<float, 4>", &payload])
+            .output()
+            .unwrap();
+        common::assert_error(&output, 1, message, &payload);
+    }
+    // Elements behind vint lengths (smallint: 02 then 2 bytes) are counted as elements.
+    for (payload, message) in [
+        (
+            "020001 020002",
+            "vector<smallint, 3> needs 3 elements, the value ends after 2 at byte 6",
+        ),
+        (
+            "020001 020002 020003 020004",
+            "vector<smallint, 3> needs 3 elements, got 4 at byte 9",
+        ),
+    ] {
+        let output = common::with_args(&["decode", "vector<smallint, 3>", payload])
+            .output()
+            .unwrap();
+        common::assert_error(&output, 1, message, payload);
+    }
+}

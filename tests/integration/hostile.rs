@@ -7,6 +7,7 @@
 //! another user) print a note and return when they cannot run.
 
 use crate::common;
+use cqlwire_testkit::temporaries;
 
 use common::{assert_error, cqlwire, fixture, hex, noise, run, with_args, write_npy};
 use std::fs::{self, File};
@@ -23,15 +24,6 @@ fn long_int_list_hex(n: u32) -> String {
         bytes.extend_from_slice(&i.to_be_bytes());
     }
     hex(&bytes)
-}
-
-/// The names of the temporary outputs (`.cqlwire-*.tmp`) in `dir`.
-fn temporaries(dir: &Path) -> Vec<String> {
-    fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".cqlwire-") && n.ends_with(".tmp"))
-        .collect()
 }
 
 /// Whether this process runs as root (who can read a mode-000 file and mount file systems).

@@ -1075,3 +1075,57 @@ fn bound_values_cassandra_refuses_get_a_note_in_every_format() {
         [("EXECUTE", vec![LIST_NOTE]), ("BATCH", vec![MAP_NOTE])]
     );
 }
+
+#[test]
+fn the_scylladb_drivers_probes_in_cqlwires_own_traffic_are_notes_not_errors() {
+    // cqlwire load against Apache Cassandra 5.0.9: the driver reads the schema of the keyspace,
+    // including two tables only ScyllaDB has (as its source, scylla 1.9 metadata/fetching.rs,
+    // writes them), and the server refuses both with 0x2200 "table … does not exist".
+    let probes = [
+        "PREPARE SELECT keyspace_name, initial_tablets FROM system_schema.scylla_keyspaces where \
+         keyspace_name in ?",
+        "PREPARE SELECT keyspace_name, table_name, partitioner FROM system_schema.scylla_tables \
+         where keyspace_name in ?",
+    ];
+    let path = fixture("cqlwire-load-v4-none.pcap");
+    let messages = json_lines(&run(&[path.to_str().unwrap(), "--format", "json"]).0);
+    let refusals: Vec<&Json> = messages
+        .iter()
+        .filter(|m| m["opcode"] == "ERROR")
+        .map(|m| &m["body"])
+        .collect();
+    assert_eq!(refusals.len(), 2);
+    assert!(refusals.iter().all(|body| body["code"] == 0x2200
+        && body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("does not exist")));
+
+    let (text, _) = run(&[path.to_str().unwrap(), "--stats", "--format", "json"]);
+    let stats: Json = serde_json::from_str(&text).unwrap();
+    assert_eq!(stats["error_codes"], serde_json::json!({}));
+    for s in stats["statements"].as_array().unwrap() {
+        assert_eq!(s["errors"], 0, "{s}");
+    }
+    let noted: Vec<(&str, u64)> = stats["driver_probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["statement"].as_str().unwrap(),
+                p["refused"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(noted, [(probes[0], 1), (probes[1], 1)]);
+
+    let (text, _) = run(&[path.to_str().unwrap(), "--stats"]);
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 2, "{text}");
+    for (note, probe) in notes.iter().zip(probes) {
+        assert!(note.ends_with(probe), "{note}");
+        assert!(note.contains("not counted as errors"), "{note}");
+    }
+    assert!(!text.contains("error    0x2200"), "{text}");
+}

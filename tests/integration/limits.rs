@@ -90,12 +90,13 @@ fn element_counts_are_checked_against_the_bytes_left() {
         (
             "vector<float, 100000000>",
             "00",
-            "needs 400000000 bytes but only 1 are left",
+            "vector<float, 100000000> needs 400000000 bytes (100000000 elements of 4), got 1 (0 \
+             elements and 1 byte)",
         ),
         (
             "vector<text, 100000000>",
             "00",
-            "vector ends after 1 of 100000000 elements",
+            "vector<text, 100000000> needs 100000000 elements, the value ends after 1",
         ),
     ];
     for (ty, payload, message) in cases {

@@ -102,3 +102,81 @@ fn the_vector_column_is_named_by_vector_column_or_column() {
         "both spellings",
     );
 }
+
+/// The results file is open (as a temporary file) while `search` connects; a server that accepts
+/// the connection and never answers keeps it connecting. The first SIGINT asks the run to stop, the
+/// second ends it at once (exit 130): the temporary file goes with it and no results file is left.
+#[test]
+fn a_second_interrupt_ends_the_run_and_removes_the_temporary_results_file() {
+    use cqlwire_testkit::temporaries;
+    use std::time::{Duration, Instant};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts and holds every connection, answering nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("answers.csv");
+    let queries = fixture("search/test.npy");
+    let mut child = with_args(&["search", queries.to_str().unwrap(), "--table", "ks.t"])
+        .arg("--hosts")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--results")
+        .arg(&results)
+        .args(["--timeout", "60", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while temporaries(dir.path()).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "search ended early");
+        assert!(
+            Instant::now() < deadline,
+            "no temporary results file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let interrupt = || {
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
+    interrupt();
+    // Apart, so that the two are seen as two.
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+    assert!(!results.exists());
+}
+
+#[test]
+fn a_dataset_folder_as_the_exact_training_file_is_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let output = search(&["--exact", folder.to_str().unwrap()]);
+    assert_error(&output, 2, "is a folder", "--exact FOLDER");
+    assert_error(&output, 2, "neighbors.parquet", "--exact FOLDER");
+}
+
+#[test]
+fn help_names_the_parquet_ground_truth_and_its_ids() {
+    let output = with_args(&["search", "--help"]).output().unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
+        "neighbors.parquet",
+        "neighbors_id",
+        "`id` values of VectorDBBench's train files",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+}

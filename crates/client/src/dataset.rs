@@ -93,6 +93,17 @@ pub struct Dataset {
     bindings: Vec<Binding>,
     /// The first batch, read at open to learn where the selected rows start.
     first: Option<Batch>,
+    /// How the input was opened when it has several list columns and none was chosen: the first
+    /// is read as the vector column until [`Dataset::table_columns`] finds the table's only vector
+    /// column among the others.
+    reopen: Option<Reopen>,
+}
+
+/// An input file opened with the first of several list columns as its vector column.
+struct Reopen {
+    options: DatasetOptions,
+    /// The input's list columns, in the file's order.
+    candidates: Vec<String>,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -120,23 +131,92 @@ impl Dataset {
     /// Opens the input and works out the table columns it provides.
     ///
     /// An input file with several list columns and none chosen (a Parquet or Arrow file that
-    /// `unload` wrote of a table with two vector columns) is read with its first list column as
-    /// the vector column and the others as columns of their own, each loaded by name.
+    /// `unload` wrote of a table with a list column or two vector columns) is read with its first
+    /// list column that reads as vectors as the vector column and the others as columns of their
+    /// own, each loaded by name, until [`Dataset::table_columns`] learns the table's only vector
+    /// column.
     pub fn open(options: &DatasetOptions) -> Result<Dataset, LoadError> {
         let input = |e: InputError| LoadError::new(LoadErrorKind::Input, e.to_string());
-        let reader = match convert::open(options.path.as_deref(), options.input.clone()) {
+        let open_with = |column: &String| {
+            let input_options = InputOptions {
+                column: Some(column.clone()),
+                ..options.input.clone()
+            };
+            let reader = convert::open(options.path.as_deref(), input_options).map_err(input)?;
+            Dataset::from_reader(reader, &options.map, options.row_number_column.clone())
+        };
+        match convert::open(options.path.as_deref(), options.input.clone()) {
             Err(InputError::AmbiguousColumn { columns, .. })
                 if options.input.column.is_none() && named(options.path.as_deref()).is_some() =>
             {
-                let input_options = InputOptions {
-                    column: columns.into_iter().next(),
-                    ..options.input.clone()
-                };
-                convert::open(options.path.as_deref(), input_options).map_err(input)?
+                // The first list column that reads as vectors (a list column of lists of several
+                // lengths does not), until the table says which one it takes.
+                let mut first_error = None;
+                for column in &columns {
+                    match open_with(column) {
+                        Ok(mut dataset) => {
+                            dataset.reopen = Some(Reopen {
+                                options: options.clone(),
+                                candidates: columns,
+                            });
+                            return Ok(dataset);
+                        }
+                        Err(error) => {
+                            first_error.get_or_insert(error);
+                        }
+                    }
+                }
+                Err(first_error.unwrap_or_else(|| {
+                    LoadError::new(LoadErrorKind::Input, "the input has no list column")
+                }))
             }
-            opened => opened.map_err(input)?,
+            opened => Dataset::from_reader(
+                opened.map_err(input)?,
+                &options.map,
+                options.row_number_column.clone(),
+            ),
+        }
+    }
+
+    /// For an input opened with the first of several list columns as its vector column: the input
+    /// opened again with the list column that fills `table`'s only vector column (after the
+    /// renames), when that is another one.
+    fn with_the_tables_vector_column(
+        &mut self,
+        table: &[TableColumn],
+    ) -> Result<Option<Dataset>, LoadError> {
+        let Some(reopen) = self.reopen.take() else {
+            return Ok(None);
         };
-        Dataset::from_reader(reader, &options.map, options.row_number_column.clone())
+        let mut vectors = table
+            .iter()
+            .filter(|column| matches!(column.cql_type.column_type(), ColumnType::Vector { .. }));
+        let (Some(only), None) = (vectors.next(), vectors.next()) else {
+            return Ok(None);
+        };
+        if self
+            .vector_column
+            .as_deref()
+            .is_some_and(|name| names_column(name, &only.name))
+        {
+            return Ok(None);
+        }
+        let map = &reopen.options.map;
+        let fills = |candidate: &&String| match map.iter().find(|(from, _)| from == *candidate) {
+            Some((_, to)) => !to.is_empty() && names_column(to, &only.name),
+            None => names_column(candidate, &only.name),
+        };
+        let Some(column) = reopen.candidates.iter().find(fills) else {
+            return Ok(None);
+        };
+        let options = &reopen.options;
+        let input = InputOptions {
+            column: Some(column.clone()),
+            ..options.input.clone()
+        };
+        let reader = convert::open(options.path.as_deref(), input)
+            .map_err(|e| LoadError::new(LoadErrorKind::Input, e.to_string()))?;
+        Dataset::from_reader(reader, map, options.row_number_column.clone()).map(Some)
     }
 
     /// A dataset over an already open reader (e.g. record batches in memory, see
@@ -181,6 +261,7 @@ impl Dataset {
             columns,
             row_number_column,
             bindings: Vec::new(),
+            reopen: None,
         })
     }
 
@@ -188,7 +269,14 @@ impl Dataset {
     /// the input's column, or the table's only vector column for inputs without names; none for an
     /// input read without vectors), the other input columns, and the row-number column. Refuses a
     /// vector column the table cannot take.
+    ///
+    /// An input file with several list columns and none chosen fills the table's only vector
+    /// column from the list column of that name (after the renames), whichever comes first in the
+    /// file.
     pub fn table_columns(&mut self, table: &[TableColumn]) -> Result<Vec<String>, LoadError> {
+        if let Some(reopened) = self.with_the_tables_vector_column(table)? {
+            *self = reopened;
+        }
         if self.vector_column.is_none() && self.reader.has_vectors() {
             let vectors: Vec<&TableColumn> = table
                 .iter()

@@ -105,6 +105,9 @@ pub enum Setting {
     TlsCert,
     /// The client certificate's private key.
     TlsKey,
+    /// The user to log in as (the password comes with it: the caller's own, or the environment's
+    /// `CQLWIRE_PASSWORD`).
+    Username,
 }
 
 impl Setting {
@@ -120,6 +123,7 @@ impl Setting {
             Setting::Ids => "ids",
             Setting::TlsCert => "tls_cert",
             Setting::TlsKey => "tls_key",
+            Setting::Username => "username",
         }
     }
 }

@@ -613,6 +613,7 @@ fn shown_statements(stats: &Stats, form: ValueForm<'_>) -> BTreeMap<String, Stat
         let merged = shown.entry(form.statement(text).into_owned()).or_default();
         merged.count += s.count;
         merged.errors += s.errors;
+        merged.probes_refused += s.probes_refused;
         merged.latencies.extend_from_slice(&s.latencies);
     }
     for s in shown.values_mut() {
@@ -653,6 +654,19 @@ fn write_stats<W: Write>(
             ms_field(&mut w, "p50_ms", s.quantile(0.5));
             ms_field(&mut w, "p99_ms", s.quantile(0.99));
             ms_field(&mut w, "max_ms", s.latencies.last().copied());
+            w.end_object();
+        }
+        w.end_array();
+        w.key("driver_probes");
+        w.begin_array();
+        for (text, s) in statements.iter().filter(|(_, s)| s.probes_refused > 0) {
+            w.begin_object();
+            w.key("statement");
+            w.str(text);
+            w.key("refused");
+            w.u64(s.probes_refused);
+            w.key("code");
+            w.str("0x2200");
             w.end_object();
         }
         w.end_array();
@@ -740,6 +754,17 @@ fn write_stats<W: Write>(
             out,
             "{:>6} {:>6} {:>10} {:>10} {:>10}  ({at_least}{} more statements)",
             more.count, more.errors, "-", "-", "-", more.distinct
+        )?;
+    }
+    for (text, s) in statements.iter().filter(|(_, s)| s.probes_refused > 0) {
+        let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let plural = if s.probes_refused == 1 { "" } else { "s" };
+        writeln!(
+            out,
+            "note: a ScyllaDB driver's probe of a table only ScyllaDB has, refused {} time{plural} \
+             (0x2200) and not counted as errors: {}",
+            s.probes_refused,
+            one_line(&text)
         )?;
     }
     writeln!(out)?;

@@ -1,6 +1,8 @@
 //! `--stats`: per statement (query text or prepared id) the count of answered requests, errors and
 //! latency percentiles; per direction and opcode the message counts; the problems; the TLS
-//! connections, decrypted or not.
+//! connections, decrypted or not. The ScyllaDB driver's probes of tables only ScyllaDB has
+//! ([`DRIVER_PROBES`]), which Apache Cassandra refuses whenever that driver reads the schema, are
+//! noted apart and not counted as errors.
 //!
 //! At most [`MAX_STATEMENTS`] distinct statements are kept (the first seen); the requests of the
 //! others are counted together in [`Stats::more`], and the others themselves by a 64-bit hash of
@@ -19,13 +21,39 @@ pub const MAX_STATEMENTS: usize = 10_000;
 /// them; beyond, [`More::distinct`] is a lower bound.
 pub const MAX_MORE_COUNTED: usize = 1 << 20;
 
+/// The ScyllaDB Rust driver's reads of tables that only ScyllaDB has, which it sends while it reads
+/// the schema (cqlwire's `load`, `unload`, `search` and `bench` send them too) and which Apache
+/// Cassandra answers with ERROR 0x2200 (`table scylla_tables does not exist`); each also with
+/// ` where keyspace_name in ?` after it, as the driver sends it when it reads some keyspaces only.
+pub const DRIVER_PROBES: [&str; 3] = [
+    "SELECT keyspace_name, table_name, partitioner FROM system_schema.scylla_tables",
+    "SELECT keyspace_name, initial_tablets FROM system_schema.scylla_keyspaces",
+    "SELECT keyspace_name, initial_tablets, consistency FROM system_schema.scylla_keyspaces",
+];
+
+/// The error code (Invalid) with which Apache Cassandra refuses a [`DRIVER_PROBES`] statement.
+const PROBE_REFUSED: i32 = 0x2200;
+
+/// Whether `statement` (a query's text, or `PREPARE ` and the text) is one of the
+/// [`DRIVER_PROBES`].
+pub fn is_driver_probe(statement: &str) -> bool {
+    let statement = statement.strip_prefix("PREPARE ").unwrap_or(statement);
+    DRIVER_PROBES.iter().any(|probe| {
+        statement
+            .strip_prefix(probe)
+            .is_some_and(|rest| rest.is_empty() || rest == " where keyspace_name in ?")
+    })
+}
+
 /// What is known of one statement.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Statement {
     /// Answered requests.
     pub count: u64,
-    /// Answers that were ERROR.
+    /// Answers that were ERROR (a [`DRIVER_PROBES`] statement's refusals are not counted).
     pub errors: u64,
+    /// Answers that were the ERROR 0x2200 of a [`DRIVER_PROBES`] statement.
+    pub probes_refused: u64,
     /// Latencies in nanoseconds, sorted by [`Stats::finish`].
     pub latencies: Vec<u64>,
 }
@@ -65,7 +93,7 @@ pub struct Stats {
     max_statements: usize,
     /// Messages by sender and opcode name.
     pub opcodes: BTreeMap<(&'static str, &'static str), u64>,
-    /// Error codes seen, with their counts.
+    /// Error codes seen, with their counts (the refusals of [`DRIVER_PROBES`] statements left out).
     pub error_codes: BTreeMap<i32, u64>,
     /// Messages whose body could not be decoded.
     pub undecoded: u64,
@@ -137,20 +165,25 @@ impl Stats {
                 None
             }
         };
-        if let Some(code) = error {
+        let statement = m.request.as_ref().and_then(|r| r.statement.as_ref());
+        let probe = error == Some(PROBE_REFUSED) && statement.is_some_and(|t| is_driver_probe(t));
+        if let (Some(code), false) = (error, probe) {
             *self.error_codes.entry(code).or_default() += 1;
         }
         if let Some(request) = &m.request {
             if let Some(text) = &request.statement {
-                let error = u64::from(m.header.opcode == Opcode::Error);
+                let error = u64::from(m.header.opcode == Opcode::Error && !probe);
+                let refused = u64::from(probe);
                 if let Some(s) = self.statements.get_mut(text) {
                     s.count += 1;
                     s.errors += error;
+                    s.probes_refused += refused;
                     s.latencies.push(request.latency);
                 } else if self.statements.len() < self.max_statements {
                     let s = Statement {
                         count: 1,
                         errors: error,
+                        probes_refused: refused,
                         latencies: vec![request.latency],
                     };
                     self.statements.insert(text.clone(), s);
@@ -179,5 +212,32 @@ impl Stats {
         for s in self.statements.values_mut() {
             s.latencies.sort_unstable();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_probes_are_the_drivers_texts_alone_or_filtered_by_keyspace() {
+        for probe in DRIVER_PROBES {
+            assert!(is_driver_probe(probe));
+            assert!(is_driver_probe(&format!(
+                "{probe} where keyspace_name in ?"
+            )));
+            assert!(is_driver_probe(&format!(
+                "PREPARE {probe} where keyspace_name in ?"
+            )));
+            // A user's own statements on the same tables are theirs.
+            assert!(!is_driver_probe(&format!(
+                "{probe} where keyspace_name = 'ks'"
+            )));
+            assert!(!is_driver_probe(&format!("{probe} LIMIT 1")));
+        }
+        assert!(!is_driver_probe(
+            "SELECT * FROM system_schema.scylla_tables"
+        ));
+        assert!(!is_driver_probe("SELECT * FROM system.local"));
     }
 }

@@ -84,8 +84,9 @@ fn install_handler() {
     });
 }
 
-/// Unlinks every registered temporary file, then ends the process by the same signal.
-extern "C" fn on_signal(signal: c_int) {
+/// Unlinks every registered temporary file (async-signal-safe): for a process about to end without
+/// dropping its outputs, from a signal handler or from a caller that handles the signals itself.
+pub(crate) fn remove_registered() {
     for entry in &PENDING {
         let path = entry.swap(ptr::null_mut(), Ordering::SeqCst);
         if !path.is_null() {
@@ -93,6 +94,11 @@ extern "C" fn on_signal(signal: c_int) {
             unsafe { libc::unlink(path) };
         }
     }
+}
+
+/// Unlinks every registered temporary file, then ends the process by the same signal.
+extern "C" fn on_signal(signal: c_int) {
+    remove_registered();
     // SAFETY: async-signal-safe calls; the default action ends the process with this signal.
     unsafe {
         libc::signal(signal, libc::SIG_DFL);

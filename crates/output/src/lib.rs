@@ -31,6 +31,15 @@ use std::path::Path;
 
 pub use file::{refuse_same_file, same_destination, Output, OutputError};
 
+/// Removes the temporary files of every atomic [`Output`] still open, leaving their destinations
+/// as they were: for a process that ends at once without dropping them, such as a command whose
+/// own handler of SIGINT, SIGTERM or SIGHUP calls `std::process::exit` on a second signal (the
+/// outputs then leave those signals to it). Those outputs can no longer be committed.
+pub fn remove_temporaries() {
+    #[cfg(unix)]
+    interrupt::remove_registered();
+}
+
 /// Returns `None` for a standard stream (`-` or no path), else the path.
 pub fn named(path: Option<&Path>) -> Option<&Path> {
     path.filter(|p| p.as_os_str() != "-")

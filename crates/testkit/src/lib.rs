@@ -25,3 +25,12 @@ pub fn jsonl(relative: &str) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).expect("json line"))
         .collect()
 }
+
+/// The names of the temporary outputs (`.cqlwire-*.tmp`) in `dir`.
+pub fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".cqlwire-") && name.ends_with(".tmp"))
+        .collect()
+}

@@ -381,3 +381,90 @@ fn an_integer_column_adds_to_a_counter_as_an_eight_byte_bigint() {
         "{refused}"
     );
 }
+
+/// A Parquet file as `unload` writes a table `(id bigint, a_tags list<int>, vec vector<float, 4>)`:
+/// its columns in the table's order, the list column before the vector column.
+fn list_before_vector(path: &Path, rows: &[(i64, Vec<i32>, [f32; 4])]) {
+    use arrow_array::builder::{FixedSizeListBuilder, Float32Builder, Int32Builder, ListBuilder};
+    use arrow_array::{Int64Array, RecordBatch};
+
+    let mut tags = ListBuilder::new(Int32Builder::new());
+    let mut vectors = FixedSizeListBuilder::new(Float32Builder::new(), 4);
+    for (_, row_tags, vector) in rows {
+        tags.values().append_slice(row_tags);
+        tags.append(true);
+        vectors.values().append_slice(vector);
+        vectors.append(true);
+    }
+    let ids = Int64Array::from_iter_values(rows.iter().map(|row| row.0));
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(ids) as ArrayRef),
+        ("a_tags", Arc::new(tags.finish()) as ArrayRef),
+        ("vec", Arc::new(vectors.finish()) as ArrayRef),
+    ])
+    .unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+#[test]
+fn the_tables_only_vector_column_is_filled_though_a_list_column_comes_first() {
+    // Lists of one length read as vectors too; lists of several lengths do not.
+    let even = [
+        (7, vec![1, 2], [1.0, -2.5, 0.0, 3.25]),
+        (9, vec![3, 4], [0.5, 0.25, -0.125, 8.0]),
+    ];
+    let ragged = [
+        (7, vec![1, 2], [1.0, -2.5, 0.0, 3.25]),
+        (9, vec![], [0.5, 0.25, -0.125, 8.0]),
+    ];
+    for rows in [even, ragged] {
+        fills_the_vector_column_from_vec(&rows);
+    }
+}
+
+fn fills_the_vector_column_from_vec(rows: &[(i64, Vec<i32>, [f32; 4])]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unloaded.parquet");
+    list_before_vector(&path, rows);
+    let table = [
+        column(
+            "id",
+            native(NativeType::BigInt),
+            ColumnRole::PartitionKey(0),
+        ),
+        column(
+            "a_tags",
+            collection(
+                false,
+                CollectionType::List(Box::new(native(NativeType::Int))),
+            ),
+            ColumnRole::Regular,
+        ),
+        column("vec", vector(NativeType::Float, 4), ColumnRole::Regular),
+    ];
+    let mut dataset = Dataset::open(&options(path)).unwrap();
+    let mut columns = dataset.table_columns(&table).unwrap();
+    assert_eq!(columns.remove(0), "vec");
+    columns.sort();
+    assert_eq!(columns, ["a_tags", "id"]);
+    dataset
+        .bind(&markers(&table, &["id", "a_tags", "vec"]), &table)
+        .unwrap();
+    let loaded = all_rows(&mut dataset);
+    assert_eq!(loaded.len(), rows.len());
+    for (row, (id, tags, vector)) in loaded.iter().zip(rows) {
+        assert_eq!(bytes(&row.values[0]), id.to_be_bytes());
+        // A list<int> value: the count, then each element behind its 4-byte length.
+        let mut list = (tags.len() as i32).to_be_bytes().to_vec();
+        for tag in tags {
+            list.extend_from_slice(&4i32.to_be_bytes());
+            list.extend_from_slice(&tag.to_be_bytes());
+        }
+        assert_eq!(bytes(&row.values[1]), list);
+        let floats: Vec<u8> = vector.iter().flat_map(|x| x.to_be_bytes()).collect();
+        assert_eq!(bytes(&row.values[2]), floats);
+    }
+}

@@ -22,7 +22,7 @@ use cqlwire_vector::output::{refuse_same_file, Output, OutputError};
 use super::{
     GroundTruth, QuerySet, SearchOptions, SearchReport, Searcher, VectorIndex, RESULTS_HEADER,
 };
-use crate::error::LoadError;
+use crate::error::{LoadError, LoadErrorKind};
 use crate::report::RunControl;
 
 /// Query vectors per batch read from a query file.
@@ -158,10 +158,24 @@ pub struct PreparedSearch {
 }
 
 impl SearchJob {
-    /// Refuses a results file that is one of the inputs (the query file, the ground truth's or the
-    /// training file). [`run`](SearchJob::run) checks it too; call it first to refuse the job
+    /// Refuses a folder as the training file of an exact ground truth, and a results file that is
+    /// one of the inputs (the query file, the ground truth's or the training file).
+    /// [`run`](SearchJob::run) checks it too; call it first to refuse the job
     /// before anything else is asked (a password, say).
     pub fn check(&self) -> Result<(), SearchError> {
+        if let GroundTruth::Exact(train) = &self.ground_truth {
+            if train.is_dir() {
+                return Err(SearchError::Search(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!(
+                        "{} is a folder: exact neighbours are computed over one training file; a \
+                         VectorDBBench folder's ground truth is its neighbors.parquet, given as the \
+                         ground-truth file (its ids are the train files' id values)",
+                        train.display()
+                    ),
+                )));
+            }
+        }
         let Some(results) = &self.results else {
             return Ok(());
         };

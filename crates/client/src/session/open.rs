@@ -13,7 +13,7 @@ use scylla::frame::Compression;
 use scylla::policies::retry::FallthroughRetryPolicy;
 
 use super::SessionOptions;
-use crate::error::{LoadError, LoadErrorKind};
+use crate::error::{LoadError, LoadErrorKind, Setting};
 
 /// A driver session to the cluster of `options` (its login, TLS, compression, and every request
 /// at its consistency and timeout, never retried by the driver), reading the schema of `keyspace`.
@@ -64,6 +64,21 @@ pub(crate) async fn open_session(
             )
         })?;
     built.map_err(|error| {
+        // The driver's own advice names its builder; the way out is a setting of the job.
+        if matches!(
+            setup_error(&error),
+            Some(ConnectionSetupRequestErrorKind::MissingAuthentication)
+        ) {
+            return LoadError::new(
+                LoadErrorKind::Authentication,
+                format!(
+                    "cannot connect to {}: the server asks for a login and none was given",
+                    hosts_text()
+                ),
+            )
+            .with_setting(Setting::Username)
+            .with_source(error);
+        }
         let kind = if is_authentication_failure(&error) {
             LoadErrorKind::Authentication
         } else {
@@ -74,16 +89,24 @@ pub(crate) async fn open_session(
     })
 }
 
-fn is_authentication_failure(error: &NewSessionError) -> bool {
+/// The error of the last connection's setup, when that is why no session could be made.
+fn setup_error(error: &NewSessionError) -> Option<&ConnectionSetupRequestErrorKind> {
     let NewSessionError::MetadataError(MetadataError::ConnectionPoolError(
         ConnectionPoolError::Broken {
             last_connection_error: ConnectionError::ConnectionSetupRequestError(setup),
         },
     )) = error
     else {
+        return None;
+    };
+    Some(setup.get_error())
+}
+
+fn is_authentication_failure(error: &NewSessionError) -> bool {
+    let Some(setup) = setup_error(error) else {
         return false;
     };
-    match setup.get_error() {
+    match setup {
         ConnectionSetupRequestErrorKind::DbError(DbError::AuthenticationError, _) => true,
         other => {
             // Missing credentials and authenticator failures have no DbError of their own.
@@ -99,6 +122,68 @@ mod tests {
 
     use super::*;
     use crate::session::Host;
+
+    /// A server that speaks just enough of native protocol v4 to ask every connection for a
+    /// login: SUPPORTED (no options) to OPTIONS, AUTHENTICATE (PasswordAuthenticator) to STARTUP.
+    async fn server_asking_for_a_login() -> u16 {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut header = [0u8; 9];
+                    while socket.read_exact(&mut header).await.is_ok() {
+                        let length = u32::from_be_bytes(header[5..9].try_into().unwrap());
+                        let mut body = vec![0u8; length as usize];
+                        if socket.read_exact(&mut body).await.is_err() {
+                            return;
+                        }
+                        let (opcode, answer): (u8, Vec<u8>) = match header[4] {
+                            // OPTIONS: SUPPORTED with an empty [string multimap].
+                            0x05 => (0x06, vec![0, 0]),
+                            // STARTUP: AUTHENTICATE with the authenticator's class as a [string].
+                            0x01 => {
+                                let class = b"org.apache.cassandra.auth.PasswordAuthenticator";
+                                let mut body = (class.len() as u16).to_be_bytes().to_vec();
+                                body.extend_from_slice(class);
+                                (0x03, body)
+                            }
+                            _ => return,
+                        };
+                        // A response of the request's version, on its stream.
+                        let mut frame = vec![0x80 | header[0], 0, header[2], header[3], opcode];
+                        frame.extend_from_slice(&(answer.len() as u32).to_be_bytes());
+                        frame.extend_from_slice(&answer);
+                        if socket.write_all(&frame).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn a_missing_login_names_the_username_setting_not_the_drivers_builder() {
+        let port = server_asking_for_a_login().await;
+        let host = Host::parse(&format!("127.0.0.1:{port}")).unwrap();
+        let options = SessionOptions::new(vec![host], "ks", "t");
+        let error = open_session(&options, "ks").await.unwrap_err();
+        assert_eq!(error.kind(), LoadErrorKind::Authentication, "{error}");
+        assert_eq!(
+            error.message(),
+            format!("cannot connect to 127.0.0.1:{port}: the server asks for a login and none was given")
+        );
+        assert_eq!(error.setting(), Some(Setting::Username));
+        // The driver's own error is kept underneath, with its advice for its own API.
+        let driver = error
+            .source()
+            .expect("the driver's error is kept")
+            .to_string();
+        assert!(driver.contains("SessionBuilder::user"), "{driver}");
+    }
 
     #[tokio::test]
     async fn a_refused_connection_keeps_the_drivers_error_as_its_source() {

@@ -24,6 +24,37 @@ fn native_size(native: NativeType) -> Option<usize> {
 
 type DecodeResult<T> = Result<T, DecodeError>;
 
+/// `count` and the noun, singular for one (`1 element`, `3 elements`).
+fn counted(count: usize, noun: &str) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    format!("{count} {noun}{plural}")
+}
+
+/// What is wrong with a vector `ty` of `dimension` fixed-size elements of `size` bytes whose value
+/// has `got` bytes: `vector<float, 4> needs 16 bytes (4 elements of 4), got 12 (3 elements)`.
+fn fixed_vector_size(ty: &CqlType, dimension: usize, size: usize, got: usize) -> String {
+    let needed = size as u128 * dimension as u128;
+    let (whole, part) = (got / size.max(1), got % size.max(1));
+    let mut elements = counted(whole, "element");
+    if part > 0 {
+        elements = format!("{elements} and {}", counted(part, "byte"));
+    }
+    let each = counted(dimension, "element");
+    format!("{ty} needs {needed} bytes ({each} of {size}), got {got} ({elements})")
+}
+
+/// How many vint-prefixed items `bytes` holds when it is exactly a sequence of them (at least one).
+fn whole_vint_items(bytes: &[u8]) -> Option<usize> {
+    let (mut pos, mut count) = (0, 0usize);
+    while pos < bytes.len() {
+        let (length, width) = vint::decode_unsigned(&bytes[pos..]).ok()?;
+        let length = usize::try_from(length).ok()?;
+        pos = pos.checked_add(width)?.checked_add(length)?;
+        count += 1;
+    }
+    (pos == bytes.len() && count > 0).then_some(count)
+}
+
 /// The decoder: a cursor over the payload (with the path to the current item) and an optional
 /// tracer.
 pub(super) struct Decoder<'b, 't, 'x> {
@@ -169,10 +200,45 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             _ => {
                 self.reject_empty(ty, start, end)?;
                 let (value, pos) = self.composite(ty, start, end)?;
+                if let (CqlType::Vector(element, dimension), true) = (ty, pos < end) {
+                    return Err(self.too_many_elements(ty, element, *dimension, start..pos, end));
+                }
                 self.expect_end(pos, end)?;
                 Ok(value)
             }
         }
+    }
+
+    /// The error for a vector value with bytes after its `dimension` elements (read from `read`,
+    /// the value ending at `end`): its size in bytes and elements for fixed-size elements; else how
+    /// many elements it holds when the rest is whole vint-prefixed elements, or how many bytes are
+    /// left after them.
+    fn too_many_elements(
+        &self,
+        ty: &CqlType,
+        element: &CqlType,
+        dimension: usize,
+        read: std::ops::Range<usize>,
+        end: usize,
+    ) -> DecodeError {
+        let pos = read.end;
+        let rest = self.cursor.bytes().get(pos..end).unwrap_or_default();
+        let message = match element.vector_element_size() {
+            Some(size) => fixed_vector_size(ty, dimension, size, end - read.start),
+            None => match whole_vint_items(rest) {
+                Some(more) => format!(
+                    "{ty} needs {}, got {}",
+                    counted(dimension, "element"),
+                    dimension.saturating_add(more)
+                ),
+                None => format!(
+                    "{ty} needs {}, got {dimension} and {}",
+                    counted(dimension, "element"),
+                    trailing(rest.len())
+                ),
+            },
+        };
+        self.error(pos, message)
     }
 
     /// Decodes a value starting at `start` and reading no further than `end`; returns the position
@@ -355,11 +421,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
             Some(size) => {
                 let needed = size.checked_mul(dimension).filter(|&n| n <= left);
                 let Some(needed) = needed else {
-                    let needed = size as u128 * dimension as u128;
-                    return Err(self.error(
-                        start,
-                        format!("{ty} value needs {needed} bytes but only {left} are left"),
-                    ));
+                    return Err(self.error(start, fixed_vector_size(ty, dimension, size, left)));
                 };
                 self.line(start, 0, || {
                     format!("vector of {dimension} {element} elements, {size} bytes each")
@@ -383,7 +445,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
                 let mut pos = start;
                 for i in 0..dimension {
                     self.enter(Step::Element(i));
-                    let (value, next) = self.vector_element(element, i, dimension, pos, end)?;
+                    let (value, next) = self.vector_element(ty, element, i, dimension, pos, end)?;
                     self.note(Place::Other, element, &value, pos);
                     values.extend(self.leave(element, value));
                     pos = next;
@@ -412,6 +474,7 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
     /// after it.
     fn vector_element(
         &mut self,
+        vector: &CqlType,
         element: &'t CqlType,
         index: usize,
         dimension: usize,
@@ -421,7 +484,10 @@ impl<'b, 't, 'x> Decoder<'b, 't, 'x> {
         if pos >= end {
             return Err(self.error(
                 pos,
-                format!("vector ends after {index} of {dimension} elements"),
+                format!(
+                    "{vector} needs {}, the value ends after {index}",
+                    counted(dimension, "element")
+                ),
             ));
         }
         let (length, width) = self.vint_length(pos, end)?;

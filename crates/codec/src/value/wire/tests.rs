@@ -309,21 +309,26 @@ fn vectors_follow_the_product_rules() {
         "vector<float, 3>",
         "3fc00000 bf800000",
         0,
-        "needs 12 bytes but only 8",
+        "vector<float, 3> needs 12 bytes (3 elements of 4), got 8 (2 elements)",
     );
-    fails("vector<float, 1>", "3fc00000 00", 4, "1 trailing byte");
+    fails(
+        "vector<float, 1>",
+        "3fc00000 00",
+        4,
+        "vector<float, 1> needs 4 bytes (1 element of 4), got 5 (1 element and 1 byte)",
+    );
     fails("vector<float, 1>", "", 0, "empty value");
     fails(
         "vector<smallint, 2>",
         "020001",
         3,
-        "vector ends after 1 of 2 elements",
+        "vector<smallint, 2> needs 2 elements, the value ends after 1",
     );
     fails(
         "vector<smallint, 2>",
         "020001 02fffe 00",
         6,
-        "1 trailing byte",
+        "vector<smallint, 2> needs 2 elements, got 3",
     );
     fails(
         "vector<smallint, 2>",
@@ -354,6 +359,59 @@ fn vectors_follow_the_product_rules() {
     assert!(decode(&huge, &[0; 8]).is_err());
     let huge = CqlType::Vector(Box::new(CqlType::Native(NativeType::Text)), usize::MAX);
     assert!(decode(&huge, &[0; 8]).is_err());
+}
+
+#[test]
+fn a_vector_of_the_wrong_length_names_its_dimension_and_the_elements_it_has() {
+    // Fixed-size elements: 4 floats are 16 bytes; 12 bytes are 3 floats, 20 bytes 5.
+    let three = "3f800000 40000000 40400000";
+    fails(
+        "vector<float, 4>",
+        three,
+        0,
+        "vector<float, 4> needs 16 bytes (4 elements of 4), got 12 (3 elements)",
+    );
+    fails(
+        "vector<float, 4>",
+        &format!("{three} 40800000 40a00000"),
+        16,
+        "vector<float, 4> needs 16 bytes (4 elements of 4), got 20 (5 elements)",
+    );
+    fails(
+        "vector<bigint, 2>",
+        "00000000000000010000",
+        0,
+        "vector<bigint, 2> needs 16 bytes (2 elements of 8), got 10 (1 element and 2 bytes)",
+    );
+    // Inside a list, the element's length says how long the vector is: it starts at byte 8,
+    // its third float at byte 16.
+    let e = fails(
+        "list<vector<float, 2>>",
+        &format!("00000001 0000000c {three}"),
+        16,
+        "vector<float, 2> needs 8 bytes (2 elements of 4), got 12 (3 elements)",
+    );
+    assert_eq!(e.path, "element 0");
+    // Vint-prefixed elements: 02 0001 is smallint 1; the rest is counted in elements when it
+    // is whole elements, else in bytes.
+    fails(
+        "vector<smallint, 3>",
+        "020001 02fffe",
+        6,
+        "vector<smallint, 3> needs 3 elements, the value ends after 2",
+    );
+    fails(
+        "vector<smallint, 1>",
+        "020001 02fffe 020003",
+        3,
+        "vector<smallint, 1> needs 1 element, got 3",
+    );
+    fails(
+        "vector<text, 1>",
+        "0161 05",
+        2,
+        "vector<text, 1> needs 1 element, got 1 and 1 trailing byte",
+    );
 }
 
 #[test]
