@@ -176,10 +176,9 @@ pub(crate) fn engine_error(
     rejects: Vec<(u64, String, String)>,
 ) -> PyErr {
     let message = match error.setting() {
-        Some(Setting::Username) => format!(
-            "{} (log in with username= and password=)",
-            error.message()
-        ),
+        Some(Setting::Username) => {
+            format!("{} (log in with username= and password=)", error.message())
+        }
         Some(setting) => format!("{} ({})", error.message(), Keywords.hint(setting)),
         None => error.message().to_owned(),
     };

@@ -15,8 +15,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use cqlwire_client::{
-    schema_name, Dataset, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode, RejectSink,
-    RunControl, SchemaSession, SearchError, SearchOptions, Searcher, SessionOptions,
+    schema_name, Dataset, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode, QuerySet,
+    RejectSink, RunControl, SchemaSession, SearchError, SearchOptions, Searcher, SessionOptions,
 };
 use cqlwire_codec::types::Identifier;
 use cqlwire_vector::input::{BatchReader, InputOptions, RowSelection};
@@ -29,7 +29,7 @@ use crate::result::{
     metric_type, CaseConfig, CaseResult, ConcurrencySearchConfig, DbConfig, Metrics, ResultDb,
     TaskConfig, CASE_CUSTOM_DATASET, CASE_INT_FILTER, CASE_LABEL_FILTER, CONCURRENCY_TIMEOUT,
 };
-use crate::truth::ScalarLabels;
+use crate::truth::{GroundTruth, ScalarLabels};
 use crate::DatasetError;
 
 /// The element type of the table's vectors, whatever the training set's (VectorDBBench converts
@@ -604,36 +604,373 @@ impl CaseOptions {
     }
 }
 
-/// Creates the vector index (and the filtered column's), the index stage.
-async fn create_indexes(
-    schema: &SchemaSession,
-    options: &CaseOptions,
-    filter: Option<&FilterColumn>,
-    report: &mut CaseReport,
-    observe: &mut (dyn FnMut(Event) + Send),
-) -> Result<(), CaseError> {
-    let started = Instant::now();
-    observe(Event::Started {
-        stage: Stage::Index,
-        units: None,
-    });
-    report.index = index_statement(options, &report.similarity, "emb");
-    report.index_options = options.index_options.clone();
-    schema.execute(&report.index).await?;
-    if let Some(filter) = filter {
-        let SessionOptions {
-            keyspace, table, ..
-        } = &options.connection;
-        let name = index_name(table, filter.column);
-        report.filter_index =
-            filter.index_statement(&schema_name(keyspace), &schema_name(table), &name);
-        schema.execute(&report.filter_index).await?;
+/// What the stages read, every file checked before anything is sent.
+struct Inputs {
+    /// The index's similarity function.
+    similarity: String,
+    /// The ground truth of the serial pass.
+    truth: Option<GroundTruth>,
+    /// The queries.
+    test: Box<dyn BatchReader>,
+    /// The training rows as the load sends them, when a stage creates or fills the table.
+    rows: Option<Dataset>,
+    /// A filtered case's column and condition.
+    filter: Option<FilterColumn>,
+}
+
+impl Inputs {
+    /// Reads and checks what the stages of `options` read of `dataset`: the queries (each
+    /// answerable), the ground truth (enough neighbours for k, one list a query), the training
+    /// set (its dimension, id type, unique ids, the filter's column).
+    fn read(dataset: &BenchDataset, options: &CaseOptions) -> Result<Inputs, CaseError> {
+        let has = |stage: Stage| options.stages.contains(&stage);
+        let similarity = dataset.similarity(options.similarity.as_deref())?;
+        let folder =
+            match (options.filter, dataset.folder()) {
+                (Some(_), None) => return Err(CaseError::Options(
+                    "a filtered case needs a VectorDBBench dataset folder (its filter's ground \
+                     truth and labels)"
+                        .to_owned(),
+                )),
+                (_, folder) => folder,
+            };
+        let input = InputOptions {
+            format: None,
+            column: None,
+            dataset: String::new(),
+            selection: RowSelection::All,
+            batch_rows: BATCH_ROWS,
+            vectors_optional: false,
+        };
+        if has(Stage::Serial) || has(Stage::Concurrent) {
+            dataset.check_queries(&input, &similarity)?;
+        }
+        let truth = if has(Stage::Serial) {
+            Some(dataset.ground_truth(options.filter.as_ref())?)
+        } else {
+            None
+        };
+        if let Some(truth) = &truth {
+            if truth.k() < options.k {
+                return Err(CaseError::Options(format!(
+                    "the ground truth lists {} neighbours per query: k can be {} at most",
+                    truth.k(),
+                    truth.k()
+                )));
+            }
+        }
+        let loading = has(Stage::Table) || has(Stage::Load);
+        let test = dataset.open_test(&input)?;
+        if let (Some(truth), Some(queries)) = (&truth, test.rows()) {
+            truth.check_queries(usize::try_from(queries).unwrap_or(usize::MAX))?;
+        }
+        let mut inputs = Inputs {
+            similarity,
+            truth,
+            test,
+            rows: None,
+            filter: None,
+        };
+        if !(loading || options.filter.is_some()) {
+            return Ok(inputs);
+        }
+        let reader = dataset.open_train(&input)?;
+        dataset.check_dimensions(reader.as_ref(), inputs.test.as_ref())?;
+        let mut labels = None;
+        if let (Some(wanted), Some(folder)) = (options.filter, folder) {
+            let (column, read) = filter_column(folder, wanted, reader.rows(), loading)?;
+            inputs.filter = Some(column);
+            labels = read;
+        }
+        if loading {
+            let (map, row_number) = dataset.columns(reader.as_ref())?;
+            dataset.check_unique_ids()?;
+            // Numbered rows: the ground truth's ids must be row numbers of the training set.
+            if let (Some(truth), Some(_), Some(rows)) = (&inputs.truth, &row_number, reader.rows())
+            {
+                truth.check_ids(0..i64::try_from(rows).unwrap_or(i64::MAX))?;
+            }
+            let reader: Box<dyn BatchReader> = match &inputs.filter {
+                Some(column) => Box::new(
+                    WithFilterColumn::new(reader, column, labels).map_err(DatasetError::from)?,
+                ),
+                None => reader,
+            };
+            inputs.rows = Some(Dataset::from_reader(reader, &map, row_number)?);
+        }
+        Ok(inputs)
     }
-    observe(Event::Finished {
-        stage: Stage::Index,
-        seconds: started.elapsed().as_secs_f64(),
-    });
-    Ok(())
+}
+
+/// A case under way: the options, the schema session, the observer and what was measured so far.
+struct Case<'a> {
+    options: &'a CaseOptions,
+    control: &'a RunControl,
+    observe: &'a mut (dyn FnMut(Event) + Send),
+    schema: SchemaSession,
+    report: CaseReport,
+    /// The table's keyspace and name as the schema holds them.
+    keyspace: String,
+    table: String,
+}
+
+impl Case<'_> {
+    fn has(&self, stage: Stage) -> bool {
+        self.options.stages.contains(&stage)
+    }
+
+    /// Ends the case when the stop flag is set, naming `stage`.
+    fn stopped(&self, stage: Stage) -> Result<(), CaseError> {
+        if self.control.stop.load(Ordering::Relaxed) {
+            Err(CaseError::Stopped(stage))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Refuses an index name of the case that another table of the keyspace holds.
+    async fn check_index_names(&self, filter: Option<&FilterColumn>) -> Result<(), CaseError> {
+        for column in std::iter::once("emb").chain(filter.map(|f| f.column)) {
+            let index = index_name(&self.table, column);
+            if let Some(holder) = self.schema.index_table(&self.keyspace, &index).await? {
+                if holder != self.table {
+                    return Err(CaseError::Options(format!(
+                        "the index name {index} is taken by the table {}.{holder} (index names \
+                         are unique in a keyspace): name the table otherwise",
+                        self.keyspace
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The table stage: the keyspace must exist; an existing table is dropped (with `drop`) or
+    /// refused; then `statement` creates it.
+    async fn create_table(&mut self, statement: &str) -> Result<(), CaseError> {
+        (self.observe)(Event::Started {
+            stage: Stage::Table,
+            units: None,
+        });
+        let started = Instant::now();
+        let (keyspace, table) = (&self.keyspace, &self.table);
+        if !self.schema.keyspace_exists(keyspace).await? {
+            return Err(CaseError::Options(format!(
+                "keyspace {keyspace} does not exist: create it first, e.g. CREATE KEYSPACE {} \
+                 WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}",
+                Identifier(keyspace)
+            )));
+        }
+        if self.schema.table_exists(keyspace, table).await? {
+            if !self.options.drop {
+                let SessionOptions {
+                    keyspace, table, ..
+                } = &self.options.connection;
+                return Err(CaseError::TableExists(format!("{keyspace}.{table}")));
+            }
+            let drop = format!("DROP TABLE {}.{}", Identifier(keyspace), Identifier(table));
+            self.schema.execute(&drop).await?;
+        }
+        self.schema.execute(statement).await?;
+        (self.observe)(Event::Finished {
+            stage: Stage::Table,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(())
+    }
+
+    /// The index stage: the vector index (and the filtered column's).
+    async fn create_indexes(&mut self, filter: Option<&FilterColumn>) -> Result<(), CaseError> {
+        self.stopped(Stage::Index)?;
+        let started = Instant::now();
+        (self.observe)(Event::Started {
+            stage: Stage::Index,
+            units: None,
+        });
+        self.report.index = index_statement(self.options, &self.report.similarity, "emb");
+        self.report.index_options = self.options.index_options.clone();
+        self.schema.execute(&self.report.index).await?;
+        if let Some(filter) = filter {
+            let name = index_name(&self.table, filter.column);
+            self.report.filter_index = filter.index_statement(&self.keyspace, &self.table, &name);
+            self.schema.execute(&self.report.filter_index).await?;
+        }
+        (self.observe)(Event::Finished {
+            stage: Stage::Index,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(())
+    }
+
+    /// The load stage: every training row through `load`'s engine. With the index made first,
+    /// what the server refused is counted and the case goes on; else a refused row ends it.
+    async fn load(&mut self, mut rows: Dataset) -> Result<(), CaseError> {
+        self.stopped(Stage::Load)?;
+        (self.observe)(Event::Started {
+            stage: Stage::Load,
+            units: rows.rows(),
+        });
+        let options = LoadOptions::new(self.options.connection.clone());
+        let loader = Loader::connect_for(options, &mut rows).await?;
+        let mut rejects = FirstReject::default();
+        let loaded = loader
+            .load(rows, &mut rejects, self.control, Mode::Write)
+            .await?;
+        self.stopped(Stage::Load)?;
+        if self.options.index_first && self.has(Stage::Index) {
+            // VectorDBBench's order: what the server refused is counted, the case goes on.
+            self.report.index_first = Some(IndexFirstLoad {
+                retried: loaded.retried,
+                rejected: rejects.count,
+                first: rejects.first,
+            });
+        } else if let Some((row, error)) = rejects.first {
+            return Err(CaseError::Rejected {
+                rejected: rejects.count,
+                row,
+                error,
+            });
+        }
+        self.report.rows = loaded.written;
+        self.report.insert_duration = loaded.elapsed.as_secs_f64();
+        (self.observe)(Event::Finished {
+            stage: Stage::Load,
+            seconds: self.report.insert_duration,
+        });
+        Ok(())
+    }
+
+    /// The searcher of the search stages (the index found, when this run made none) and the
+    /// queries read for it.
+    async fn searcher(
+        &mut self,
+        test: Box<dyn BatchReader>,
+        filter: Option<&FilterColumn>,
+        truth: Option<&GroundTruth>,
+    ) -> Result<(Searcher, QuerySet), CaseError> {
+        let mut search_options = SearchOptions::new(self.options.search_connection.clone());
+        search_options.k = self.options.k;
+        search_options.predicate = filter.map(|f| f.predicate.clone());
+        let searcher = Searcher::connect(search_options).await?;
+        if self.report.index.is_empty() {
+            // The index was made before this run: the file says what the server's index is.
+            self.report.index = searcher.index().name.clone();
+            self.report.similarity = searcher.index().similarity.name().to_owned();
+        }
+        let queries = searcher.read_queries(test, false)?;
+        if let Some(truth) = truth {
+            truth.check_queries(queries.len())?;
+        }
+        Ok((searcher, queries))
+    }
+
+    /// The optimize stage: until the index answers, timed from `since` (the index's creation).
+    async fn optimize(
+        &mut self,
+        searcher: &Searcher,
+        queries: &QuerySet,
+        since: Instant,
+    ) -> Result<(), CaseError> {
+        self.stopped(Stage::Optimize)?;
+        (self.observe)(Event::Started {
+            stage: Stage::Optimize,
+            units: None,
+        });
+        searcher
+            .wait_for_index(queries, self.options.index_wait, self.control)
+            .await?;
+        self.report.optimize_duration = since.elapsed().as_secs_f64();
+        (self.observe)(Event::Finished {
+            stage: Stage::Optimize,
+            seconds: self.report.optimize_duration,
+        });
+        Ok(())
+    }
+
+    /// The serial pass: every query once, one in flight, scored against `truth`.
+    async fn serial(
+        &mut self,
+        searcher: &Searcher,
+        queries: &QuerySet,
+        truth: &GroundTruth,
+    ) -> Result<(), CaseError> {
+        self.stopped(Stage::Serial)?;
+        (self.observe)(Event::Started {
+            stage: Stage::Serial,
+            units: Some(queries.len() as u64),
+        });
+        let started = Instant::now();
+        let serial = searcher.run(queries, None, self.control).await?;
+        self.stopped(Stage::Serial)?;
+        let mut answers = vec![Vec::new(); queries.len()];
+        let mut latencies = Vec::with_capacity(serial.results.len());
+        for result in serial
+            .results
+            .iter()
+            .filter(|result| result.error.is_none())
+        {
+            let ids = result
+                .keys
+                .iter()
+                .filter_map(|key| match key {
+                    Key::Int(id) => Some(*id),
+                    _ => None,
+                })
+                .collect();
+            if let Some(slot) = usize::try_from(result.number)
+                .ok()
+                .and_then(|i| answers.get_mut(i))
+            {
+                *slot = ids;
+            }
+            latencies.push(result.latency.as_secs_f64());
+        }
+        self.report.serial = Some(SerialSummary::score(
+            self.options.k,
+            &answers,
+            |i| truth.list(i),
+            &latencies,
+        ));
+        self.report.serial_errors = serial.errors;
+        (self.observe)(Event::Finished {
+            stage: Stage::Serial,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(())
+    }
+
+    /// The concurrent stage: each level for the options' duration.
+    async fn concurrent(
+        &mut self,
+        searcher: &Searcher,
+        queries: &QuerySet,
+    ) -> Result<(), CaseError> {
+        (self.observe)(Event::Started {
+            stage: Stage::Concurrent,
+            units: None,
+        });
+        let started = Instant::now();
+        for &concurrency in &self.options.concurrency {
+            self.stopped(Stage::Concurrent)?;
+            (self.observe)(Event::Level { concurrency });
+            let level = searcher
+                .run_for(queries, concurrency, self.options.duration, self.control)
+                .await?;
+            self.stopped(Stage::Concurrent)?;
+            let latencies: Vec<f64> = level.latencies.iter().map(Duration::as_secs_f64).collect();
+            self.report.levels.push(LevelSummary::of(
+                u32::try_from(concurrency).unwrap_or(u32::MAX),
+                &latencies,
+                level.elapsed.as_secs_f64(),
+            ));
+            self.report.level_errors.push(level.errors);
+        }
+        (self.observe)(Event::Finished {
+            stage: Stage::Concurrent,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(())
+    }
 }
 
 /// The column and condition of a filtered case over the training set of `rows` rows, and the
@@ -674,101 +1011,29 @@ pub async fn run(
     observe: &mut (dyn FnMut(Event) + Send),
 ) -> Result<CaseReport, CaseError> {
     options.check()?;
-    let similarity = dataset.similarity(options.similarity.as_deref())?;
     let has = |stage: Stage| options.stages.contains(&stage);
-    let stopped = |stage| {
-        if control.stop.load(Ordering::Relaxed) {
-            Err(CaseError::Stopped(stage))
-        } else {
-            Ok(())
-        }
-    };
-    let searching = has(Stage::Serial) || has(Stage::Concurrent);
-    // Every file the stages read is checked before anything is sent.
-    let folder =
-        match (options.filter, dataset.folder()) {
-            (Some(_), None) => return Err(CaseError::Options(
-                "a filtered case needs a VectorDBBench dataset folder (its filter's ground truth \
-                 and labels)"
-                    .to_owned(),
-            )),
-            (_, folder) => folder,
-        };
-    let train_options = InputOptions {
-        format: None,
-        column: None,
-        dataset: String::new(),
-        selection: RowSelection::All,
-        batch_rows: BATCH_ROWS,
-        vectors_optional: false,
-    };
-    if searching {
-        dataset.check_queries(&train_options, &similarity)?;
-    }
-    let truth = if has(Stage::Serial) {
-        Some(dataset.ground_truth(options.filter.as_ref())?)
-    } else {
-        None
-    };
-    if let Some(truth) = &truth {
-        if truth.k() < options.k {
-            return Err(CaseError::Options(format!(
-                "the ground truth lists {} neighbours per query: k can be {} at most",
-                truth.k(),
-                truth.k()
-            )));
-        }
-    }
-    let loading = has(Stage::Table) || has(Stage::Load);
-    let test_reader = dataset.open_test(&train_options)?;
-    if let (Some(truth), Some(queries)) = (&truth, test_reader.rows()) {
-        truth.check_queries(usize::try_from(queries).unwrap_or(usize::MAX))?;
-    }
-    let mut rows = None;
-    let mut filter = None;
-    if loading || options.filter.is_some() {
-        let reader = dataset.open_train(&train_options)?;
-        dataset.check_dimensions(reader.as_ref(), test_reader.as_ref())?;
-        let mut labels = None;
-        if let (Some(wanted), Some(folder)) = (options.filter, folder) {
-            let (column, read) = filter_column(folder, wanted, reader.rows(), loading)?;
-            filter = Some(column);
-            labels = read;
-        }
-        if loading {
-            let (map, row_number) = dataset.columns(reader.as_ref())?;
-            dataset.check_unique_ids()?;
-            // Numbered rows: the ground truth's ids must be row numbers of the training set.
-            if let (Some(truth), Some(_), Some(rows)) = (&truth, &row_number, reader.rows()) {
-                truth.check_ids(0..i64::try_from(rows).unwrap_or(i64::MAX))?;
-            }
-            let reader: Box<dyn BatchReader> = match &filter {
-                Some(column) => Box::new(
-                    WithFilterColumn::new(reader, column, labels).map_err(DatasetError::from)?,
-                ),
-                None => reader,
-            };
-            rows = Some(Dataset::from_reader(reader, &map, row_number)?);
-        }
-    }
-    let SessionOptions {
-        keyspace, table, ..
-    } = &options.connection;
-    let name = format!("{keyspace}.{table}");
-    let (keyspace, table) = (schema_name(keyspace), schema_name(table));
+    let Inputs {
+        similarity,
+        truth,
+        test,
+        rows,
+        filter,
+    } = Inputs::read(dataset, options)?;
+    let (keyspace, table) = (
+        schema_name(&options.connection.keyspace),
+        schema_name(&options.connection.table),
+    );
     // Made now: the dataset is not shared with the stages' tasks until the load takes it.
-    let create_table = rows.as_ref().map(|dataset| {
-        dataset
-            .create_table_of(&keyspace, &table, Some(VECTOR_ELEMENT))
+    let create_table = rows.as_ref().map(|rows| {
+        rows.create_table_of(&keyspace, &table, Some(VECTOR_ELEMENT))
             .0
     });
-
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
     let schema = SchemaSession::connect(&options.connection).await?;
     let server = schema.server().await?;
-    let mut report = CaseReport {
+    let report = CaseReport {
         stages: options.stages.clone(),
         server: server.to_string(),
         product: server.product.name().to_owned(),
@@ -788,203 +1053,47 @@ pub async fn run(
         index_first: None,
         started,
     };
-
+    let mut case = Case {
+        options,
+        control,
+        observe,
+        schema,
+        report,
+        keyspace,
+        table,
+    };
     if has(Stage::Index) {
-        let column = filter.as_ref().map(|f| f.column);
-        for column in std::iter::once("emb").chain(column) {
-            let index = index_name(&table, column);
-            if let Some(holder) = schema.index_table(&keyspace, &index).await? {
-                if holder != table {
-                    return Err(CaseError::Options(format!(
-                        "the index name {index} is taken by the table {keyspace}.{holder} \
-                         (index names are unique in a keyspace): name the table otherwise"
-                    )));
-                }
-            }
-        }
+        case.check_index_names(filter.as_ref()).await?;
     }
-
     if let (true, Some(statement)) = (has(Stage::Table), create_table) {
-        observe(Event::Started {
-            stage: Stage::Table,
-            units: None,
-        });
-        let started = Instant::now();
-        if !schema.keyspace_exists(&keyspace).await? {
-            return Err(CaseError::Options(format!(
-                "keyspace {keyspace} does not exist: create it first, e.g. CREATE KEYSPACE {} \
-                 WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}",
-                Identifier(&keyspace)
-            )));
-        }
-        if schema.table_exists(&keyspace, &table).await? {
-            if !options.drop {
-                return Err(CaseError::TableExists(name));
-            }
-            schema
-                .execute(&format!(
-                    "DROP TABLE {}.{}",
-                    Identifier(&keyspace),
-                    Identifier(&table)
-                ))
-                .await?;
-        }
-        schema.execute(&statement).await?;
-        observe(Event::Finished {
-            stage: Stage::Table,
-            seconds: started.elapsed().as_secs_f64(),
-        });
+        case.create_table(&statement).await?;
     }
-
     if has(Stage::Index) && options.index_first {
-        stopped(Stage::Index)?;
-        create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
+        case.create_indexes(filter.as_ref()).await?;
     }
-
-    if let (true, Some(mut dataset)) = (has(Stage::Load), rows.take()) {
-        stopped(Stage::Load)?;
-        observe(Event::Started {
-            stage: Stage::Load,
-            units: dataset.rows(),
-        });
-        let loader =
-            Loader::connect_for(LoadOptions::new(options.connection.clone()), &mut dataset).await?;
-        let mut rejects = FirstReject::default();
-        let loaded = loader
-            .load(dataset, &mut rejects, control, Mode::Write)
-            .await?;
-        stopped(Stage::Load)?;
-        if options.index_first && has(Stage::Index) {
-            // VectorDBBench's order: what the server refused is counted, the case goes on.
-            report.index_first = Some(IndexFirstLoad {
-                retried: loaded.retried,
-                rejected: rejects.count,
-                first: rejects.first,
-            });
-        } else if let Some((row, error)) = rejects.first {
-            return Err(CaseError::Rejected {
-                rejected: rejects.count,
-                row,
-                error,
-            });
-        }
-        report.rows = loaded.written;
-        report.insert_duration = loaded.elapsed.as_secs_f64();
-        observe(Event::Finished {
-            stage: Stage::Load,
-            seconds: report.insert_duration,
-        });
+    if let (true, Some(rows)) = (has(Stage::Load), rows) {
+        case.load(rows).await?;
     }
-
+    let searching = has(Stage::Serial) || has(Stage::Concurrent);
     if !(has(Stage::Index) || has(Stage::Optimize) || searching) {
-        return Ok(report);
+        return Ok(case.report);
     }
     // From the CREATE CUSTOM INDEX (after the load; with the index first, from the load's end).
     let optimizing = Instant::now();
     if has(Stage::Index) && !options.index_first {
-        stopped(Stage::Index)?;
-        create_indexes(&schema, options, filter.as_ref(), &mut report, observe).await?;
+        case.create_indexes(filter.as_ref()).await?;
     }
-    let mut search_options = SearchOptions::new(options.search_connection.clone());
-    search_options.k = options.k;
-    search_options.predicate = filter.as_ref().map(|f| f.predicate.clone());
-    let searcher = Searcher::connect(search_options).await?;
-    if report.index.is_empty() {
-        // The index was made before this run: the file says what the server's index is.
-        report.index = searcher.index().name.clone();
-        report.similarity = searcher.index().similarity.name().to_owned();
-    }
-    let queries = searcher.read_queries(test_reader, false)?;
-    if let Some(truth) = &truth {
-        truth.check_queries(queries.len())?;
-    }
+    let (searcher, queries) = case.searcher(test, filter.as_ref(), truth.as_ref()).await?;
     if has(Stage::Optimize) {
-        stopped(Stage::Optimize)?;
-        observe(Event::Started {
-            stage: Stage::Optimize,
-            units: None,
-        });
-        searcher
-            .wait_for_index(&queries, options.index_wait, control)
-            .await?;
-        report.optimize_duration = optimizing.elapsed().as_secs_f64();
-        observe(Event::Finished {
-            stage: Stage::Optimize,
-            seconds: report.optimize_duration,
-        });
+        case.optimize(&searcher, &queries, optimizing).await?;
     }
-
     if let (true, Some(truth)) = (has(Stage::Serial), truth.as_ref()) {
-        stopped(Stage::Serial)?;
-        observe(Event::Started {
-            stage: Stage::Serial,
-            units: Some(queries.len() as u64),
-        });
-        let started = Instant::now();
-        let serial = searcher.run(&queries, None, control).await?;
-        stopped(Stage::Serial)?;
-        let mut answers = vec![Vec::new(); queries.len()];
-        let mut latencies = Vec::with_capacity(serial.results.len());
-        for result in &serial.results {
-            if result.error.is_some() {
-                continue;
-            }
-            let ids = result
-                .keys
-                .iter()
-                .filter_map(|key| match key {
-                    Key::Int(id) => Some(*id),
-                    _ => None,
-                })
-                .collect();
-            if let Some(slot) = usize::try_from(result.number)
-                .ok()
-                .and_then(|i| answers.get_mut(i))
-            {
-                *slot = ids;
-            }
-            latencies.push(result.latency.as_secs_f64());
-        }
-        report.serial = Some(SerialSummary::score(
-            options.k,
-            &answers,
-            |i| truth.list(i),
-            &latencies,
-        ));
-        report.serial_errors = serial.errors;
-        observe(Event::Finished {
-            stage: Stage::Serial,
-            seconds: started.elapsed().as_secs_f64(),
-        });
+        case.serial(&searcher, &queries, truth).await?;
     }
-
     if has(Stage::Concurrent) {
-        observe(Event::Started {
-            stage: Stage::Concurrent,
-            units: None,
-        });
-        let started = Instant::now();
-        for &concurrency in &options.concurrency {
-            stopped(Stage::Concurrent)?;
-            observe(Event::Level { concurrency });
-            let level = searcher
-                .run_for(&queries, concurrency, options.duration, control)
-                .await?;
-            stopped(Stage::Concurrent)?;
-            let latencies: Vec<f64> = level.latencies.iter().map(Duration::as_secs_f64).collect();
-            report.levels.push(LevelSummary::of(
-                u32::try_from(concurrency).unwrap_or(u32::MAX),
-                &latencies,
-                level.elapsed.as_secs_f64(),
-            ));
-            report.level_errors.push(level.errors);
-        }
-        observe(Event::Finished {
-            stage: Stage::Concurrent,
-            seconds: started.elapsed().as_secs_f64(),
-        });
+        case.concurrent(&searcher, &queries).await?;
     }
-    Ok(report)
+    Ok(case.report)
 }
 
 impl CaseError {

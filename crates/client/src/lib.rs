@@ -65,6 +65,7 @@ mod dataset;
 mod error;
 mod feed;
 mod loader;
+pub mod metrics;
 mod options;
 mod rejects;
 mod report;

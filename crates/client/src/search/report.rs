@@ -114,7 +114,8 @@ fn cut_at(text: &str) -> Option<usize> {
     text.char_indices().nth(WARNING_CHARS).map(|(end, _)| end)
 }
 
-/// Latency percentiles of the answered queries (nearest rank).
+/// Latency percentiles of the answered queries, as NumPy's `percentile` (and VectorDBBench, and
+/// `bench`) compute them: interpolated between order statistics ([`crate::metrics::percentile`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Latency {
     /// Median.
@@ -131,19 +132,16 @@ impl Latency {
     /// The percentiles of `latencies` (any order); all zero when there are none.
     pub fn of(latencies: &mut [Duration]) -> Latency {
         latencies.sort_unstable();
-        let rank = |p: f64| -> Duration {
-            if latencies.is_empty() {
-                return Duration::ZERO;
-            }
-            // Nearest rank: the smallest value with at least p % of the values at or below it.
-            let n = latencies.len();
-            let index = ((p / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1;
-            latencies.get(index).copied().unwrap_or_default()
+        let seconds: Vec<f64> = latencies.iter().map(Duration::as_secs_f64).collect();
+        let at = |q: f64| {
+            crate::metrics::percentile(&seconds, q)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .unwrap_or_default()
         };
         Latency {
-            p50: rank(50.0),
-            p95: rank(95.0),
-            p99: rank(99.0),
+            p50: at(50.0),
+            p95: at(95.0),
+            p99: at(99.0),
             max: latencies.last().copied().unwrap_or_default(),
         }
     }
@@ -275,25 +273,21 @@ fn csv_field(text: &str) -> String {
 }
 
 /// recall@k of `returned` against `truth` (a query's ground-truth list, best first): how many of
-/// the first `k` true neighbours were returned, over `k`. Ids are compared, not distances: a
-/// returned row as near as the k-th true neighbour but not listed among the first k counts as a
-/// miss, as in VectorDBBench.
+/// the first `k` true neighbours were returned, over `k` — VectorDBBench's `calc_recall` of the
+/// first `k` of each ([`crate::metrics::calc_recall`]; 0 for `k` = 0). Ids are compared, not
+/// distances: a returned row as near as the k-th true neighbour but not listed among the first k
+/// counts as a miss, as in VectorDBBench.
 pub fn recall(returned: &[Key], truth: &[i64], k: usize) -> f64 {
-    if k == 0 {
-        return 1.0;
-    }
     let first = truth.get(..k).unwrap_or(truth);
-    let mut seen: Vec<i64> = Vec::with_capacity(returned.len());
-    let mut hits = 0usize;
-    for key in returned {
-        if let Key::Int(id) = key {
-            if first.contains(id) && !seen.contains(id) {
-                seen.push(*id);
-                hits += 1;
-            }
-        }
-    }
-    hits as f64 / k as f64
+    let ids: Vec<i64> = returned
+        .iter()
+        .filter_map(|key| match key {
+            Key::Int(id) => Some(*id),
+            _ => None,
+        })
+        .take(k)
+        .collect();
+    crate::metrics::calc_recall(k, first, &ids)
 }
 
 /// recall@k of `returned` for query `number`, when `truth` has its list.
@@ -317,13 +311,17 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_are_nearest_ranks() {
+    fn percentiles_are_numpys_as_bench_computes_them() {
         let mut latencies: Vec<Duration> = (1..=100).rev().map(ms).collect();
+        let seconds: Vec<f64> = (1..=100).map(|m| m as f64 / 1000.0).collect();
+        let numpy = |q| Duration::from_secs_f64(crate::metrics::percentile(&seconds, q).unwrap());
         let latency = Latency::of(&mut latencies);
         assert_eq!(
             (latency.p50, latency.p95, latency.p99, latency.max),
-            (ms(50), ms(95), ms(99), ms(100))
+            (numpy(50.0), numpy(95.0), numpy(99.0), ms(100))
         );
+        // Interpolated, not a nearest rank: between the 99th and the 100th value.
+        assert!(latency.p99 > ms(99) && latency.p99 < ms(100));
         let latency = Latency::of(&mut [ms(7)]);
         assert_eq!((latency.p50, latency.p99), (ms(7), ms(7)));
         assert_eq!(Latency::of(&mut []), Latency::default());
