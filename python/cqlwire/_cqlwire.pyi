@@ -366,6 +366,8 @@ def bench(
     db: str = "Cassandra",
     plot: Optional[PathLike] = None,
     keep_failed: bool = False,
+    label: Optional[str] = None,
+    results_dir: Optional[PathLike] = None,
     consistency: Optional[str] = None,
     timeout: int = 12,
     username: Optional[str] = None,
@@ -396,7 +398,9 @@ def bench(
     not stored), described in ``rejected_reason``, and the case goes on. ``output`` writes VectorDBBench's result file (``db`` names its ``DB`` member), ``plot`` the
     QPS/p99 chart as SVG; neither may name a dataset file or the other, and both are written
     after the run, only when no query failed (``keep_failed`` writes them then, the result's label
-    VectorDBBench's ``FAILED``). ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
+    VectorDBBench's ``FAILED``). ``label`` names the run (VectorDBBench's
+    ``task_label`` and ``db_label``); ``results_dir`` also writes the result file into that folder as
+    VectorDBBench names its own (``DIR/<db>/result_<date>_<label>_<db>.json``). ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.
 

@@ -43,7 +43,7 @@ fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
     index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
-    keep_failed=false, **connection
+    keep_failed=false, label=None, results_dir=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
@@ -68,6 +68,8 @@ pub(crate) fn bench<'py>(
     db: String,
     plot: Option<PathBuf>,
     keep_failed: bool,
+    label: Option<String>,
+    results_dir: Option<PathBuf>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
@@ -120,6 +122,8 @@ pub(crate) fn bench<'py>(
     job.outputs.plot = plot;
     job.outputs.db = db;
     job.outputs.keep_failed = keep_failed;
+    job.outputs.label = label;
+    job.outputs.results_dir = results_dir;
     let outputs = job.open_outputs().map_err(|e| case_error(py, e))?;
     let control = RunControl::default();
     let stop = control.stop.clone();

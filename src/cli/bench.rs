@@ -138,6 +138,14 @@ pub struct Args {
     /// Draw QPS and p99 latency against concurrency in this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// The run's label: VectorDBBench's task_label (its pages list runs by it) and db_label
+    /// (its charts name the database by it) [default: the run's random id; the product].
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Also write the result file as VectorDBBench does into its results folder:
+    /// DIR/<db>/result_<date>_<label>_<db>.json (point VectorDBBench's RESULTS_LOCAL_DIR at DIR).
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
     /// Write the result file and chart even when queries failed (the file's label is then
     /// VectorDBBench's FAILED, and its note says how many failed).
     #[arg(long)]
@@ -261,6 +269,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     job.outputs.plot = args.plot.clone();
     job.outputs.db = ResultDb::from_value(&args.db).unwrap_or_default();
     job.outputs.keep_failed = args.keep_failed;
+    job.outputs.label = args.label.clone();
+    job.outputs.results_dir = args.results_dir.clone();
     job.check().map_err(case_error)?;
 
     let control = RunControl::default();

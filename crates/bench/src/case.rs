@@ -21,7 +21,7 @@ use cqlwire_client::{
 use cqlwire_codec::types::Identifier;
 use cqlwire_vector::input::{BatchReader, InputOptions, RowSelection};
 
-use crate::dataset::BenchDataset;
+use crate::dataset::{BenchDataset, DatasetSummary};
 use crate::filtered::{FilterColumn, WithFilterColumn};
 use crate::folder::{DatasetFolder, Filter};
 use crate::metrics::{LevelSummary, SerialSummary};
@@ -29,6 +29,7 @@ use crate::result::{
     metric_type, CaseConfig, CaseResult, ConcurrencySearchConfig, DbConfig, Metrics, ResultDb,
     TaskConfig, CASE_CUSTOM_DATASET, CASE_INT_FILTER, CASE_LABEL_FILTER, CONCURRENCY_TIMEOUT,
 };
+use crate::standard::StandardDataset;
 use crate::truth::{GroundTruth, ScalarLabels};
 use crate::DatasetError;
 
@@ -267,9 +268,53 @@ pub struct CaseReport {
     pub filter_index: String,
     /// When the case started, seconds since the Unix epoch.
     pub started: f64,
+    /// What was read: the dataset's name, folder, rows and dimension.
+    pub dataset: DatasetSummary,
+    /// The keyspace's replication map, as the server holds it.
+    pub replication: std::collections::BTreeMap<String, String>,
+    /// Nodes of the cluster.
+    pub nodes: usize,
+    /// The client machine's load average (1, 5, 15 minutes) before and after the case.
+    pub load_average: (Option<[f64; 3]>, Option<[f64; 3]>),
 }
 
 impl CaseReport {
+    /// A report of a run that measured nothing, on a 300 x 8 folder.
+    #[cfg(test)]
+    fn empty_for_tests() -> CaseReport {
+        CaseReport {
+            stages: Stage::ALL.to_vec(),
+            server: "Apache Cassandra 5.0.9".to_owned(),
+            product: "Apache Cassandra".to_owned(),
+            version: "5.0.9".to_owned(),
+            rows: 0,
+            insert_duration: 0.0,
+            optimize_duration: 0.0,
+            serial: None,
+            serial_errors: 0,
+            levels: Vec::new(),
+            level_errors: Vec::new(),
+            similarity: "cosine".to_owned(),
+            index: String::new(),
+            index_options: Vec::new(),
+            filter: None,
+            filter_index: String::new(),
+            index_first: None,
+            started: 0.0,
+            dataset: DatasetSummary {
+                name: "folder".to_owned(),
+                dir: "/data/folder".to_owned(),
+                size: 300,
+                dim: 8,
+                file_count: 3,
+                use_shuffled: true,
+            },
+            replication: Default::default(),
+            nodes: 1,
+            load_average: (None, None),
+        }
+    }
+
     /// Queries that failed, in the serial pass and every level.
     pub fn failed_queries(&self) -> u64 {
         self.serial_errors + self.level_errors.iter().sum::<u64>()
@@ -299,10 +344,16 @@ impl CaseReport {
         value
     }
 
-    /// VectorDBBench's result file of this case (`db`: the `DB` member to name), its run id and
-    /// timestamp from the case's start.
-    pub fn result(&self, options: &CaseOptions, db: ResultDb) -> crate::result::TestResult {
-        let run_id = crate::result::run_id(self.started);
+    /// VectorDBBench's result file of this case: `db` the `DB` member to name, `run_id` its id
+    /// (see [`crate::result::run_id`]), `label` the run's label (VectorDBBench's `task_label` and
+    /// `db_label`; the run id and the product without one).
+    pub fn result(
+        &self,
+        options: &CaseOptions,
+        db: ResultDb,
+        run_id: &str,
+        label: Option<&str>,
+    ) -> crate::result::TestResult {
         let serial = self.serial.unwrap_or(SerialSummary {
             recall: 0.0,
             ndcg: 0.0,
@@ -325,48 +376,31 @@ impl CaseReport {
             index.insert(key.clone(), value.clone().into());
         }
         let host = options.connection.hosts.first();
+        let (strategy, factor, datacenter) = replication_of(&self.replication);
         let task_config = TaskConfig {
             db: db.value().to_owned(),
             db_config: DbConfig {
-                db_label: self.product.clone(),
+                db_label: label.map_or_else(|| self.product.clone(), str::to_owned),
                 version: self.version.clone(),
-                note: self
-                    .index_first
-                    .as_ref()
-                    .map(IndexFirstLoad::to_string)
-                    .unwrap_or_default(),
+                note: self.run_context().to_string(),
                 host: host.map(|h| h.name.clone()),
                 port: host.map(|h| h.port),
                 keyspace: Some(options.connection.keyspace.clone()),
                 table_name: Some(options.connection.table.clone()),
+                replication_strategy: strategy,
+                replication_factor: factor,
+                datacenter_name: datacenter,
             },
             db_case_config: index,
-            case_config: CaseConfig {
-                case_id: match options.filter {
-                    None => CASE_CUSTOM_DATASET,
-                    Some(Filter::Int { .. }) => CASE_INT_FILTER,
-                    Some(Filter::Label { .. }) => CASE_LABEL_FILTER,
-                },
-                custom_case: custom_case(options.filter),
-                k: u32::try_from(options.k).ok(),
-                concurrency_search_config: ConcurrencySearchConfig {
-                    num_concurrency: options
-                        .concurrency
-                        .iter()
-                        .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
-                        .collect(),
-                    concurrency_duration: options.duration.as_secs(),
-                    concurrency_timeout: CONCURRENCY_TIMEOUT,
-                },
-            },
+            case_config: self.case_config(options),
             stages: Stage::vectordbbench_names(&self.stages)
                 .into_iter()
                 .map(str::to_owned)
                 .collect(),
         };
         crate::result::TestResult {
-            task_label: run_id.clone(),
-            run_id,
+            task_label: label.unwrap_or(run_id).to_owned(),
+            run_id: run_id.to_owned(),
             file_fmt: crate::result::FILE_FMT.to_owned(),
             timestamp: self.started,
             results: vec![CaseResult {
@@ -376,22 +410,136 @@ impl CaseReport {
             }],
         }
     }
+
+    /// VectorDBBench's case of this run: a standard dataset's own case (its performance case,
+    /// or a filtered case of it, 300 or 400), else its custom-dataset case (101) with the folder
+    /// described whole, a label filter as that case's `label_percentage` (an int filter, which
+    /// that case cannot hold, in its description only).
+    fn case_config(&self, options: &CaseOptions) -> CaseConfig {
+        let data = &self.dataset;
+        let standard = crate::standard::recognise(&data.name, data.size, data.dim);
+        let mut custom = serde_json::Map::new();
+        let case_id = match (options.filter, standard) {
+            (
+                None,
+                Some(StandardDataset {
+                    performance_case: Some(case),
+                    ..
+                }),
+            ) => *case,
+            (Some(Filter::Int { rate }), Some(standard)) => {
+                custom.insert("dataset_with_size_type".into(), standard.size_type.into());
+                custom.insert("filter_rate".into(), rate.into());
+                CASE_INT_FILTER
+            }
+            (Some(Filter::Label { percentage }), Some(standard)) => {
+                custom.insert("dataset_with_size_type".into(), standard.size_type.into());
+                custom.insert("label_percentage".into(), percentage.into());
+                CASE_LABEL_FILTER
+            }
+            (filter, _) => {
+                custom = self.custom_case(options, filter);
+                CASE_CUSTOM_DATASET
+            }
+        };
+        CaseConfig {
+            case_id,
+            custom_case: custom,
+            k: u32::try_from(options.k).ok(),
+            concurrency_search_config: ConcurrencySearchConfig {
+                num_concurrency: options
+                    .concurrency
+                    .iter()
+                    .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
+                    .collect(),
+                concurrency_duration: options.duration.as_secs(),
+                concurrency_timeout: CONCURRENCY_TIMEOUT,
+            },
+        }
+    }
+
+    /// The `custom_case` of VectorDBBench's `PerformanceCustomDataset` for this run's dataset,
+    /// as VectorDBBench's own run of the folder writes it.
+    fn custom_case(
+        &self,
+        options: &CaseOptions,
+        filter: Option<Filter>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let data = &self.dataset;
+        let mut description = format!(
+            "{} rows x {} dimensions, k {}, {} on {}",
+            data.size, data.dim, options.k, self.similarity, self.server
+        );
+        if let Some(predicate) = &self.filter {
+            description.push_str(&format!(", filtered WHERE {predicate}"));
+        }
+        let dataset_config = serde_json::json!({
+            "name": data.name,
+            "dir": data.dir,
+            "size": data.size,
+            "dim": data.dim,
+            "metric_type": metric_type(&self.similarity).unwrap_or("COSINE"),
+            "file_count": data.file_count,
+            "use_shuffled": data.use_shuffled,
+            "with_gt": true,
+        });
+        let mut case = serde_json::Map::new();
+        case.insert(
+            "name".into(),
+            format!("{} (cqlwire bench)", data.name).into(),
+        );
+        case.insert("description".into(), description.into());
+        case.insert("load_timeout".into(), CUSTOM_CASE_TIMEOUT.into());
+        case.insert("optimize_timeout".into(), CUSTOM_CASE_TIMEOUT.into());
+        case.insert("dataset_config".into(), dataset_config);
+        if let Some(Filter::Label { percentage }) = filter {
+            case.insert("label_percentage".into(), percentage.into());
+            case.insert("use_filter".into(), true.into());
+        }
+        case
+    }
+
+    /// The run's context, VectorDBBench's `db_config.note`: the server, its nodes and the
+    /// keyspace's replication, the client machine, cqlwire's version, the load average before
+    /// and after the case, and what went wrong (the writes an index made first refused).
+    pub fn run_context(&self) -> serde_json::Value {
+        let mut context = serde_json::json!({
+            "backend": self.server,
+            "nodes": self.nodes,
+            "replication": self.replication,
+            "client": crate::context::client_machine(),
+            "cqlwire": env!("CARGO_PKG_VERSION"),
+            "load_average": {
+                "before": self.load_average.0,
+                "after": self.load_average.1,
+            },
+        });
+        if let (Some(map), Some(load)) = (context.as_object_mut(), &self.index_first) {
+            map.insert("index_first".into(), load.to_string().into());
+        }
+        context
+    }
 }
 
-/// The `custom_case` of a filtered case: VectorDBBench's `filter_rate` of an int filter,
-/// `label_percentage` of a label filter; empty for the unfiltered case.
-fn custom_case(filter: Option<Filter>) -> serde_json::Map<String, serde_json::Value> {
-    let mut case = serde_json::Map::new();
-    match filter {
-        Some(Filter::Int { rate }) => {
-            case.insert("filter_rate".into(), rate.into());
-        }
-        Some(Filter::Label { percentage }) => {
-            case.insert("label_percentage".into(), percentage.into());
-        }
-        None => {}
+/// Seconds VectorDBBench allows the load and the optimize stage of a custom case by default.
+const CUSTOM_CASE_TIMEOUT: u64 = 24 * 3600;
+
+/// The strategy's short name, the factor and the data centre of a keyspace's replication map.
+fn replication_of(
+    replication: &std::collections::BTreeMap<String, String>,
+) -> (Option<String>, Option<u32>, Option<String>) {
+    let strategy = replication
+        .get("class")
+        .map(|class| class.rsplit('.').next().unwrap_or(class).to_owned());
+    if let Some(factor) = replication.get("replication_factor") {
+        return (strategy, factor.parse().ok(), None);
     }
-    case
+    let datacenter = replication.iter().find(|(key, _)| key.as_str() != "class");
+    (
+        strategy,
+        datacenter.and_then(|(_, factor)| factor.parse().ok()),
+        datacenter.map(|(name, _)| name.clone()),
+    )
 }
 
 /// Why a case stopped.
@@ -616,6 +764,8 @@ struct Inputs {
     rows: Option<Dataset>,
     /// A filtered case's column and condition.
     filter: Option<FilterColumn>,
+    /// What the result file says of the dataset.
+    summary: DatasetSummary,
 }
 
 impl Inputs {
@@ -664,17 +814,18 @@ impl Inputs {
         if let (Some(truth), Some(queries)) = (&truth, test.rows()) {
             truth.check_queries(usize::try_from(queries).unwrap_or(usize::MAX))?;
         }
+        let reader = dataset.open_train(&input)?;
         let mut inputs = Inputs {
             similarity,
             truth,
             test,
             rows: None,
             filter: None,
+            summary: dataset.summary(reader.as_ref()),
         };
         if !(loading || options.filter.is_some()) {
             return Ok(inputs);
         }
-        let reader = dataset.open_train(&input)?;
         dataset.check_dimensions(reader.as_ref(), inputs.test.as_ref())?;
         let mut labels = None;
         if let (Some(wanted), Some(folder)) = (options.filter, folder) {
@@ -729,7 +880,7 @@ impl Case<'_> {
     }
 
     /// Refuses an index name of the case that another table of the keyspace holds.
-    async fn check_index_names(&self, filter: Option<&FilterColumn>) -> Result<(), CaseError> {
+    async fn check_index_names(&mut self, filter: Option<&FilterColumn>) -> Result<(), CaseError> {
         for column in std::iter::once("emb").chain(filter.map(|f| f.column)) {
             let index = index_name(&self.table, column);
             if let Some(holder) = self.schema.index_table(&self.keyspace, &index).await? {
@@ -1012,12 +1163,14 @@ pub async fn run(
 ) -> Result<CaseReport, CaseError> {
     options.check()?;
     let has = |stage: Stage| options.stages.contains(&stage);
+    let load_before = crate::context::load_average();
     let Inputs {
         similarity,
         truth,
         test,
         rows,
         filter,
+        summary,
     } = Inputs::read(dataset, options)?;
     let (keyspace, table) = (
         schema_name(&options.connection.keyspace),
@@ -1033,6 +1186,8 @@ pub async fn run(
         .map_or(0.0, |d| d.as_secs_f64());
     let schema = SchemaSession::connect(&options.connection).await?;
     let server = schema.server().await?;
+    let replication = schema.replication(&keyspace).await?;
+    let nodes = schema.nodes().await?;
     let report = CaseReport {
         stages: options.stages.clone(),
         server: server.to_string(),
@@ -1052,6 +1207,10 @@ pub async fn run(
         filter_index: String::new(),
         index_first: None,
         started,
+        dataset: summary,
+        replication,
+        nodes,
+        load_average: (load_before, None),
     };
     let mut case = Case {
         options,
@@ -1076,6 +1235,7 @@ pub async fn run(
     }
     let searching = has(Stage::Serial) || has(Stage::Concurrent);
     if !(has(Stage::Index) || has(Stage::Optimize) || searching) {
+        case.report.load_average.1 = crate::context::load_average();
         return Ok(case.report);
     }
     // From the CREATE CUSTOM INDEX (after the load; with the index first, from the load's end).
@@ -1093,6 +1253,7 @@ pub async fn run(
     if has(Stage::Concurrent) {
         case.concurrent(&searcher, &queries).await?;
     }
+    case.report.load_average.1 = crate::context::load_average();
     Ok(case.report)
 }
 
@@ -1235,6 +1396,23 @@ mod tests {
             filter_index: String::new(),
             index_first: Some(load.clone()),
             started: 0.0,
+            dataset: DatasetSummary {
+                name: "folder".to_owned(),
+                dir: "/data/folder".to_owned(),
+                size: 300,
+                dim: 8,
+                file_count: 3,
+                use_shuffled: true,
+            },
+            replication: [
+                ("class", "org.apache.cassandra.locator.SimpleStrategy"),
+                ("replication_factor", "1"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+            nodes: 1,
+            load_average: (Some([0.5, 0.4, 0.3]), None),
         };
         let text = load.to_string();
         assert_eq!(
@@ -1243,8 +1421,25 @@ mod tests {
              (the first: row 7: Replica(s) failed to execute write) (CASSANDRA-21644 on Cassandra \
              5.0.9)"
         );
-        let result = report.result(&options(), ResultDb::Test);
-        assert_eq!(result.results[0].task_config.db_config.note, text);
+        let result = report.result(&options(), ResultDb::Test, "0123", None);
+        let config = &result.results[0].task_config.db_config;
+        let note: serde_json::Value = serde_json::from_str(&config.note).unwrap();
+        assert_eq!(note["index_first"], text.as_str());
+        assert_eq!(note["backend"], "Apache Cassandra 5.0.9");
+        assert_eq!(note["nodes"], 1);
+        assert_eq!(note["load_average"]["before"][0], 0.5);
+        assert_eq!(
+            (
+                config.replication_strategy.as_deref(),
+                config.replication_factor
+            ),
+            (Some("SimpleStrategy"), Some(1))
+        );
+        assert_eq!(
+            (result.task_label.as_str(), config.db_label.as_str()),
+            ("0123", "Apache Cassandra"),
+            "without a label: the run id and the product"
+        );
         let summary = report.summary(&result.results[0].metrics);
         assert_eq!(summary["retried"], 20);
         assert_eq!(summary["rejected"], 2);
@@ -1253,8 +1448,12 @@ mod tests {
             index_first: None,
             ..report
         };
-        let result = plain.result(&options(), ResultDb::Test);
-        assert_eq!(result.results[0].task_config.db_config.note, "");
+        let result = plain.result(&options(), ResultDb::Test, "0123", Some("rf1"));
+        let note: serde_json::Value =
+            serde_json::from_str(&result.results[0].task_config.db_config.note).unwrap();
+        assert!(note.get("index_first").is_none());
+        assert_eq!(result.task_label, "rf1");
+        assert_eq!(result.results[0].task_config.db_config.db_label, "rf1");
         assert!(plain
             .summary(&result.results[0].metrics)
             .get("rejected")
@@ -1262,12 +1461,50 @@ mod tests {
     }
 
     #[test]
-    fn a_filtered_case_names_vectordbbenchs_case_and_its_filter() {
-        assert_eq!(custom_case(None), serde_json::Map::new());
-        let int = custom_case(Some(Filter::Int { rate: 0.5 }));
-        assert_eq!(int["filter_rate"], 0.5);
-        let label = custom_case(Some(Filter::Label { percentage: 0.2 }));
-        assert_eq!(label["label_percentage"], 0.2);
+    fn a_case_is_vectordbbenchs_custom_case_or_the_standard_datasets_own() {
+        let mut report = CaseReport::empty_for_tests();
+        let mut options = options();
+        let config = report.case_config(&options);
+        assert_eq!(config.case_id, CASE_CUSTOM_DATASET);
+        let custom = &config.custom_case;
+        for key in ["name", "description", "load_timeout", "optimize_timeout"] {
+            assert!(custom.contains_key(key), "{key}");
+        }
+        let data = &custom["dataset_config"];
+        assert_eq!(
+            (
+                &data["name"],
+                &data["size"],
+                &data["dim"],
+                &data["file_count"]
+            ),
+            (&"folder".into(), &300.into(), &8.into(), &3.into())
+        );
+        assert_eq!(
+            (&data["use_shuffled"], &data["with_gt"]),
+            (&true.into(), &true.into())
+        );
+        options.filter = Some(Filter::Label { percentage: 0.2 });
+        let label = report.case_config(&options).custom_case;
+        assert_eq!(
+            (&label["label_percentage"], &label["use_filter"]),
+            (&0.2.into(), &true.into())
+        );
+
+        report.dataset.name = "cohere_medium_1m".to_owned();
+        report.dataset.size = 1_000_000;
+        report.dataset.dim = 768;
+        options.filter = None;
+        let standard = report.case_config(&options);
+        assert_eq!((standard.case_id, standard.custom_case.len()), (5, 0));
+        options.filter = Some(Filter::Int { rate: 0.99 });
+        let int = report.case_config(&options);
+        assert_eq!(int.case_id, CASE_INT_FILTER);
+        assert_eq!(
+            int.custom_case["dataset_with_size_type"],
+            "Medium Cohere (768dim, 1M)"
+        );
+        assert_eq!(int.custom_case["filter_rate"], 0.99);
     }
 
     #[test]

@@ -111,6 +111,24 @@ impl DatasetFiles {
     }
 }
 
+/// What a result file says of the dataset a case read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DatasetSummary {
+    /// The folder's (or the training file's) name.
+    pub name: String,
+    /// The folder (or the training file's folder), as given.
+    pub dir: String,
+    /// Training rows (0 when the input does not say).
+    pub size: u64,
+    /// Dimension.
+    pub dim: usize,
+    /// Training files.
+    pub file_count: u32,
+    /// Whether the training files are VectorDBBench's shuffled ones.
+    pub use_shuffled: bool,
+}
+
 /// The dataset of a case.
 #[derive(Debug, Clone)]
 pub enum BenchDataset {
@@ -183,6 +201,34 @@ impl BenchDataset {
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         )
+    }
+
+    /// What a result file says of the dataset, `train` its training set as opened.
+    pub fn summary(&self, train: &dyn BatchReader) -> DatasetSummary {
+        let (dir, file_count, use_shuffled) = match self {
+            BenchDataset::Folder(folder) => (
+                folder.root().display().to_string(),
+                u32::try_from(folder.train_files().len()).unwrap_or(u32::MAX),
+                folder.train_prefix() == crate::folder::TrainPrefix::Shuffled,
+            ),
+            BenchDataset::Files(files) => (
+                files
+                    .train
+                    .parent()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                1,
+                false,
+            ),
+        };
+        DatasetSummary {
+            name: self.name(),
+            dir,
+            size: train.rows().unwrap_or(0),
+            dim: train.dimension(),
+            file_count,
+            use_shuffled,
+        }
     }
 
     /// The folder, when the dataset is one (a filtered case needs it).

@@ -33,6 +33,12 @@ pub struct BenchOutputs {
     pub db: ResultDb,
     /// Write the result file even when queries failed (marked failed).
     pub keep_failed: bool,
+    /// The run's label: VectorDBBench's `task_label` (which its pages list runs by) and
+    /// `db_label` (which its charts name the database by).
+    pub label: Option<String>,
+    /// A results folder as VectorDBBench's `RESULTS_LOCAL_DIR`: the result file goes to
+    /// `DIR/<db>/result_<date>_<label>_<db>.json` as VectorDBBench names its own.
+    pub results_dir: Option<PathBuf>,
 }
 
 impl BenchOutputs {
@@ -52,12 +58,15 @@ pub struct BenchJob {
     pub options: CaseOptions,
     /// Where its results go.
     pub outputs: BenchOutputs,
+    /// The run's id (VectorDBBench's `run_id`, random).
+    pub run_id: String,
 }
 
 /// The job's output files, opened (their temporary files made) before the work.
 pub struct OpenOutputs {
     result: Option<Output>,
     plot: Option<Output>,
+    in_results_dir: Option<Output>,
 }
 
 /// What [`BenchJob::write`] did.
@@ -77,6 +86,7 @@ impl BenchJob {
             dataset,
             options,
             outputs: BenchOutputs::new(),
+            run_id: crate::result::run_id(),
         }
     }
 
@@ -93,8 +103,33 @@ impl BenchJob {
                     .to_owned(),
             ));
         }
-        for output in [&outputs.result, &outputs.plot].into_iter().flatten() {
+        if let Some(label) = &outputs.label {
+            if label.is_empty()
+                || label.contains(['/', '\\', '\0'])
+                || label.chars().any(char::is_control)
+            {
+                return Err(CaseError::Options(format!(
+                    "the label {label:?} names a file: give one without slashes or control \
+                     characters"
+                )));
+            }
+        }
+        let in_results_dir = self.results_dir_file();
+        for output in [&outputs.result, &outputs.plot, &in_results_dir]
+            .into_iter()
+            .flatten()
+        {
             refuse_inputs(output, self.dataset.input_files())?;
+        }
+        if let Some(file) = &in_results_dir {
+            if same_destination(Some(file), outputs.result.as_deref())
+                || same_destination(Some(file), outputs.plot.as_deref())
+            {
+                return Err(CaseError::Options(format!(
+                    "{} is both the results folder's file and another output: name another",
+                    file.display()
+                )));
+            }
         }
         if same_destination(outputs.result.as_deref(), outputs.plot.as_deref()) {
             return Err(CaseError::Options(format!(
@@ -115,9 +150,21 @@ impl BenchJob {
                 .transpose()
                 .map_err(|e| CaseError::Output(e.to_string()))
         };
+        let in_results_dir = match self.results_dir_file() {
+            Some(file) => {
+                if let Some(folder) = file.parent() {
+                    std::fs::create_dir_all(folder).map_err(|e| {
+                        CaseError::Output(format!("cannot create {}: {e}", folder.display()))
+                    })?;
+                }
+                open(&Some(file))?
+            }
+            None => None,
+        };
         Ok(OpenOutputs {
             result: open(&self.outputs.result)?,
             plot: open(&self.outputs.plot)?,
+            in_results_dir,
         })
     }
 
@@ -134,7 +181,8 @@ impl BenchJob {
     /// VectorDBBench's result file of the run: marked failed (label [`FAILED_LABEL`], the count in
     /// the note) when queries failed.
     pub fn result(&self, report: &CaseReport) -> TestResult {
-        let mut result = report.result(&self.options, self.outputs.db);
+        let label = self.outputs.label.as_deref();
+        let mut result = report.result(&self.options, self.outputs.db, &self.run_id, label);
         let failed = report.failed_queries();
         if failed > 0 {
             for case in &mut result.results {
@@ -154,20 +202,44 @@ impl BenchJob {
         format!("{} on {}", self.dataset.name(), report.server)
     }
 
+    /// The result file in the results folder, named as VectorDBBench names its own:
+    /// `DIR/<db>/result_<YYYYMMDD>_<task_label>_<db in lower case>.json` (the date in UTC).
+    pub fn results_dir_file(&self) -> Option<PathBuf> {
+        let folder = self.outputs.results_dir.as_ref()?;
+        let db = self.outputs.db.value();
+        let label = self.outputs.label.as_deref().unwrap_or(&self.run_id);
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let date = chrono::DateTime::from_timestamp(i64::try_from(seconds).unwrap_or(0), 0)
+            .map(|t| t.format("%Y%m%d").to_string())
+            .unwrap_or_default();
+        let name = format!("result_{date}_{label}_{}.json", db.to_ascii_lowercase());
+        Some(folder.join(db).join(name))
+    }
+
     /// Writes the result file and the chart of `report` into `outputs` (renamed into place), or,
     /// when queries failed and the failed are not kept, neither (their temporary files removed).
     pub fn write(&self, report: &CaseReport, outputs: OpenOutputs) -> Result<Written, CaseError> {
-        let OpenOutputs { result, plot } = outputs;
+        let OpenOutputs {
+            result,
+            plot,
+            in_results_dir,
+        } = outputs;
         if report.failed_queries() > 0 && !self.outputs.keep_failed {
-            let withheld = [&self.outputs.result, &self.outputs.plot]
-                .into_iter()
-                .flatten()
-                .cloned()
-                .collect();
+            let withheld = [
+                &self.outputs.result,
+                &self.outputs.plot,
+                &self.results_dir_file(),
+            ]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
             return Ok(Written::Withheld(withheld));
         }
         let file = self.result(report);
-        if let Some(output) = result {
+        for output in [result, in_results_dir].into_iter().flatten() {
             commit(output, file.to_json().as_bytes())?;
         }
         if let Some(output) = plot {

@@ -13,7 +13,8 @@
 //! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
 //! - [`job`]: a case with its outputs, and the rules both faces share;
-//! - [`result`]: VectorDBBench's result file;
+//! - [`result`]: VectorDBBench's result file; [`standard`]: its standard datasets; [`context`]:
+//!   the machine a case ran on;
 //! - [`chart`]: QPS and p99 latency against concurrency, recall against QPS with the Pareto
 //!   frontier, as SVG.
 //!
@@ -34,12 +35,14 @@
 
 pub mod case;
 pub mod chart;
+pub mod context;
 pub mod dataset;
 pub mod filtered;
 pub mod folder;
 pub mod job;
 pub mod metrics;
 pub mod result;
+pub mod standard;
 pub mod truth;
 
 use cqlwire_vector::input::InputError;

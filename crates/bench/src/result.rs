@@ -68,14 +68,9 @@ impl ResultDb {
     }
 }
 
-/// A run id as VectorDBBench makes them, 32 hex digits: here the start time (`seconds` since the
-/// Unix epoch, to the microsecond) and the process id.
-pub fn run_id(seconds: f64) -> String {
-    format!(
-        "{:016x}{:016x}",
-        (seconds * 1e6) as u64,
-        u64::from(std::process::id())
-    )
+/// A run id as VectorDBBench makes them: `uuid4().hex`, 32 random hex digits.
+pub fn run_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// A whole result file.
@@ -309,6 +304,16 @@ pub struct DbConfig {
     /// The table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table_name: Option<String>,
+    /// The keyspace's replication strategy (`SimpleStrategy`, `NetworkTopologyStrategy`), as
+    /// VectorDBBench's Cassandra client names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_strategy: Option<String>,
+    /// Its replication factor (of the data centre named, for `NetworkTopologyStrategy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_factor: Option<u32>,
+    /// The data centre of `NetworkTopologyStrategy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datacenter_name: Option<String>,
 }
 
 /// VectorDBBench's `CaseConfig`.

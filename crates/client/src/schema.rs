@@ -66,6 +66,29 @@ impl SchemaSession {
         Ok(self.rows(query, (keyspace,)).await?.rows_num() > 0)
     }
 
+    /// The keyspace's replication as `system_schema.keyspaces` holds it: `class` (the strategy's
+    /// Java class) and, per data centre or `replication_factor`, the factor.
+    pub async fn replication(
+        &self,
+        keyspace: &str,
+    ) -> Result<std::collections::BTreeMap<String, String>, LoadError> {
+        let query = "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?";
+        let rows = self.rows(query, (keyspace,)).await?;
+        let replication = rows
+            .maybe_first_row::<(std::collections::BTreeMap<String, String>,)>()
+            .map_err(|e| LoadError::new(LoadErrorKind::ServerGone, e.to_string()))?;
+        Ok(replication.map(|(map,)| map).unwrap_or_default())
+    }
+
+    /// The nodes of the cluster this session sees: the one answering and its peers.
+    pub async fn nodes(&self) -> Result<usize, LoadError> {
+        Ok(self
+            .rows("SELECT peer FROM system.peers", ())
+            .await?
+            .rows_num()
+            + 1)
+    }
+
     /// The table of `keyspace` that holds the index `index` (names as the schema holds them),
     /// None when no table does: index names are unique in a keyspace.
     pub async fn index_table(
