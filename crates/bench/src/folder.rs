@@ -371,9 +371,20 @@ impl DatasetFolder {
             .iter()
             .find_map(|name| self.files.get(name))
             .map(PathBuf::as_path)
-            .ok_or_else(|| DatasetError::MissingFile {
-                folder: self.root.display().to_string(),
-                name: names.join(" or "),
+            .ok_or_else(|| {
+                let offered: Vec<String> = self
+                    .filter_ground_truths()
+                    .filter_map(filter_of_file)
+                    .collect();
+                let offered = if offered.is_empty() {
+                    "; the folder has no filter's ground truth".to_owned()
+                } else {
+                    format!("; its filters: {}", offered.join(", "))
+                };
+                DatasetError::MissingFile {
+                    folder: self.root.display().to_string(),
+                    name: format!("{}{offered}", names.join(" or ")),
+                }
             })
     }
 
@@ -399,6 +410,28 @@ impl DatasetFolder {
                 folder: self.root.display().to_string(),
                 name: name.to_owned(),
             })
+    }
+}
+
+/// The `--filter` a filter's ground-truth file is for (`neighbors_int_50p.parquet` is `int:0.5`,
+/// `neighbors_head_1p.parquet` `int:0.01`, `neighbors_labels_label_20p.parquet` `label:0.2`).
+fn filter_of_file(name: &str) -> Option<String> {
+    let stem = name.strip_prefix("neighbors_")?.strip_suffix(".parquet")?;
+    let percent = |text: &str| -> Option<f64> {
+        let value: f64 = text.strip_suffix('p')?.parse().ok()?;
+        Some(value / 100.0)
+    };
+    match stem {
+        "head_1p" => Some("int:0.01".to_owned()),
+        "tail_1p" => Some("int:0.99".to_owned()),
+        _ => {
+            if let Some(rate) = stem.strip_prefix("int_").and_then(percent) {
+                Some(format!("int:{rate}"))
+            } else {
+                let share = stem.strip_prefix("labels_label_").and_then(percent)?;
+                Some(format!("label:{share}"))
+            }
+        }
     }
 }
 
@@ -443,6 +476,22 @@ mod tests {
         ] {
             assert_eq!(parse_train_name(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_filters_ground_truth_file_names_its_filter() {
+        for (file, filter) in [
+            ("neighbors_int_50p.parquet", "int:0.5"),
+            ("neighbors_head_1p.parquet", "int:0.01"),
+            ("neighbors_tail_1p.parquet", "int:0.99"),
+            ("neighbors_int_0.1p.parquet", "int:0.001"),
+            ("neighbors_labels_label_20p.parquet", "label:0.2"),
+        ] {
+            assert_eq!(filter_of_file(file).as_deref(), Some(filter), "{file}");
+            let parsed: Filter = filter.parse().unwrap();
+            assert!(parsed.ground_truth_names().iter().any(|n| n == file), "{file}");
+        }
+        assert_eq!(filter_of_file("neighbors.parquet"), None);
     }
 
     #[test]

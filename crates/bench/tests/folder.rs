@@ -132,7 +132,13 @@ fn each_filter_finds_its_ground_truth_file() {
         "neighbors_labels_label_20p.parquet"
     );
     let error = file("int:0.3").unwrap_err().to_string();
-    assert!(error.ends_with("no neighbors_int_30p.parquet"), "{error}");
+    assert!(
+        error.ends_with(
+            "no neighbors_int_30p.parquet; its filters: int:0.01, int:0.5, \
+             label:0.2, int:0.99"
+        ),
+        "{error}"
+    );
     let unfiltered = folder.ground_truth_file(None).unwrap();
     assert!(unfiltered.ends_with("neighbors.parquet"));
     assert_eq!(folder.filter_ground_truths().count(), 4);
