@@ -998,9 +998,12 @@ fn fuzzed_selection(bits: u8) -> RowSelection {
 }
 
 /// Reads the input after its first byte as the ground truth its low 2 bits pick (ivecs, npy,
-/// big-ann-benchmarks binary), as a stream and as a file: both give the same lists or both fail;
-/// every list holds k ids; a file never makes the reader allocate more than 2 × its size (ids
-/// widen from 4 to 8 bytes) + 64 KiB at once.
+/// big-ann-benchmarks binary, Parquet), as a stream and as a file, to 1000 ids per list and to the
+/// k that bits 2–3 pick (1, 3, 10, 100): stream and file give the same lists or both fail; every
+/// list holds k ids; what is read to k is the first k ids of what is read to 1000 whenever that
+/// reads (lists of any width are read to k: a whole 25,000,000-id list is never held); a
+/// file other than Parquet (whose pages decompress to more than their bytes) never makes the
+/// reader allocate more than 2 × its size (ids widen from 4 to 8 bytes) + 64 KiB at once.
 pub fn neighbors(data: &[u8]) {
     let Some((&selector, file)) = data.split_first() else {
         return;
@@ -1008,10 +1011,47 @@ pub fn neighbors(data: &[u8]) {
     let format = match selector & 3 {
         0 => NeighborsFormat::Ivecs,
         1 => NeighborsFormat::Npy,
-        _ => NeighborsFormat::BigAnn,
+        2 => NeighborsFormat::BigAnn,
+        _ => NeighborsFormat::Parquet,
     };
-    let stream =
-        input::read_neighbors_stream("fuzz input", Box::new(Cursor::new(file.to_vec())), format);
+    let k = [1, 3, 10, 100][usize::from((selector >> 2) & 3)];
+    let whole = read_neighbors_both(file, format, 1000);
+    let cut = read_neighbors_both(file, format, k);
+    if let (Ok(whole), Ok(cut)) = (&whole, &cut) {
+        assert_eq!(cut.rows(), whole.rows(), "read to {k}: other rows");
+        assert_eq!(
+            cut.k(),
+            whole.k().min(k),
+            "read to {k}: lists of {}",
+            cut.k()
+        );
+        for row in 0..whole.rows() {
+            assert_eq!(
+                cut.row(row),
+                &whole.row(row)[..cut.k()],
+                "read to {k}: row {row}"
+            );
+        }
+    }
+    if whole.is_ok() {
+        assert!(cut.is_ok(), "lists read to 1000, but not to {k}: {cut:?}");
+    }
+}
+
+/// Reads `file` as a ground truth in `format` to `k` ids per list, as a stream and as a file:
+/// both give the same lists or both fail; every list holds k ids; the allocation bound of
+/// [`neighbors`].
+fn read_neighbors_both(
+    file: &[u8],
+    format: NeighborsFormat,
+    k: usize,
+) -> Result<input::Neighbors, InputError> {
+    let stream = input::read_neighbors_stream_to(
+        "fuzz input",
+        Box::new(Cursor::new(file.to_vec())),
+        format,
+        k,
+    );
     let from_file = (|| {
         let io_error = |source| InputError::Io {
             input: "fuzz temporary file".to_string(),
@@ -1027,17 +1067,18 @@ pub fn neighbors(data: &[u8]) {
             std::os::fd::AsRawFd::as_raw_fd(&temporary)
         );
         take_largest_allocation();
-        let read = input::read_neighbors(std::path::Path::new(&path), Some(format));
+        let read = input::read_neighbors_to(std::path::Path::new(&path), Some(format), k);
         let largest = take_largest_allocation();
         let bound = 2 * file.len() + FILE_ALLOCATION_SLACK;
         assert!(
-            largest <= bound,
+            format == NeighborsFormat::Parquet || largest <= bound,
             "reading a {}-byte ground truth allocates {largest} bytes at once",
             file.len()
         );
         read
     })();
     for lists in [&stream, &from_file].into_iter().flatten() {
+        assert!(lists.k() <= k, "lists of {} ids read to {k}", lists.k());
         for row in 0..lists.rows() {
             assert_eq!(lists.row(row).len(), lists.k());
         }
@@ -1047,6 +1088,7 @@ pub fn neighbors(data: &[u8]) {
         (Err(_), Err(_)) => {}
         (a, b) => panic!("stream and file disagree: {a:?} / {b:?}"),
     }
+    from_file
 }
 
 /// What a reader produced: element type, dimension, rows, and each element's value as f64 bits.

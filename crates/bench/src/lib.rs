@@ -184,6 +184,16 @@ pub enum DatasetError {
         /// The ids allowed, `start..end`.
         range: String,
     },
+    /// A negative ground-truth id (ids are row numbers of the training set, from 0).
+    #[error("{file}: row {row} holds a negative id {id} (ids are training row numbers, from 0)")]
+    NegativeId {
+        /// The file.
+        file: String,
+        /// The row (query) from 0.
+        row: u64,
+        /// The id.
+        id: i64,
+    },
     /// Ground-truth lists without ids.
     #[error("{file}: the neighbour lists are empty")]
     EmptyLists {

@@ -50,12 +50,23 @@ impl GroundTruth {
         path: &Path,
         format: Option<NeighborsFormat>,
     ) -> Result<GroundTruth, DatasetError> {
-        let lists = input::read_neighbors(path, format)?;
+        GroundTruth::read_to(path, format, usize::MAX)
+    }
+
+    /// Reads a ground truth in `format`, or the one its name implies, keeping the first `k` ids
+    /// of each list (`usize::MAX`: all of them): memory follows queries × k whatever width the
+    /// file claims. Lists shorter than k are kept whole ([`GroundTruth::k`] says how long).
+    pub fn read_to(
+        path: &Path,
+        format: Option<NeighborsFormat>,
+        k: usize,
+    ) -> Result<GroundTruth, DatasetError> {
+        let lists = input::read_neighbors_to(path, format, k)?;
         let truth = GroundTruth {
             file: path.display().to_string(),
             lists,
         };
-        truth.check_ids(0..i64::MAX)?;
+        truth.check_not_negative()?;
         if truth.lists.k() == 0 && truth.queries() > 0 {
             return Err(DatasetError::EmptyLists { file: truth.file });
         }
@@ -87,6 +98,20 @@ impl GroundTruth {
             lists: self.queries(),
             queries,
         })
+    }
+
+    /// Refuses a negative id (before the training set is known), naming the first.
+    fn check_not_negative(&self) -> Result<(), DatasetError> {
+        for query in 0..self.queries() {
+            if let Some(&id) = self.list(query).iter().find(|&&id| id < 0) {
+                return Err(DatasetError::NegativeId {
+                    file: self.file.clone(),
+                    row: query as u64,
+                    id,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Refuses an id outside `ids` (the training set's ids), naming the first.

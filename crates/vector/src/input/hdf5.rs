@@ -126,6 +126,17 @@ pub(crate) fn recognised(source: &mut Source, prefix: &[u8]) -> Result<bool, Inp
 
 /// Opens the file and its dataset `name`, and checks what they claim.
 fn open_dataset(input: &str, file: std::fs::File, name: &str) -> Result<Opened, InputError> {
+    open_dataset_of(input, file, name, element_type, SUPPORTED_TYPES)
+}
+
+/// [`open_dataset`] with the element types `types` accepts (`supported` names them).
+fn open_dataset_of(
+    input: &str,
+    file: std::fs::File,
+    name: &str,
+    types: fn(&Datatype) -> Option<ElementType>,
+    supported: &str,
+) -> Result<Opened, InputError> {
     let (h5, len) = open_file(input, file)?;
     let input = input.to_string();
     let base = h5.superblock().base_address;
@@ -140,9 +151,9 @@ fn open_dataset(input: &str, file: std::fs::File, name: &str) -> Result<Opened, 
             dims.join(", ")
         ))));
     };
-    let element_type = element_type(dataset.dtype()).ok_or_else(|| {
+    let element_type = types(dataset.dtype()).ok_or_else(|| {
         InputError::Unsupported(described(format!(
-            "has elements of type {} (supported: {SUPPORTED_TYPES})",
+            "has elements of type {} (supported: {supported})",
             type_text(dataset.dtype())
         )))
     })?;
@@ -581,6 +592,131 @@ pub fn read_integer_dataset(path: &Path, name: &str) -> Result<IntegerDataset, I
         columns,
         values,
     })
+}
+
+/// The element types of ids, for messages.
+const ID_TYPES: &str = "int8, uint8, int16, uint16, int32, uint32, int64, uint64, in either byte \
+                        order";
+
+/// Ids read per batch of [`read_id_dataset`] (8 MiB).
+const ID_BATCH: usize = 1 << 20;
+
+/// An integer type of ids as the element type of its width (for the size checks only: the values
+/// are read with their own type by [`read_ids`]).
+fn id_element_type(datatype: &Datatype) -> Option<ElementType> {
+    match *datatype {
+        Datatype::FixedPoint { size: 1, .. } => Some(ElementType::I8),
+        Datatype::FixedPoint { size: 2, .. } => Some(ElementType::I16),
+        Datatype::FixedPoint { size: 4, .. } => Some(ElementType::I32),
+        Datatype::FixedPoint { size: 8, .. } => Some(ElementType::I64),
+        _ => None,
+    }
+}
+
+/// The first `keep` values of each row (all of them with `usize::MAX`) of the 2-D integer
+/// dataset `name` of the HDF5 file at `path` as ids, e.g. an ann-benchmarks file's `neighbors`:
+/// signed or unsigned integers of 1 to 8 bytes (h5py writes NumPy's `uint32`/`uint64` as they
+/// are), an unsigned value above 2^63 - 1 refused naming its row. Memory follows rows × keep and a
+/// batch of [`ID_BATCH`] ids (and the chunks cached), never the width of the rows.
+pub(crate) fn read_id_dataset(
+    path: &Path,
+    name: &str,
+    keep: usize,
+) -> Result<IntegerDataset, InputError> {
+    let source = Source::open(Some(path))?;
+    let input = source.name().to_string();
+    let opened = open_dataset_of(&input, source.into_file()?, name, id_element_type, ID_TYPES)?;
+    let Datatype::FixedPoint { size, signed, .. } = *opened.dataset.dtype() else {
+        return Err(InputError::Unsupported(format!(
+            "{input}: HDF5 dataset '{name}' does not hold integers"
+        )));
+    };
+    let columns = opened.dimension.min(keep);
+    let rows = usize::try_from(opened.rows).map_err(|_| {
+        InputError::Unsupported(format!(
+            "{input}: HDF5 dataset '{name}' has more rows than fit in memory here"
+        ))
+    })?;
+    let mut values = Vec::new();
+    let batch = (ID_BATCH / columns.max(1)).max(1);
+    let mut start = 0;
+    while start < rows && columns > 0 {
+        let end = start.saturating_add(batch).min(rows);
+        let selection = SliceInfo {
+            selections: vec![
+                SliceInfoElem::Slice {
+                    start: start as u64,
+                    end: end as u64,
+                    step: 1,
+                },
+                SliceInfoElem::Slice {
+                    start: 0,
+                    end: columns as u64,
+                    step: 1,
+                },
+            ],
+        };
+        let what = format!("rows {start}..{end} of HDF5 dataset '{name}'");
+        let read = fenced(&input, &what, || {
+            read_ids(&opened.dataset, size, signed, &selection)
+        })?
+        .map_err(|e| InputError::Data(format!("{input}: cannot read {what}: {e}")))?;
+        let ids = read.map_err(|(index, id)| {
+            InputError::Data(format!(
+                "{input}: id {id} in row {} of HDF5 dataset '{name}' is above 2^63 - 1",
+                start + index / columns
+            ))
+        })?;
+        if ids.len() != (end - start) * columns {
+            return Err(InputError::Data(format!(
+                "{input}: HDF5 dataset '{name}' gave {} ids for {what}",
+                ids.len()
+            )));
+        }
+        values.extend(ids);
+        start = end;
+    }
+    Ok(IntegerDataset {
+        rows,
+        columns,
+        values,
+    })
+}
+
+/// Reads a selection of integers of `size` bytes as ids; an unsigned value above 2^63 - 1 is
+/// given back with its index.
+#[allow(clippy::type_complexity)]
+fn read_ids(
+    dataset: &Dataset,
+    size: u8,
+    signed: bool,
+    selection: &SliceInfo,
+) -> H5Result<Result<Vec<i64>, (usize, u64)>> {
+    fn widen<T: H5Type + Into<i64>>(
+        dataset: &Dataset,
+        selection: &SliceInfo,
+    ) -> H5Result<Vec<i64>> {
+        Ok(read_vec::<T>(dataset, selection)?
+            .into_iter()
+            .map(Into::into)
+            .collect())
+    }
+    Ok(Ok(match (size, signed) {
+        (1, true) => widen::<i8>(dataset, selection)?,
+        (1, false) => widen::<u8>(dataset, selection)?,
+        (2, true) => widen::<i16>(dataset, selection)?,
+        (2, false) => widen::<u16>(dataset, selection)?,
+        (4, true) => widen::<i32>(dataset, selection)?,
+        (4, false) => widen::<u32>(dataset, selection)?,
+        (8, true) => read_vec::<i64>(dataset, selection)?,
+        _ => {
+            let wide: Vec<u64> = read_vec(dataset, selection)?;
+            if let Some(index) = wide.iter().position(|&id| i64::try_from(id).is_err()) {
+                return Ok(Err((index, wide[index])));
+            }
+            wide.into_iter().map(|id| id as i64).collect()
+        }
+    }))
 }
 
 /// Longest string attribute read, in bytes (ann-benchmarks' `distance` is a word).

@@ -52,7 +52,10 @@ pub use hdf5::{
     read_integer_dataset, read_root_string_attribute, IntegerDataset, MAX_ATTRIBUTE_BYTES,
 };
 pub use multi::open_files;
-pub use neighbors::{read_neighbors, read_neighbors_stream, Neighbors, NeighborsFormat};
+pub use neighbors::{
+    read_neighbors, read_neighbors_stream, read_neighbors_stream_to, read_neighbors_to, Neighbors,
+    NeighborsFormat,
+};
 use source::Source;
 pub use source::{named, open_file};
 use std::io;

@@ -8,6 +8,8 @@
 //! `neighbors` dataset. Every length a file claims is checked against its size (or, for a stream,
 //! against the bytes that really arrive) before memory is set aside for it.
 
+mod parquet;
+
 use super::npy;
 use super::source::Source;
 use super::{
@@ -106,21 +108,34 @@ impl NeighborsFormat {
     }
 }
 
-/// Reads the ground truth in `path`, in `format` or the one its name implies.
+/// Reads the ground truth in `path`, in `format` or the one its name implies, whole lists.
 pub fn read_neighbors(
     path: &Path,
     format: Option<NeighborsFormat>,
 ) -> Result<Neighbors, InputError> {
-    let format = format.unwrap_or_else(|| NeighborsFormat::from_path(path));
-    if format == NeighborsFormat::Hdf5 {
-        return hdf5_neighbors(path);
-    }
-    neighbors_from(Source::open(Some(path))?, format)
+    read_neighbors_to(path, format, usize::MAX)
 }
 
-/// The [`HDF5_DATASET`] of the HDF5 file at `path`.
-fn hdf5_neighbors(path: &Path) -> Result<Neighbors, InputError> {
-    let dataset = super::read_integer_dataset(path, HDF5_DATASET)?;
+/// Reads the ground truth in `path`, in `format` or the one its name implies, keeping the first
+/// `k` ids of each list (`usize::MAX`: all of them): memory follows rows × k and a fixed chunk
+/// (a Parquet page, a batch of an HDF5 dataset), whatever width the file claims. The ids past k
+/// are counted or skipped, not read. Lists shorter than k are kept whole; all the lists kept
+/// must be of one length (the error names the first row that is not).
+pub fn read_neighbors_to(
+    path: &Path,
+    format: Option<NeighborsFormat>,
+    k: usize,
+) -> Result<Neighbors, InputError> {
+    let format = format.unwrap_or_else(|| NeighborsFormat::from_path(path));
+    if format == NeighborsFormat::Hdf5 {
+        return hdf5_neighbors(path, k);
+    }
+    neighbors_from(Source::open(Some(path))?, format, k)
+}
+
+/// The [`HDF5_DATASET`] of the HDF5 file at `path`, to `k` ids per row.
+fn hdf5_neighbors(path: &Path, k: usize) -> Result<Neighbors, InputError> {
+    let dataset = super::hdf5::read_id_dataset(path, HDF5_DATASET, k)?;
     Neighbors::new(dataset.rows, dataset.columns, dataset.values).ok_or_else(|| {
         InputError::Data(format!(
             "{}: the {HDF5_DATASET} dataset does not hold whole rows",
@@ -135,19 +150,103 @@ pub fn read_neighbors_stream(
     stream: Box<dyn io::Read + Send>,
     format: NeighborsFormat,
 ) -> Result<Neighbors, InputError> {
-    neighbors_from(Source::from_stream(name, stream), format)
+    read_neighbors_stream_to(name, stream, format, usize::MAX)
 }
 
-fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, InputError> {
+/// [`read_neighbors_to`] on a stream read forward only (`name` stands for it in messages): the
+/// ids past k are read and dropped (a Parquet stream is first copied to a temporary file).
+pub fn read_neighbors_stream_to(
+    name: &str,
+    stream: Box<dyn io::Read + Send>,
+    format: NeighborsFormat,
+    k: usize,
+) -> Result<Neighbors, InputError> {
+    neighbors_from(Source::from_stream(name, stream), format, k)
+}
+
+/// Neighbour lists as they are read, each cut to `keep` ids: every row's kept ids must be as
+/// many as the first row's.
+pub(super) struct Lists {
+    name: String,
+    keep: usize,
+    ids: Vec<i64>,
+    rows: usize,
+    /// Ids kept per row, set by the first row.
+    width: Option<usize>,
+    /// Ids kept of the row being read.
+    current: usize,
+}
+
+impl Lists {
+    pub(super) fn new(name: &str, keep: usize) -> Lists {
+        Lists {
+            name: name.to_owned(),
+            keep,
+            ids: Vec::new(),
+            rows: 0,
+            width: None,
+            current: 0,
+        }
+    }
+
+    /// Rows ended so far.
+    pub(super) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Adds an id to the row being read (the caller keeps at most `keep` per row).
+    pub(super) fn push(&mut self, id: i64) {
+        self.ids.push(id);
+        self.current += 1;
+    }
+
+    /// Ends the row being read, refusing one of another length than the first.
+    pub(super) fn end_row(&mut self) -> Result<(), InputError> {
+        let kept = std::mem::take(&mut self.current);
+        let width = *self.width.get_or_insert(kept);
+        if kept != width {
+            let rule = if self.keep == usize::MAX {
+                "the lists must all be of one length".to_owned()
+            } else {
+                format!(
+                    "the lists are read to k = {} ids and must all be of one length up to there",
+                    self.keep
+                )
+            };
+            return Err(InputError::Data(format!(
+                "{}: row {} holds {kept} ids where row 0 holds {width} ({rule})",
+                self.name, self.rows
+            )));
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn into_neighbors(self) -> Result<Neighbors, InputError> {
+        let (rows, width) = (self.rows, self.width.unwrap_or(0));
+        Neighbors::new(rows, width, self.ids).ok_or_else(|| {
+            InputError::Data(format!(
+                "{}: {rows} lists of {width} ids are incomplete",
+                self.name
+            ))
+        })
+    }
+}
+
+fn neighbors_from(
+    source: Source,
+    format: NeighborsFormat,
+    k: usize,
+) -> Result<Neighbors, InputError> {
     let (input, column) = match format {
-        NeighborsFormat::BigAnn => return big_ann(source),
+        NeighborsFormat::BigAnn => return big_ann(source, k),
+        NeighborsFormat::Ivecs => return ivecs(source, k),
         NeighborsFormat::Hdf5 => {
             return Err(InputError::Unsupported(format!(
                 "{}: HDF5 ground truth is read from a file, not a stream",
                 source.name()
             )))
         }
-        NeighborsFormat::Ivecs => (InputFormat::Ivecs, None),
         NeighborsFormat::Npy => (InputFormat::Npy, None),
         NeighborsFormat::Parquet => (InputFormat::Parquet, Some(PARQUET_COLUMN.to_owned())),
     };
@@ -160,167 +259,322 @@ fn neighbors_from(source: Source, format: NeighborsFormat) -> Result<Neighbors, 
         vectors_optional: false,
     };
     let name = source.name().to_owned();
-    if input == InputFormat::Npy {
-        let mut source = source;
-        let (header, data_start) = npy::read_header(&mut source)?;
-        if let Some((width, big_endian)) = npy::unsigned_descr(&header.descr) {
-            return unsigned_npy(source, &header, width, big_endian);
-        }
-        let reader =
-            npy::open_after_header(source, header, data_start, &options).map_err(|error| {
-                match error {
-                    InputError::Unsupported(message)
-                        if message.contains("unsupported NPY dtype") =>
-                    {
-                        InputError::Unsupported(format!(
-                            "{name}: ground truth holds integer ids: an .npy of dtype {} cannot \
-                         (integer dtypes: i1 u1 i2 u2 i4 u4 i8 u8, either byte order)",
-                            message.split('\'').nth(1).unwrap_or("?")
-                        ))
-                    }
-                    other => other,
-                }
-            })?;
-        return integer_rows(&name, reader);
+    if input == InputFormat::Parquet {
+        let file = source.into_file()?;
+        let again = file.try_clone().map_err(|source| InputError::Io {
+            input: name.clone(),
+            source,
+        })?;
+        return match parquet::read(&name, file, PARQUET_COLUMN, k)? {
+            parquet::Read::Lists(lists) => lists.into_neighbors(),
+            // An encoding not decoded there: whole rows through the Parquet input.
+            parquet::Read::Elsewhere => {
+                let source = Source::from_file(&name, again)?;
+                integer_rows(&name, open_source(source, Some(input), &options)?, k)
+            }
+        };
     }
-    integer_rows(&name, open_source(source, Some(input), &options)?)
+    let mut source = source;
+    let (header, data_start) = npy::read_header(&mut source)?;
+    if let Some((width, signed, big_endian)) = integer_descr(&header.descr) {
+        let flat = header.shape.len() == 2
+            && !(header.fortran_order && header.shape.iter().all(|&n| n > 1));
+        if flat {
+            return integer_npy(source, &header, width, signed, big_endian, k);
+        }
+        if !signed && width > 1 {
+            return Err(InputError::Unsupported(format!(
+                "{name}: ground truth of unsigned ids must be a 2-D array in C order \
+                 (numpy.ascontiguousarray)"
+            )));
+        }
+    }
+    let reader =
+        npy::open_after_header(source, header, data_start, &options).map_err(
+            |error| match error {
+                InputError::Unsupported(message) if message.contains("unsupported NPY dtype") => {
+                    InputError::Unsupported(format!(
+                        "{name}: ground truth holds integer ids: an .npy of dtype {} cannot \
+                     (integer dtypes: i1 u1 i2 u2 i4 u4 i8 u8, either byte order)",
+                        message.split('\'').nth(1).unwrap_or("?")
+                    ))
+                }
+                other => other,
+            },
+        )?;
+    integer_rows(&name, reader, k)
 }
 
-/// A 2-D C-order `.npy` of unsigned integers of `width` bytes: each id must fit in an `i64`. The
+/// The width in bytes, signedness and byte order (big-endian: true) of an integer NPY `descr`.
+fn integer_descr(descr: &str) -> Option<(usize, bool, bool)> {
+    let (order, code) = descr.split_at_checked(1)?;
+    let (signed, width) = match code {
+        "i1" => (true, 1),
+        "u1" => (false, 1),
+        "i2" => (true, 2),
+        "u2" => (false, 2),
+        "i4" => (true, 4),
+        "u4" => (false, 4),
+        "i8" => (true, 8),
+        "u8" => (false, 8),
+        _ => return None,
+    };
+    match order {
+        "<" => Some((width, signed, false)),
+        ">" => Some((width, signed, true)),
+        "|" | "=" if width == 1 => Some((width, signed, false)),
+        "=" => Some((width, signed, cfg!(target_endian = "big"))),
+        _ => None,
+    }
+}
+
+/// An id from its `width` bytes.
+fn integer_id(element: &[u8], width: usize, signed: bool, big_endian: bool) -> Result<i64, u64> {
+    let mut wide = [0u8; 8];
+    let value = if big_endian {
+        wide[8 - width..].copy_from_slice(element);
+        u64::from_be_bytes(wide)
+    } else {
+        wide[..width].copy_from_slice(element);
+        u64::from_le_bytes(wide)
+    };
+    if signed {
+        // Sign-extends from `width` bytes.
+        let shift = 64 - 8 * width as u32;
+        return Ok(((value << shift) as i64) >> shift);
+    }
+    i64::try_from(value).map_err(|_| value)
+}
+
+/// A 2-D `.npy` of integers of `width` bytes, read to `k` ids per row (the rest skipped): the
 /// shape is checked against the file's size (or, for a stream, against the bytes that arrive)
 /// before memory is set aside for it.
-fn unsigned_npy(
+fn integer_npy(
     mut source: Source,
     header: &npy::Header,
     width: usize,
+    signed: bool,
     big_endian: bool,
+    k: usize,
 ) -> Result<Neighbors, InputError> {
     let name = source.name().to_owned();
-    let [rows, k] = header.shape[..] else {
+    let [rows, columns] = header.shape[..] else {
         return Err(InputError::Unsupported(format!(
             "{name}: NPY array of shape {} is not 2-D (queries, k)",
             npy::shape_text(&header.shape)
         )));
     };
-    if header.fortran_order && rows > 1 && k > 1 {
-        return Err(InputError::Unsupported(format!(
-            "{name}: ground truth of unsigned ids must be in C order (numpy.ascontiguousarray)"
-        )));
-    }
-    let count = u128::from(rows) * u128::from(k);
+    let count = u128::from(rows) * u128::from(columns);
     let bytes = count * width as u128;
     if let Some(len) = source.len() {
         let data = u128::from(len).saturating_sub(u128::from(source.position()));
         if data != bytes {
             return Err(InputError::Data(format!(
-                "{name}: the header says {rows} x {k} ids ({bytes} bytes), but {data} bytes follow it"
+                "{name}: the header says {rows} x {columns} ids ({bytes} bytes), but {data} bytes \
+                 follow it"
             )));
         }
     }
-    let (Ok(rows), Ok(k), Ok(count)) = (
-        usize::try_from(rows),
-        usize::try_from(k),
-        usize::try_from(count),
-    ) else {
-        return Err(InputError::Unsupported(format!(
-            "{name}: {rows} lists of {k} neighbours do not fit in memory here"
-        )));
-    };
-    let claim = format!("the header says {rows} x {k} ids");
-    let ids = read_ids(&mut source, count, width, &claim, |element, index| {
-        let mut wide = [0u8; 8];
-        let id = if big_endian {
-            wide[8 - width..].copy_from_slice(element);
-            u64::from_be_bytes(wide)
-        } else {
-            wide[..width].copy_from_slice(element);
-            u64::from_le_bytes(wide)
-        };
-        i64::try_from(id).map_err(|_| {
-            InputError::Data(format!(
-                "{name}: id {id} at list {} is above 2^63 - 1",
-                index / k.max(1)
-            ))
-        })
-    })?;
+    let claim = format!("the header says {rows} x {columns} ids");
+    let ids = read_rows(
+        &mut source,
+        rows,
+        columns,
+        width,
+        k,
+        &claim,
+        |element, row| {
+            integer_id(element, width, signed, big_endian).map_err(|id| {
+                InputError::Data(format!("{name}: id {id} at list {row} is above 2^63 - 1"))
+            })
+        },
+    )?;
     if source.len().is_none() && source.read_full(&mut [0u8; 1])? != 0 {
         return Err(InputError::Data(format!(
-            "{name}: bytes after the {rows} x {k} ids"
+            "{name}: bytes after the {rows} x {columns} ids"
         )));
     }
-    Neighbors::new(rows, k, ids)
-        .ok_or_else(|| InputError::Data(format!("{name}: {rows} lists of {k} ids are incomplete")))
+    ids.into_neighbors()
 }
 
-/// Reads `count` ids of `width` bytes each, [`CHUNK_IDS`] at a time, each made an id by `id` (given
-/// its bytes and its index, and free to refuse it). Memory for all of them is set aside up front
-/// only for a file, whose size the caller checked against the header; a stream that ends early is
-/// an error quoting `claim`.
-fn read_ids(
+/// Reads `rows` rows of `columns` ids of `width` bytes, keeping the first `keep` of each and
+/// skipping the rest (a seek in a file, read and dropped from a stream), [`CHUNK_IDS`] at a time.
+/// Each id is made by `id` (given its bytes and its row, and free to refuse it). A stream that ends
+/// early is an error quoting `claim`.
+fn read_rows(
     source: &mut Source,
-    count: usize,
+    rows: u64,
+    columns: u64,
     width: usize,
+    keep: usize,
     claim: &str,
-    mut id: impl FnMut(&[u8], usize) -> Result<i64, InputError>,
-) -> Result<Vec<i64>, InputError> {
-    let mut ids: Vec<i64> = Vec::with_capacity(if source.len().is_some() { count } else { 0 });
-    let mut chunk = vec![0u8; CHUNK_IDS.min(count.max(1)) * width];
-    let mut left = count;
-    while left > 0 {
-        let take = left.min(CHUNK_IDS) * width;
-        let Some(buffer) = chunk.get_mut(..take) else {
-            break;
-        };
-        if source.read_full(buffer)? < take {
-            return Err(InputError::Data(format!(
-                "{}: truncated at byte {}: {claim}",
-                source.name(),
-                source.position()
+    mut id: impl FnMut(&[u8], u64) -> Result<i64, InputError>,
+) -> Result<Lists, InputError> {
+    let name = source.name().to_owned();
+    let kept = columns.min(keep as u64);
+    let mut lists = Lists::new(&name, keep);
+    lists.width = Some(kept as usize);
+    let truncated = |source: &Source| {
+        InputError::Data(format!(
+            "{name}: truncated at byte {}: {claim}",
+            source.position()
+        ))
+    };
+    if kept == 0 {
+        // No id is read: the rows are counted, their bytes skipped at once.
+        let all = u128::from(rows) * u128::from(columns) * width as u128;
+        let to = u64::try_from(u128::from(source.position()) + all).ok();
+        if !to.is_some_and(|to| source.move_to(to).unwrap_or(false)) {
+            return Err(truncated(source));
+        }
+        let Ok(rows) = usize::try_from(rows) else {
+            return Err(InputError::Unsupported(format!(
+                "{name}: {claim}: more lists than fit in memory here"
             )));
-        }
-        for element in buffer.chunks_exact(width) {
-            ids.push(id(element, ids.len())?);
-        }
-        left -= take / width;
+        };
+        lists.rows = rows;
+        lists.width = Some(0);
+        return Ok(lists);
     }
-    Ok(ids)
+    let mut chunk = vec![0u8; CHUNK_IDS.min(kept as usize) * width];
+    let skip = u128::from(columns - kept) * width as u128;
+    for row in 0..rows {
+        let mut left = kept;
+        while left > 0 {
+            let take = left.min(CHUNK_IDS as u64) as usize * width;
+            let Some(buffer) = chunk.get_mut(..take) else {
+                break;
+            };
+            if source.read_full(buffer)? < take {
+                return Err(truncated(source));
+            }
+            for element in buffer.chunks_exact(width) {
+                let value = id(element, row)?;
+                lists.push(value);
+            }
+            left -= (take / width) as u64;
+        }
+        if skip > 0 {
+            let Some(to) = u64::try_from(u128::from(source.position()) + skip).ok() else {
+                return Err(truncated(source));
+            };
+            if !source.move_to(to)? {
+                return Err(truncated(source));
+            }
+        }
+        lists.end_row()?;
+    }
+    Ok(lists)
 }
 
-/// Every row of an integer input as one neighbour list.
-fn integer_rows(name: &str, mut reader: Box<dyn BatchReader>) -> Result<Neighbors, InputError> {
-    let k = reader.dimension();
-    let mut ids: Vec<i64> = Vec::new();
-    let mut rows = 0usize;
-    while let Some(batch) = reader.next_batch()? {
-        let before = ids.len();
-        match &batch.elements {
-            Elements::I8(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
-            Elements::U8(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
-            Elements::I16(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
-            Elements::I32(v) => ids.extend(v.iter().map(|&x| i64::from(x))),
-            Elements::I64(v) => ids.extend_from_slice(v),
-            Elements::F16(_) | Elements::F32(_) | Elements::F64(_) => {
-                return Err(InputError::Unsupported(format!(
-                    "{name}: ground truth holds integer ids, not {} numbers",
-                    batch.elements.element_type().name()
+/// TEXMEX `.ivecs`: per row a little-endian i32 length, then that many i32 ids; each row read to
+/// `k` ids, the rest skipped.
+fn ivecs(mut source: Source, k: usize) -> Result<Neighbors, InputError> {
+    let name = source.name().to_owned();
+    let mut lists = Lists::new(&name, k);
+    let mut ids = vec![0u8; 0];
+    loop {
+        let start = source.position();
+        let mut prefix = [0u8; 4];
+        match source.read_full(&mut prefix)? {
+            0 => break,
+            4 => {}
+            _ => {
+                return Err(InputError::Data(format!(
+                    "{name}: truncated at byte {start}: row {} has a partial length",
+                    lists.rows()
                 )))
             }
         }
-        if batch.validity.is_some() || ids.len() - before != batch.rows.saturating_mul(k) {
+        let row = lists.rows();
+        let Ok(length) = u64::try_from(i32::from_le_bytes(prefix)) else {
             return Err(InputError::Data(format!(
-                "{name}: row {} is not a list of {k} ids",
+                "{name}: row {row} claims a negative length ({})",
+                i32::from_le_bytes(prefix)
+            )));
+        };
+        let bytes = length * 4;
+        if let Some(len) = source.len() {
+            if source.position() + bytes > len {
+                return Err(InputError::Data(format!(
+                    "{name}: row {row} at byte {start} claims {length} ids, more than the file \
+                     holds"
+                )));
+            }
+        }
+        let kept = length.min(k as u64);
+        let mut left = kept;
+        while left > 0 {
+            let take = left.min(CHUNK_IDS as u64) as usize * 4;
+            ids.resize(take, 0);
+            if source.read_full(&mut ids)? < take {
+                return Err(InputError::Data(format!(
+                    "{name}: truncated at byte {}: row {row} claims {length} ids",
+                    source.position()
+                )));
+            }
+            for id in ids.chunks_exact(4) {
+                lists.push(i64::from(i32::from_le_bytes([id[0], id[1], id[2], id[3]])));
+            }
+            left -= (take / 4) as u64;
+        }
+        let end = source.position() + (length - kept) * 4;
+        if !source.move_to(end)? {
+            return Err(InputError::Data(format!(
+                "{name}: truncated at byte {}: row {row} claims {length} ids",
+                source.position()
+            )));
+        }
+        lists.end_row()?;
+    }
+    lists.into_neighbors()
+}
+
+/// Every row of an integer input as one neighbour list, cut to `keep` ids.
+fn integer_rows(
+    name: &str,
+    mut reader: Box<dyn BatchReader>,
+    keep: usize,
+) -> Result<Neighbors, InputError> {
+    let dimension = reader.dimension();
+    let kept = dimension.min(keep);
+    let mut ids: Vec<i64> = Vec::new();
+    let mut rows = 0usize;
+    while let Some(batch) = reader.next_batch()? {
+        if batch.validity.is_some()
+            || Some(batch.elements.len()) != batch.rows.checked_mul(dimension)
+        {
+            return Err(InputError::Data(format!(
+                "{name}: row {} is not a list of {dimension} ids",
                 batch.first_row
             )));
         }
+        for row in 0..batch.rows {
+            let range = row * dimension..row * dimension + kept;
+            match &batch.elements {
+                Elements::I8(v) => ids.extend(v[range].iter().map(|&x| i64::from(x))),
+                Elements::U8(v) => ids.extend(v[range].iter().map(|&x| i64::from(x))),
+                Elements::I16(v) => ids.extend(v[range].iter().map(|&x| i64::from(x))),
+                Elements::I32(v) => ids.extend(v[range].iter().map(|&x| i64::from(x))),
+                Elements::I64(v) => ids.extend_from_slice(&v[range]),
+                Elements::F16(_) | Elements::F32(_) | Elements::F64(_) => {
+                    return Err(InputError::Unsupported(format!(
+                        "{name}: ground truth holds integer ids, not {} numbers",
+                        batch.elements.element_type().name()
+                    )))
+                }
+            }
+        }
         rows += batch.rows;
     }
-    Neighbors::new(rows, k, ids)
+    Neighbors::new(rows, kept, ids)
         .ok_or_else(|| InputError::Data(format!("{name}: rows of unequal length")))
 }
 
-/// The big-ann-benchmarks layout. With a file, the header must match the file's size exactly;
-/// with a stream, ids are kept only as they arrive and the end must come where the header says.
-fn big_ann(mut source: Source) -> Result<Neighbors, InputError> {
+/// The big-ann-benchmarks layout, read to `keep` ids per list. With a file, the header must match
+/// the file's size exactly; with a stream, ids are kept only as they arrive and the end must come
+/// where the header says.
+fn big_ann(mut source: Source, keep: usize) -> Result<Neighbors, InputError> {
     let name = source.name().to_owned();
     let mut header = [0u8; 8];
     if source.read_full(&mut header)? < header.len() {
@@ -342,33 +596,24 @@ fn big_ann(mut source: Source) -> Result<Neighbors, InputError> {
             )));
         }
     }
-    let (Ok(rows), Ok(k), Ok(pairs)) = (
-        usize::try_from(n),
-        usize::try_from(k),
-        usize::try_from(pairs),
-    ) else {
-        return Err(InputError::Unsupported(format!(
-            "{name}: {n} lists of {k} neighbours do not fit in memory here"
-        )));
-    };
     let claim = format!("the header says {n} lists of {k} neighbours");
-    let ids = read_ids(&mut source, pairs, 4, &claim, |id, _| {
-        Ok(i64::from(u32::from_le_bytes([id[0], id[1], id[2], id[3]])))
-    })?;
-    let mut chunk = vec![0u8; CHUNK_IDS.min(pairs.max(1)) * 4];
+    let lists = read_rows(
+        &mut source,
+        u64::from(n),
+        u64::from(k),
+        4,
+        keep,
+        &claim,
+        |id, _| Ok(i64::from(u32::from_le_bytes([id[0], id[1], id[2], id[3]]))),
+    )?;
     // The distances follow; only their length matters (already checked for a file).
     if source.len().is_none() {
-        let mut left = pairs.saturating_mul(4);
-        while left > 0 {
-            let take = left.min(chunk.len());
-            let got = source.read_full(chunk.get_mut(..take).unwrap_or(&mut []))?;
-            if got < take {
-                return Err(InputError::Data(format!(
-                    "{name}: truncated at byte {}: the distances end early",
-                    source.position()
-                )));
-            }
-            left -= take;
+        let end = 8 + pairs * 8;
+        if !source.move_to(end)? {
+            return Err(InputError::Data(format!(
+                "{name}: truncated at byte {}: the distances end early",
+                source.position()
+            )));
         }
         if source.read_full(&mut [0u8; 1])? != 0 {
             return Err(InputError::Data(format!(
@@ -376,11 +621,7 @@ fn big_ann(mut source: Source) -> Result<Neighbors, InputError> {
             )));
         }
     }
-    Neighbors::new(rows, k, ids).ok_or_else(|| {
-        InputError::Data(format!(
-            "{name}: {n} lists of {k} neighbours are incomplete"
-        ))
-    })
+    lists.into_neighbors()
 }
 
 #[cfg(test)]
@@ -509,7 +750,7 @@ mod tests {
         .unwrap();
         let mut bytes = Vec::new();
         let mut writer =
-            parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+            ::parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         bytes
@@ -542,7 +783,7 @@ mod tests {
             ),
             (
                 parquet_bytes("neighbors_id", &[vec![1, 2], vec![3]], false),
-                "row 1 has 1 elements",
+                "row 1 holds 1 ids where row 0 holds 2 (the lists must all be of one length)",
             ),
             (b"PAR1 not really".to_vec(), "not a readable Parquet file"),
         ];
@@ -641,5 +882,169 @@ mod tests {
         let other = path.with_file_name("types.hdf5");
         let error = read_neighbors(&other, Some(NeighborsFormat::Hdf5)).unwrap_err();
         assert!(error.to_string().contains("neighbors"), "{error}");
+    }
+
+    /// A file of `fixtures/search/`.
+    fn search_fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/search")
+            .join(name)
+    }
+
+    /// The first `k` ids of each list of `lists`.
+    fn first(lists: &Neighbors, k: usize) -> Vec<Vec<i64>> {
+        (0..lists.rows())
+            .map(|row| lists.row(row).iter().take(k).copied().collect())
+            .collect()
+    }
+
+    /// Each list of `lists`.
+    fn all(lists: &Neighbors) -> Vec<Vec<i64>> {
+        first(lists, usize::MAX)
+    }
+
+    #[test]
+    fn parquet_and_hdf5_ground_truth_of_unsigned_ids_reads_as_the_npy_lists() {
+        let numpy = read_neighbors(&search_fixture("neighbors_euclidean.npy"), None).unwrap();
+        assert_eq!((numpy.rows(), numpy.k()), (40, 100));
+        for name in [
+            "neighbors_euclidean.parquet",
+            "neighbors_euclidean_uint32.parquet",
+            "neighbors_euclidean_uint64.parquet",
+            "neighbors_euclidean_uint32.hdf5",
+            "neighbors_euclidean_uint64.hdf5",
+        ] {
+            let read = read_neighbors(&search_fixture(name), None).unwrap();
+            assert_eq!(read, numpy, "{name}");
+        }
+    }
+
+    #[test]
+    fn unsigned_ids_above_i64_are_refused_naming_the_row() {
+        for name in ["neighbors_above_i64.parquet", "neighbors_above_i64.hdf5"] {
+            let path = search_fixture(name);
+            let error = read_neighbors(&path, None).unwrap_err().to_string();
+            assert!(
+                error.contains("id 9223372036854775808 in row 1")
+                    && error.contains("above 2^63 - 1")
+                    && error.contains(name)
+                    && !error.contains('\n'),
+                "{error}"
+            );
+            // Past k, the id is not read.
+            let cut = read_neighbors_to(&path, None, 4).unwrap();
+            assert_eq!((cut.rows(), cut.k()), (3, 4), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_layout_read_to_k_keeps_the_first_k_ids_of_each_list() {
+        let numpy = read_neighbors(&search_fixture("neighbors_euclidean.npy"), None).unwrap();
+        let expected = first(&numpy, 7);
+        let files = [
+            ("neighbors_euclidean.npy", NeighborsFormat::Npy),
+            ("neighbors_euclidean_u2.npy", NeighborsFormat::Npy),
+            ("neighbors_euclidean_u4.npy", NeighborsFormat::Npy),
+            ("neighbors_euclidean_u8.npy", NeighborsFormat::Npy),
+            ("neighbors_euclidean.bin", NeighborsFormat::BigAnn),
+            ("neighbors_euclidean.parquet", NeighborsFormat::Parquet),
+            (
+                "neighbors_euclidean_uint32.parquet",
+                NeighborsFormat::Parquet,
+            ),
+            ("neighbors_euclidean_uint64.hdf5", NeighborsFormat::Hdf5),
+        ];
+        for (name, format) in files {
+            let path = search_fixture(name);
+            let read = read_neighbors_to(&path, None, 7).unwrap();
+            assert_eq!((read.rows(), read.k()), (40, 7), "{name}");
+            assert_eq!(all(&read), expected, "{name}");
+            // A k above the lists' length keeps them whole.
+            assert_eq!(
+                read_neighbors_to(&path, None, 1000).unwrap(),
+                numpy,
+                "{name}"
+            );
+            if format != NeighborsFormat::Hdf5 {
+                let stream = Box::new(std::fs::File::open(&path).unwrap());
+                let streamed = read_neighbors_stream_to("gt", stream, format, 7).unwrap();
+                assert_eq!(streamed, read, "{name} as a stream");
+            }
+        }
+        // The cosine lists, as .ivecs.
+        let ivecs = search_fixture("neighbors_cosine.ivecs");
+        let whole = read_neighbors(&ivecs, None).unwrap();
+        let read = read_neighbors_to(&ivecs, None, 7).unwrap();
+        assert_eq!(all(&read), first(&whole, 7));
+        let stream = Box::new(std::fs::File::open(&ivecs).unwrap());
+        let streamed = read_neighbors_stream_to("gt", stream, NeighborsFormat::Ivecs, 7).unwrap();
+        assert_eq!(streamed, read);
+    }
+
+    #[test]
+    fn lists_of_unequal_length_are_read_when_equal_up_to_k() {
+        let path = search_fixture("neighbors_ragged.parquet");
+        let numpy = read_neighbors(&search_fixture("neighbors_euclidean.npy"), None).unwrap();
+        let read = read_neighbors_to(&path, None, 10).unwrap();
+        assert_eq!(all(&read), first(&numpy, 10)[..3].to_vec());
+        let error = read_neighbors(&path, None).unwrap_err().to_string();
+        assert!(
+            error.contains("row 1 holds 15 ids where row 0 holds 12")
+                && error.contains("must all be of one length"),
+            "{error}"
+        );
+        let error = read_neighbors_to(&path, None, 11).unwrap_err().to_string();
+        assert!(
+            error.contains("row 2 holds 10 ids where row 0 holds 11")
+                && error.contains("read to k = 11"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_parquet_ground_truth_of_25_million_ids_a_row_is_read_to_k() {
+        let path = search_fixture("neighbors_wide.parquet");
+        assert!(std::fs::metadata(&path).unwrap().len() < 64 << 10);
+        let numpy = read_neighbors(&search_fixture("neighbors_euclidean.npy"), None).unwrap();
+        let read = read_neighbors_to(&path, None, 10).unwrap();
+        assert_eq!((read.rows(), read.k()), (20, 10));
+        assert_eq!(all(&read), first(&numpy, 10)[..20].to_vec());
+    }
+
+    #[test]
+    fn null_lists_and_null_ids_are_refused_naming_the_row() {
+        use arrow_array::{ArrayRef, Int64Array, ListArray, RecordBatch};
+        use arrow_buffer::{NullBuffer, OffsetBuffer};
+        use arrow_schema::{DataType, Field};
+        use std::sync::Arc;
+        let write = |values: Int64Array, nulls: Option<NullBuffer>| {
+            let item = Arc::new(Field::new("item", DataType::Int64, true));
+            let offsets = OffsetBuffer::from_lengths([2, 2]);
+            let column = ListArray::new(item, offsets, Arc::new(values), nulls);
+            let batch =
+                RecordBatch::try_from_iter([("neighbors_id", Arc::new(column) as ArrayRef)])
+                    .unwrap();
+            let mut bytes = Vec::new();
+            let mut writer =
+                ::parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+            writer.write(&batch).unwrap();
+            writer.close().unwrap();
+            bytes
+        };
+        let null_id = write(
+            Int64Array::from(vec![Some(1), Some(2), Some(3), None]),
+            None,
+        );
+        let error = from_file(&null_id, "gt.parquet").unwrap_err().to_string();
+        assert!(
+            error.contains("row 1 holds a null id at position 1"),
+            "{error}"
+        );
+        let null_row = write(
+            Int64Array::from(vec![1, 2, 3, 4]),
+            Some(NullBuffer::from(vec![true, false])),
+        );
+        let error = from_file(&null_row, "gt.parquet").unwrap_err().to_string();
+        assert!(error.contains("row 1 has no list of ids (null)"), "{error}");
     }
 }

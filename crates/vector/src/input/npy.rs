@@ -314,23 +314,6 @@ fn parse_descr(descr: &str) -> Option<(ElementType, bool)> {
     Some((element_type, swap))
 }
 
-/// The width in bytes and the byte order (big-endian or not) of an unsigned integer dtype wider than
-/// a byte (`<u2 <u4 <u8` and `>u2 >u4 >u8`), which only ground truth reads (as ids).
-pub(crate) fn unsigned_descr(descr: &str) -> Option<(usize, bool)> {
-    let (order, code) = descr.split_at_checked(1)?;
-    let width = match code {
-        "u2" => 2,
-        "u4" => 4,
-        "u8" => 8,
-        _ => return None,
-    };
-    match order {
-        "<" => Some((width, false)),
-        ">" => Some((width, true)),
-        _ => None,
-    }
-}
-
 /// A shape as Python writes it: `(3,)`, `(3, 4)`.
 pub(crate) fn shape_text(shape: &[u64]) -> String {
     match shape {
