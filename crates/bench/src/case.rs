@@ -796,7 +796,7 @@ impl Inputs {
             dataset.check_queries(&input, &similarity)?;
         }
         let truth = if has(Stage::Serial) {
-            Some(dataset.ground_truth(options.filter.as_ref())?)
+            Some(dataset.ground_truth(options.filter.as_ref(), options.k)?)
         } else {
             None
         };

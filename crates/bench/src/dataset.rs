@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cqlwire_vector::input::{self, BatchReader, InputFormat, InputOptions};
+use cqlwire_vector::input::{self, BatchReader, InputFormat, InputOptions, NeighborsFormat};
 
 use crate::folder::{DatasetFolder, Filter};
 use crate::truth::{GroundTruth, ID_COLUMN, VECTOR_COLUMN};
@@ -282,10 +282,20 @@ impl BenchDataset {
     }
 
     /// The ground truth of the unfiltered case or of `filter` (a folder's only).
-    pub fn ground_truth(&self, filter: Option<&Filter>) -> Result<GroundTruth, DatasetError> {
+    /// Each list is read to its first `k` ids: memory follows queries × k whatever width the
+    /// file claims.
+    pub fn ground_truth(
+        &self,
+        filter: Option<&Filter>,
+        k: usize,
+    ) -> Result<GroundTruth, DatasetError> {
         match self {
-            BenchDataset::Folder(folder) => GroundTruth::read(folder.ground_truth_file(filter)?),
-            BenchDataset::Files(files) => GroundTruth::read_as(&files.ground_truth, None),
+            BenchDataset::Folder(folder) => GroundTruth::read_to(
+                folder.ground_truth_file(filter)?,
+                Some(NeighborsFormat::Parquet),
+                k,
+            ),
+            BenchDataset::Files(files) => GroundTruth::read_to(&files.ground_truth, None, k),
         }
     }
 
@@ -536,7 +546,7 @@ mod tests {
         dataset
             .check_dimensions(train.as_ref(), test.as_ref())
             .unwrap();
-        assert_eq!(dataset.ground_truth(None).unwrap().k(), 10);
+        assert_eq!(dataset.ground_truth(None, usize::MAX).unwrap().k(), 10);
         assert_eq!(dataset.name(), "train.fvecs");
 
         // A Parquet file with id and emb: the ids are the column's, nothing renamed or dropped.
@@ -598,7 +608,7 @@ mod tests {
         dataset
             .check_dimensions(train.as_ref(), test.as_ref())
             .unwrap();
-        let truth = dataset.ground_truth(None).unwrap();
+        let truth = dataset.ground_truth(None, usize::MAX).unwrap();
         assert_eq!((truth.queries(), truth.k()), (10, 10));
         assert!(truth.list(0).iter().all(|id| (0..200).contains(id)));
 

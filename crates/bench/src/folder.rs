@@ -489,7 +489,10 @@ mod tests {
         ] {
             assert_eq!(filter_of_file(file).as_deref(), Some(filter), "{file}");
             let parsed: Filter = filter.parse().unwrap();
-            assert!(parsed.ground_truth_names().iter().any(|n| n == file), "{file}");
+            assert!(
+                parsed.ground_truth_names().iter().any(|n| n == file),
+                "{file}"
+            );
         }
         assert_eq!(filter_of_file("neighbors.parquet"), None);
     }

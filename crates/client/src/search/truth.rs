@@ -82,8 +82,10 @@ impl GroundTruth {
     ) -> Result<Option<Neighbors>, LoadError> {
         match self {
             GroundTruth::None => Ok(None),
-            GroundTruth::File(path) => read(path, None).map(Some),
-            GroundTruth::Hdf5(path) => read(path, Some(NeighborsFormat::Hdf5)).map(Some),
+            GroundTruth::File(path) => read(path, None, searcher.options().k).map(Some),
+            GroundTruth::Hdf5(path) => {
+                read(path, Some(NeighborsFormat::Hdf5), searcher.options().k).map(Some)
+            }
             GroundTruth::Exact(train) => brute_force(train, searcher, queries).map(Some),
             GroundTruth::Lists(lists) => Ok(Some(lists.clone())),
         }
@@ -95,9 +97,10 @@ fn is_hdf5(path: &Path, format: Option<InputFormat>) -> bool {
     format.or_else(|| InputFormat::from_extension(path)) == Some(InputFormat::Hdf5)
 }
 
-/// The neighbour lists in `path`, in `format` or the one its name implies.
-fn read(path: &Path, format: Option<NeighborsFormat>) -> Result<Neighbors, LoadError> {
-    input::read_neighbors(path, format).map_err(|e| input_error(e.to_string()))
+/// The neighbour lists in `path`, in `format` or the one its name implies, each to its first `k`
+/// ids (recall@k reads no further): memory follows queries × k whatever the file's width.
+fn read(path: &Path, format: Option<NeighborsFormat>, k: usize) -> Result<Neighbors, LoadError> {
+    input::read_neighbors_to(path, format, k).map_err(|e| input_error(e.to_string()))
 }
 
 /// The k nearest rows of `train` for every query, by the index's similarity function.
