@@ -1,7 +1,7 @@
 """Type stubs of the native module (the functions' docstrings have examples)."""
 
 import os
-from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing
@@ -360,6 +360,7 @@ def bench(
     concurrency: Sequence[int] = (1, 5, 10, 20, 30, 40, 60, 80),
     duration: int = 30,
     index_wait: int = 3600,
+    schema_timeout: int = 600,
     filter: Optional[str] = None,
     index_first: bool = False,
     output: Optional[PathLike] = None,
@@ -368,6 +369,8 @@ def bench(
     keep_failed: bool = False,
     label: Optional[str] = None,
     results_dir: Optional[PathLike] = None,
+    title: Optional[str] = None,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     consistency: Optional[str] = None,
     timeout: int = 12,
     username: Optional[str] = None,
@@ -400,7 +403,13 @@ def bench(
     after the run, only when no query failed (``keep_failed`` writes them then, the result's label
     VectorDBBench's ``FAILED``). ``label`` names the run (VectorDBBench's
     ``task_label`` and ``db_label``); ``results_dir`` also writes the result file into that folder as
-    VectorDBBench names its own (``DIR/<db>/result_<date>_<label>_<db>.json``). ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
+    VectorDBBench names its own (``DIR/<db>/result_<date>_<label>_<db>.json``).
+    ``progress`` is called with a dict as each stage starts (``{"event": "started", "stage":
+    "load", "units": 300}``), each concurrency level starts (``"level"``, ``"concurrency"``) and
+    each stage ends (``"finished"``, ``"seconds"``), so a notebook is not silent for minutes.
+    ``title`` replaces the chart's title (by default the dataset, rows × dimension, k, the
+    filter, the similarity function, the label and the server; recall and NDCG under it).
+    ``schema_timeout`` is how long a table or index statement may take. ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.
 

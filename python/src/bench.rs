@@ -4,7 +4,7 @@
 use crate::load::{
     engine_error, job_failure, run_interruptible, runtime, usage, ConnectionKeywords,
 };
-use cqlwire_bench::case::{CaseError, CaseOptions, Stage};
+use cqlwire_bench::case::{CaseError, CaseOptions, Event, Stage};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
 use cqlwire_bench::job::{BenchJob, Written};
@@ -42,8 +42,8 @@ fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
 #[pyo3(signature = (
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
-    index_wait=3600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
-    keep_failed=false, label=None, results_dir=None, **connection
+    index_wait=3600, schema_timeout=600, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
+    keep_failed=false, label=None, results_dir=None, title=None, progress=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
@@ -62,6 +62,7 @@ pub(crate) fn bench<'py>(
     concurrency: Vec<usize>,
     duration: u64,
     index_wait: u64,
+    schema_timeout: u64,
     filter: Option<String>,
     index_first: bool,
     output: Option<PathBuf>,
@@ -70,6 +71,8 @@ pub(crate) fn bench<'py>(
     keep_failed: bool,
     label: Option<String>,
     results_dir: Option<PathBuf>,
+    title: Option<String>,
+    progress: Option<Py<PyAny>>,
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
@@ -100,6 +103,7 @@ pub(crate) fn bench<'py>(
         concurrency,
         duration: Duration::from_secs(duration),
         index_wait: Duration::from_secs(index_wait),
+        schema_timeout: Duration::from_secs(schema_timeout),
         filter,
         index_first,
     };
@@ -124,13 +128,19 @@ pub(crate) fn bench<'py>(
     job.outputs.keep_failed = keep_failed;
     job.outputs.label = label;
     job.outputs.results_dir = results_dir;
+    job.outputs.title = title;
     let outputs = job.open_outputs().map_err(|e| case_error(py, e))?;
     let control = RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
     let running = job.clone();
     let report = run_interruptible(py, &runtime, stop, async move {
-        running.run(&control, &mut |_| {}).await
+        let mut observe = |event: Event| {
+            if let Some(callback) = &progress {
+                Python::attach(|py| report_progress(py, callback, event));
+            }
+        };
+        running.run(&control, &mut observe).await
     })?
     .map_err(|e| case_error(py, e))?;
     let result = job.result(&report);
@@ -157,6 +167,32 @@ pub(crate) fn bench<'py>(
         return Err(error);
     }
     Ok(summary)
+}
+
+/// Calls `progress(event)` with the event as a dict: `{"event": "started", "stage": "load",
+/// "units": 300}`, `{"event": "level", "stage": "concurrent", "concurrency": 5}`, `{"event":
+/// "finished", "stage": "load", "seconds": 0.71}`. What the callback raises is printed as Python
+/// prints an exception it cannot raise, and the case goes on.
+fn report_progress(py: Python<'_>, callback: &Py<PyAny>, event: Event) {
+    let dict = PyDict::new(py);
+    let filled = match event {
+        Event::Started { stage, units } => dict
+            .set_item("event", "started")
+            .and_then(|()| dict.set_item("stage", stage.name()))
+            .and_then(|()| dict.set_item("units", units)),
+        Event::Level { concurrency } => dict
+            .set_item("event", "level")
+            .and_then(|()| dict.set_item("stage", Stage::Concurrent.name()))
+            .and_then(|()| dict.set_item("concurrency", concurrency)),
+        Event::Finished { stage, seconds } => dict
+            .set_item("event", "finished")
+            .and_then(|()| dict.set_item("stage", stage.name()))
+            .and_then(|()| dict.set_item("seconds", seconds)),
+        _ => Ok(()),
+    };
+    if let Err(error) = filled.and_then(|()| callback.call1(py, (dict,)).map(drop)) {
+        error.write_unraisable(py, Some(callback.bind(py)));
+    }
 }
 
 /// A dataset error as the usage exception or the failure one, as the command line's exit code.

@@ -115,3 +115,41 @@ def test_the_index_made_before_the_load_reports_what_the_server_refused(session)
     assert got["rows"] + got["rejected"] == 300 and got["retried"] >= 0
     assert "CASSANDRA-21644" in got["rejected_reason"]
     assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == got["rows"]
+
+
+@pytest.mark.parametrize("keywords, message", [
+    (dict(concurrency=[2**40]), "more than 100000"),
+    (dict(concurrency=[10**6]), "more than 100000"),
+    (dict(concurrency=[]), "no concurrency level"),
+    (dict(duration=0), "duration of a level"),
+    (dict(duration=10**12), "duration of a level"),
+    (dict(index_wait=0), "index wait"),
+    (dict(k=0), "k must be 1 to 1000"),
+    (dict(index_options={"similarity_function": "euclidean"}), "choose it as the metric"),
+    (dict(plot="c.svg", stages=["search_serial"]), "the stages run none"),
+    (dict(label="a/b"), "names a file"),
+])
+def test_every_numeric_keyword_and_option_is_bounded_as_the_command_line_bounds_it(keywords, message):
+    with pytest.raises(cqlwire.LoadError, match=message):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", **keywords)
+
+
+def test_an_output_naming_a_dataset_file_or_the_other_output_is_refused(tmp_path):
+    before = (FOLDER / "test.parquet").read_bytes()
+    with pytest.raises(cqlwire.LoadFailed, match="write the output to another file"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", output=FOLDER / "test.parquet")
+    assert (FOLDER / "test.parquet").read_bytes() == before
+    same = tmp_path / "r.json"
+    with pytest.raises(cqlwire.LoadError, match="are one file"):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", output=same, plot=same)
+
+
+@live
+def test_progress_reports_each_stage_and_level(session):  # noqa: F811
+    seen = []
+    cqlwire.bench(FOLDER, hosts=SERVER, table=f"{KEYSPACE}.bench_progress", k=10, concurrency=[1, 2],
+                  duration=1, drop=True, progress=seen.append, **login())
+    started = [e["stage"] for e in seen if e["event"] == "started"]
+    assert started == ["table", "load", "index", "optimize", "serial", "concurrent"]
+    assert [e["concurrency"] for e in seen if e["event"] == "level"] == [1, 2]
+    assert all(e["seconds"] >= 0 for e in seen if e["event"] == "finished")

@@ -115,6 +115,10 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub duration: u64,
+    /// How long a schema statement (the table, an index) may take, in seconds: one can wait
+    /// behind a vector index's build for minutes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub schema_timeout: u64,
     /// How long to wait for the new index to answer, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub index_wait: u64,
@@ -146,6 +150,10 @@ pub struct Args {
     /// DIR/<db>/result_<date>_<label>_<db>.json (point VectorDBBench's RESULTS_LOCAL_DIR at DIR).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// The chart's title [default: the dataset, rows × dimension, k, the filter, the similarity
+    /// function, the label and the server; recall and NDCG under it].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
     /// Write the result file and chart even when queries failed (the file's label is then
     /// VectorDBBench's FAILED, and its note says how many failed).
     #[arg(long)]
@@ -261,6 +269,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         concurrency: args.concurrency.iter().map(|&c| c as usize).collect(),
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
+        schema_timeout: Duration::from_secs(args.schema_timeout),
         filter: args.filter,
         index_first: args.index_first,
     };
@@ -270,6 +279,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     job.outputs.db = ResultDb::from_value(&args.db).unwrap_or_default();
     job.outputs.keep_failed = args.keep_failed;
     job.outputs.label = args.label.clone();
+    job.outputs.title = args.title.clone();
     job.outputs.results_dir = args.results_dir.clone();
     job.check().map_err(case_error)?;
 

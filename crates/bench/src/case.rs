@@ -15,8 +15,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use cqlwire_client::{
-    schema_name, Dataset, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode, QuerySet,
-    RejectSink, RunControl, SchemaSession, SearchError, SearchOptions, Searcher, SessionOptions,
+    schema_name, Dataset, IndexState, Key, LoadError, LoadErrorKind, LoadOptions, Loader, Mode,
+    QuerySet, RejectSink, RunControl, SchemaSession, SearchError, SearchOptions, Searcher,
+    SessionOptions,
 };
 use cqlwire_codec::types::Identifier;
 use cqlwire_vector::input::{BatchReader, InputOptions, RowSelection};
@@ -168,6 +169,8 @@ pub struct CaseOptions {
     pub duration: Duration,
     /// How long the load stage waits for the new index to answer.
     pub index_wait: Duration,
+    /// How long a schema statement (a table, an index) may take.
+    pub schema_timeout: Duration,
     /// VectorDBBench's filter of a filtered case (None: the unfiltered case).
     pub filter: Option<Filter>,
     /// Create the index before the load (VectorDBBench's order): the rows the server refuses
@@ -276,6 +279,9 @@ pub struct CaseReport {
     pub nodes: usize,
     /// The client machine's load average (1, 5, 15 minutes) before and after the case.
     pub load_average: (Option<[f64; 3]>, Option<[f64; 3]>),
+    /// The vector index as the server showed it when the search stages began (None: the server
+    /// does not say, or no search stage ran).
+    pub index_state: Option<IndexState>,
 }
 
 impl CaseReport {
@@ -312,6 +318,7 @@ impl CaseReport {
             replication: Default::default(),
             nodes: 1,
             load_average: (None, None),
+            index_state: None,
         }
     }
 
@@ -337,6 +344,9 @@ impl CaseReport {
                 map.insert("retried".into(), load.retried.into());
                 map.insert("rejected".into(), load.rejected.into());
                 map.insert("rejected_reason".into(), load.to_string().into());
+            }
+            if let Some(state) = &self.index_state {
+                map.insert("index_state".into(), index_state_json(state));
             }
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
@@ -514,11 +524,35 @@ impl CaseReport {
                 "after": self.load_average.1,
             },
         });
-        if let (Some(map), Some(load)) = (context.as_object_mut(), &self.index_first) {
-            map.insert("index_first".into(), load.to_string().into());
+        if let Some(map) = context.as_object_mut() {
+            if let Some(load) = &self.index_first {
+                map.insert("index_first".into(), load.to_string().into());
+            }
+            if let Some(state) = &self.index_state {
+                map.insert("index_state".into(), index_state_json(state));
+            }
         }
         context
     }
+}
+
+/// The index's state as the summary and the run context show it: `sstables`, `segments` (one
+/// vector graph each), `rows` indexed, `rows_per_segment`, `disk_bytes`, `queryable`, `building`.
+fn index_state_json(state: &IndexState) -> serde_json::Value {
+    let per_segment = if state.segments > 0 {
+        state.cells as f64 / state.segments as f64
+    } else {
+        0.0
+    };
+    serde_json::json!({
+        "sstables": state.sstables,
+        "segments": state.segments,
+        "rows": state.cells,
+        "rows_per_segment": per_segment,
+        "disk_bytes": state.disk_bytes,
+        "queryable": state.queryable,
+        "building": state.building,
+    })
 }
 
 /// Seconds VectorDBBench allows the load and the optimize stage of a custom case by default.
@@ -575,6 +609,14 @@ pub enum CaseError {
     /// The stop flag was set.
     #[error("interrupted during {}", .0.name())]
     Stopped(Stage),
+    /// A schema statement that got no answer in time: the server may still apply it.
+    #[error("{source}; once it has, go on with the stages {resume}")]
+    Unanswered {
+        /// The engine's error (a timeout).
+        source: LoadError,
+        /// The stages to run then, comma-separated.
+        resume: String,
+    },
     /// An output refused before any work: an input named as an output, a destination that
     /// cannot be created.
     #[error("{0}")]
@@ -729,6 +771,11 @@ impl CaseOptions {
         if !seconds.contains(&self.duration.as_secs()) || self.duration.subsec_nanos() != 0 {
             return refuse(format!(
                 "the duration of a level must be 1 to {MAX_SECONDS} whole seconds"
+            ));
+        }
+        if !seconds.contains(&self.schema_timeout.as_secs()) {
+            return refuse(format!(
+                "the schema timeout must be 1 to {MAX_SECONDS} seconds"
             ));
         }
         if !seconds.contains(&self.index_wait.as_secs()) {
@@ -942,11 +989,43 @@ impl Case<'_> {
         });
         self.report.index = index_statement(self.options, &self.report.similarity, "emb");
         self.report.index_options = self.options.index_options.clone();
-        self.schema.execute(&self.report.index).await?;
+        let unanswered = |source: LoadError, after: &[Stage]| {
+            if source.kind() != LoadErrorKind::ServerGone {
+                return CaseError::Engine(source);
+            }
+            let resume: Vec<&str> = after
+                .iter()
+                .filter(|stage| self.options.stages.contains(stage))
+                .map(|stage| stage.name())
+                .collect();
+            CaseError::Unanswered {
+                source,
+                resume: resume.join(","),
+            }
+        };
+        // What is left once the server has applied the statement: with the index first, the
+        // load (into the table as it is) and the rest.
+        let after: &[Stage] = if self.options.index_first {
+            &[
+                Stage::Load,
+                Stage::Optimize,
+                Stage::Serial,
+                Stage::Concurrent,
+            ]
+        } else {
+            &[Stage::Optimize, Stage::Serial, Stage::Concurrent]
+        };
+        let statement = self.report.index.clone();
+        if let Err(error) = self.schema.execute(&statement).await {
+            return Err(unanswered(error, after));
+        }
         if let Some(filter) = filter {
             let name = index_name(&self.table, filter.column);
             self.report.filter_index = filter.index_statement(&self.keyspace, &self.table, &name);
-            self.schema.execute(&self.report.filter_index).await?;
+            let statement = self.report.filter_index.clone();
+            if let Err(error) = self.schema.execute(&statement).await {
+                return Err(unanswered(error, after));
+            }
         }
         (self.observe)(Event::Finished {
             stage: Stage::Index,
@@ -1032,12 +1111,39 @@ impl Case<'_> {
         searcher
             .wait_for_index(queries, self.options.index_wait, self.control)
             .await?;
+        self.wait_until_built(searcher, since).await?;
         self.report.optimize_duration = since.elapsed().as_secs_f64();
         (self.observe)(Event::Finished {
             stage: Stage::Optimize,
             seconds: self.report.optimize_duration,
         });
         Ok(())
+    }
+
+    /// After the index answers: until the server shows it queryable and built and no compaction
+    /// of the table runs, within what is left of the index wait counted from `since`.
+    async fn wait_until_built(
+        &mut self,
+        searcher: &Searcher,
+        since: Instant,
+    ) -> Result<(), CaseError> {
+        let left = self.options.index_wait.saturating_sub(since.elapsed());
+        let index = searcher.index().name.clone();
+        let built = self
+            .schema
+            .wait_until_built(&self.keyspace, &self.table, &index, left, self.control)
+            .await?;
+        if built {
+            Ok(())
+        } else {
+            Err(CaseError::Stopped(Stage::Optimize))
+        }
+    }
+
+    /// Reads the vector index's state, as the search stages begin.
+    async fn read_index_state(&mut self, searcher: &Searcher) {
+        let index = searcher.index().name.clone();
+        self.report.index_state = self.schema.index_state(&self.keyspace, &index).await;
     }
 
     /// The serial pass: every query once, one in flight, scored against `truth`.
@@ -1186,7 +1292,7 @@ pub async fn run(
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let schema = SchemaSession::connect(&options.connection).await?;
+    let schema = SchemaSession::connect_with(&options.connection, options.schema_timeout).await?;
     let server = schema.server().await?;
     let replication = schema.replication(&keyspace).await?;
     let nodes = schema.nodes().await?;
@@ -1213,6 +1319,7 @@ pub async fn run(
         replication,
         nodes,
         load_average: (load_before, None),
+        index_state: None,
     };
     let mut case = Case {
         options,
@@ -1249,6 +1356,7 @@ pub async fn run(
     if has(Stage::Optimize) {
         case.optimize(&searcher, &queries, optimizing).await?;
     }
+    case.read_index_state(&searcher).await;
     if let (true, Some(truth)) = (has(Stage::Serial), truth.as_ref()) {
         case.serial(&searcher, &queries, truth).await?;
     }
@@ -1297,6 +1405,7 @@ mod tests {
             concurrency: vec![1, 5],
             duration: Duration::from_secs(30),
             index_wait: Duration::from_secs(600),
+            schema_timeout: Duration::from_secs(600),
             filter: None,
             index_first: false,
         }
@@ -1415,6 +1524,7 @@ mod tests {
             .collect(),
             nodes: 1,
             load_average: (Some([0.5, 0.4, 0.3]), None),
+            index_state: None,
         };
         let text = load.to_string();
         assert_eq!(

@@ -73,12 +73,37 @@ fn printable(text: &str) -> String {
         .collect()
 }
 
+/// An axis range from 0 to well above `most`, leaving the upper left corner, where the legend
+/// goes, free of points that rise with concurrency.
+fn headroom(most: f64) -> std::ops::Range<f64> {
+    0.0..if most > 0.0 { most * 1.35 } else { 1.0 }
+}
+
+/// Draws `title`'s lines above the chart (the first large, the next smaller: the subtitle) and
+/// returns the area below them.
+fn titled<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>, ChartError> {
+    let mut lines = title.lines();
+    let mut below = area
+        .titled(&printable(lines.next().unwrap_or("")), ("sans-serif", 22))
+        .map_err(draw_error)?;
+    for line in lines {
+        below = below
+            .titled(&printable(line), ("sans-serif", 16))
+            .map_err(draw_error)?;
+    }
+    Ok(below)
+}
+
 /// An axis range from 0 to a little above `most` (1 when `most` is 0).
 fn upto(most: f64) -> std::ops::Range<f64> {
     0.0..if most > 0.0 { most * 1.1 } else { 1.0 }
 }
 
-/// QPS and p99 latency against concurrency for one run (`title` above it).
+/// QPS and p99 latency against concurrency for one run (`title` above it: its first line the
+/// title, the next ones subtitles).
 pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, ChartError> {
     let levels = &metrics.conc_num_list;
     if levels.is_empty() {
@@ -115,15 +140,15 @@ pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, Chart
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(printable(title), ("sans-serif", 22))
+        let area = titled(&root, title)?;
+        let mut chart = ChartBuilder::on(&area)
             .margin(16)
             .x_label_area_size(50)
             .y_label_area_size(80)
             .right_y_label_area_size(80)
-            .build_cartesian_2d(x_range.clone(), upto(most(&qps)))
+            .build_cartesian_2d(x_range.clone(), headroom(most(&qps)))
             .map_err(draw_error)?
-            .set_secondary_coord(x_range, upto(most(&p99)));
+            .set_secondary_coord(x_range, headroom(most(&p99)));
         chart
             .configure_mesh()
             .x_desc("concurrency (queries in flight)")
@@ -189,8 +214,10 @@ fn legend<'a, 'b, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
 /// One run on a recall–QPS chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    /// What tells it from the others (database, version, index options).
+    /// What tells it from the others (database, version, case, k, filter, index options).
     pub label: String,
+    /// The dataset it ran on: runs of one dataset share a panel.
+    pub dataset: String,
     /// Its recall, 0–1.
     pub recall: f64,
     /// Its QPS.
@@ -209,20 +236,39 @@ impl Run {
                 label.push_str(part);
             }
         }
-        let options: Vec<String> = config
-            .db_case_config
-            .iter()
-            .filter(|(key, value)| key.as_str() != "metric_type" && !value.is_null())
-            .map(|(key, value)| match value {
-                serde_json::Value::String(text) => format!("{key}={text}"),
-                other => format!("{key}={other}"),
-            })
-            .collect();
-        if !options.is_empty() {
-            label.push_str(&format!(" ({})", options.join(", ")));
+        let custom = &config.case_config.custom_case;
+        let mut parts = vec![format!("case {}", config.case_config.case_id)];
+        if let Some(k) = config.case_config.k {
+            parts.push(format!("k={k}"));
         }
+        for key in ["filter_rate", "label_percentage"] {
+            if let Some(value) = custom.get(key) {
+                parts.push(format!("{key}={value}"));
+            }
+        }
+        parts.extend(
+            config
+                .db_case_config
+                .iter()
+                .filter(|(key, value)| key.as_str() != "metric_type" && !value.is_null())
+                .map(|(key, value)| match value {
+                    serde_json::Value::String(text) => format!("{key}={text}"),
+                    other => format!("{key}={other}"),
+                }),
+        );
+        label.push_str(&format!(" ({})", parts.join(", ")));
+        let dataset = custom
+            .get("dataset_config")
+            .and_then(|d| d.get("name"))
+            .or_else(|| custom.get("dataset_with_size_type"))
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(
+                || format!("case {}", config.case_config.case_id),
+                str::to_owned,
+            );
         Run {
             label,
+            dataset,
             recall: case.metrics.recall,
             qps: case.metrics.qps,
         }
@@ -245,63 +291,128 @@ pub fn pareto_frontier(runs: &[Run]) -> Vec<&Run> {
     frontier
 }
 
-/// Recall against QPS across `runs`, with their Pareto frontier (`title` above it).
+/// Recall against QPS across `runs`, a panel per dataset, each with its runs' Pareto frontier
+/// and a legend beside it (`title` above them). Runs without QPS (no concurrency level ran) are
+/// left out.
 pub fn recall_qps_chart(runs: &[Run], title: &str) -> Result<String, ChartError> {
+    let runs: Vec<&Run> = runs.iter().filter(|run| run.qps > 0.0).collect();
     if runs.is_empty() {
-        return Err(ChartError::NoData("no run"));
+        return Err(ChartError::NoData("no run with a qps"));
     }
-    for run in runs {
+    for run in &runs {
         checked(|| format!("the recall of {}", run.label), run.recall)?;
         checked(|| format!("the qps of {}", run.label), run.qps)?;
     }
+    let mut datasets: Vec<&str> = Vec::new();
+    for run in &runs {
+        if !datasets.contains(&run.dataset.as_str()) {
+            datasets.push(&run.dataset);
+        }
+    }
+    let panels = u32::try_from(datasets.len())
+        .unwrap_or(u32::MAX)
+        .min(MAX_PANELS);
+    let size = (SIZE.0 + LEGEND_WIDTH, SIZE.1 * panels + 40);
+    let mut svg = String::new();
+    {
+        let root: DrawingArea<SVGBackend, Shift> =
+            SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_error)?;
+        let area = titled(&root, title)?;
+        let areas = area.split_evenly((panels as usize, 1));
+        for (panel, dataset) in areas.iter().zip(&datasets) {
+            let of: Vec<Run> = runs
+                .iter()
+                .filter(|run| run.dataset == *dataset)
+                .map(|run| (*run).clone())
+                .collect();
+            recall_qps_panel(panel, dataset, &of)?;
+        }
+        root.present().map_err(draw_error)?;
+    }
+    Ok(svg)
+}
+
+/// Most dataset panels of one chart.
+const MAX_PANELS: u32 = 12;
+/// Width of the legend beside each panel.
+const LEGEND_WIDTH: u32 = 420;
+/// Legend lines beside a panel (the rest counted in a last line).
+const LEGEND_LINES: usize = 24;
+
+/// One dataset's panel: the runs, their frontier, the legend at the right.
+fn recall_qps_panel(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    dataset: &str,
+    runs: &[Run],
+) -> Result<(), ChartError> {
+    let (plot, legend_area) =
+        area.split_horizontally(area.dim_in_pixel().0.saturating_sub(LEGEND_WIDTH));
     let least_recall = runs.iter().map(|r| r.recall).fold(1.0, f64::min);
     let most_recall = runs.iter().map(|r| r.recall).fold(0.0, f64::max).max(1.0);
     let x_range = (least_recall - 0.05).clamp(0.0, 0.95)..most_recall + 0.005;
     let most_qps = runs.iter().map(|r| r.qps).fold(0.0, f64::max);
     let frontier = pareto_frontier(runs);
-    let mut svg = String::new();
-    {
-        let root: DrawingArea<SVGBackend, Shift> =
-            SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(printable(title), ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(x_range, upto(most_qps))
-            .map_err(draw_error)?;
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(printable(dataset), ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x_range, upto(most_qps))
+        .map_err(draw_error)?;
+    chart
+        .configure_mesh()
+        .x_desc("recall@k (share of the true k nearest found)")
+        .y_desc("QPS (queries/s)")
+        .y_label_formatter(&|qps| format!("{qps:.0}"))
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()
+        .map_err(draw_error)?;
+    chart
+        .draw_series(LineSeries::new(
+            frontier.iter().map(|r| (r.recall, r.qps)),
+            FRONTIER_COLOR.stroke_width(2),
+        ))
+        .map_err(draw_error)?;
+    for (i, run) in runs.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
         chart
-            .configure_mesh()
-            .x_desc("recall@k (share of the true k nearest found)")
-            .y_desc("QPS (queries/s)")
-            .y_label_formatter(&|qps| format!("{qps:.0}"))
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 16))
-            .draw()
+            .draw_series(std::iter::once(Circle::new(
+                (run.recall, run.qps),
+                5,
+                color.filled(),
+            )))
             .map_err(draw_error)?;
-        chart
-            .draw_series(LineSeries::new(
-                frontier.iter().map(|r| (r.recall, r.qps)),
-                FRONTIER_COLOR.stroke_width(2),
-            ))
-            .map_err(draw_error)?
-            .label("Pareto frontier")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], FRONTIER_COLOR));
-        for (i, run) in runs.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(std::iter::once(Circle::new(
-                    (run.recall, run.qps),
-                    5,
-                    color.filled(),
-                )))
-                .map_err(draw_error)?
-                .label(printable(&run.label))
-                .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
-        }
-        legend(&mut chart.configure_series_labels())?;
-        root.present().map_err(draw_error)?;
     }
-    Ok(svg)
+    // The legend beside the plot, a line a run: it covers no point however many runs there are.
+    let line = 18;
+    let text = ("sans-serif", 12).into_font();
+    legend_area
+        .draw(&PathElement::new(
+            vec![(8, 24), (28, 24)],
+            FRONTIER_COLOR.stroke_width(3),
+        ))
+        .map_err(draw_error)?;
+    legend_area
+        .draw(&Text::new("Pareto frontier", (36, 18), text.clone()))
+        .map_err(draw_error)?;
+    for (i, run) in runs.iter().enumerate().take(LEGEND_LINES) {
+        let y = 24 + line * (i as i32 + 1);
+        let color = Palette99::pick(i).to_rgba();
+        legend_area
+            .draw(&Circle::new((18, y), 5, color.filled()))
+            .map_err(draw_error)?;
+        legend_area
+            .draw(&Text::new(printable(&run.label), (36, y - 6), text.clone()))
+            .map_err(draw_error)?;
+    }
+    if runs.len() > LEGEND_LINES {
+        let y = 24 + line * (LEGEND_LINES as i32 + 1);
+        let more = format!("… and {} more runs", runs.len() - LEGEND_LINES);
+        legend_area
+            .draw(&Text::new(more, (36, y - 6), text))
+            .map_err(draw_error)?;
+    }
+    Ok(())
 }

@@ -36,6 +36,9 @@ pub struct BenchOutputs {
     /// The run's label: VectorDBBench's `task_label` (which its pages list runs by) and
     /// `db_label` (which its charts name the database by).
     pub label: Option<String>,
+    /// The chart's title instead of the one made of the run (the subtitle, recall and NDCG,
+    /// stays).
+    pub title: Option<String>,
     /// A results folder as VectorDBBench's `RESULTS_LOCAL_DIR`: the result file goes to
     /// `DIR/<db>/result_<date>_<label>_<db>.json` as VectorDBBench names its own.
     pub results_dir: Option<PathBuf>,
@@ -197,9 +200,32 @@ impl BenchJob {
         result
     }
 
-    /// The chart's title: the dataset and the server.
+    /// The chart's title: the dataset (rows × dimension), k, the filter, the similarity
+    /// function, the label and the server (or the title asked for); under it the recall and NDCG.
     pub fn chart_title(&self, report: &CaseReport) -> String {
-        format!("{} on {}", self.dataset.name(), report.server)
+        let data = &report.dataset;
+        let title = self.outputs.title.clone().unwrap_or_else(|| {
+            let mut title = format!(
+                "{} ({} × {}), k {}",
+                data.name, data.size, data.dim, self.options.k
+            );
+            if let Some(filter) = &report.filter {
+                title.push_str(&format!(", WHERE {filter}"));
+            }
+            title.push_str(&format!(", {}", report.similarity));
+            if let Some(label) = &self.outputs.label {
+                title.push_str(&format!(", {label}"));
+            }
+            title.push_str(&format!(" on {}", report.server));
+            title
+        });
+        match &report.serial {
+            Some(serial) => format!(
+                "{title}\nrecall {:.4}, NDCG {:.4}",
+                serial.recall, serial.ndcg
+            ),
+            None => title,
+        }
     }
 
     /// The result file in the results folder, named as VectorDBBench names its own:

@@ -128,9 +128,39 @@ fn the_concurrency_chart_refuses_what_it_cannot_draw() {
 fn run(label: &str, recall: f64, qps: f64) -> Run {
     Run {
         label: label.into(),
+        dataset: "folder".into(),
         recall,
         qps,
     }
+}
+
+#[test]
+fn the_recall_chart_has_a_panel_per_dataset_and_leaves_out_runs_without_qps() {
+    let mut runs: Vec<Run> = (0..30)
+        .map(|i| {
+            run(
+                &format!("run {i}"),
+                0.5 + f64::from(i) / 100.0,
+                100.0 + f64::from(i),
+            )
+        })
+        .collect();
+    runs[1].dataset = "cohere_small_100k".into();
+    runs.push(run("capacity", 0.0, 0.0));
+    let svg = recall_qps_chart(&runs, "t").unwrap();
+    let texts = texts(&svg);
+    assert!(texts.iter().any(|t| t == "folder") && texts.iter().any(|t| t == "cohere_small_100k"));
+    assert!(
+        !texts.iter().any(|t| t == "capacity"),
+        "a run without qps is left out"
+    );
+    // 29 runs in one panel, 24 in its legend: the rest counted.
+    assert!(texts.iter().any(|t| t == "… and 5 more runs"), "{texts:?}");
+    assert_eq!(lines(&svg, FRONTIER_COLOR).len(), 2, "a frontier per panel");
+    assert!(matches!(
+        recall_qps_chart(&[run("capacity", 0.0, 0.0)], "t"),
+        Err(ChartError::NoData(_))
+    ));
 }
 
 #[test]
@@ -205,5 +235,6 @@ fn runs_of_a_vectordbbench_file_are_labelled_by_database_and_index_options() {
         runs[1].label
     );
     assert!(runs[1].label.contains("M=32") && !runs[1].label.contains("null"));
+    assert!(runs[1].label.contains("case ") && runs[1].label.contains("k="));
     assert!(recall_qps_chart(&runs, "t").is_ok());
 }

@@ -86,7 +86,7 @@ pub use loader::{BindMarker, Loader};
 pub use options::{Concurrency, LoadOptions};
 pub use rejects::{CsvRejects, Reject, RejectSink};
 pub use report::{LoadReport, Progress, ProgressSnapshot, RunControl};
-pub use schema::{Product, SchemaSession, Server};
+pub use schema::{IndexState, Product, SchemaSession, Server};
 pub use search::{
     exact, recall, GroundTruth, Key, Latency, PreparedSearch, QueryResult, QuerySet, QuerySource,
     SearchError, SearchJob, SearchObserver, SearchOptions, SearchOutcome, SearchReport, Searcher,

@@ -20,18 +20,28 @@ impl std::fmt::Debug for SchemaSession {
     }
 }
 
-/// How long a schema change may take before it is an error: creating a table or an index on a
-/// busy node takes seconds, far more than a query's request timeout.
-const SCHEMA_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a schema change may take by default before it is an error: creating a table or an
+/// index on a busy node takes seconds, far more than a query's request timeout, and a statement
+/// can wait behind a vector index's build for minutes.
+pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl SchemaSession {
     /// Connects with the login, TLS and timeouts of `options` (its keyspace is the one whose
     /// schema the session reads).
     pub async fn connect(options: &SessionOptions) -> Result<SchemaSession, LoadError> {
+        SchemaSession::connect_with(options, SCHEMA_TIMEOUT).await
+    }
+
+    /// [`SchemaSession::connect`] whose schema changes may take `timeout` (at least the request
+    /// timeout of `options`).
+    pub async fn connect_with(
+        options: &SessionOptions,
+        timeout: Duration,
+    ) -> Result<SchemaSession, LoadError> {
         let session = open_session(options, &options.keyspace).await?;
         Ok(SchemaSession {
             session,
-            timeout: SCHEMA_TIMEOUT.max(options.request_timeout),
+            timeout: timeout.max(options.request_timeout),
         })
     }
 
@@ -89,6 +99,91 @@ impl SchemaSession {
             + 1)
     }
 
+    /// The state of the storage-attached index `index` of `keyspace` as Apache Cassandra 5's
+    /// `system_views` show it (`sai_column_indexes`, `sai_sstable_indexes`,
+    /// `sai_sstable_index_segments`), None where the server has no such view or index.
+    pub async fn index_state(&self, keyspace: &str, index: &str) -> Option<IndexState> {
+        let filter = "WHERE keyspace_name = ? AND index_name = ?";
+        let query = format!(
+            "SELECT is_queryable, is_building FROM system_views.sai_column_indexes {filter}"
+        );
+        let rows = self.rows(&query, (keyspace, index)).await.ok()?;
+        let (queryable, building) = rows
+            .maybe_first_row::<(Option<bool>, Option<bool>)>()
+            .ok()??;
+        let mut state = IndexState {
+            queryable: queryable.unwrap_or(false),
+            building: building.unwrap_or(false),
+            ..IndexState::default()
+        };
+        let query = format!(
+            "SELECT cell_count, per_column_disk_size FROM system_views.sai_sstable_indexes {filter}"
+        );
+        if let Ok(rows) = self.rows(&query, (keyspace, index)).await {
+            if let Ok(rows) = rows.rows::<(Option<i64>, Option<i64>)>() {
+                for (cells, bytes) in rows.flatten() {
+                    state.sstables += 1;
+                    state.cells += u64::try_from(cells.unwrap_or(0)).unwrap_or(0);
+                    state.disk_bytes += u64::try_from(bytes.unwrap_or(0)).unwrap_or(0);
+                }
+            }
+        }
+        let query =
+            format!("SELECT cell_count FROM system_views.sai_sstable_index_segments {filter}");
+        if let Ok(rows) = self.rows(&query, (keyspace, index)).await {
+            state.segments = rows.rows_num() as u64;
+        }
+        Some(state)
+    }
+
+    /// Compactions and other SSTable tasks running on `keyspace.table`
+    /// (`system_views.sstable_tasks`; 0 where the server has no such view).
+    pub async fn sstable_tasks(&self, keyspace: &str, table: &str) -> usize {
+        let query =
+            "SELECT task_id FROM system_views.sstable_tasks WHERE keyspace_name = ? AND table_name = ?";
+        match self.rows(query, (keyspace, table)).await {
+            Ok(rows) => rows.rows_num(),
+            Err(_) => 0,
+        }
+    }
+
+    /// Waits until the server shows the index `index` of `keyspace.table` queryable and built,
+    /// and no compaction of the table runs ([`SchemaSession::index_state`],
+    /// [`SchemaSession::sstable_tasks`]; a server without those views is taken as done), for at
+    /// most `timeout`. Returns false when `control`'s stop flag ended the wait.
+    pub async fn wait_until_built(
+        &self,
+        keyspace: &str,
+        table: &str,
+        index: &str,
+        timeout: Duration,
+        control: &crate::RunControl,
+    ) -> Result<bool, LoadError> {
+        let started = std::time::Instant::now();
+        loop {
+            let state = self.index_state(keyspace, index).await;
+            let tasks = self.sstable_tasks(keyspace, table).await;
+            if state.is_none_or(|s| s.queryable && !s.building) && tasks == 0 {
+                return Ok(true);
+            }
+            if control.stop_requested() {
+                return Ok(false);
+            }
+            if started.elapsed() >= timeout {
+                return Err(LoadError::new(
+                    LoadErrorKind::ServerGone,
+                    format!(
+                        "the index {index} was not built within {} s (building: {}, SSTable \
+                         tasks running: {tasks})",
+                        timeout.as_secs(),
+                        state.is_some_and(|s| s.building)
+                    ),
+                ));
+            }
+            tokio::time::sleep(BUILT_PROBE_PAUSE).await;
+        }
+    }
+
     /// The table of `keyspace` that holds the index `index` (names as the schema holds them),
     /// None when no table does: index names are unique in a keyspace.
     pub async fn index_table(
@@ -116,13 +211,26 @@ impl SchemaSession {
     pub async fn execute(&self, statement: &str) -> Result<(), LoadError> {
         let mut query = Statement::new(statement);
         query.set_request_timeout(Some(self.timeout));
-        self.session.query_unpaged(query, ()).await.map_err(|e| {
-            LoadError::new(
-                LoadErrorKind::Statement,
-                format!("the server refuses {statement:?}: {e}"),
-            )
-            .with_source(e)
-        })?;
+        self.session
+            .query_unpaged(query, ())
+            .await
+            .map_err(|e| match e {
+                // No answer is not a refusal: the server may still apply the change.
+                scylla::errors::ExecutionError::RequestTimeout(_) => LoadError::new(
+                    LoadErrorKind::ServerGone,
+                    format!(
+                        "the server did not answer {statement:?} within {} s (it may still \
+                         apply it; a longer schema timeout waits for it)",
+                        self.timeout.as_secs()
+                    ),
+                )
+                .with_source(e),
+                e => LoadError::new(
+                    LoadErrorKind::Statement,
+                    format!("the server refuses {statement:?}: {e}"),
+                )
+                .with_source(e),
+            })?;
         self.session
             .await_schema_agreement()
             .await
@@ -154,6 +262,27 @@ impl SchemaSession {
             version: version.and_then(|(v,)| v).unwrap_or_default(),
         })
     }
+}
+
+/// The pause between two looks at an index's state.
+const BUILT_PROBE_PAUSE: Duration = Duration::from_millis(500);
+
+/// A storage-attached index's state on the node that answered ([`SchemaSession::index_state`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IndexState {
+    /// Whether it answers queries.
+    pub queryable: bool,
+    /// Whether it is being built.
+    pub building: bool,
+    /// SSTables indexed (rows in memtables are not in any).
+    pub sstables: u64,
+    /// Index segments: one vector graph each, every one searched by a query.
+    pub segments: u64,
+    /// Rows (cells) indexed in SSTables.
+    pub cells: u64,
+    /// The index's size on disk, in bytes.
+    pub disk_bytes: u64,
 }
 
 /// A server's product and release version, as [`SchemaSession::server`] reads them.
