@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Python module (python/, a release build through maturin) and installs it, with its
 # requirements, into the venv of PYTHON (default .venv/bin/python): what the python step of .ci/run
-# and the live and cluster tests run before they import cqlwire.
+# runs once, and the live and cluster tests run before they import cqlwire unless
+# CQLWIRE_PYTHON_MODULE_INSTALLED says that step did.
 #
 #   scripts/install-python-module.sh
 set -euo pipefail

@@ -1,10 +1,19 @@
 """Type stubs of the native module (the functions' docstrings have examples)."""
 
 import os
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, final
 
 import numpy
 import numpy.typing
+
+# What the native module exports, in its order. Defaults shown as `...` below are those the module's
+# own signatures (PyO3's) show as `...`; their values are in a comment beside them.
+__all__ = [
+    "lz4_compress", "lz4_decompress", "encode", "decode", "explain", "serialize_vectors",
+    "deserialize_vectors", "VectorCodec", "DriverSerializer", "load", "LoadReport", "unload",
+    "UnloadReport", "search", "SearchReport", "bench", "LoadError", "LoadFailed",
+    "RefusedValueWarning", "DEFAULT_MAX_SIZE", "_object_layout",
+]
 
 DEFAULT_MAX_SIZE: int
 """The default ``max_size`` of :func:`lz4_decompress`: 256 MiB."""
@@ -38,12 +47,12 @@ def serialize_vectors(
 def deserialize_vectors(data: Union[bytes, Sequence[bytes]], cql_type: str) -> numpy.ndarray:
     """Read ``vector<T, N>`` values (concatenated, or one ``bytes`` each) into a rows × N array."""
 
-def encode(cql_type: str, value: Json, *, udts: Sequence[str] = ()) -> bytes:
+def encode(cql_type: str, value: Json, *, udts: Optional[Sequence[str]] = None) -> bytes:
     """The wire bytes of one value given in the JSON shapes of ``decode --format json``; ``bytes``
     only for a blob (a ``TypeError`` elsewhere, as in the driver); a ``set`` for a set, and a dict
     with keys other than ``str`` for a map, as the driver takes them."""
 
-def decode(cql_type: str, data: BytesLike, *, udts: Sequence[str] = (), strict: bool = False) -> Json:
+def decode(cql_type: str, data: BytesLike, *, udts: Optional[Sequence[str]] = None, strict: bool = False) -> Json:
     """One value's bytes as the JSON shapes of ``decode --format json``.
 
     Bytes Apache Cassandra refuses (a null or empty element in a list, set or map; the empty value of
@@ -54,7 +63,7 @@ class RefusedValueWarning(UserWarning):
     """Wire-legal bytes that Apache Cassandra refuses, found by ``decode`` (worded as the command
     line's ``cqlwire: warning:`` lines: what, why, byte offset, path in the value)."""
 
-def explain(cql_type: str, data: BytesLike, *, udts: Sequence[str] = ()) -> str:
+def explain(cql_type: str, data: BytesLike, *, udts: Optional[Sequence[str]] = None) -> str:
     """An annotated dump of one value's bytes, one line per wire item; a last ``cqlwire: error: …`` line
     for malformed bytes, else a ``cqlwire: warning: …`` line per thing Apache Cassandra refuses."""
 
@@ -64,20 +73,22 @@ def lz4_compress(body: BytesLike) -> bytes:
 def lz4_decompress(body: BytesLike, *, max_size: int = ...) -> bytes:
     """The payload of a CQL v4 LZ4 body; a declared length above ``max_size`` is refused."""
 
+@final
 class VectorCodec:
     """One vector type's codec for single values (what a driver binds per row)."""
 
-    def __init__(self, cql_type: str) -> None: ...
+    def __new__(cls, cql_type: str) -> "VectorCodec": ...
     @property
     def dimension(self) -> int: ...
     def serialize(self, value: numpy.typing.ArrayLike) -> bytes: ...
     def deserialize(self, data: bytes) -> list: ...
 
+@final
 class DriverSerializer:
     """The driver's ``VectorType.serialize`` of one parameterized class (set by ``cqlwire.driver``):
     ``codec``, else ``fallback(value, protocol_version)`` for what the codec refuses."""
 
-    def __init__(self, codec: VectorCodec, fallback: Any) -> None: ...
+    def __new__(cls, codec: VectorCodec, fallback: Any) -> "DriverSerializer": ...
     def serialize(self, value: Any, protocol_version: int) -> bytes: ...
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -101,12 +112,13 @@ class LoadFailed(RuntimeError):
     report: Optional["LoadReport"]
     """What was confirmed before the run ended, with ``resume_from``; None when nothing started."""
 
+@final
 class LoadReport:
     """What a load did. Picklable (a Dask task may return it); the constructor takes the fields
     in the order below, as unpickling does."""
 
-    def __init__(self, written: int, rejected: int, retried: int, bytes: int, elapsed: float,
-                 resume_from: Optional[int], rejects: List[Tuple[int, str, str]]) -> None: ...
+    def __new__(cls, written: int, rejected: int, retried: int, bytes: int, elapsed: float,
+                resume_from: Optional[int], rejects: List[Tuple[int, str, str]]) -> "LoadReport": ...
 
     written: int
     """Rows acknowledged by the server (in a dry run: rows that bound)."""
@@ -137,7 +149,7 @@ def load(
     row_number_column: Optional[str] = None,
     column: Optional[str] = None,
     input_format: Optional[str] = None,
-    dataset: str = "train",
+    dataset: str = ...,  # "train"
     rows: Union[str, range, Tuple[int, Optional[int]], None] = None,
     shard: Union[str, Tuple[int, int], None] = None,
     ids: Optional[numpy.typing.ArrayLike] = None,
@@ -174,12 +186,13 @@ def load(
 
 UnloadFormat = Literal["parquet", "arrow", "npy", "fbin", "raw", "hex"]
 
+@final
 class UnloadReport:
     """What an unload into a file wrote (the fields of ``cqlwire unload``'s summary line).
     Picklable; the constructor takes the fields in the order below, as unpickling does."""
 
-    def __init__(self, rows: int, skipped: int, bytes: int, ranges: int, retried: int,
-                 elapsed: float, output: PathLike, ids: Optional[PathLike], format: str) -> None: ...
+    def __new__(cls, rows: int, skipped: int, bytes: int, ranges: int, retried: int,
+                elapsed: float, output: PathLike, ids: Optional[PathLike], format: str) -> "UnloadReport": ...
 
     rows: int
     """Rows written."""
@@ -252,16 +265,17 @@ def unload(
     (100000, 'npy')
     """
 
+@final
 class SearchReport:
     """What a search measured (the fields of ``cqlwire search --format json``). Picklable; the
     constructor takes the fields in the order below, as unpickling does."""
 
-    def __init__(self, queries: int, k: int, recall: Optional[float], recall_min: Optional[float],
-                 qps: float, latency_ms: Dict[str, float], concurrency: int, errors: int,
-                 elapsed: float, warnings: List[Tuple[str, int]], other_warnings: int,
-                 index_wait: Optional[float], statement: str,
-                 results: List[Tuple[int, float, List[Union[int, str]], Optional[float],
-                                     Optional[str]]]) -> None: ...
+    def __new__(cls, queries: int, k: int, recall: Optional[float], recall_min: Optional[float],
+                qps: float, latency_ms: Dict[str, float], concurrency: int, errors: int,
+                elapsed: float, warnings: List[Tuple[str, int]], other_warnings: int,
+                index_wait: Optional[float], statement: str,
+                results: List[Tuple[int, float, List[Union[int, str]], Optional[float],
+                                    Optional[str]]]) -> "SearchReport": ...
 
     queries: int
     """Queries measured (warm-up excluded), answered or not."""
@@ -298,7 +312,7 @@ def search(
     column: Optional[str] = None,
     key: Optional[str] = None,
     k: int = 10,
-    dataset: str = "test",
+    dataset: str = ...,  # "test"
     input_format: Optional[str] = None,
     input_column: Optional[str] = None,
     query_rows: Union[str, range, Tuple[int, Optional[int]], None] = None,
@@ -357,14 +371,14 @@ def bench(
     metric: Optional[str] = None,
     index_options: Optional[Mapping[str, str]] = None,
     k: int = 100,
-    concurrency: Sequence[int] = (1, 5, 10, 20, 30, 40, 60, 80),
+    concurrency: Sequence[int] = ...,  # [1, 5, 10, 20, 30, 40, 60, 80]
     duration: int = 30,
     index_wait: int = 3600,
     schema_timeout: int = 600,
     filter: Optional[str] = None,
     index_first: bool = False,
     output: Optional[PathLike] = None,
-    db: str = "Cassandra",
+    db: str = ...,  # "Cassandra"
     plot: Optional[PathLike] = None,
     keep_failed: bool = False,
     label: Optional[str] = None,

@@ -174,7 +174,12 @@ pub(super) fn reverse_all_non_temporal_avx2<S: Copy, const N: usize>(
         }
         convert_loop(tail_src, tail_dst, convert);
     }
-    _mm_sfence();
+    // Unsafe in Rust 1.89 (the workspace's rust-version), safe in later releases.
+    #[allow(unused_unsafe)]
+    // SAFETY: a store fence has no precondition; SSE is part of every x86-64 CPU.
+    unsafe {
+        _mm_sfence()
+    };
 }
 
 /// [`convert_all_portable`] compiled with AVX2, so byte swaps become `vpshufb` over 32-byte registers.
