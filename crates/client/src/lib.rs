@@ -92,7 +92,7 @@ pub use search::{
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use session::{
-    parse_consistency, schema_name, ColumnRole, ConnectionSettings, Credentials, Host, Password,
+    schema_name, ColumnRole, ConnectionSettings, Consistency, Credentials, Host, Password,
     RetryOptions, SessionOptions, TableColumn, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use types::{ServerType, UnsupportedType};
@@ -102,6 +102,3 @@ pub use unload::{
     UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
 };
 pub use value::{BindError, Cell, Row, Value};
-
-/// The driver's consistency levels.
-pub use scylla::statement::Consistency;
