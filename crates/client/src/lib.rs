@@ -99,6 +99,6 @@ pub use types::{ServerType, UnsupportedType};
 pub use unload::{
     arrow_array, ArrayError, IdsFormat, UnloadControl, UnloadError, UnloadFormat, UnloadJob,
     UnloadObserver, UnloadOptions, UnloadOutcome, UnloadProgress, UnloadReport, UnloadWriteError,
-    UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
+    UnloadWriter, Unloader, VectorColumnError,
 };
 pub use value::{BindError, Cell, Row, Value};
