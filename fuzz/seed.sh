@@ -14,10 +14,10 @@ import shapes
 
 root = pathlib.Path(".")
 corpus = root / "fuzz" / "corpus"
-checks = (root / "fuzz" / "src" / "checks.rs").read_text()
+checks = (root / "fuzz" / "src" / "checks" / "values.rs").read_text()
 
 def type_list(name):
-    """The quoted type strings of a `const NAME: [&str; N] = [...]` list in checks.rs."""
+    """The quoted type strings of a `const NAME: [&str; N] = [...]` list in checks/values.rs."""
     body = re.search(name + r": \[&str; \d+\] = \[(.*?)\];", checks, re.S).group(1)
     return re.findall(r'"([^"]*)"', body)
 
@@ -165,8 +165,8 @@ for capture in sorted((tls / "captures").iterdir()):
     seed("tls", tls_input(key_log, chunks), 65540)  # cut at 64 KiB: the handshake and some data
     seed("tls", b"\x01" + key_log, 65540)
 
-# inspect (fuzz/src/checks.rs): control bit 0 a capture, 1 port 9042 watched, 2 TLS decrypted with
-# the key logs checks.rs includes, 3 several files of a rotated capture, 4 tight reassembly limits.
+# inspect (fuzz/src/checks/inspect.rs): control bit 0 a capture, 1 port 9042 watched, 2 TLS decrypted with
+# the key logs checks/inspect.rs includes, 3 several files of a rotated capture, 4 tight reassembly limits.
 # capture (fuzz/src/capture.rs): bit 0 tight limits, bit 1 several files.
 # The pcaps are cut to what -max_len (65540 for capture) holds: the handshakes and first messages.
 for pcap in sorted((root / "fixtures" / "tls" / "pcaps").glob("*.pcap")):

@@ -1,10 +1,10 @@
 //! Replays every input the fuzzers found (`fixtures/fuzz-regressions/<target>/`) through the same
-//! checks the fuzz targets run (`fuzz/src/checks.rs`): no panic, the targets' invariants, no
+//! checks the fuzz targets run (`fuzz/src/checks/`): no panic, the targets' invariants, no
 //! single allocation above 64 MiB, and each target's bound on the live heap (`checks::bounded`).
 
 #[path = "../fuzz/src/capture.rs"]
 mod capture;
-#[path = "../fuzz/src/checks.rs"]
+#[path = "../fuzz/src/checks/mod.rs"]
 mod checks;
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The `tls` target's property, kept apart from `checks.rs` because it needs only `cqlwire-tls`:
+//! The `tls` target's property, kept apart from `checks/` because it needs only `cqlwire-tls`:
 //! `crates/tls/tests/fuzz_regressions.rs` includes this file to replay the inputs found.
 //!
 //! Input: byte 0 bit 0 set: the rest is a key log, read with `KeyLog::from_reader`. Otherwise bytes

@@ -110,6 +110,7 @@ fn print_value(args: &Args, ty: &CqlType, bytes: &[u8]) -> Result<(), CliError> 
         Ok(()) => Ok(out.commit()?),
         Err(PrintError::Decode(e)) => Err(payload_error(ty, bytes, e)),
         Err(PrintError::Io(e)) => Err(e.into()),
+        Err(other) => Err(CliError::data(other)),
     }
 }
 

@@ -93,16 +93,13 @@ pub use search::{
     ServerWarning, TimedRun, VectorIndex, DISTINCT_WARNINGS, RESULTS_HEADER, WARNING_CHARS,
 };
 pub use session::{
-    parse_consistency, schema_name, ColumnRole, ConnectionSettings, Credentials, Host, Password,
+    schema_name, ColumnRole, ConnectionSettings, Consistency, Credentials, Host, Password,
     RetryOptions, SessionOptions, TableColumn, TlsOptions, DEFAULT_PORT, PASSWORD_VARIABLE,
 };
 pub use types::{ServerType, UnsupportedType};
 pub use unload::{
     arrow_array, ArrayError, IdsFormat, UnloadControl, UnloadError, UnloadFormat, UnloadJob,
     UnloadObserver, UnloadOptions, UnloadOutcome, UnloadProgress, UnloadReport, UnloadWriteError,
-    UnloadWriter, Unloader, VectorColumnError, PAGE_BYTES,
+    UnloadWriter, Unloader, VectorColumnError,
 };
 pub use value::{BindError, Cell, Row, Value};
-
-/// The driver's consistency levels.
-pub use scylla::statement::Consistency;

@@ -67,6 +67,7 @@ impl fmt::Debug for ServerType {
 /// A driver type that has no CQL syntax here.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("type {0} has no CQL syntax known to this loader")]
+#[non_exhaustive]
 pub struct UnsupportedType(pub String);
 
 /// The codec's native type of a driver's native type (`None` for one added to the driver later).

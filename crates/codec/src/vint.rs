@@ -13,6 +13,7 @@ pub const MAX_VINT_LEN: usize = 9;
 /// A vint that runs past the end of its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("truncated vint: needs {needed} bytes but only {available} are left")]
+#[non_exhaustive]
 pub struct VintError {
     /// The bytes the vint declares (first byte included).
     pub needed: usize,

@@ -25,7 +25,7 @@ pub const MAX_MORE_COUNTED: usize = 1 << 20;
 /// the schema (cqlwire's `load`, `unload`, `search` and `bench` send them too) and which Apache
 /// Cassandra answers with ERROR 0x2200 (`table scylla_tables does not exist`); each also with
 /// ` where keyspace_name in ?` after it, as the driver sends it when it reads some keyspaces only.
-pub const DRIVER_PROBES: [&str; 3] = [
+pub(crate) const DRIVER_PROBES: [&str; 3] = [
     "SELECT keyspace_name, table_name, partitioner FROM system_schema.scylla_tables",
     "SELECT keyspace_name, initial_tablets FROM system_schema.scylla_keyspaces",
     "SELECT keyspace_name, initial_tablets, consistency FROM system_schema.scylla_keyspaces",
@@ -36,7 +36,7 @@ const PROBE_REFUSED: i32 = 0x2200;
 
 /// Whether `statement` (a query's text, or `PREPARE ` and the text) is one of the
 /// [`DRIVER_PROBES`].
-pub fn is_driver_probe(statement: &str) -> bool {
+pub(crate) fn is_driver_probe(statement: &str) -> bool {
     let statement = statement.strip_prefix("PREPARE ").unwrap_or(statement);
     DRIVER_PROBES.iter().any(|probe| {
         statement
@@ -50,9 +50,10 @@ pub fn is_driver_probe(statement: &str) -> bool {
 pub struct Statement {
     /// Answered requests.
     pub count: u64,
-    /// Answers that were ERROR (a [`DRIVER_PROBES`] statement's refusals are not counted).
+    /// Answers that were ERROR (the refusals of the ScyllaDB driver's probes of tables only
+    /// ScyllaDB has are not counted).
     pub errors: u64,
-    /// Answers that were the ERROR 0x2200 of a [`DRIVER_PROBES`] statement.
+    /// Answers that were the ERROR 0x2200 (Invalid) of one of the ScyllaDB driver's probes.
     pub probes_refused: u64,
     /// Latencies in nanoseconds, sorted by [`Stats::finish`].
     pub latencies: Vec<u64>,
@@ -93,7 +94,7 @@ pub struct Stats {
     max_statements: usize,
     /// Messages by sender and opcode name.
     pub opcodes: BTreeMap<(&'static str, &'static str), u64>,
-    /// Error codes seen, with their counts (the refusals of [`DRIVER_PROBES`] statements left out).
+    /// Error codes seen, with their counts (the refusals of the ScyllaDB driver's probes left out).
     pub error_codes: BTreeMap<i32, u64>,
     /// Messages whose body could not be decoded.
     pub undecoded: u64,

@@ -37,6 +37,7 @@ const NEW_FILE_MODE: u32 = 0o666;
 
 /// Why an output could not be opened.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OutputError {
     /// Binary output was requested while standard output is a terminal.
     #[error(

@@ -218,6 +218,7 @@ impl fmt::Display for HeaderOpcode {
 /// A name that is no opcode of [`Opcode::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown opcode {name:?}")]
+#[non_exhaustive]
 pub struct UnknownOpcode {
     /// The name as given.
     pub name: String,
@@ -399,6 +400,7 @@ impl FrameHeader {
 /// A body too large for a frame's signed 32-bit length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("body of {len} bytes is too large for a frame (at most 2147483647 bytes)")]
+#[non_exhaustive]
 pub struct BodyTooLarge {
     /// The body's size in bytes.
     pub len: usize,

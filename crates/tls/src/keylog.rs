@@ -134,6 +134,7 @@ type Secrets = [Option<Secret>; 5];
 /// Why a key log could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("key log: {kind}{}", .line.map(|l| format!(" at line {l}")).unwrap_or_default())]
+#[non_exhaustive]
 pub struct KeyLogError {
     /// What went wrong.
     pub kind: KeyLogErrorKind,

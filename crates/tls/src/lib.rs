@@ -19,12 +19,17 @@
 //! any `Debug`, `Display`, error or event.
 //!
 //! Record and handshake parsing is `tls-parser`'s; the AEADs, hashes, HMAC and HKDF are RustCrypto's.
+//!
+//! The API is what the crate root re-exports: [`TlsConnection`], its events and summary, and the
+//! [`KeyLog`]. The key schedule (`schedule`) is public only for the tests that check it against
+//! RFC 8448's trace and OpenSSL's outputs; it is not part of the API.
 
 mod cipher;
 mod connection;
 mod event;
 mod handshake;
 mod keylog;
+#[doc(hidden)]
 pub mod schedule;
 mod summary;
 

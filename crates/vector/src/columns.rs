@@ -41,6 +41,7 @@ use std::net::IpAddr;
 /// Why a column cannot be converted, or one of its cells.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ColumnError {
     /// What is wrong, e.g. `value 2147483648 is out of range for int`.
     pub message: String,

@@ -59,6 +59,7 @@ macro_rules! registry {
         #[doc = concat!("A name that is none of [`", stringify!($enum), "::NAMES`].")]
         #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
         #[error("unknown {} '{name}' (supported: {})", $what, $enum::NAMES.join(", "))]
+        #[non_exhaustive]
         pub struct $error {
             /// The name as given.
             pub name: String,

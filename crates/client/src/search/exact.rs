@@ -54,6 +54,7 @@ impl fmt::Display for Similarity {
 /// A name that is no similarity function.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown similarity function {0:?} (known: cosine, dot_product, euclidean)")]
+#[non_exhaustive]
 pub struct UnknownSimilarity(pub String);
 
 impl FromStr for Similarity {

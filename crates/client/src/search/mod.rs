@@ -31,13 +31,12 @@ use scylla::cluster::metadata::{ColumnType, NativeType};
 use scylla::deserialize::row::ColumnIterator;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::statement::prepared::PreparedStatement;
-use scylla::statement::Consistency;
 
 use crate::dataset::codec_type;
 use crate::error::{LoadError, LoadErrorKind, Setting};
 use crate::report::RunControl;
 use crate::session::{find_column, ColumnRole, TableColumn, TableSession};
-use crate::session::{ConnectionSettings, SessionOptions};
+use crate::session::{ConnectionSettings, Consistency, SessionOptions};
 use crate::table_guard::TableGuard;
 use crate::value::Value;
 

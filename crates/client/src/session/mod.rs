@@ -2,6 +2,7 @@
 //! points, login, TLS), opening a driver session with the rules of a job's requests, and reading
 //! the table's schema as the server reports it.
 
+mod consistency;
 mod host;
 mod login;
 mod open;
@@ -12,9 +13,9 @@ mod tls;
 
 use std::time::Duration;
 
-use scylla::statement::Consistency;
-
 use crate::error::{LoadError, LoadErrorKind};
+
+pub use consistency::Consistency;
 
 pub use host::{Host, DEFAULT_PORT};
 pub use login::{Credentials, Password, PASSWORD_VARIABLE};
@@ -77,33 +78,6 @@ impl SessionOptions {
     }
 }
 
-/// Parses a consistency level name for writes, case-insensitive (`LOCAL_QUORUM`, `one`, `each_quorum`, ...).
-/// `SERIAL` and `LOCAL_SERIAL` are refused: they are not consistency levels of a write.
-pub fn parse_consistency(name: &str) -> Result<Consistency, LoadError> {
-    Ok(
-        match name.trim().to_ascii_uppercase().replace('-', "_").as_str() {
-            "ANY" => Consistency::Any,
-            "ONE" => Consistency::One,
-            "TWO" => Consistency::Two,
-            "THREE" => Consistency::Three,
-            "QUORUM" => Consistency::Quorum,
-            "ALL" => Consistency::All,
-            "LOCAL_QUORUM" => Consistency::LocalQuorum,
-            "EACH_QUORUM" => Consistency::EachQuorum,
-            "LOCAL_ONE" => Consistency::LocalOne,
-            _ => {
-                return Err(LoadError::new(
-                    LoadErrorKind::InvalidOption,
-                    format!(
-                    "unknown consistency {name:?}: expected ANY, ONE, TWO, THREE, QUORUM, ALL, \
-                     LOCAL_QUORUM, EACH_QUORUM or LOCAL_ONE"
-                ),
-                ))
-            }
-        },
-    )
-}
-
 /// Splits `KS.TABLE` at the dot that is outside double quotes.
 fn split_table_name(name: &str) -> Result<(String, String), LoadError> {
     let mut quoted = false;
@@ -142,24 +116,6 @@ pub fn schema_name(identifier: &str) -> String {
 pub(crate) mod tests {
     pub(crate) use super::table::tests::column;
     use super::*;
-
-    #[test]
-    fn consistency_names_parse_case_insensitively() {
-        assert_eq!(
-            parse_consistency("local_quorum").unwrap(),
-            Consistency::LocalQuorum
-        );
-        assert_eq!(
-            parse_consistency("LOCAL-ONE").unwrap(),
-            Consistency::LocalOne
-        );
-        assert_eq!(
-            parse_consistency("Each_Quorum").unwrap(),
-            Consistency::EachQuorum
-        );
-        assert!(parse_consistency("SERIAL").is_err());
-        assert!(parse_consistency("most").is_err());
-    }
 
     #[test]
     fn table_names_split_outside_quotes() {

@@ -29,7 +29,7 @@ pub(crate) async fn open_session(
     }
     // Retries are this crate's: the driver's policy would retry out of sight of the counters.
     let profile = ExecutionProfile::builder()
-        .consistency(options.consistency)
+        .consistency(options.consistency.driver())
         .request_timeout(Some(options.request_timeout))
         .retry_policy(Arc::new(FallthroughRetryPolicy::new()))
         .build();

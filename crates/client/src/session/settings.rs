@@ -3,10 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use scylla::statement::Consistency;
-
 use super::{
-    parse_consistency, Credentials, Host, Password, SessionOptions, TlsOptions, PASSWORD_VARIABLE,
+    Consistency, Credentials, Host, Password, SessionOptions, TlsOptions, PASSWORD_VARIABLE,
 };
 use crate::error::{LoadError, LoadErrorKind, Setting};
 
@@ -84,7 +82,7 @@ impl ConnectionSettings {
         let hosts = Host::parse_list(&self.hosts)?;
         let mut options = SessionOptions::with_table_name(hosts, &self.table)?;
         options.consistency = match &self.consistency {
-            Some(level) => parse_consistency(level)?,
+            Some(level) => level.parse()?,
             None => consistency,
         };
         if self.timeout < Duration::from_secs(1) {

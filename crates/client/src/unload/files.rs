@@ -17,6 +17,7 @@ const QUEUED_PAGES: usize = 2;
 
 /// Why a vector format has no column to read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VectorColumnError {
     /// The table has no `vector<…>` column.
     #[error("the table has no vector column")]

@@ -79,14 +79,14 @@ pub struct UnloadOptions {
     pub splits: usize,
     /// Token ranges read at once. Memory: each holds at most two pages.
     pub concurrency: usize,
-    /// Rows per page; `None` sizes pages to about [`PAGE_BYTES`]: the first page asks for one
-    /// row, the next as many as fit in [`PAGE_BYTES`] at the bytes per row seen so far (at most
-    /// 10,000, fewer for wide column types).
+    /// Rows per page; `None` sizes pages to about 4 MiB: the first page asks for one row, the
+    /// next as many as fit in 4 MiB at the bytes per row seen so far (at most 10,000, fewer for
+    /// wide column types).
     pub page_rows: Option<usize>,
 }
 
 /// Bytes a page aims at when its row count is not given.
-pub const PAGE_BYTES: usize = 4 << 20;
+pub(crate) const PAGE_BYTES: usize = 4 << 20;
 
 impl UnloadOptions {
     /// The most parts a ring range is cut into: the ranges of a scan are listed in memory.

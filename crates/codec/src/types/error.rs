@@ -6,6 +6,7 @@ use std::fmt;
 /// Why a type string or a UDT declaration could not be parsed: `<kind> at character <position>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} at character {position}")]
+#[non_exhaustive]
 pub struct TypeError {
     /// What is wrong.
     pub kind: TypeErrorKind,

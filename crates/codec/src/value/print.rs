@@ -21,6 +21,7 @@ pub enum TextForm {
 
 /// Why [`write_text`] failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PrintError {
     /// The payload is not a value of the type (nothing was written).
     #[error(transparent)]

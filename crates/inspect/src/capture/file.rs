@@ -65,6 +65,7 @@ pub enum Record<'a> {
 /// A capture file that cannot be read at all (not a capture, or an I/O error).
 #[derive(Debug, thiserror::Error)]
 #[error("{message} at byte {offset}")]
+#[non_exhaustive]
 pub struct FileError {
     /// Offset in the file where reading failed.
     pub offset: u64,

@@ -5,6 +5,7 @@ use std::fmt;
 /// A compressed body that cannot be made or read, and the byte of the body where that shows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} at byte {offset}")]
+#[non_exhaustive]
 pub struct Lz4Error {
     /// Offset in the compressed body (the length prefix is bytes 0–3, the block starts at byte 4).
     pub offset: usize,

@@ -663,7 +663,8 @@ fn literal(ty: &CqlType, bytes: &[u8]) -> String {
     match written {
         Ok(()) => text,
         Err(PrintError::Io(_)) => format!("{text}…"),
-        Err(PrintError::Decode(_)) => "malformed".to_string(),
+        // A payload that is not a value of its type.
+        Err(_) => "malformed".to_string(),
     }
 }
 

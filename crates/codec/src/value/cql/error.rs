@@ -10,6 +10,7 @@ use std::fmt;
 /// `<kind> at character <position> (<path>)`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}{}{}", position.map(|p| format!(" at character {p}")).unwrap_or_default(), if path.is_empty() { String::new() } else { format!(" ({path})") })]
+#[non_exhaustive]
 pub struct LiteralError {
     /// What is wrong.
     pub kind: LiteralErrorKind,

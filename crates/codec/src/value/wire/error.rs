@@ -10,6 +10,7 @@ pub const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 /// A `time` value outside a day (0 to [`NANOS_PER_DAY`] - 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("time value {nanos} is out of range 0..{}", NANOS_PER_DAY - 1)]
+#[non_exhaustive]
 pub struct TimeOutOfRange {
     /// The nanoseconds given.
     pub nanos: i64,
@@ -27,6 +28,7 @@ pub fn time_of_day(nanos: i64) -> Result<i64, TimeOutOfRange> {
 
 /// Why a value could not be encoded for a type: `<kind> (<path>)`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub struct EncodeError {
     /// What is wrong.
     pub kind: EncodeErrorKind,
