@@ -375,6 +375,7 @@ def bench(
     duration: int = 30,
     index_wait: int = 3600,
     schema_timeout: int = 600,
+    rounds: int = 1,
     filter: Optional[str] = None,
     index_first: bool = False,
     output: Optional[PathLike] = None,
@@ -423,6 +424,8 @@ def bench(
     each stage ends (``"finished"``, ``"seconds"``), so a notebook is not silent for minutes.
     ``title`` replaces the chart's title (by default the dataset, rows × dimension, k, the
     filter, the similarity function, the label and the server; recall and NDCG under it).
+    ``rounds`` runs the search stages that many times on the loaded table: the metrics are the
+    medians, every round and the min/median/max of recall, NDCG and qps in ``spread``.
     ``schema_timeout`` is how long a table or index statement may take. ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.

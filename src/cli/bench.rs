@@ -150,6 +150,12 @@ pub struct Args {
     /// DIR/<db>/result_<date>_<label>_<db>.json (point VectorDBBench's RESULTS_LOCAL_DIR at DIR).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// Run the search stages this many times on the loaded table: the result's metrics are the
+    /// medians, every round and the spread (min, median, max) are in --format json and the
+    /// result file's note.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
     /// The chart's title [default: the dataset, rows × dimension, k, the filter, the similarity
     /// function, the label and the server; recall and NDCG under it].
     #[arg(long, value_name = "TEXT")]
@@ -270,6 +276,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
         schema_timeout: Duration::from_secs(args.schema_timeout),
+        rounds: args.rounds as usize,
         filter: args.filter,
         index_first: args.index_first,
     };
@@ -529,6 +536,25 @@ fn summary_text(
             out,
             "qps {:.1} (the highest level's)",
             cqlwire_bench::metrics::max_qps(&report.levels)
+        )?;
+    }
+    if let Some(spread) = report.spread() {
+        let range = |name: &str| {
+            let v = &spread[name];
+            format!(
+                "{name} {:.4} (min {:.4}, max {:.4})",
+                v[1].as_f64().unwrap_or(0.0),
+                v[0].as_f64().unwrap_or(0.0),
+                v[2].as_f64().unwrap_or(0.0)
+            )
+        };
+        writeln!(
+            out,
+            "medians of {} rounds: {}, {}, {}",
+            report.rounds.len(),
+            range("recall"),
+            range("ndcg"),
+            range("qps")
         )?;
     }
     Ok(())

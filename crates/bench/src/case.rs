@@ -171,6 +171,9 @@ pub struct CaseOptions {
     pub index_wait: Duration,
     /// How long a schema statement (a table, an index) may take.
     pub schema_timeout: Duration,
+    /// How many times the search stages run on the loaded table (their medians are the
+    /// result's metrics), at least 1.
+    pub rounds: usize,
     /// VectorDBBench's filter of a filtered case (None: the unfiltered case).
     pub filter: Option<Filter>,
     /// Create the index before the load (VectorDBBench's order): the rows the server refuses
@@ -282,9 +285,99 @@ pub struct CaseReport {
     /// The vector index as the server showed it when the search stages began (None: the server
     /// does not say, or no search stage ran).
     pub index_state: Option<IndexState>,
+    /// Each round of the search stages ([`CaseOptions::rounds`]); `serial` and `levels` hold
+    /// their medians.
+    pub rounds: Vec<Round>,
+}
+
+/// One round of the search stages.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Round {
+    /// The serial pass, when it ran.
+    pub serial: Option<SerialSummary>,
+    /// The sweep's levels.
+    pub levels: Vec<LevelSummary>,
+}
+
+/// The median of `values` as NumPy's `median` (the mean of the middle two of an even count).
+fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let values: Vec<f64> = values.into_iter().collect();
+    crate::metrics::percentile(&values, 50.0).unwrap_or(0.0)
 }
 
 impl CaseReport {
+    /// Sets `serial` and `levels` to the medians of the rounds, field by field (each level by its
+    /// position in the sweep); one round is its own median.
+    fn take_medians(&mut self) {
+        if self.rounds.len() < 2 {
+            return;
+        }
+        let serials: Vec<SerialSummary> = self.rounds.iter().filter_map(|r| r.serial).collect();
+        if !serials.is_empty() {
+            self.serial = Some(SerialSummary {
+                recall: median(serials.iter().map(|s| s.recall)),
+                ndcg: median(serials.iter().map(|s| s.ndcg)),
+                latency_p99: median(serials.iter().map(|s| s.latency_p99)),
+                latency_p95: median(serials.iter().map(|s| s.latency_p95)),
+            });
+        }
+        let levels = self.rounds[0].levels.len();
+        self.levels = (0..levels)
+            .filter_map(|i| {
+                let each: Vec<&LevelSummary> =
+                    self.rounds.iter().filter_map(|r| r.levels.get(i)).collect();
+                let first = each.first()?;
+                Some(LevelSummary {
+                    concurrency: first.concurrency,
+                    qps: crate::metrics::round4(median(each.iter().map(|l| l.qps))),
+                    latency_p99: median(each.iter().map(|l| l.latency_p99)),
+                    latency_p95: median(each.iter().map(|l| l.latency_p95)),
+                    latency_avg: median(each.iter().map(|l| l.latency_avg)),
+                })
+            })
+            .collect();
+    }
+
+    /// The rounds and the spread (min, median, max) of recall, NDCG and qps across them, as
+    /// the summary and the result file's note show them; None for a single round.
+    pub fn spread(&self) -> Option<serde_json::Value> {
+        if self.rounds.len() < 2 {
+            return None;
+        }
+        let range = |values: Vec<f64>| {
+            let least = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let most = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            serde_json::json!([least, median(values), most])
+        };
+        let serials: Vec<SerialSummary> = self.rounds.iter().filter_map(|r| r.serial).collect();
+        let qps: Vec<f64> = self
+            .rounds
+            .iter()
+            .map(|r| crate::metrics::max_qps(&r.levels))
+            .collect();
+        let rounds: Vec<serde_json::Value> = self
+            .rounds
+            .iter()
+            .map(|round| {
+                serde_json::json!({
+                    "recall": round.serial.map(|s| s.recall),
+                    "ndcg": round.serial.map(|s| s.ndcg),
+                    "serial_latency_p99": round.serial.map(|s| s.latency_p99),
+                    "conc_qps_list": round.levels.iter().map(|l| l.qps).collect::<Vec<_>>(),
+                    "conc_latency_p99_list":
+                        round.levels.iter().map(|l| l.latency_p99).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        Some(serde_json::json!({
+            "rounds": rounds,
+            "recall": range(serials.iter().map(|s| s.recall).collect()),
+            "ndcg": range(serials.iter().map(|s| s.ndcg).collect()),
+            "qps": range(qps),
+        }))
+    }
+
     /// A report of a run that measured nothing, on a 300 x 8 folder.
     #[cfg(test)]
     fn empty_for_tests() -> CaseReport {
@@ -319,6 +412,7 @@ impl CaseReport {
             nodes: 1,
             load_average: (None, None),
             index_state: None,
+            rounds: Vec::new(),
         }
     }
 
@@ -347,6 +441,9 @@ impl CaseReport {
             }
             if let Some(state) = &self.index_state {
                 map.insert("index_state".into(), index_state_json(state));
+            }
+            if let Some(spread) = self.spread() {
+                map.insert("spread".into(), spread);
             }
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
@@ -531,6 +628,9 @@ impl CaseReport {
             if let Some(state) = &self.index_state {
                 map.insert("index_state".into(), index_state_json(state));
             }
+            if let Some(spread) = self.spread() {
+                map.insert("spread".into(), spread);
+            }
         }
         context
     }
@@ -697,6 +797,8 @@ fn plain(name: &str) -> String {
 
 /// The most neighbours a query may ask for (Cassandra's `max_top_k`).
 pub const MAX_K: usize = 1000;
+/// The most rounds of the search stages.
+pub const MAX_ROUNDS: usize = 1000;
 /// The most queries in flight of a concurrency level.
 pub const MAX_CONCURRENCY: usize = 100_000;
 /// The longest concurrency level, and the longest wait for an index: a day.
@@ -772,6 +874,9 @@ impl CaseOptions {
             return refuse(format!(
                 "the duration of a level must be 1 to {MAX_SECONDS} whole seconds"
             ));
+        }
+        if !(1..=MAX_ROUNDS).contains(&self.rounds) {
+            return refuse(format!("the rounds must be 1 to {MAX_ROUNDS}"));
         }
         if !seconds.contains(&self.schema_timeout.as_secs()) {
             return refuse(format!(
@@ -1190,7 +1295,7 @@ impl Case<'_> {
             |i| truth.list(i),
             &latencies,
         ));
-        self.report.serial_errors = serial.errors;
+        self.report.serial_errors += serial.errors;
         (self.observe)(Event::Finished {
             stage: Stage::Serial,
             seconds: started.elapsed().as_secs_f64(),
@@ -1209,6 +1314,7 @@ impl Case<'_> {
             units: None,
         });
         let started = Instant::now();
+        self.report.levels.clear();
         for &concurrency in &self.options.concurrency {
             self.stopped(Stage::Concurrent)?;
             (self.observe)(Event::Level { concurrency });
@@ -1222,7 +1328,13 @@ impl Case<'_> {
                 &latencies,
                 level.elapsed.as_secs_f64(),
             ));
-            self.report.level_errors.push(level.errors);
+            let errors = self.report.level_errors.len();
+            let at = self.report.levels.len() - 1;
+            if at < errors {
+                self.report.level_errors[at] += level.errors;
+            } else {
+                self.report.level_errors.push(level.errors);
+            }
         }
         (self.observe)(Event::Finished {
             stage: Stage::Concurrent,
@@ -1320,6 +1432,7 @@ pub async fn run(
         nodes,
         load_average: (load_before, None),
         index_state: None,
+        rounds: Vec::new(),
     };
     let mut case = Case {
         options,
@@ -1357,12 +1470,19 @@ pub async fn run(
         case.optimize(&searcher, &queries, optimizing).await?;
     }
     case.read_index_state(&searcher).await;
-    if let (true, Some(truth)) = (has(Stage::Serial), truth.as_ref()) {
-        case.serial(&searcher, &queries, truth).await?;
+    for _ in 0..options.rounds {
+        if let (true, Some(truth)) = (has(Stage::Serial), truth.as_ref()) {
+            case.serial(&searcher, &queries, truth).await?;
+        }
+        if has(Stage::Concurrent) {
+            case.concurrent(&searcher, &queries).await?;
+        }
+        case.report.rounds.push(Round {
+            serial: case.report.serial,
+            levels: case.report.levels.clone(),
+        });
     }
-    if has(Stage::Concurrent) {
-        case.concurrent(&searcher, &queries).await?;
-    }
+    case.report.take_medians();
     case.report.load_average.1 = crate::context::load_average();
     Ok(case.report)
 }
@@ -1406,6 +1526,7 @@ mod tests {
             duration: Duration::from_secs(30),
             index_wait: Duration::from_secs(600),
             schema_timeout: Duration::from_secs(600),
+            rounds: 1,
             filter: None,
             index_first: false,
         }
@@ -1450,6 +1571,32 @@ mod tests {
         assert!(refused(|o| o.stages.clear()).contains("no stage"));
         assert!(check_index_options(&[]).is_ok());
         assert!(options().check().is_ok());
+    }
+
+    #[test]
+    fn rounds_give_their_medians_and_their_spread() {
+        let mut report = CaseReport::empty_for_tests();
+        let serial = |recall| SerialSummary {
+            recall,
+            ndcg: recall,
+            latency_p99: 0.01,
+            latency_p95: 0.005,
+        };
+        for (recall, qps) in [(0.9, 100.0), (0.8, 300.0), (0.95, 200.0)] {
+            report.rounds.push(Round {
+                serial: Some(serial(recall)),
+                levels: vec![LevelSummary::of(4, &vec![0.01; qps as usize], 1.0)],
+            });
+        }
+        report.take_medians();
+        assert_eq!(report.serial.unwrap().recall, 0.9);
+        assert_eq!(report.levels[0].qps, 200.0);
+        let spread = report.spread().unwrap();
+        assert_eq!(spread["recall"], serde_json::json!([0.8, 0.9, 0.95]));
+        assert_eq!(spread["qps"], serde_json::json!([100.0, 200.0, 300.0]));
+        assert_eq!(spread["rounds"].as_array().unwrap().len(), 3);
+        report.rounds.truncate(1);
+        assert!(report.spread().is_none(), "one round has no spread");
     }
 
     #[test]
@@ -1525,6 +1672,7 @@ mod tests {
             nodes: 1,
             load_average: (Some([0.5, 0.4, 0.3]), None),
             index_state: None,
+            rounds: Vec::new(),
         };
         let text = load.to_string();
         assert_eq!(
