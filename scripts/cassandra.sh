@@ -9,6 +9,8 @@
 #   scripts/cassandra.sh cql "STATEMENT" ...   # run CQL statements (no cqlsh needed); rows on stdout
 #   scripts/cassandra.sh sample    # keyspace cqlwire_demo, table docs for fixtures/convert/sample
 #   scripts/cassandra.sh stop      # stop the server started here (by its pid), delete its data
+#   scripts/cassandra.sh nodetool ARGS...   # Cassandra's own nodetool against the server started with
+#                                  # CASSANDRA_JMX_PORT (e.g. `nodetool flush ks t`, `nodetool compact ks t`)
 #   scripts/cassandra.sh hash-password <file   # Cassandra's own bcrypt hash (tools/bin/hash_password)
 #                                  # of the password read from standard input, for HASHED PASSWORD
 #
@@ -23,6 +25,8 @@
 #   CASSANDRA_AUTHENTICATOR (AllowAllAuthenticator; PasswordAuthenticator asks for a login, its default
 #   superuser cassandra/cassandra appearing about 10 s after the port opens),
 #   CASSANDRA_YAML_EXTRA (extra cassandra.yaml lines appended to the minimal one),
+#   CASSANDRA_JMX_PORT (off by default: the port of the server's local JMX, on 127.0.0.1, which
+#   nodetool talks to; give each server of a machine its own),
 #   CASSANDRA_COMMITLOG_SYNC (periodic, Cassandra's default, or batch: every acknowledged write is
 #   in the synced commit log, so it survives the node being killed),
 #   CASSANDRA_DIR (use this directory instead of a fresh temporary one: a start after a crash replays
@@ -190,6 +194,8 @@ start() {
         --add-opens java.base/java.util=ALL-UNNAMED
     )
     local heap=${CASSANDRA_HEAP:-2G}
+    local jmx=()
+    [[ -z ${CASSANDRA_JMX_PORT:-} ]] || jmx=(-Dcassandra.jmx.local.port="$CASSANDRA_JMX_PORT")
     log "starting Cassandra $VERSION in $dir"
     nohup "$JAVA" -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -Xss512k \
         "${jpms[@]}" \
@@ -201,6 +207,7 @@ start() {
         -Dcassandra.logdir="$dir" \
         -Dcassandra-foreground=yes \
         -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+        "${jmx[@]}" \
         -cp "$LIB/*" org.apache.cassandra.service.CassandraDaemon \
         >"$dir/stdout.log" 2>&1 </dev/null &
     local pid=$!
@@ -259,6 +266,15 @@ cql() {
         Cql "$ADDRESS" "$@"
 }
 
+# Cassandra's nodetool (org.apache.cassandra.tools.NodeTool in the server's jars) on the local JMX
+# port of a server started with CASSANDRA_JMX_PORT.
+nodetool() {
+    fetch
+    [[ -n ${CASSANDRA_JMX_PORT:-} ]] || { log "nodetool needs the server's CASSANDRA_JMX_PORT"; exit 1; }
+    "$JAVA" -Dlogback.configurationFile="$ROOT/scripts/quiet-logback.xml" -cp "$LIB/*" \
+        org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$CASSANDRA_JMX_PORT" "$@"
+}
+
 # The keyspace and table that fixtures/convert/sample (id int64, emb 128 floats) loads into.
 sample() {
     cql "CREATE KEYSPACE IF NOT EXISTS cqlwire_demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" \
@@ -269,10 +285,11 @@ sample() {
 case ${1:-} in
     start) start ;;
     cql) shift; cql "$@" ;;
+    nodetool) shift; nodetool "$@" ;;
     sample) sample ;;
     hash-password) hash_password ;;
     stop) stop ;;
     status) status ;;
     fetch) fetch ;;
-    *) echo "usage: $0 start|stop|status|cql STATEMENT...|sample|fetch|hash-password" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|status|cql STATEMENT...|nodetool ARGS...|sample|fetch|hash-password" >&2; exit 2 ;;
 esac

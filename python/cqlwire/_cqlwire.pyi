@@ -376,6 +376,7 @@ def bench(
     index_wait: int = 3600,
     schema_timeout: int = 600,
     rounds: int = 1,
+    optimize_command: Optional[str] = None,
     filter: Optional[str] = None,
     index_first: bool = False,
     output: Optional[PathLike] = None,
@@ -426,6 +427,8 @@ def bench(
     filter, the similarity function, the label and the server; recall and NDCG under it).
     ``rounds`` runs the search stages that many times on the loaded table: the metrics are the
     medians, every round and the min/median/max of recall, NDCG and qps in ``spread``.
+    ``optimize_command`` is a shell command the optimize stage runs first, inside its time (e.g.
+    ``nodetool flush ks t && nodetool compact ks t``).
     ``schema_timeout`` is how long a table or index statement may take. ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.

@@ -42,7 +42,7 @@ fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
 #[pyo3(signature = (
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
-    index_wait=3600, schema_timeout=600, rounds=1, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
+    index_wait=3600, schema_timeout=600, rounds=1, optimize_command=None, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
     keep_failed=false, label=None, results_dir=None, title=None, progress=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -64,6 +64,7 @@ pub(crate) fn bench<'py>(
     index_wait: u64,
     schema_timeout: u64,
     rounds: usize,
+    optimize_command: Option<String>,
     filter: Option<String>,
     index_first: bool,
     output: Option<PathBuf>,
@@ -106,6 +107,7 @@ pub(crate) fn bench<'py>(
         index_wait: Duration::from_secs(index_wait),
         schema_timeout: Duration::from_secs(schema_timeout),
         rounds,
+        optimize_command,
         filter,
         index_first,
     };

@@ -150,6 +150,10 @@ pub struct Args {
     /// DIR/<db>/result_<date>_<label>_<db>.json (point VectorDBBench's RESULTS_LOCAL_DIR at DIR).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// A command run by the optimize stage before it waits for the index, inside its time (e.g.
+    /// 'scripts/cassandra.sh nodetool flush ks t && scripts/cassandra.sh nodetool compact ks t').
+    #[arg(long, value_name = "CMD")]
+    pub optimize_command: Option<String>,
     /// Run the search stages this many times on the loaded table: the result's metrics are the
     /// medians, every round and the spread (min, median, max) are in --format json and the
     /// result file's note.
@@ -277,6 +281,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         index_wait: Duration::from_secs(args.index_wait),
         schema_timeout: Duration::from_secs(args.schema_timeout),
         rounds: args.rounds as usize,
+        optimize_command: args.optimize_command.clone(),
         filter: args.filter,
         index_first: args.index_first,
     };

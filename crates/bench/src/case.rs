@@ -171,6 +171,10 @@ pub struct CaseOptions {
     pub index_wait: Duration,
     /// How long a schema statement (a table, an index) may take.
     pub schema_timeout: Duration,
+    /// A command of the user's run by the optimize stage before it waits for the index (e.g.
+    /// `nodetool flush ks t && nodetool compact ks t`), through `sh -c`, inside
+    /// `optimize_duration`; a failure ends the case.
+    pub optimize_command: Option<String>,
     /// How many times the search stages run on the loaded table (their medians are the
     /// result's metrics), at least 1.
     pub rounds: usize,
@@ -288,6 +292,8 @@ pub struct CaseReport {
     /// Each round of the search stages ([`CaseOptions::rounds`]); `serial` and `levels` hold
     /// their medians.
     pub rounds: Vec<Round>,
+    /// Seconds the optimize command took (inside `optimize_duration`).
+    pub optimize_command_seconds: Option<f64>,
 }
 
 /// One round of the search stages.
@@ -413,6 +419,7 @@ impl CaseReport {
             load_average: (None, None),
             index_state: None,
             rounds: Vec::new(),
+            optimize_command_seconds: None,
         }
     }
 
@@ -444,6 +451,9 @@ impl CaseReport {
             }
             if let Some(spread) = self.spread() {
                 map.insert("spread".into(), spread);
+            }
+            if let Some(seconds) = self.optimize_command_seconds {
+                map.insert("optimize_command_duration".into(), seconds.into());
             }
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
@@ -631,8 +641,29 @@ impl CaseReport {
             if let Some(spread) = self.spread() {
                 map.insert("spread".into(), spread);
             }
+            if let Some(seconds) = self.optimize_command_seconds {
+                map.insert("optimize_command_duration".into(), seconds.into());
+            }
         }
         context
+    }
+}
+
+/// Runs the optimize stage's `command` through `sh -c`, its output on the process's standard error.
+fn run_command(command: &str) -> Result<(), CaseError> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(std::io::stderr()))
+        .status()
+        .map_err(|e| CaseError::Command(format!("cannot run the optimize command: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CaseError::Command(format!(
+            "the optimize command {command:?} failed ({status})"
+        )))
     }
 }
 
@@ -717,6 +748,9 @@ pub enum CaseError {
         /// The stages to run then, comma-separated.
         resume: String,
     },
+    /// The optimize command could not run, or failed.
+    #[error("{0}")]
+    Command(String),
     /// An output refused before any work: an input named as an output, a destination that
     /// cannot be created.
     #[error("{0}")]
@@ -1213,6 +1247,11 @@ impl Case<'_> {
             stage: Stage::Optimize,
             units: None,
         });
+        if let Some(command) = &self.options.optimize_command {
+            let started = Instant::now();
+            run_command(command)?;
+            self.report.optimize_command_seconds = Some(started.elapsed().as_secs_f64());
+        }
         searcher
             .wait_for_index(queries, self.options.index_wait, self.control)
             .await?;
@@ -1433,6 +1472,7 @@ pub async fn run(
         load_average: (load_before, None),
         index_state: None,
         rounds: Vec::new(),
+        optimize_command_seconds: None,
     };
     let mut case = Case {
         options,
@@ -1526,6 +1566,7 @@ mod tests {
             duration: Duration::from_secs(30),
             index_wait: Duration::from_secs(600),
             schema_timeout: Duration::from_secs(600),
+            optimize_command: None,
             rounds: 1,
             filter: None,
             index_first: false,
@@ -1673,6 +1714,7 @@ mod tests {
             load_average: (Some([0.5, 0.4, 0.3]), None),
             index_state: None,
             rounds: Vec::new(),
+            optimize_command_seconds: None,
         };
         let text = load.to_string();
         assert_eq!(
