@@ -20,12 +20,14 @@ vectors of fixed-size numbers.
 
 from ._cqlwire import (
     DEFAULT_MAX_SIZE,
+    JobFailed,
     LoadError,
     LoadFailed,
     LoadReport,
     RefusedValueWarning,
     SearchReport,
     UnloadReport,
+    UsageError,
     VectorCodec,
     bench,
     decode,
@@ -42,12 +44,14 @@ from ._cqlwire import (
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
+    "JobFailed",
     "LoadError",
     "LoadFailed",
     "LoadReport",
     "RefusedValueWarning",
     "SearchReport",
     "UnloadReport",
+    "UsageError",
     "VectorCodec",
     "bench",
     "decode",

@@ -94,23 +94,31 @@ class DriverSerializer:
 PathLike = Union[str, "os.PathLike[str]"]
 Hosts = Union[str, Sequence[str]]
 
-class LoadError(ValueError):
-    """What the command line refuses with exit code 2: an invalid option, a table, column or
-    statement the server does not have or refuses, an input that cannot fill the statement.
-    Nothing was written."""
+class UsageError(ValueError):
+    """What the command line refuses with exit code 2, for every job: an invalid option or
+    keywords that do not go together, a bound passed, an output that is an input, a table, column
+    or statement the server does not have or refuses, an input that cannot fill the statement.
+    Nothing was written. ``LoadError`` is the same class."""
 
     kind: str
-    """The reason, e.g. ``"invalid_option"``, ``"unknown_table"``, ``"mapping"``."""
+    """The reason, e.g. ``"invalid_option"``, ``"unknown_table"``, ``"mapping"``, ``"no_index"``."""
     report: None
 
-class LoadFailed(RuntimeError):
-    """A run that could not start or finish: no connection, a refused login, a damaged input,
-    the cluster gone mid-load (the command line's exit code 1)."""
+class JobFailed(RuntimeError):
+    """A run that could not start or finish, for every job (the command line's exit code 1): no
+    connection, a refused login, a damaged input, a file that cannot be read or written, the
+    cluster gone mid-run. ``LoadFailed`` is the same class."""
 
     kind: str
-    """The reason, e.g. ``"connect"``, ``"authentication"``, ``"input"``, ``"server_gone"``."""
+    """The reason, e.g. ``"connect"``, ``"authentication"``, ``"input"``, ``"output"``,
+    ``"server_gone"``, ``"stopped"``."""
     report: Optional["LoadReport"]
-    """What was confirmed before the run ended, with ``resume_from``; None when nothing started."""
+    """A load's confirmed rows, with ``resume_from``; None when nothing started or for another job."""
+
+LoadError = UsageError
+"""The first name of :class:`UsageError`."""
+LoadFailed = JobFailed
+"""The first name of :class:`JobFailed`."""
 
 @final
 class LoadReport:
@@ -349,8 +357,9 @@ def search(
     atomically. ``wait_for_index`` waits up to that many seconds for a new index to answer.
     ``consistency`` is ``LOCAL_ONE`` by default, the level Cassandra runs ANN queries at (it lowers
     any other, with a warning on every answer: ``SearchReport.warnings``).
-    Raises ``LoadError`` (no vector index, a dimension the column does not have, keywords that do
-    not go together) or ``LoadFailed`` (a ground truth file that cannot be read, no connection).
+    Raises ``UsageError`` (no vector index, a dimension the column does not have, keywords that do
+    not go together, a results file that is an input, a bound passed) or ``JobFailed`` (a query or
+    ground truth file that cannot be read, a results file that cannot be created, no connection).
 
     >>> report = cqlwire.search("glove-100-angular.hdf5", hosts="db1", table="ks.glove", k=10,
     ...                         query_rows=(0, 1000))  # doctest: +SKIP

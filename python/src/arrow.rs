@@ -1,11 +1,13 @@
 //! pyarrow (or any Arrow producer) inputs through the Arrow PyCapsule interface: an object's
 //! `__arrow_c_array__()` hands over one array and its schema, without pyarrow being needed to build
-//! this module, and the array memory is shared, not copied.
+//! this module, and the array memory is shared, not copied; and record batches back to a
+//! `pyarrow.Table` through the Arrow C data interface.
 
 use crate::type_error;
-use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{make_array, Array, RecordBatch, StructArray};
-use arrow_schema::{ArrowError, Field, Schema};
+use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::ffi::CStr;
@@ -112,4 +114,39 @@ fn capsule_pointer<T>(capsule: &Bound<'_, PyCapsule>, name: &CStr) -> PyResult<*
 /// An Arrow import error as a `TypeError`.
 fn arrow_error(error: ArrowError) -> PyErr {
     type_error(format!("cannot import the Arrow data: {error}"))
+}
+
+/// An Arrow error of the hand-over to pyarrow as a `ValueError`.
+fn export_error(error: ArrowError) -> PyErr {
+    PyValueError::new_err(format!("cannot hand the rows to pyarrow: {error}"))
+}
+
+/// The pages as one `pyarrow.Table` of `schema`. pyarrow takes each exported array and schema
+/// over (it moves their release callbacks out), so nothing is copied or released twice.
+pub(crate) fn to_pyarrow<'py>(
+    py: Python<'py>,
+    schema: &SchemaRef,
+    pages: Vec<RecordBatch>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pyarrow = py.import("pyarrow")?;
+    let exported = FFI_ArrowSchema::try_from(schema.as_ref()).map_err(export_error)?;
+    let py_schema = pyarrow
+        .getattr("Schema")?
+        .call_method1("_import_from_c", (std::ptr::addr_of!(exported) as usize,))?;
+    let batch_type = pyarrow.getattr("RecordBatch")?;
+    let mut batches = Vec::with_capacity(pages.len());
+    for page in pages {
+        let (array, array_schema) =
+            to_ffi(&StructArray::from(page).into_data()).map_err(export_error)?;
+        batches.push(batch_type.call_method1(
+            "_import_from_c",
+            (
+                std::ptr::addr_of!(array) as usize,
+                std::ptr::addr_of!(array_schema) as usize,
+            ),
+        )?);
+    }
+    pyarrow
+        .getattr("Table")?
+        .call_method1("from_batches", (batches, py_schema))
 }

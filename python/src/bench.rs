@@ -1,39 +1,19 @@
 //! `cqlwire.bench`: VectorDBBench's performance case on a live table, on the engine of
 //! `cqlwire bench` ([`cqlwire_bench::case`]); the result is VectorDBBench's metrics as a dict.
 
-use crate::load::{
-    engine_error, job_failure, run_interruptible, runtime, usage, ConnectionKeywords,
-};
-use cqlwire_bench::case::{CaseError, CaseOptions, Event, Stage};
+use crate::conversion::{ConnectionKeywords, Count, Hosts};
+use crate::errors::{case_error, dataset_error, engine, failure, usage};
+use crate::runtime::{run_interruptible, runtime};
+use cqlwire_bench::case::{CaseOptions, Event, Stage};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
 use cqlwire_bench::job::{BenchJob, Written};
 use cqlwire_bench::result::ResultDb;
-use cqlwire_bench::DatasetError;
 use cqlwire_client::{RunControl, SearchOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// A case error as `LoadError` (what the command refuses with exit code 2) or `LoadFailed`.
-fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
-    let usage_error = error.is_usage();
-    match error {
-        CaseError::Engine(error) => engine_error(py, &error, Vec::new()),
-        CaseError::Search(error) => crate::search::search_error(py, error),
-        CaseError::TableExists(table) => usage(
-            py,
-            format!("table {table} exists: drop it first, or pass drop=True"),
-        ),
-        CaseError::Stopped(_) => job_failure(py, false, "stopped", error.to_string()),
-        CaseError::Output(_) | CaseError::Write(_) => {
-            job_failure(py, usage_error, "output", error.to_string())
-        }
-        other if usage_error => usage(py, other.to_string()),
-        other => job_failure(py, false, "input", other.to_string()),
-    }
-}
 
 /// Runs VectorDBBench's performance case on `folder` (a dataset folder or an ann-benchmarks HDF5
 /// file), or on the files `train`, `test` and
@@ -41,15 +21,17 @@ fn case_error(py: Python<'_>, error: CaseError) -> PyErr {
 #[pyfunction]
 #[pyo3(signature = (
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
-    index_options=None, k=100, concurrency=vec![1, 5, 10, 20, 30, 40, 60, 80], duration=30,
-    index_wait=3600, schema_timeout=600, rounds=1, optimize_command=None, filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
+    index_options=None, k=Count(100),
+    concurrency=[1, 5, 10, 20, 30, 40, 60, 80].map(Count).to_vec(), duration=Count(30),
+    index_wait=Count(3600), schema_timeout=Count(600), rounds=Count(1), optimize_command=None,
+    filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
     keep_failed=false, label=None, results_dir=None, title=None, progress=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bench<'py>(
     py: Python<'py>,
     folder: Option<PathBuf>,
-    hosts: &Bound<'py, PyAny>,
+    hosts: Hosts,
     table: String,
     train: Option<PathBuf>,
     test: Option<PathBuf>,
@@ -58,12 +40,12 @@ pub(crate) fn bench<'py>(
     drop: bool,
     metric: Option<String>,
     index_options: Option<std::collections::BTreeMap<String, String>>,
-    k: usize,
-    concurrency: Vec<usize>,
-    duration: u64,
-    index_wait: u64,
-    schema_timeout: u64,
-    rounds: usize,
+    k: Count,
+    concurrency: Vec<Count>,
+    duration: Count,
+    index_wait: Count,
+    schema_timeout: Count,
+    rounds: Count,
     optimize_command: Option<String>,
     filter: Option<String>,
     index_first: bool,
@@ -78,11 +60,9 @@ pub(crate) fn bench<'py>(
     connection: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let settings = ConnectionKeywords::new(hosts, table, connection)?.settings(py)?;
-    let load_connection = settings
-        .options()
-        .map_err(|e| engine_error(py, &e, Vec::new()))?;
+    let load_connection = settings.options().map_err(engine(py))?;
     let search_connection = SearchOptions::from_settings(&settings)
-        .map_err(|e| engine_error(py, &e, Vec::new()))?
+        .map_err(engine(py))?
         .session;
     let stages = match stages {
         None => Stage::ALL.to_vec(),
@@ -101,12 +81,12 @@ pub(crate) fn bench<'py>(
         drop,
         similarity: metric,
         index_options: index_options.unwrap_or_default().into_iter().collect(),
-        k,
-        concurrency,
-        duration: Duration::from_secs(duration),
-        index_wait: Duration::from_secs(index_wait),
-        schema_timeout: Duration::from_secs(schema_timeout),
-        rounds,
+        k: k.size(),
+        concurrency: concurrency.into_iter().map(Count::size).collect(),
+        duration: Duration::from_secs(duration.0),
+        index_wait: Duration::from_secs(index_wait.0),
+        schema_timeout: Duration::from_secs(schema_timeout.0),
+        rounds: rounds.size(),
         optimize_command,
         filter,
         index_first,
@@ -161,7 +141,7 @@ pub(crate) fn bench<'py>(
                 .to_owned(),
             _ => String::new(),
         };
-        let error = job_failure(
+        let error = failure(
             py,
             false,
             "queries_failed",
@@ -196,14 +176,5 @@ fn report_progress(py: Python<'_>, callback: &Py<PyAny>, event: Event) {
     };
     if let Err(error) = filled.and_then(|()| callback.call1(py, (dict,)).map(drop)) {
         error.write_unraisable(py, Some(callback.bind(py)));
-    }
-}
-
-/// A dataset error as the usage exception or the failure one, as the command line's exit code.
-fn dataset_error(py: Python<'_>, error: DatasetError) -> PyErr {
-    if error.is_usage() {
-        usage(py, error.to_string())
-    } else {
-        job_failure(py, false, "input", error.to_string())
     }
 }

@@ -7,9 +7,14 @@
 
 mod arrow;
 mod bench;
+mod conversion;
+mod errors;
 mod layout;
 mod load;
+mod reports;
+mod runtime;
 mod search;
+mod sources;
 mod unload;
 mod values;
 mod vectors;
@@ -158,14 +163,21 @@ fn _cqlwire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vectors::VectorCodec>()?;
     m.add_class::<vectors::DriverSerializer>()?;
     m.add_function(wrap_pyfunction!(load::load, m)?)?;
-    m.add_class::<load::LoadReport>()?;
+    m.add_class::<reports::LoadReport>()?;
     m.add_function(wrap_pyfunction!(unload::unload, m)?)?;
-    m.add_class::<unload::UnloadReport>()?;
+    m.add_class::<reports::UnloadReport>()?;
     m.add_function(wrap_pyfunction!(search::search, m)?)?;
-    m.add_class::<search::SearchReport>()?;
+    m.add_class::<reports::SearchReport>()?;
     m.add_function(wrap_pyfunction!(bench::bench, m)?)?;
-    m.add("LoadError", m.py().get_type::<load::LoadError>())?;
-    m.add("LoadFailed", m.py().get_type::<load::LoadFailed>())?;
+    let (usage, failed) = (
+        m.py().get_type::<errors::UsageError>(),
+        m.py().get_type::<errors::JobFailed>(),
+    );
+    m.add("UsageError", &usage)?;
+    m.add("JobFailed", &failed)?;
+    // The first names of the two, kept: one class each.
+    m.add("LoadError", usage)?;
+    m.add("LoadFailed", failed)?;
     m.add(
         "RefusedValueWarning",
         m.py().get_type::<values::RefusedValueWarning>(),

@@ -136,7 +136,7 @@ def test_every_numeric_keyword_and_option_is_bounded_as_the_command_line_bounds_
 
 def test_an_output_naming_a_dataset_file_or_the_other_output_is_refused(tmp_path):
     before = (FOLDER / "test.parquet").read_bytes()
-    with pytest.raises(cqlwire.LoadFailed, match="write the output to another file"):
+    with pytest.raises(cqlwire.LoadError, match="write the output to another file"):
         cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", output=FOLDER / "test.parquet")
     assert (FOLDER / "test.parquet").read_bytes() == before
     same = tmp_path / "r.json"

@@ -10,11 +10,9 @@ use super::live::{self, Threads};
 use super::progress::{self, Unit};
 use super::util::{amount, counted};
 use super::CliError;
-use crate::files;
 use crate::messages;
 use cqlwire_client::{
-    parse_rename, Concurrency, CsvRejects, Dataset, DatasetOptions, LoadErrorKind, LoadOptions,
-    LoadReport, Loader, Mode, RejectSink, RunControl,
+    parse_rename, LoadErrorKind, LoadJob, LoadReport, LoadSource, RejectSink, RunControl,
 };
 use std::io;
 use std::path::PathBuf;
@@ -80,7 +78,8 @@ pub struct Args {
     pub input_args: InputArgs,
     /// Requests in flight [default: adaptive, growing while latency holds and backing off on
     /// overload and timeouts].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=LoadJob::MAX_CONCURRENCY as i64))]
     pub concurrency: Option<u32>,
     /// Write rejected rows here as CSV (row,key,error) [default: standard error].
     #[arg(long, value_name = "FILE")]
@@ -106,54 +105,35 @@ impl RejectSink for StderrRejects {
 
 /// Runs `cqlwire load`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let mut options = LoadOptions::new(args.connection.options()?);
-    options.query = args.query.clone();
-    if let Some(n) = args.concurrency {
-        options.concurrency = Concurrency::Fixed(n as usize);
-    }
-    let dataset_options = DatasetOptions {
-        path: args.input.clone(),
-        input: args.input_args.options(DatasetOptions::BATCH_ROWS, true),
+    let job = LoadJob {
         map: args.map.clone(),
+        query: args.query.clone(),
         row_number_column: args.row_number_column.clone(),
+        concurrency: args.concurrency.map(u64::from),
+        rejects: args.rejects.clone(),
+        dry_run: args.dry_run,
+        ..LoadJob::new(LoadSource::File {
+            path: args.input.clone(),
+            format: args.input_args.input_format,
+            column: args.input_args.column.clone(),
+            dataset: args.input_args.dataset.clone(),
+            rows: args.input_args.rows.clone(),
+            shard: args.input_args.shard,
+        })
     };
-    let mut dataset = Dataset::open(&dataset_options).map_err(engine_error)?;
-
+    job.check().map_err(engine_error)?;
+    let session = args.connection.options()?;
     let control = RunControl::default();
     let runtime = live::runtime(Threads::All, &control.stop)?;
-    let loader = runtime
-        .block_on(Loader::connect_for(options, &mut dataset))
+    let prepared = runtime
+        .block_on(job.prepare(session))
         .map_err(engine_error)?;
-
-    let mut rejects: Box<dyn RejectSink> = match &args.rejects {
-        Some(path) => {
-            files::refuse_same_file(args.input.as_deref(), Some(path)).map_err(|_| {
-                CliError::usage(format!(
-                    "--rejects {} names the input: choose another file for the rejected rows",
-                    path.display()
-                ))
-            })?;
-            Box::new(
-                CsvRejects::append(path)
-                    .map_err(|e| CliError::data(format!("cannot open {}: {e}", path.display())))?,
-            )
-        }
-        None => Box::new(StderrRejects),
-    };
-    let bar = progress::bar(dataset.rows(), Unit::Rows, args.quiet);
-    let selection_end = match (&args.input_args.rows, args.input_args.shard) {
-        (Some(range), _) if range.end != u64::MAX => Some(
-            dataset
-                .rows()
-                .map_or(range.end, |rows| dataset.first_row() + rows),
-        ),
-        (None, Some(_)) => dataset.rows().map(|rows| dataset.first_row() + rows),
-        _ => None,
-    };
-    let mode = if args.dry_run {
-        Mode::DryRun
-    } else {
-        Mode::Write
+    let bar = progress::bar(prepared.rows(), Unit::Rows, args.quiet);
+    let selection_end = prepared.selection_end();
+    let mut stderr = StderrRejects;
+    let also: Option<&mut dyn RejectSink> = match args.rejects {
+        Some(_) => None,
+        None => Some(&mut stderr),
     };
     let result = runtime.block_on(async {
         let ticker = live::watch(&control, &bar, |now| {
@@ -165,39 +145,32 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 now.retried
             )
         });
-        let result = loader.load(dataset, rejects.as_mut(), &control, mode).await;
+        let result = prepared.run(&control, also).await;
         ticker.abort();
         result
     });
     bar.finish_and_clear();
     let stopped = control.stop.load(Ordering::Relaxed);
     let hint = |report: &LoadReport| resume_hint(report, selection_end);
+    let report = match &result {
+        Ok(report) => Some(report),
+        Err(error) => error.report(),
+    };
+    if let (Some(report), false) = (report, args.quiet) {
+        summary(report, args.dry_run);
+    }
     match result {
-        Ok(report) => {
-            if !args.quiet {
-                summary(&report, args.dry_run);
-            }
-            if stopped {
-                return Err(CliError::data(format!("interrupted{}", hint(&report))));
-            }
-            if report.rejected > 0 {
-                return Err(CliError::data(format!(
-                    "{} rows rejected (listed in {})",
-                    report.rejected,
-                    args.rejects
-                        .as_ref()
-                        .map_or("standard error".to_owned(), |p| p.display().to_string())
-                )));
-            }
-            Ok(())
-        }
+        Ok(report) if stopped => Err(CliError::data(format!("interrupted{}", hint(&report)))),
+        Ok(report) if report.rejected > 0 => Err(CliError::data(format!(
+            "{} rows rejected (listed in {})",
+            report.rejected,
+            args.rejects
+                .as_ref()
+                .map_or("standard error".to_owned(), |p| p.display().to_string())
+        ))),
+        Ok(_) => Ok(()),
         Err(error) => {
             let report = error.report();
-            if let Some(report) = report {
-                if !args.quiet {
-                    summary(report, args.dry_run);
-                }
-            }
             let before = if error.kind() == LoadErrorKind::Input && report.is_some() {
                 "; the rows before it are loaded or listed as rejected"
             } else {

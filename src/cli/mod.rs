@@ -70,7 +70,7 @@ pub enum Command {
     /// Run VectorDBBench's performance case on a live table: a dataset folder loaded and indexed,
     /// its queries run serially (recall, NDCG, p99) and at each concurrency level (qps), with its
     /// result file and chart.
-    Bench(bench::Args),
+    Bench(Box<bench::Args>),
 }
 
 /// Runs the chosen command.
@@ -86,7 +86,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Load(args) => load::run(args),
         Command::Unload(args) => unload::run(args),
         Command::Search(args) => search::run(args),
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => bench::run(*args),
     }
 }
 

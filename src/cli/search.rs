@@ -73,7 +73,7 @@ pub struct Args {
     pub key: Option<String>,
     /// Neighbours asked of each query (LIMIT), and the k of recall@k.
     #[arg(long, value_name = "K", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+          value_parser = clap::value_parser!(u32).range(1..=SearchOptions::MAX_K as i64))]
     pub k: u32,
     /// Ground truth: big-ann-benchmarks binary (u32 n, u32 k, u32 ids, f32 distances), .ivecs, an
     /// integer .npy, an HDF5 file's `neighbors`, or VectorDBBench's neighbors.parquet (its
@@ -105,7 +105,7 @@ pub struct Args {
     pub predicate: Option<String>,
     /// Queries in flight at once.
     #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+          value_parser = clap::value_parser!(u32).range(1..=SearchOptions::MAX_CONCURRENCY as i64))]
     pub concurrency: u32,
     /// Queries sent first and not measured (the query set is cycled).
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -199,14 +199,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The job's error with the exit code it deserves: a column without a vector index is usage.
+/// The job's error with the exit code it deserves ([`SearchError::is_usage`]).
 pub(super) fn search_error(error: SearchError) -> CliError {
     match error {
         SearchError::Search(error) => load_error(error),
-        error @ SearchError::NoIndex { .. } => CliError::usage(error),
-        SearchError::ResultsIsInput(error) | SearchError::ResultsOpen(error) => error.into(),
-        SearchError::ResultsWrite(error) => error.into(),
-        other => CliError::data(other),
+        error if error.is_usage() => CliError::usage(error),
+        error => CliError::data(error),
     }
 }
 

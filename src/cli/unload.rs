@@ -107,16 +107,15 @@ fn unload_error(error: LoadError, format: UnloadFormat) -> CliError {
     engine_error(error)
 }
 
-/// The job's error with the exit code it deserves; a stopped scan says what became of the output.
+/// The job's error with the exit code it deserves ([`UnloadError::is_usage`]); a stopped scan
+/// says what became of the output.
 fn job_error(error: UnloadError, job: &UnloadJob, format: UnloadFormat) -> CliError {
     match error {
-        UnloadError::VectorSettings
-        | UnloadError::ColumnsOfVectorFormat
-        | UnloadError::SameFiles => CliError::usage(error.message(&Flags)),
         UnloadError::VectorColumn(error) => unload_error(
             error.into_load_error(&Flags.hint(Setting::VectorColumn)),
             format,
         ),
+        UnloadError::Unload(error) => unload_error(error, format),
         UnloadError::Stopped => match crate::files::named(job.output.as_deref()) {
             Some(path) => CliError::data(format!(
                 "interrupted; no output written ({} left as it was)",
@@ -127,9 +126,9 @@ fn job_error(error: UnloadError, job: &UnloadJob, format: UnloadFormat) -> CliEr
                      with -o for an output that appears only when whole)",
             ),
         },
-        UnloadError::Unload(error) => unload_error(error, format),
         UnloadError::OutputOpen(error) => error.into(),
         UnloadError::OutputWrite(error) => error.into(),
+        error if error.is_usage() => CliError::usage(error.message(&Flags)),
         other => CliError::data(other),
     }
 }

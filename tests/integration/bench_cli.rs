@@ -260,7 +260,7 @@ fn an_output_naming_a_dataset_file_or_the_other_output_is_refused_before_connect
         ("-o", link.clone()),
     ] {
         let output = bench(folder.to_str().unwrap(), &[flag, target.to_str().unwrap()]);
-        assert_error(&output, 1, "write the output to another file", flag);
+        assert_error(&output, 2, "write the output to another file", flag);
     }
     assert_eq!(std::fs::read(folder.join("test.parquet")).unwrap(), before);
     let result = dir.path().join("r.json");
@@ -293,7 +293,7 @@ fn plot_refuses_to_write_over_a_result_it_reads_and_reads_standard_input() {
     .unwrap();
     assert_error(
         &output,
-        1,
+        2,
         "is both the input and the output",
         "plot over its input",
     );

@@ -41,7 +41,8 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
 }
 
 /// The input flags `load` shares with `convert` keep their checks: `--rows` and `--shard` exclude
-/// each other, and a bad `--input-format` names the formats; both before any connection.
+/// each other, a bad `--input-format` names the formats, and a rejects file that is the input is
+/// refused; all before any connection.
 #[test]
 fn the_shared_input_flags_are_checked_before_connecting() {
     let input = fixture("convert/sample/train.npy");
@@ -63,4 +64,9 @@ fn the_shared_input_flags_are_checked_before_connecting() {
     let format = load(&["--input-format", "csv"]);
     assert_eq!(format.status.code(), Some(2), "{format:?}");
     assert!(String::from_utf8_lossy(&format.stderr).contains("npy"));
+    let before = std::fs::read(&input).unwrap();
+    let rejects = load(&["--rejects", input.to_str().unwrap()]);
+    assert_error(&rejects, 2, "is the input", "--rejects INPUT");
+    assert!(String::from_utf8_lossy(&rejects.stderr).contains("(--rejects)"));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
 }

@@ -24,7 +24,7 @@ fn a_results_file_that_is_an_input_is_refused_before_connecting() {
     let output = search(&["--results", queries.to_str().unwrap()]);
     assert_error(
         &output,
-        1,
+        2,
         "both the input and the output",
         "--results QUERIES",
     );
@@ -37,7 +37,7 @@ fn a_results_file_that_is_an_input_is_refused_before_connecting() {
     ]);
     assert_error(
         &output,
-        1,
+        2,
         "both the input and the output",
         "--results TRUTH",
     );

@@ -751,8 +751,7 @@ pub enum CaseError {
     /// The optimize command could not run, or failed.
     #[error("{0}")]
     Command(String),
-    /// An output refused before any work: an input named as an output, a destination that
-    /// cannot be created.
+    /// An output refused before any work: a destination that cannot be created.
     #[error("{0}")]
     Output(String),
     /// A result file or chart that could not be written after the run.

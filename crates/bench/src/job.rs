@@ -284,7 +284,7 @@ fn refuse_inputs<'a>(
 ) -> Result<(), CaseError> {
     for input in inputs {
         refuse_same_file(Some(input), Some(output))
-            .map_err(|e| CaseError::Output(e.to_string()))?;
+            .map_err(|e| CaseError::Options(e.to_string()))?;
     }
     Ok(())
 }

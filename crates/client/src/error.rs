@@ -108,6 +108,16 @@ pub enum Setting {
     /// The user to log in as (the password comes with it: the caller's own, or the environment's
     /// `CQLWIRE_PASSWORD`).
     Username,
+    /// Requests in flight.
+    Concurrency,
+    /// The rows of the input read.
+    Rows,
+    /// The file that takes a load's rejected rows.
+    Rejects,
+    /// Rows asked of each query of a search.
+    K,
+    /// Queries sent before the measured ones.
+    Warmup,
 }
 
 impl Setting {
@@ -124,6 +134,11 @@ impl Setting {
             Setting::TlsCert => "tls_cert",
             Setting::TlsKey => "tls_key",
             Setting::Username => "username",
+            Setting::Concurrency => "concurrency",
+            Setting::Rows => "rows",
+            Setting::Rejects => "rejects",
+            Setting::K => "k",
+            Setting::Warmup => "warmup",
         }
     }
 }
@@ -195,6 +210,11 @@ impl LoadError {
     /// What went wrong.
     pub fn kind(&self) -> LoadErrorKind {
         self.kind
+    }
+
+    /// Whether the caller asked for something that cannot work ([`LoadErrorKind::is_usage`]).
+    pub fn is_usage(&self) -> bool {
+        self.kind.is_usage()
     }
 
     /// The one-line message (without the kind).

@@ -3,6 +3,7 @@
 //! - **load** ([`Loader`], [`Dataset`]): rows of ready CQL value bytes into a table, as
 //!   token-aware single-partition EXECUTEs of one prepared statement, with an adaptive in-flight
 //!   window, retries with backoff, a rejects list, and a resume point when a run ends early;
+//!   [`LoadJob`] is the whole load of a file or reader, as the command line and Python run it;
 //! - **unload** ([`Unloader`]): a table's rows back into files, by token ranges read in parallel;
 //!   [`UnloadJob`] is the whole unload into files, as the command line and Python run it;
 //! - **search** ([`Searcher`]): ANN queries against a vector index, with recall and latency;
@@ -13,7 +14,8 @@
 //! [`UnloadError`]: what only that job meets, such as a column without a vector index or a stopped
 //! scan, beside the [`LoadError`] of the shared connection and session) whose messages name
 //! settings through [`SettingNames`], which each face implements (`--vector-column` on the command
-//! line, `vector_column=` in Python); it runs with a stop flag and an observer of its phases for a
+//! line, `vector_column=` in Python), and each answers `is_usage()` (exit code 2 on the command
+//! line, the usage exception in Python) or is a failure; it runs with a stop flag and an observer of its phases for a
 //! progress display, and returns its report.
 //!
 //! They share the connection layer: [`SessionOptions`] (hosts, the table, consistency, request
@@ -64,6 +66,7 @@
 mod dataset;
 mod error;
 mod feed;
+mod load_job;
 mod loader;
 pub mod metrics;
 mod options;
@@ -82,6 +85,7 @@ mod window;
 pub use dataset::{parse_rename, Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;
+pub use load_job::{LoadJob, LoadSource, PreparedLoad};
 pub use loader::{BindMarker, Loader};
 pub use options::{Concurrency, LoadOptions};
 pub use rejects::{CsvRejects, Reject, RejectSink};

@@ -116,6 +116,23 @@ pub enum SearchError {
     ResultsWrite(io::Error),
 }
 
+impl SearchError {
+    /// Whether the caller asked for something that cannot work (an invalid option, a column
+    /// without a vector index, a results file that is an input): a face shows it as a usage error
+    /// (exit code 2). A query file or results file that cannot be read or written, a stopped wait
+    /// and a failed run are failures.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            SearchError::Search(error) => error.is_usage(),
+            SearchError::NoIndex { .. } | SearchError::ResultsIsInput(_) => true,
+            SearchError::Stopped { .. }
+            | SearchError::QueryFile(_)
+            | SearchError::ResultsOpen(_)
+            | SearchError::ResultsWrite(_) => false,
+        }
+    }
+}
+
 /// Phases of a search job, for a progress display. Every method does nothing by default.
 pub trait SearchObserver: Send + Sync {
     /// The job starts sending the first query until `index` answers, for at most `timeout`.
@@ -355,6 +372,7 @@ mod tests {
             .check()
             .unwrap_err();
         assert!(matches!(error, SearchError::ResultsIsInput(_)), "{error:?}");
+        assert!(error.is_usage());
         assert!(error.to_string().contains("both the input and the output"));
         let error = job(&queries, GroundTruth::File(truth.clone()), &truth)
             .check()

@@ -80,6 +80,43 @@ impl SearchOptions {
     /// level to `LOCAL_ONE` and attaches a warning saying so to every answer.
     pub const CONSISTENCY: Consistency = Consistency::LocalOne;
 
+    /// The most rows a query may ask for.
+    pub const MAX_K: usize = 1_000_000;
+
+    /// The most queries in flight at once.
+    pub const MAX_CONCURRENCY: usize = 100_000;
+
+    /// The most warm-up queries.
+    pub const MAX_WARMUP: usize = u32::MAX as usize;
+
+    /// Refuses k, a concurrency or a warm-up out of bounds (k and the concurrency at least 1);
+    /// [`Searcher::connect`] checks it before connecting.
+    pub fn check(&self) -> Result<(), LoadError> {
+        let bounds = [
+            (Setting::K, self.k, 1, Self::MAX_K),
+            (
+                Setting::Concurrency,
+                self.concurrency,
+                1,
+                Self::MAX_CONCURRENCY,
+            ),
+            (Setting::Warmup, self.warmup, 0, Self::MAX_WARMUP),
+        ];
+        for (setting, value, least, most) in bounds {
+            if !(least..=most).contains(&value) {
+                return Err(LoadError::new(
+                    LoadErrorKind::InvalidOption,
+                    format!(
+                        "{} must be between {least} and {most}, not {value}",
+                        setting.name()
+                    ),
+                )
+                .with_setting(setting));
+            }
+        }
+        Ok(())
+    }
+
     /// 10 neighbours, one query at a time, no warm-up; the queries at the connection's consistency
     /// level (see [`SearchOptions::CONSISTENCY`]).
     pub fn new(session: SessionOptions) -> Self {
@@ -177,13 +214,7 @@ impl Searcher {
     /// one is [`SearchError::NoIndex`], which shows the statement that creates it) and
     /// prepares the query; the other errors are [`SearchError::Search`]'s.
     pub async fn connect(options: SearchOptions) -> Result<Searcher, SearchError> {
-        if options.k == 0 || options.concurrency == 0 {
-            return Err(LoadError::new(
-                LoadErrorKind::InvalidOption,
-                "k and the concurrency must be at least 1",
-            )
-            .into());
-        }
+        options.check()?;
         let TableSession {
             session,
             keyspace,

@@ -70,6 +70,24 @@ pub enum UnloadError {
 }
 
 impl UnloadError {
+    /// Whether the caller asked for something that cannot work (settings that do not go with the
+    /// format, one file named twice, an unknown table or column): a face shows it as a usage
+    /// error (exit code 2). A stopped scan and an output that cannot be created or written are
+    /// failures.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            UnloadError::VectorSettings
+            | UnloadError::ColumnsOfVectorFormat
+            | UnloadError::SameFiles
+            | UnloadError::VectorColumn(_) => true,
+            UnloadError::Unload(error) => error.is_usage(),
+            UnloadError::Stopped
+            | UnloadError::OutputOpen(_)
+            | UnloadError::OutputHeader(_)
+            | UnloadError::OutputWrite(_) => false,
+        }
+    }
+
     /// The message, naming settings as `names` spells them.
     pub fn message(&self, names: &dyn SettingNames) -> String {
         match self {
@@ -266,5 +284,6 @@ mod tests {
         let mut same = job(dir.path().join("a.npy").to_str().unwrap(), None, false);
         same.ids = Some(dir.path().join(".").join("a.npy"));
         assert!(matches!(same.check(), Err(UnloadError::SameFiles)));
+        assert!(same.check().unwrap_err().is_usage());
     }
 }
