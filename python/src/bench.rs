@@ -3,6 +3,7 @@
 
 use crate::conversion::{ConnectionKeywords, Count, Hosts};
 use crate::errors::{case_error, dataset_error, engine, failure, usage};
+use crate::reports::report_progress;
 use crate::runtime::{run_interruptible, runtime};
 use cqlwire_bench::case::{CaseOptions, Event, Stage};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
@@ -151,30 +152,4 @@ pub(crate) fn bench<'py>(
         return Err(error);
     }
     Ok(summary)
-}
-
-/// Calls `progress(event)` with the event as a dict: `{"event": "started", "stage": "load",
-/// "units": 300}`, `{"event": "level", "stage": "concurrent", "concurrency": 5}`, `{"event":
-/// "finished", "stage": "load", "seconds": 0.71}`. What the callback raises is printed as Python
-/// prints an exception it cannot raise, and the case goes on.
-fn report_progress(py: Python<'_>, callback: &Py<PyAny>, event: Event) {
-    let dict = PyDict::new(py);
-    let filled = match event {
-        Event::Started { stage, units } => dict
-            .set_item("event", "started")
-            .and_then(|()| dict.set_item("stage", stage.name()))
-            .and_then(|()| dict.set_item("units", units)),
-        Event::Level { concurrency } => dict
-            .set_item("event", "level")
-            .and_then(|()| dict.set_item("stage", Stage::Concurrent.name()))
-            .and_then(|()| dict.set_item("concurrency", concurrency)),
-        Event::Finished { stage, seconds } => dict
-            .set_item("event", "finished")
-            .and_then(|()| dict.set_item("stage", stage.name()))
-            .and_then(|()| dict.set_item("seconds", seconds)),
-        _ => Ok(()),
-    };
-    if let Err(error) = filled.and_then(|()| callback.call1(py, (dict,)).map(drop)) {
-        error.write_unraisable(py, Some(callback.bind(py)));
-    }
 }

@@ -1,11 +1,12 @@
 //! The reports the jobs return to Python: plain frozen objects that pickle (a Dask task's result).
 
+use cqlwire_bench::case::{Event, Stage};
 use cqlwire_client::{
     Key, LoadError as EngineError, LoadReport as EngineReport, RejectSink,
     SearchReport as SearchReportOf, UnloadOutcome,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::io;
 use std::path::PathBuf;
@@ -435,5 +436,31 @@ pub(crate) fn file_report(
         output,
         ids,
         format: outcome.format.name().to_owned(),
+    }
+}
+
+/// Calls `progress(event)` with the event as a dict: `{"event": "started", "stage": "load",
+/// "units": 300}`, `{"event": "level", "stage": "concurrent", "concurrency": 5}`, `{"event":
+/// "finished", "stage": "load", "seconds": 0.71}`. What the callback raises is printed as Python
+/// prints an exception it cannot raise, and the case goes on.
+pub(crate) fn report_progress(py: Python<'_>, callback: &Py<PyAny>, event: Event) {
+    let dict = PyDict::new(py);
+    let filled = match event {
+        Event::Started { stage, units } => dict
+            .set_item("event", "started")
+            .and_then(|()| dict.set_item("stage", stage.name()))
+            .and_then(|()| dict.set_item("units", units)),
+        Event::Level { concurrency } => dict
+            .set_item("event", "level")
+            .and_then(|()| dict.set_item("stage", Stage::Concurrent.name()))
+            .and_then(|()| dict.set_item("concurrency", concurrency)),
+        Event::Finished { stage, seconds } => dict
+            .set_item("event", "finished")
+            .and_then(|()| dict.set_item("stage", stage.name()))
+            .and_then(|()| dict.set_item("seconds", seconds)),
+        _ => Ok(()),
+    };
+    if let Err(error) = filled.and_then(|()| callback.call1(py, (dict,)).map(drop)) {
+        error.write_unraisable(py, Some(callback.bind(py)));
     }
 }

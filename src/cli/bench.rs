@@ -543,24 +543,8 @@ fn summary_text(
             cqlwire_bench::metrics::max_qps(&report.levels)
         )?;
     }
-    if let Some(spread) = report.spread() {
-        let range = |name: &str| {
-            let v = &spread[name];
-            format!(
-                "{name} {:.4} (min {:.4}, max {:.4})",
-                v[1].as_f64().unwrap_or(0.0),
-                v[0].as_f64().unwrap_or(0.0),
-                v[2].as_f64().unwrap_or(0.0)
-            )
-        };
-        writeln!(
-            out,
-            "medians of {} rounds: {}, {}, {}",
-            report.rounds.len(),
-            range("recall"),
-            range("ndcg"),
-            range("qps")
-        )?;
+    if let Some(line) = report.spread_line() {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }

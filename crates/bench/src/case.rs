@@ -384,6 +384,24 @@ impl CaseReport {
         }))
     }
 
+    /// The spread as the text summary shows it: `medians of 3 rounds: recall 0.9500 (min 0.9400,
+    /// max 0.9600), ndcg …, qps …`; None for a single round.
+    pub fn spread_line(&self) -> Option<String> {
+        let spread = self.spread()?;
+        let range = |name: &str| {
+            let v = &spread[name];
+            let at = |i: usize| v[i].as_f64().unwrap_or(0.0);
+            format!("{name} {:.4} (min {:.4}, max {:.4})", at(1), at(0), at(2))
+        };
+        Some(format!(
+            "medians of {} rounds: {}, {}, {}",
+            self.rounds.len(),
+            range("recall"),
+            range("ndcg"),
+            range("qps")
+        ))
+    }
+
     /// A report of a run that measured nothing, on a 300 x 8 folder.
     #[cfg(test)]
     fn empty_for_tests() -> CaseReport {
