@@ -11,7 +11,7 @@ import numpy.typing
 __all__ = [
     "lz4_compress", "lz4_decompress", "encode", "decode", "explain", "serialize_vectors",
     "deserialize_vectors", "VectorCodec", "DriverSerializer", "load", "LoadReport", "unload",
-    "UnloadReport", "search", "SearchReport", "bench", "LoadError", "LoadFailed",
+    "UnloadReport", "search", "SearchReport", "bench", "LoadError", "LoadFailed", "UsageError", "JobFailed",
     "RefusedValueWarning", "DEFAULT_MAX_SIZE", "_object_layout",
 ]
 
@@ -229,8 +229,8 @@ def unload(
     table: str,
     columns: Optional[Sequence[str]] = None,
     where: Optional[str] = None,
-    split: int = 4,
-    concurrency: int = 8,
+    split: int = ...,  # 4
+    concurrency: int = ...,  # 8
     page_rows: Optional[int] = None,
     output: Optional[PathLike] = None,
     format: Optional[UnloadFormat] = None,
@@ -319,7 +319,7 @@ def search(
     vector_column: Optional[str] = None,
     column: Optional[str] = None,
     key: Optional[str] = None,
-    k: int = 10,
+    k: int = ...,  # 10
     dataset: str = ...,  # "test"
     input_format: Optional[str] = None,
     input_column: Optional[str] = None,
@@ -327,8 +327,8 @@ def search(
     ground_truth: Union[PathLike, numpy.typing.ArrayLike, None] = None,
     exact: Optional[PathLike] = None,
     where: Optional[str] = None,
-    concurrency: int = 1,
-    warmup: int = 0,
+    concurrency: int = ...,  # 1
+    warmup: int = ...,  # 0
     wait_for_index: Optional[int] = None,
     results: Optional[PathLike] = None,
     consistency: Optional[str] = None,
@@ -379,12 +379,12 @@ def bench(
     drop: bool = False,
     metric: Optional[str] = None,
     index_options: Optional[Mapping[str, str]] = None,
-    k: int = 100,
+    k: int = ...,  # 100
     concurrency: Sequence[int] = ...,  # [1, 5, 10, 20, 30, 40, 60, 80]
-    duration: int = 30,
-    index_wait: int = 3600,
-    schema_timeout: int = 600,
-    rounds: int = 1,
+    duration: int = ...,  # 30
+    index_wait: int = ...,  # 3600
+    schema_timeout: int = ...,  # 600
+    rounds: int = ...,  # 1
     optimize_command: Optional[str] = None,
     filter: Optional[str] = None,
     index_first: bool = False,
