@@ -1694,32 +1694,10 @@ mod tests {
             first: Some((7, "Replica(s) failed to execute write".to_owned())),
         };
         let report = CaseReport {
-            stages: Stage::ALL.to_vec(),
-            server: "Apache Cassandra 5.0.9".to_owned(),
-            product: "Apache Cassandra".to_owned(),
-            version: "5.0.9".to_owned(),
             rows: 298,
             insert_duration: 1.0,
             optimize_duration: 0.5,
-            serial: None,
-            serial_errors: 0,
-            levels: Vec::new(),
-            level_errors: Vec::new(),
-            similarity: "cosine".to_owned(),
-            index: String::new(),
-            index_options: Vec::new(),
-            filter: None,
-            filter_index: String::new(),
             index_first: Some(load.clone()),
-            started: 0.0,
-            dataset: DatasetSummary {
-                name: "folder".to_owned(),
-                dir: "/data/folder".to_owned(),
-                size: 300,
-                dim: 8,
-                file_count: 3,
-                use_shuffled: true,
-            },
             replication: [
                 ("class", "org.apache.cassandra.locator.SimpleStrategy"),
                 ("replication_factor", "1"),
@@ -1727,11 +1705,8 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
-            nodes: 1,
             load_average: (Some([0.5, 0.4, 0.3]), None),
-            index_state: None,
-            rounds: Vec::new(),
-            optimize_command_seconds: None,
+            ..CaseReport::empty_for_tests()
         };
         let text = load.to_string();
         assert_eq!(
