@@ -384,6 +384,20 @@ impl CaseReport {
         }))
     }
 
+    /// Adds what was measured of the server and across rounds, when there is any: the index's
+    /// state, the spread of the rounds, the optimize command's time.
+    fn insert_server_side(&self, map: &mut serde_json::Map<String, serde_json::Value>) {
+        if let Some(state) = &self.index_state {
+            map.insert("index_state".into(), index_state_json(state));
+        }
+        if let Some(spread) = self.spread() {
+            map.insert("spread".into(), spread);
+        }
+        if let Some(seconds) = self.optimize_command_seconds {
+            map.insert("optimize_command_duration".into(), seconds.into());
+        }
+    }
+
     /// The spread as the text summary shows it: `medians of 3 rounds: recall 0.9500 (min 0.9400,
     /// max 0.9600), ndcg …, qps …`; None for a single round.
     pub fn spread_line(&self) -> Option<String> {
@@ -464,15 +478,7 @@ impl CaseReport {
                 map.insert("rejected".into(), load.rejected.into());
                 map.insert("rejected_reason".into(), load.to_string().into());
             }
-            if let Some(state) = &self.index_state {
-                map.insert("index_state".into(), index_state_json(state));
-            }
-            if let Some(spread) = self.spread() {
-                map.insert("spread".into(), spread);
-            }
-            if let Some(seconds) = self.optimize_command_seconds {
-                map.insert("optimize_command_duration".into(), seconds.into());
-            }
+            self.insert_server_side(map);
             map.insert("serial_errors".into(), self.serial_errors.into());
             map.insert("conc_errors_list".into(), self.level_errors.clone().into());
         }
@@ -653,15 +659,7 @@ impl CaseReport {
             if let Some(load) = &self.index_first {
                 map.insert("index_first".into(), load.to_string().into());
             }
-            if let Some(state) = &self.index_state {
-                map.insert("index_state".into(), index_state_json(state));
-            }
-            if let Some(spread) = self.spread() {
-                map.insert("spread".into(), spread);
-            }
-            if let Some(seconds) = self.optimize_command_seconds {
-                map.insert("optimize_command_duration".into(), seconds.into());
-            }
+            self.insert_server_side(map);
         }
         context
     }
