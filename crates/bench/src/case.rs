@@ -238,7 +238,7 @@ pub enum Event {
 }
 
 /// What a case measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct CaseReport {
     /// The stages run.
@@ -424,20 +424,7 @@ impl CaseReport {
             server: "Apache Cassandra 5.0.9".to_owned(),
             product: "Apache Cassandra".to_owned(),
             version: "5.0.9".to_owned(),
-            rows: 0,
-            insert_duration: 0.0,
-            optimize_duration: 0.0,
-            serial: None,
-            serial_errors: 0,
-            levels: Vec::new(),
-            level_errors: Vec::new(),
             similarity: "cosine".to_owned(),
-            index: String::new(),
-            index_options: Vec::new(),
-            filter: None,
-            filter_index: String::new(),
-            index_first: None,
-            started: 0.0,
             dataset: DatasetSummary {
                 name: "folder".to_owned(),
                 dir: "/data/folder".to_owned(),
@@ -446,12 +433,8 @@ impl CaseReport {
                 file_count: 3,
                 use_shuffled: true,
             },
-            replication: Default::default(),
             nodes: 1,
-            load_average: (None, None),
-            index_state: None,
-            rounds: Vec::new(),
-            optimize_command_seconds: None,
+            ..CaseReport::default()
         }
     }
 
@@ -1467,27 +1450,14 @@ pub async fn run(
         server: server.to_string(),
         product: server.product.name().to_owned(),
         version: server.version,
-        rows: 0,
-        insert_duration: 0.0,
-        optimize_duration: 0.0,
-        serial: None,
-        serial_errors: 0,
-        levels: Vec::new(),
-        level_errors: Vec::new(),
         similarity,
-        index: String::new(),
-        index_options: Vec::new(),
         filter: filter.as_ref().map(|f| f.predicate.clone()),
-        filter_index: String::new(),
-        index_first: None,
         started,
         dataset: summary,
         replication,
         nodes,
         load_average: (load_before, None),
-        index_state: None,
-        rounds: Vec::new(),
-        optimize_command_seconds: None,
+        ..CaseReport::default()
     };
     let mut case = Case {
         options,
