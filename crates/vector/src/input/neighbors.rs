@@ -748,10 +748,15 @@ mod tests {
             (name, Arc::new(column)),
         ])
         .unwrap();
+        batch_bytes(&batch)
+    }
+
+    /// `batch` as a Parquet file's bytes.
+    fn batch_bytes(batch: &arrow_array::RecordBatch) -> Vec<u8> {
         let mut bytes = Vec::new();
         let mut writer =
             ::parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
-        writer.write(&batch).unwrap();
+        writer.write(batch).unwrap();
         writer.close().unwrap();
         bytes
     }
@@ -1024,12 +1029,7 @@ mod tests {
             let batch =
                 RecordBatch::try_from_iter([("neighbors_id", Arc::new(column) as ArrayRef)])
                     .unwrap();
-            let mut bytes = Vec::new();
-            let mut writer =
-                ::parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
-            writer.write(&batch).unwrap();
-            writer.close().unwrap();
-            bytes
+            batch_bytes(&batch)
         };
         let null_id = write(
             Int64Array::from(vec![Some(1), Some(2), Some(3), None]),
