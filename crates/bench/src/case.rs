@@ -667,7 +667,8 @@ fn run_command(command: &str) -> Result<(), CaseError> {
 }
 
 /// The index's state as the summary and the run context show it: `sstables`, `segments` (one
-/// vector graph each), `rows` indexed, `rows_per_segment`, `disk_bytes`, `queryable`, `building`.
+/// vector graph each), `rows` indexed, `rows_per_segment`, `disk_bytes`, `queryable`, `building`,
+/// summed over the `nodes` read (each replica indexes its own copy).
 fn index_state_json(state: &IndexState) -> serde_json::Value {
     let per_segment = if state.segments > 0 {
         state.cells as f64 / state.segments as f64
@@ -682,6 +683,7 @@ fn index_state_json(state: &IndexState) -> serde_json::Value {
         "disk_bytes": state.disk_bytes,
         "queryable": state.queryable,
         "building": state.building,
+        "nodes": state.nodes,
     })
 }
 

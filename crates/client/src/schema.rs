@@ -5,7 +5,10 @@ use crate::error::{LoadError, LoadErrorKind};
 use crate::session::open_session;
 use crate::session::SessionOptions;
 use scylla::client::session::Session;
+use scylla::cluster::Node;
+use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
 use scylla::statement::unprepared::Statement;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A session for schema statements on the cluster that [`SessionOptions`] name.
@@ -61,6 +64,35 @@ impl SchemaSession {
         answer.into_rows_result().map_err(|e| gone(&e))
     }
 
+    /// The rows of a query of `node`'s own tables (`system_views` are each node's own), or None
+    /// when it does not answer.
+    async fn node_rows(
+        &self,
+        node: &Arc<Node>,
+        query: &str,
+        values: impl scylla::serialize::row::SerializeRow,
+    ) -> Option<scylla::response::query_result::QueryRowsResult> {
+        let profile = self
+            .session
+            .get_default_execution_profile_handle()
+            .pointee_to_builder()
+            .load_balancing_policy(SingleTargetLoadBalancingPolicy::new(
+                NodeIdentifier::Node(Arc::clone(node)),
+                None,
+            ))
+            .build()
+            .into_handle();
+        let mut statement = Statement::new(query);
+        statement.set_execution_profile_handle(Some(profile));
+        let answer = self.session.query_unpaged(statement, values).await.ok()?;
+        answer.into_rows_result().ok()
+    }
+
+    /// The nodes the driver knows, each to be asked alone.
+    fn known_nodes(&self) -> Vec<Arc<Node>> {
+        self.session.get_cluster_state().get_nodes_info().to_vec()
+    }
+
     /// Whether the table exists, as `system_schema.tables` says (`keyspace` and `table` as the
     /// schema holds them: unquoted CQL names in lower case).
     pub async fn table_exists(&self, keyspace: &str, table: &str) -> Result<bool, LoadError> {
@@ -101,25 +133,44 @@ impl SchemaSession {
 
     /// The state of the storage-attached index `index` of `keyspace` as Apache Cassandra 5's
     /// `system_views` show it (`sai_column_indexes`, `sai_sstable_indexes`,
-    /// `sai_sstable_index_segments`), None where the server has no such view or index.
+    /// `sai_sstable_index_segments`), read from every node (each shows only its own): queryable
+    /// when every node that answers says so, building when one does, the counts and sizes summed.
+    /// None where no node has such a view or index.
     pub async fn index_state(&self, keyspace: &str, index: &str) -> Option<IndexState> {
+        let mut total: Option<IndexState> = None;
+        for node in self.known_nodes() {
+            if let Some(state) = self.node_index_state(&node, keyspace, index).await {
+                total = Some(total.map_or(state, |total| total.with(state)));
+            }
+        }
+        total
+    }
+
+    /// [`SchemaSession::index_state`] on `node` alone.
+    async fn node_index_state(
+        &self,
+        node: &Arc<Node>,
+        keyspace: &str,
+        index: &str,
+    ) -> Option<IndexState> {
         let filter = "WHERE keyspace_name = ? AND index_name = ?";
         let query = format!(
             "SELECT is_queryable, is_building FROM system_views.sai_column_indexes {filter}"
         );
-        let rows = self.rows(&query, (keyspace, index)).await.ok()?;
+        let rows = self.node_rows(node, &query, (keyspace, index)).await?;
         let (queryable, building) = rows
             .maybe_first_row::<(Option<bool>, Option<bool>)>()
             .ok()??;
         let mut state = IndexState {
             queryable: queryable.unwrap_or(false),
             building: building.unwrap_or(false),
+            nodes: 1,
             ..IndexState::default()
         };
         let query = format!(
             "SELECT cell_count, per_column_disk_size FROM system_views.sai_sstable_indexes {filter}"
         );
-        if let Ok(rows) = self.rows(&query, (keyspace, index)).await {
+        if let Some(rows) = self.node_rows(node, &query, (keyspace, index)).await {
             if let Ok(rows) = rows.rows::<(Option<i64>, Option<i64>)>() {
                 for (cells, bytes) in rows.flatten() {
                     state.sstables += 1;
@@ -130,25 +181,28 @@ impl SchemaSession {
         }
         let query =
             format!("SELECT cell_count FROM system_views.sai_sstable_index_segments {filter}");
-        if let Ok(rows) = self.rows(&query, (keyspace, index)).await {
+        if let Some(rows) = self.node_rows(node, &query, (keyspace, index)).await {
             state.segments = rows.rows_num() as u64;
         }
         Some(state)
     }
 
-    /// Compactions and other SSTable tasks running on `keyspace.table`
-    /// (`system_views.sstable_tasks`; 0 where the server has no such view).
+    /// How many SSTable tasks (compactions, index builds) run on `keyspace`.`table`, over every
+    /// node (`system_views.sstable_tasks`, each node's own; 0 where a server has no such view).
     pub async fn sstable_tasks(&self, keyspace: &str, table: &str) -> usize {
         let query =
             "SELECT task_id FROM system_views.sstable_tasks WHERE keyspace_name = ? AND table_name = ?";
-        match self.rows(query, (keyspace, table)).await {
-            Ok(rows) => rows.rows_num(),
-            Err(_) => 0,
+        let mut tasks = 0;
+        for node in self.known_nodes() {
+            if let Some(rows) = self.node_rows(&node, query, (keyspace, table)).await {
+                tasks += rows.rows_num();
+            }
         }
+        tasks
     }
 
-    /// Waits until the server shows the index `index` of `keyspace.table` queryable and built,
-    /// and no compaction of the table runs ([`SchemaSession::index_state`],
+    /// Waits until every node shows the index `index` of `keyspace.table` queryable and built,
+    /// and no compaction of the table runs on any ([`SchemaSession::index_state`],
     /// [`SchemaSession::sstable_tasks`]; a server without those views is taken as done), for at
     /// most `timeout`. Returns false when `control`'s stop flag ended the wait.
     pub async fn wait_until_built(
@@ -267,7 +321,7 @@ impl SchemaSession {
 /// The pause between two looks at an index's state.
 const BUILT_PROBE_PAUSE: Duration = Duration::from_millis(500);
 
-/// A storage-attached index's state on the node that answered ([`SchemaSession::index_state`]).
+/// A storage-attached index's state over the nodes that answered ([`SchemaSession::index_state`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct IndexState {
@@ -283,6 +337,23 @@ pub struct IndexState {
     pub cells: u64,
     /// The index's size on disk, in bytes.
     pub disk_bytes: u64,
+    /// The nodes whose state this is (each replica indexes its own copy of the rows).
+    pub nodes: u64,
+}
+
+impl IndexState {
+    /// The state of two sets of nodes together.
+    fn with(self, other: IndexState) -> IndexState {
+        IndexState {
+            queryable: self.queryable && other.queryable,
+            building: self.building || other.building,
+            sstables: self.sstables + other.sstables,
+            segments: self.segments + other.segments,
+            cells: self.cells + other.cells,
+            disk_bytes: self.disk_bytes + other.disk_bytes,
+            nodes: self.nodes + other.nodes,
+        }
+    }
 }
 
 /// A server's product and release version, as [`SchemaSession::server`] reads them.
