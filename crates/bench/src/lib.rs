@@ -43,6 +43,7 @@ pub mod job;
 pub mod metrics;
 pub mod result;
 pub mod standard;
+pub mod streaming;
 pub mod truth;
 
 use cqlwire_vector::input::InputError;
