@@ -497,8 +497,8 @@ impl<T> Drop for AbortOnDrop<T> {
 
 impl Case<'_> {
     /// The searcher: at the first search, the index (when this case has none yet) and the
-    /// searcher on it, once it answers (`rows` in the table; `built` gets them and the seconds
-    /// that took).
+    /// searcher on it, once it answers (`rows` in the table; when this made the index, `built`
+    /// gets them and the seconds until it answered).
     async fn ready(
         &mut self,
         searching: Searching,
@@ -511,14 +511,17 @@ impl Case<'_> {
             Searching::Waiting(test) => test,
         };
         let started = Instant::now();
-        if self.report.index.is_empty() {
+        let creating = self.report.index.is_empty();
+        if creating {
             self.create_indexes(None).await?;
         }
         let (searcher, queries) = self.searcher(test, None, Some(truth)).await?;
         searcher
             .wait_for_index(&queries, self.options.index_wait, self.control)
             .await?;
-        *built = Some((rows, started.elapsed().as_secs_f64()));
+        if creating {
+            *built = Some((rows, started.elapsed().as_secs_f64()));
+        }
         Ok(Search { searcher, queries })
     }
 
