@@ -44,6 +44,11 @@ Examples:
   cqlwire bench --train base.fbin --test query.fbin --ground-truth gt.ivecs --hosts 127.0.0.1 \
       --table ks.bench --metric euclidean --k 10
 
+  # VectorDBBench's streaming case: the rows inserted at 100 rows/s, a serial pass and the levels
+  # once half of them are in, then after the last row and after optimize (st_* metrics):
+  cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.stream --k 10 --streaming \\
+      --insert-rate 100 --search-stages 50 --read-duration 5 -o streaming.json
+
   # Short levels, on the table loaded before (the search stages only):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
       --stages serial,concurrent --concurrency 1,4 --duration 2
