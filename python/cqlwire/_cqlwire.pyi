@@ -380,8 +380,13 @@ def bench(
     metric: Optional[str] = None,
     index_options: Optional[Mapping[str, str]] = None,
     k: int = ...,  # 100
-    concurrency: Sequence[int] = ...,  # [1, 5, 10, 20, 30, 40, 60, 80]
-    duration: int = ...,  # 30
+    concurrency: Optional[Sequence[int]] = None,  # [1, 5, 10, 20, 30, 40, 60, 80]; streaming: [5, 10]
+    duration: Optional[int] = None,  # 30
+    streaming: bool = False,
+    insert_rate: Optional[int] = None,  # 500
+    search_stages: Optional[Sequence[int]] = None,  # [50, 80]
+    read_duration: Optional[int] = None,  # 30
+    optimize_after_write: bool = True,
     index_wait: int = ...,  # 3600
     schema_timeout: int = ...,  # 600
     rounds: int = ...,  # 1
@@ -438,6 +443,16 @@ def bench(
     medians, every round and the min/median/max of recall, NDCG and qps in ``spread``.
     ``optimize_command`` is a shell command the optimize stage runs first, inside its time (e.g.
     ``nodetool flush ks t && nodetool compact ks t``).
+    ``streaming`` runs VectorDBBench's streaming case (``StreamingCustomDataset``, case 201)
+    instead: the training set inserted at ``insert_rate`` rows per second (a multiple of 100;
+    500), at each of ``search_stages`` (percentages of the rows inserted; ``[50, 80]``) a serial
+    pass and the ``concurrency`` levels (``[5, 10]``, each the time VectorDBBench gives it before
+    the next stage, skipped under 10 s), then the same after the last row (stage 100) and after
+    the optimize stage (110, unless ``optimize_after_write`` is false), each level
+    ``read_duration`` seconds (30). ``index_first`` makes the index before the first row; else it
+    is made at the first stage. The dict then holds the ``st_*`` lists and ``streaming``: the
+    rate asked and achieved, the largest backlog, the writes retried and the rows rejected
+    (which raise ``LoadFailed`` with the dict in its ``summary``).
     ``schema_timeout`` is how long a table or index statement may take. ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.

@@ -10,6 +10,7 @@ use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
 use cqlwire_bench::job::{BenchJob, Written};
 use cqlwire_bench::result::ResultDb;
+use cqlwire_bench::streaming::StreamingOptions;
 use cqlwire_client::{RunControl, SearchOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -23,7 +24,8 @@ use std::time::Duration;
 #[pyo3(signature = (
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=Count(100),
-    concurrency=[1, 5, 10, 20, 30, 40, 60, 80].map(Count).to_vec(), duration=Count(30),
+    concurrency=None, duration=None, streaming=false, insert_rate=None, search_stages=None,
+    read_duration=None, optimize_after_write=true,
     index_wait=Count(3600), schema_timeout=Count(600), rounds=Count(1), optimize_command=None,
     filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
     keep_failed=false, label=None, results_dir=None, title=None, progress=None, **connection
@@ -42,8 +44,13 @@ pub(crate) fn bench<'py>(
     metric: Option<String>,
     index_options: Option<std::collections::BTreeMap<String, String>>,
     k: Count,
-    concurrency: Vec<Count>,
-    duration: Count,
+    concurrency: Option<Vec<Count>>,
+    duration: Option<Count>,
+    streaming: bool,
+    insert_rate: Option<Count>,
+    search_stages: Option<Vec<Count>>,
+    read_duration: Option<Count>,
+    optimize_after_write: bool,
     index_wait: Count,
     schema_timeout: Count,
     rounds: Count,
@@ -73,6 +80,18 @@ pub(crate) fn bench<'py>(
         .map(|text| text.parse::<Filter>())
         .transpose()
         .map_err(|e| usage(py, e.to_string()))?;
+    let streaming = streaming_options(
+        py,
+        streaming,
+        [insert_rate, read_duration, duration],
+        search_stages,
+        optimize_after_write,
+    )?;
+    let concurrency = match concurrency {
+        Some(levels) => levels.into_iter().map(Count::size).collect(),
+        None if streaming.is_some() => cqlwire_bench::streaming::DEFAULT_CONCURRENCY.to_vec(),
+        None => cqlwire_bench::case::DEFAULT_CONCURRENCY.to_vec(),
+    };
     let db = ResultDb::from_value(&db)
         .ok_or_else(|| usage(py, format!("db is Cassandra or test, not '{db}'")))?;
     let options = CaseOptions {
@@ -83,8 +102,8 @@ pub(crate) fn bench<'py>(
         similarity: metric,
         index_options: index_options.unwrap_or_default().into_iter().collect(),
         k: k.size(),
-        concurrency: concurrency.into_iter().map(Count::size).collect(),
-        duration: Duration::from_secs(duration.0),
+        concurrency,
+        duration: Duration::from_secs(duration.map_or(30, |d| d.0)),
         index_wait: Duration::from_secs(index_wait.0),
         schema_timeout: Duration::from_secs(schema_timeout.0),
         rounds: rounds.size(),
@@ -107,6 +126,7 @@ pub(crate) fn bench<'py>(
         }
     };
     let mut job = BenchJob::new(dataset, options);
+    job.streaming = streaming;
     job.outputs.result = output;
     job.outputs.plot = plot;
     job.outputs.db = db;
@@ -134,6 +154,11 @@ pub(crate) fn bench<'py>(
         (report.summary(&result.results[0].metrics).to_string(),),
     )?;
     let written = job.write(&report, outputs).map_err(|e| case_error(py, e))?;
+    if let Some(rejected) = report.streaming.as_ref().and_then(|s| s.insert.rejection()) {
+        let error = failure(py, false, "rows_rejected", rejected);
+        error.value(py).setattr("summary", &summary)?;
+        return Err(error);
+    }
     let failed = report.failed_queries();
     if failed > 0 {
         let withheld = match written {
@@ -152,4 +177,50 @@ pub(crate) fn bench<'py>(
         return Err(error);
     }
     Ok(summary)
+}
+
+/// The streaming case's parameters, VectorDBBench's defaults for those not given; refuses them
+/// (and `duration`, which the streaming case does not use) without `streaming`.
+fn streaming_options(
+    py: Python<'_>,
+    streaming: bool,
+    [insert_rate, read_duration, duration]: [Option<Count>; 3],
+    search_stages: Option<Vec<Count>>,
+    optimize_after_write: bool,
+) -> PyResult<Option<StreamingOptions>> {
+    let percent = |count: Count| u32::try_from(count.0).unwrap_or(u32::MAX);
+    if !streaming {
+        if insert_rate.is_some()
+            || read_duration.is_some()
+            || search_stages.is_some()
+            || !optimize_after_write
+        {
+            return Err(usage(
+                py,
+                "insert_rate, search_stages, read_duration and optimize_after_write are the \
+                 streaming case's: pass streaming=True"
+                    .to_owned(),
+            ));
+        }
+        return Ok(None);
+    }
+    if duration.is_some() {
+        return Err(usage(
+            py,
+            "the streaming case times its own levels: read_duration after the write, not duration"
+                .to_owned(),
+        ));
+    }
+    let mut options = StreamingOptions::default();
+    if let Some(rate) = insert_rate {
+        options.insert_rate = percent(rate);
+    }
+    if let Some(stages) = search_stages {
+        options.search_stages = stages.into_iter().map(percent).collect();
+    }
+    if let Some(seconds) = read_duration {
+        options.read_duration = Duration::from_secs(seconds.0);
+    }
+    options.optimize_after_write = optimize_after_write;
+    Ok(Some(options))
 }

@@ -153,3 +153,35 @@ def test_progress_reports_each_stage_and_level(session):  # noqa: F811
     assert started == ["table", "load", "index", "optimize", "serial", "concurrent"]
     assert [e["concurrency"] for e in seen if e["event"] == "level"] == [1, 2]
     assert all(e["seconds"] >= 0 for e in seen if e["event"] == "finished")
+
+
+@pytest.mark.parametrize("keywords, message", [
+    (dict(insert_rate=500), "pass streaming=True"),
+    (dict(search_stages=[50]), "pass streaming=True"),
+    (dict(optimize_after_write=False), "pass streaming=True"),
+    (dict(streaming=True, insert_rate=150), "a multiple of 100"),
+    (dict(streaming=True, insert_rate=2**40), "a multiple of 100"),
+    (dict(streaming=True, search_stages=[50, 100]), "0 to 99, not 100"),
+    (dict(streaming=True, search_stages=[50, 50]), "50 is given twice"),
+    (dict(streaming=True, read_duration=0), "read duration"),
+    (dict(streaming=True, duration=5), "read_duration after the write"),
+    (dict(streaming=True, rounds=2), "runs once"),
+    (dict(streaming=True, stages=["search_serial"]), "its own stages"),
+    (dict(streaming=True, plot="c.svg"), "Streaming page"),
+])
+def test_streaming_keywords_are_refused_as_the_command_line_refuses_them(keywords, message):
+    with pytest.raises(cqlwire.LoadError, match=message):
+        cqlwire.bench(FOLDER, hosts="127.0.0.1:1", table="ks.t", **keywords)
+
+
+@live
+def test_the_streaming_case_gives_one_entry_per_search_stage(session):  # noqa: F811
+    table = KEYSPACE + ".bench_streaming"
+    session.execute("DROP TABLE IF EXISTS %s" % table)
+    got = cqlwire.bench(FOLDER, hosts=SERVER, table=table, k=10, streaming=True, insert_rate=300,
+                        search_stages=[50], read_duration=1, concurrency=[1, 2], **login())
+    assert got["st_search_stage_list"] == [50, 100, 110]
+    assert len(got["st_recall_list"]) == len(got["st_conc_num_list_list"]) == 3
+    assert got["st_ideal_insert_duration"] == 1
+    assert got["streaming"]["written"] + got["streaming"]["rejected"] == 300
+    assert got["streaming"]["insert_rate"] == 300 and got["streaming"]["achieved_rate"] > 0

@@ -18,6 +18,7 @@ use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
 use cqlwire_bench::job::{refuse_plot_inputs, BenchJob, Written};
 use cqlwire_bench::result::{ResultDb, TestResult};
+use cqlwire_bench::streaming::{StreamingOptions, StreamingReport};
 use cqlwire_bench::DatasetError;
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
@@ -42,6 +43,11 @@ Examples:
   # Three files instead of a folder (ids: the training file's id column, else its row numbers):
   cqlwire bench --train base.fbin --test query.fbin --ground-truth gt.ivecs --hosts 127.0.0.1 \
       --table ks.bench --metric euclidean --k 10
+
+  # VectorDBBench's streaming case: the rows inserted at 100 rows/s, a serial pass and the levels
+  # once half of them are in, then after the last row and after optimize (st_* metrics):
+  cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.stream --k 10 --streaming \\
+      --insert-rate 100 --search-stages 50 --read-duration 5 -o streaming.json
 
   # Short levels, on the table loaded before (the search stages only):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
@@ -106,15 +112,36 @@ pub struct Args {
     #[arg(long, value_name = "K", default_value_t = 100,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub k: u32,
-    /// The concurrency levels of the sweep.
+    /// The concurrency levels of the sweep [default: 1,5,10,20,30,40,60,80; with --streaming:
+    /// 5,10].
     #[arg(long, value_name = "N,...", value_delimiter = ',',
-          default_value = "1,5,10,20,30,40,60,80",
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: Vec<u32>,
-    /// Seconds of each concurrency level.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+    /// Seconds of each concurrency level (--streaming times its own: --read-duration).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, conflicts_with = "streaming",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub duration: u64,
+    /// Run VectorDBBench's streaming case (StreamingCustomDataset) instead: the training set
+    /// inserted at --insert-rate while, at each of --search-stages, a serial pass and the
+    /// concurrency levels run; then after the last row (stage 100) and after optimize (110).
+    #[arg(long)]
+    pub streaming: bool,
+    /// Rows per second of the streaming insert, a multiple of 100 [default: 500].
+    #[arg(long, value_name = "ROWS", requires = "streaming",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub insert_rate: Option<u32>,
+    /// The streaming case's search stages, in percent of the rows inserted (0 to 99; none: only
+    /// after the write) [default: 50,80].
+    #[arg(long, value_name = "PERCENT,...|none", requires = "streaming", value_parser = parse_stages)]
+    pub search_stages: Option<SearchStages>,
+    /// Seconds of each concurrency level after the streaming insert (stages 100 and 110)
+    /// [default: 30].
+    #[arg(long, value_name = "SECONDS", requires = "streaming",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub read_duration: Option<u64>,
+    /// The streaming case without the optimize stage and its search (stage 110).
+    #[arg(long, requires = "streaming")]
+    pub no_optimize: bool,
     /// How long a schema statement (the table, an index) may take, in seconds: one can wait
     /// behind a vector index's build for minutes.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
@@ -217,6 +244,51 @@ fn plot(
     Ok(())
 }
 
+/// The concurrency levels when none are given: VectorDBBench's of its case.
+fn default_concurrency(streaming: bool) -> Vec<usize> {
+    if streaming {
+        cqlwire_bench::streaming::DEFAULT_CONCURRENCY.to_vec()
+    } else {
+        cqlwire_bench::case::DEFAULT_CONCURRENCY.to_vec()
+    }
+}
+
+/// The streaming case's parameters of the arguments, VectorDBBench's defaults for the others.
+fn streaming_options(args: &Args) -> StreamingOptions {
+    let mut options = StreamingOptions::default();
+    if let Some(rate) = args.insert_rate {
+        options.insert_rate = rate;
+    }
+    if let Some(SearchStages(stages)) = &args.search_stages {
+        options.search_stages = stages.clone();
+    }
+    if let Some(seconds) = args.read_duration {
+        options.read_duration = Duration::from_secs(seconds);
+    }
+    options.optimize_after_write = !args.no_optimize;
+    options
+}
+
+/// The percentages of `--search-stages`.
+#[derive(Debug, Clone)]
+pub struct SearchStages(Vec<u32>);
+
+/// Parses `--search-stages`: percentages, comma-separated, or `none`.
+fn parse_stages(text: &str) -> Result<SearchStages, String> {
+    if text.trim() == "none" {
+        return Ok(SearchStages(Vec::new()));
+    }
+    text.split(',')
+        .map(|stage| {
+            stage
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("expected percentages (e.g. 50,80) or none, not '{text}'"))
+        })
+        .collect::<Result<_, _>>()
+        .map(SearchStages)
+}
+
 /// Parses one `KEY=VALUE` of `--index-option`.
 fn parse_option(pair: &str) -> Result<(String, String), String> {
     pair.split_once('=')
@@ -276,7 +348,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         similarity: args.metric.clone(),
         index_options: args.index_option.clone(),
         k: args.k as usize,
-        concurrency: args.concurrency.iter().map(|&c| c as usize).collect(),
+        concurrency: if args.concurrency.is_empty() {
+            default_concurrency(args.streaming)
+        } else {
+            args.concurrency.iter().map(|&c| c as usize).collect()
+        },
         duration: Duration::from_secs(args.duration),
         index_wait: Duration::from_secs(args.index_wait),
         schema_timeout: Duration::from_secs(args.schema_timeout),
@@ -286,6 +362,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         index_first: args.index_first,
     };
     let mut job = BenchJob::new(dataset, options);
+    job.streaming = args.streaming.then(|| streaming_options(&args));
     job.outputs.result = args.output.clone();
     job.outputs.plot = args.plot.clone();
     job.outputs.db = ResultDb::from_value(&args.db).unwrap_or_default();
@@ -358,6 +435,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let written = job.write(&report, outputs).map_err(case_error)?;
     if let Some(load) = report.index_first.as_ref().filter(|load| load.rejected > 0) {
         return Err(CliError::data(load));
+    }
+    if let Some(rejected) = report.streaming.as_ref().and_then(|s| s.insert.rejection()) {
+        return Err(CliError::data(rejected));
     }
     let errors = report.failed_queries();
     if errors > 0 {
@@ -484,6 +564,9 @@ fn summary_text(
         "{} on {}, table {}.{}, k = {}",
         dataset, report.server, options.connection.keyspace, options.connection.table, options.k
     )?;
+    if let Some(streaming) = &report.streaming {
+        return streaming_text(out, report, streaming);
+    }
     let has = |stage| report.stages.contains(&stage);
     if has(Stage::Load) || has(Stage::Optimize) {
         writeln!(
@@ -545,6 +628,69 @@ fn summary_text(
     }
     if let Some(line) = report.spread_line() {
         writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The streaming case's summary: the insert against its rate, the index, then a line per search.
+fn streaming_text(
+    out: &mut impl Write,
+    report: &CaseReport,
+    streaming: &StreamingReport,
+) -> io::Result<()> {
+    let insert = &streaming.insert;
+    writeln!(
+        out,
+        "insert: {} rows at {} rows/s asked, {:.1} rows/s achieved ({:.3} of the rate); \
+         insert_duration {:.2} s (ideal {} s), largest backlog {} rows, {} writes retried, \
+         {} rows rejected",
+        streaming.rows,
+        insert.asked_rate,
+        insert.achieved_rate(),
+        insert.achieved_rate() / f64::from(insert.asked_rate.max(1)),
+        insert.seconds,
+        streaming.schedule().ideal_seconds(),
+        insert.max_backlog,
+        insert.retried,
+        insert.rejected
+    )?;
+    if let Some(rejected) = insert.rejection() {
+        writeln!(out, "insert: {rejected}")?;
+    }
+    write!(out, "index: {}", report.index)?;
+    match streaming.index_built {
+        Some((rows, seconds)) => writeln!(
+            out,
+            " (made with {rows} rows in, answering after {seconds:.2} s)"
+        )?,
+        None => writeln!(out)?,
+    }
+    if streaming.options.optimize_after_write {
+        writeln!(out, "optimize_duration {:.2} s", report.optimize_duration)?;
+    }
+    writeln!(
+        out,
+        "{:>5}  {:>8}  {:>8}  {:>6}  {:>6}  {:>8}  {:>9}  {:>6}",
+        "stage", "time s", "rows", "recall", "ndcg", "p99 ms", "max qps", "failed"
+    )?;
+    for search in &streaming.searches {
+        let qps = if search.levels.is_empty() {
+            "-".to_owned()
+        } else {
+            format!("{:.1}", cqlwire_bench::metrics::max_qps(&search.levels))
+        };
+        writeln!(
+            out,
+            "{:>5}  {:>8.2}  {:>8}  {:>6.4}  {:>6.4}  {:>8.2}  {:>9}  {:>6.4}",
+            search.stage,
+            search.time,
+            search.rows,
+            search.serial.recall,
+            search.serial.ndcg,
+            search.serial.latency_p99 * 1e3,
+            qps,
+            search.failed_rate
+        )?;
     }
     Ok(())
 }

@@ -397,3 +397,41 @@ fn a_zero_padded_count_and_float64_vectors_are_a_dataset() {
         "a file named almost as a training file",
     );
 }
+
+#[test]
+fn streaming_options_that_cannot_work_are_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let cases: [(&[&str], &str); 12] = [
+        (
+            &["--streaming", "--insert-rate", "150"],
+            "a multiple of 100",
+        ),
+        (&["--streaming", "--insert-rate", "0"], "--insert-rate"),
+        (&["--insert-rate", "500"], "--streaming"),
+        (&["--search-stages", "50"], "--streaming"),
+        (
+            &["--streaming", "--search-stages", "50,100"],
+            "0 to 99, not 100",
+        ),
+        (
+            &["--streaming", "--search-stages", "80,50,80"],
+            "80 is given twice",
+        ),
+        (
+            &["--streaming", "--search-stages", "half"],
+            "expected percentages",
+        ),
+        (&["--streaming", "--duration", "5"], "--duration"),
+        (&["--streaming", "--read-duration", "0"], "--read-duration"),
+        (&["--streaming", "--stages", "serial"], "its own stages"),
+        (&["--streaming", "--rounds", "2"], "runs once"),
+        (&["--streaming", "--plot", "c.svg"], "Streaming page"),
+    ];
+    for (extra, needle) in cases {
+        let output = bench(folder, extra);
+        assert_error(&output, 2, needle, &format!("{extra:?}"));
+    }
+    let output = bench(folder, &["--streaming", "--filter", "int:0.5"]);
+    assert_error(&output, 2, "no filter", "a filtered streaming case");
+}

@@ -294,6 +294,9 @@ pub struct CaseReport {
     pub rounds: Vec<Round>,
     /// Seconds the optimize command took (inside `optimize_duration`).
     pub optimize_command_seconds: Option<f64>,
+    /// The streaming case's searches and insert, when the case was one
+    /// ([`crate::streaming`]).
+    pub streaming: Option<crate::streaming::StreamingReport>,
 }
 
 /// One round of the search stages.
@@ -396,6 +399,9 @@ impl CaseReport {
         if let Some(seconds) = self.optimize_command_seconds {
             map.insert("optimize_command_duration".into(), seconds.into());
         }
+        if let Some(streaming) = &self.streaming {
+            map.insert("streaming".into(), streaming.insert_json());
+        }
     }
 
     /// The spread as the text summary shows it: `medians of 3 rounds: recall 0.9500 (min 0.9400,
@@ -418,7 +424,7 @@ impl CaseReport {
 
     /// A report of a run that measured nothing, on a 300 x 8 folder.
     #[cfg(test)]
-    fn empty_for_tests() -> CaseReport {
+    pub(crate) fn empty_for_tests() -> CaseReport {
         CaseReport {
             stages: Stage::ALL.to_vec(),
             server: "Apache Cassandra 5.0.9".to_owned(),
@@ -522,16 +528,20 @@ impl CaseReport {
                 .map(str::to_owned)
                 .collect(),
         };
+        let mut case = CaseResult {
+            metrics,
+            task_config,
+            label: ":)".to_owned(),
+        };
+        if let Some(streaming) = &self.streaming {
+            streaming.fill(&mut case, &self.dataset);
+        }
         crate::result::TestResult {
             task_label: label.unwrap_or(run_id).to_owned(),
             run_id: run_id.to_owned(),
             file_fmt: crate::result::FILE_FMT.to_owned(),
             timestamp: self.started,
-            results: vec![CaseResult {
-                metrics,
-                task_config,
-                label: ":)".to_owned(),
-            }],
+            results: vec![case],
         }
     }
 
@@ -775,9 +785,9 @@ impl From<SearchError> for CaseError {
 
 /// Counts rejected rows and keeps the first.
 #[derive(Default)]
-struct FirstReject {
-    count: u64,
-    first: Option<(u64, String)>,
+pub(crate) struct FirstReject {
+    pub(crate) count: u64,
+    pub(crate) first: Option<(u64, String)>,
 }
 
 impl RejectSink for FirstReject {
@@ -829,6 +839,8 @@ fn plain(name: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// VectorDBBench's concurrency levels of a performance case (`NUM_CONCURRENCY`).
+pub const DEFAULT_CONCURRENCY: [usize; 8] = [1, 5, 10, 20, 30, 40, 60, 80];
 /// The most neighbours a query may ask for (Cassandra's `max_top_k`).
 pub const MAX_K: usize = 1000;
 /// The most rounds of the search stages.
@@ -1042,15 +1054,30 @@ impl Inputs {
 }
 
 /// A case under way: the options, the schema session, the observer and what was measured so far.
-struct Case<'a> {
-    options: &'a CaseOptions,
-    control: &'a RunControl,
-    observe: &'a mut (dyn FnMut(Event) + Send),
+pub(crate) struct Case<'a> {
+    pub(crate) options: &'a CaseOptions,
+    pub(crate) control: &'a RunControl,
+    pub(crate) observe: &'a mut (dyn FnMut(Event) + Send),
     schema: SchemaSession,
-    report: CaseReport,
+    pub(crate) report: CaseReport,
     /// The table's keyspace and name as the schema holds them.
     keyspace: String,
     table: String,
+}
+
+/// What the stages of a case begun ([`Case::begin`]) take: the inputs read and checked, and the
+/// table's `CREATE TABLE` when a stage fills it.
+pub(crate) struct Begun {
+    /// The ground truth of the serial pass.
+    pub(crate) truth: Option<GroundTruth>,
+    /// The queries.
+    pub(crate) test: Box<dyn BatchReader>,
+    /// The training rows as the load sends them.
+    pub(crate) rows: Option<Dataset>,
+    /// A filtered case's column and condition.
+    pub(crate) filter: Option<FilterColumn>,
+    /// The statement of the table stage.
+    pub(crate) create_table: Option<String>,
 }
 
 impl Case<'_> {
@@ -1059,7 +1086,7 @@ impl Case<'_> {
     }
 
     /// Ends the case when the stop flag is set, naming `stage`.
-    fn stopped(&self, stage: Stage) -> Result<(), CaseError> {
+    pub(crate) fn stopped(&self, stage: Stage) -> Result<(), CaseError> {
         if self.control.stop.load(Ordering::Relaxed) {
             Err(CaseError::Stopped(stage))
         } else {
@@ -1068,7 +1095,10 @@ impl Case<'_> {
     }
 
     /// Refuses an index name of the case that another table of the keyspace holds.
-    async fn check_index_names(&mut self, filter: Option<&FilterColumn>) -> Result<(), CaseError> {
+    pub(crate) async fn check_index_names(
+        &mut self,
+        filter: Option<&FilterColumn>,
+    ) -> Result<(), CaseError> {
         for column in std::iter::once("emb").chain(filter.map(|f| f.column)) {
             let index = index_name(&self.table, column);
             if let Some(holder) = self.schema.index_table(&self.keyspace, &index).await? {
@@ -1086,7 +1116,7 @@ impl Case<'_> {
 
     /// The table stage: the keyspace must exist; an existing table is dropped (with `drop`) or
     /// refused; then `statement` creates it.
-    async fn create_table(&mut self, statement: &str) -> Result<(), CaseError> {
+    pub(crate) async fn create_table(&mut self, statement: &str) -> Result<(), CaseError> {
         (self.observe)(Event::Started {
             stage: Stage::Table,
             units: None,
@@ -1119,7 +1149,10 @@ impl Case<'_> {
     }
 
     /// The index stage: the vector index (and the filtered column's).
-    async fn create_indexes(&mut self, filter: Option<&FilterColumn>) -> Result<(), CaseError> {
+    pub(crate) async fn create_indexes(
+        &mut self,
+        filter: Option<&FilterColumn>,
+    ) -> Result<(), CaseError> {
         self.stopped(Stage::Index)?;
         let started = Instant::now();
         (self.observe)(Event::Started {
@@ -1213,7 +1246,7 @@ impl Case<'_> {
 
     /// The searcher of the search stages (the index found, when this run made none) and the
     /// queries read for it.
-    async fn searcher(
+    pub(crate) async fn searcher(
         &mut self,
         test: Box<dyn BatchReader>,
         filter: Option<&FilterColumn>,
@@ -1236,7 +1269,7 @@ impl Case<'_> {
     }
 
     /// The optimize stage: until the index answers, timed from `since` (the index's creation).
-    async fn optimize(
+    pub(crate) async fn optimize(
         &mut self,
         searcher: &Searcher,
         queries: &QuerySet,
@@ -1285,13 +1318,13 @@ impl Case<'_> {
     }
 
     /// Reads the vector index's state, as the search stages begin.
-    async fn read_index_state(&mut self, searcher: &Searcher) {
+    pub(crate) async fn read_index_state(&mut self, searcher: &Searcher) {
         let index = searcher.index().name.clone();
         self.report.index_state = self.schema.index_state(&self.keyspace, &index).await;
     }
 
     /// The serial pass: every query once, one in flight, scored against `truth`.
-    async fn serial(
+    pub(crate) async fn serial(
         &mut self,
         searcher: &Searcher,
         queries: &QuerySet,
@@ -1348,18 +1381,33 @@ impl Case<'_> {
         searcher: &Searcher,
         queries: &QuerySet,
     ) -> Result<(), CaseError> {
+        self.levels(searcher, queries, self.options.duration)
+            .await
+            .map(drop)
+    }
+
+    /// Each concurrency level for `duration`, into the report's `levels`: returns the queries of
+    /// each level answered and failed.
+    pub(crate) async fn levels(
+        &mut self,
+        searcher: &Searcher,
+        queries: &QuerySet,
+        duration: Duration,
+    ) -> Result<Vec<(u64, u64)>, CaseError> {
         (self.observe)(Event::Started {
             stage: Stage::Concurrent,
             units: None,
         });
         let started = Instant::now();
         self.report.levels.clear();
+        let mut counts = Vec::new();
         for &concurrency in &self.options.concurrency {
             self.stopped(Stage::Concurrent)?;
             (self.observe)(Event::Level { concurrency });
             let level = searcher
-                .run_for(queries, concurrency, self.options.duration, self.control)
+                .run_for(queries, concurrency, duration, self.control)
                 .await?;
+            counts.push((level.latencies.len() as u64, level.errors));
             self.stopped(Stage::Concurrent)?;
             let latencies: Vec<f64> = level.latencies.iter().map(Duration::as_secs_f64).collect();
             self.report.levels.push(LevelSummary::of(
@@ -1379,7 +1427,7 @@ impl Case<'_> {
             stage: Stage::Concurrent,
             seconds: started.elapsed().as_secs_f64(),
         });
-        Ok(())
+        Ok(counts)
     }
 }
 
@@ -1413,6 +1461,78 @@ fn filter_column(
     Ok((column, Some(labels)))
 }
 
+impl<'a> Case<'a> {
+    /// Checks the options, reads and checks the inputs, connects and reads the server: the case
+    /// before its first stage, and what its stages take.
+    pub(crate) async fn begin(
+        dataset: &BenchDataset,
+        options: &'a CaseOptions,
+        control: &'a RunControl,
+        observe: &'a mut (dyn FnMut(Event) + Send),
+    ) -> Result<(Case<'a>, Begun), CaseError> {
+        options.check()?;
+        let load_before = crate::context::load_average();
+        let Inputs {
+            similarity,
+            truth,
+            test,
+            rows,
+            filter,
+            summary,
+        } = Inputs::read(dataset, options)?;
+        let (keyspace, table) = (
+            schema_name(&options.connection.keyspace),
+            schema_name(&options.connection.table),
+        );
+        // Made now: the dataset is not shared with the stages' tasks until the load takes it.
+        let create_table = rows.as_ref().map(|rows| {
+            rows.create_table_of(&keyspace, &table, Some(VECTOR_ELEMENT))
+                .0
+        });
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let schema =
+            SchemaSession::connect_with(&options.connection, options.schema_timeout).await?;
+        let server = schema.server().await?;
+        let replication = schema.replication(&keyspace).await?;
+        let nodes = schema.nodes().await?;
+        let report = CaseReport {
+            stages: options.stages.clone(),
+            server: server.to_string(),
+            product: server.product.name().to_owned(),
+            version: server.version,
+            similarity,
+            filter: filter.as_ref().map(|f| f.predicate.clone()),
+            started,
+            dataset: summary,
+            replication,
+            nodes,
+            load_average: (load_before, None),
+            ..CaseReport::default()
+        };
+        let case = Case {
+            options,
+            control,
+            observe,
+            schema,
+            report,
+            keyspace,
+            table,
+        };
+        Ok((
+            case,
+            Begun {
+                truth,
+                test,
+                rows,
+                filter,
+                create_table,
+            },
+        ))
+    }
+}
+
 /// Runs the case's stages on the dataset's files (see the module's documentation).
 pub async fn run(
     dataset: &BenchDataset,
@@ -1420,56 +1540,17 @@ pub async fn run(
     control: &RunControl,
     observe: &mut (dyn FnMut(Event) + Send),
 ) -> Result<CaseReport, CaseError> {
-    options.check()?;
     let has = |stage: Stage| options.stages.contains(&stage);
-    let load_before = crate::context::load_average();
-    let Inputs {
-        similarity,
-        truth,
-        test,
-        rows,
-        filter,
-        summary,
-    } = Inputs::read(dataset, options)?;
-    let (keyspace, table) = (
-        schema_name(&options.connection.keyspace),
-        schema_name(&options.connection.table),
-    );
-    // Made now: the dataset is not shared with the stages' tasks until the load takes it.
-    let create_table = rows.as_ref().map(|rows| {
-        rows.create_table_of(&keyspace, &table, Some(VECTOR_ELEMENT))
-            .0
-    });
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let schema = SchemaSession::connect_with(&options.connection, options.schema_timeout).await?;
-    let server = schema.server().await?;
-    let replication = schema.replication(&keyspace).await?;
-    let nodes = schema.nodes().await?;
-    let report = CaseReport {
-        stages: options.stages.clone(),
-        server: server.to_string(),
-        product: server.product.name().to_owned(),
-        version: server.version,
-        similarity,
-        filter: filter.as_ref().map(|f| f.predicate.clone()),
-        started,
-        dataset: summary,
-        replication,
-        nodes,
-        load_average: (load_before, None),
-        ..CaseReport::default()
-    };
-    let mut case = Case {
-        options,
-        control,
-        observe,
-        schema,
-        report,
-        keyspace,
-        table,
-    };
+    let (
+        mut case,
+        Begun {
+            truth,
+            test,
+            rows,
+            filter,
+            create_table,
+        },
+    ) = Case::begin(dataset, options, control, observe).await?;
     if has(Stage::Index) {
         case.check_index_names(filter.as_ref()).await?;
     }
@@ -1534,11 +1615,12 @@ impl CaseError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use cqlwire_client::Host;
 
-    fn options() -> CaseOptions {
+    /// Options of a case on `bench."Docs"`, loading only.
+    pub(crate) fn options() -> CaseOptions {
         let hosts = Host::parse_list("127.0.0.1").unwrap();
         let connection = SessionOptions::with_table_name(hosts, "bench.\"Docs\"").unwrap();
         CaseOptions {

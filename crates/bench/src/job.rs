@@ -17,6 +17,7 @@ use crate::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
 use crate::chart::concurrency_chart;
 use crate::dataset::BenchDataset;
 use crate::result::{ResultDb, TestResult};
+use crate::streaming::StreamingOptions;
 
 /// VectorDBBench's `ResultLabel.FAILED`, the label of a case whose queries failed.
 pub const FAILED_LABEL: &str = "x";
@@ -63,6 +64,9 @@ pub struct BenchJob {
     pub outputs: BenchOutputs,
     /// The run's id (VectorDBBench's `run_id`, random).
     pub run_id: String,
+    /// Run VectorDBBench's streaming case with these parameters instead of the performance case
+    /// ([`crate::streaming`]).
+    pub streaming: Option<StreamingOptions>,
 }
 
 /// The job's output files, opened (their temporary files made) before the work.
@@ -90,6 +94,7 @@ impl BenchJob {
             options,
             outputs: BenchOutputs::new(),
             run_id: crate::result::run_id(),
+            streaming: None,
         }
     }
 
@@ -99,6 +104,16 @@ impl BenchJob {
     pub fn check(&self) -> Result<(), CaseError> {
         self.options.check()?;
         let outputs = &self.outputs;
+        if let Some(streaming) = &self.streaming {
+            streaming.check(&self.options)?;
+            if outputs.plot.is_some() {
+                return Err(CaseError::Options(
+                    "the chart draws a performance case's levels: VectorDBBench's Streaming \
+                     page draws a streaming case's result file; leave the chart out"
+                        .to_owned(),
+                ));
+            }
+        }
         if outputs.plot.is_some() && !self.options.stages.contains(&Stage::Concurrent) {
             return Err(CaseError::Options(
                 "the chart draws the concurrency levels, and the stages run none: add the \
@@ -178,7 +193,13 @@ impl BenchJob {
         observe: &mut (dyn FnMut(Event) + Send),
     ) -> Result<CaseReport, CaseError> {
         self.check()?;
-        case::run(&self.dataset, &self.options, control, observe).await
+        match &self.streaming {
+            Some(streaming) => {
+                crate::streaming::run(&self.dataset, &self.options, streaming, control, observe)
+                    .await
+            }
+            None => case::run(&self.dataset, &self.options, control, observe).await,
+        }
     }
 
     /// VectorDBBench's result file of the run: marked failed (label [`FAILED_LABEL`], the count in

@@ -12,6 +12,8 @@
 //! - [`dataset`]: what a case reads, a folder or a training, a test and a ground-truth file;
 //! - [`truth`]: the ground truth, the queries and the labels, read whole and checked;
 //! - [`metrics`]: recall, NDCG and latency percentiles as VectorDBBench computes them;
+//! - [`streaming`]: VectorDBBench's streaming case, the insert at a fixed rate with searches at
+//!   its stages;
 //! - [`job`]: a case with its outputs, and the rules both faces share;
 //! - [`result`]: VectorDBBench's result file; [`standard`]: its standard datasets; [`context`]:
 //!   the machine a case ran on;
@@ -43,6 +45,7 @@ pub mod job;
 pub mod metrics;
 pub mod result;
 pub mod standard;
+pub mod streaming;
 pub mod truth;
 
 use cqlwire_vector::input::InputError;

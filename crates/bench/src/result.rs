@@ -29,6 +29,12 @@ pub const FILE_FMT: &str = "result_{}_{}_{}.json";
 /// VectorDBBench's case id of a performance case on a custom dataset folder
 /// (`CaseType.PerformanceCustomDataset`).
 pub const CASE_CUSTOM_DATASET: u32 = 101;
+/// VectorDBBench's case id of a streaming case on a standard dataset
+/// (`CaseType.StreamingPerformanceCase`).
+pub const CASE_STREAMING_PERFORMANCE: u32 = 200;
+/// VectorDBBench's case id of a streaming case on a custom dataset folder
+/// (`CaseType.StreamingCustomDataset`).
+pub const CASE_STREAMING_CUSTOM_DATASET: u32 = 201;
 /// VectorDBBench's case id of a label-filtered case (`CaseType.LabelFilterPerformanceCase`).
 pub const CASE_LABEL_FILTER: u32 = 300;
 /// VectorDBBench's case id of an int-filtered case (`CaseType.NewIntFilterPerformanceCase`).
@@ -173,7 +179,8 @@ fn normal_label() -> String {
     ":)".to_owned()
 }
 
-/// VectorDBBench's `Metric`, the fields of a performance case (streaming lists empty).
+/// VectorDBBench's `Metric`: the fields of a performance case and a streaming case's (the
+/// other kind's left at their defaults).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Metrics {
@@ -205,24 +212,35 @@ pub struct Metrics {
     pub conc_latency_p95_list: Vec<f64>,
     /// Mean latency at each level, seconds.
     pub conc_latency_avg_list: Vec<f64>,
-    /// Streaming cases only: 0.
+    /// Streaming cases: the seconds the insert takes at the asked rate, `ceil(rows / rate)`.
     pub st_ideal_insert_duration: u64,
-    /// Streaming cases only: empty.
+    /// Streaming cases: each search's stage, the percentage inserted (100: after the last row,
+    /// 110: after optimize).
     pub st_search_stage_list: Vec<u64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: when each search began, seconds from the insert's start.
     pub st_search_time_list: Vec<f64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: the largest qps of each search's levels (0 where they did not run).
     pub st_max_qps_list_list: Vec<f64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: each serial pass's recall.
     pub st_recall_list: Vec<f64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: each serial pass's NDCG.
     pub st_ndcg_list: Vec<f64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: each serial pass's 99th percentile latency, seconds.
     pub st_serial_latency_p99_list: Vec<f64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: each serial pass's 95th percentile latency, seconds.
     pub st_serial_latency_p95_list: Vec<f64>,
-    /// Streaming cases only: empty.
+    /// Streaming cases: the share of failed queries of each search's last level.
     pub st_conc_failed_rate_list: Vec<f64>,
+    /// Streaming cases: each search's concurrency levels (empty where they did not run).
+    pub st_conc_num_list_list: Vec<Vec<u32>>,
+    /// Streaming cases: each search's qps per level.
+    pub st_conc_qps_list_list: Vec<Vec<f64>>,
+    /// Streaming cases: each search's 99th percentile latency per level, seconds.
+    pub st_conc_latency_p99_list_list: Vec<Vec<f64>>,
+    /// Streaming cases: each search's 95th percentile latency per level, seconds.
+    pub st_conc_latency_p95_list_list: Vec<Vec<f64>>,
+    /// Streaming cases: each search's mean latency per level, seconds.
+    pub st_conc_latency_avg_list_list: Vec<Vec<f64>>,
 }
 
 impl Metrics {

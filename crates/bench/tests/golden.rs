@@ -143,3 +143,54 @@ fn filters_name_the_ground_truth_files_vectordbbench_reads() {
         }
     }
 }
+
+#[test]
+fn the_streaming_schedule_is_vectordbbenchs() {
+    use cqlwire_bench::streaming::Schedule;
+    let cases = jsonl("bench/streaming.jsonl");
+    assert!(cases.len() >= 100, "few streaming cases");
+    let mut levels_run = 0;
+    for case in &cases {
+        let number = |key: &str| case[key].as_u64().unwrap();
+        let schedule = Schedule {
+            rows: number("rows"),
+            rate: number("rate") as u32,
+        };
+        assert_eq!(
+            schedule.ideal_seconds(),
+            number("ideal_insert_duration"),
+            "{case}"
+        );
+        let percents: Vec<u32> = ids(&case["percents"]).iter().map(|&p| p as u32).collect();
+        let stages = case["stages"].as_array().unwrap();
+        assert_eq!(stages.len(), percents.len(), "{case}");
+        for (at, (stage, &percent)) in stages.iter().zip(&percents).enumerate() {
+            assert_eq!(
+                Schedule::stage_label(percent),
+                stage["label"].as_u64().unwrap(),
+                "{case}"
+            );
+            let signals = stage["taken"].as_u64().unwrap();
+            assert_eq!(
+                schedule.stage_rows(percent),
+                (signals * u64::from(schedule.rate)).min(schedule.rows),
+                "{case}"
+            );
+            let seconds = schedule.level_seconds(
+                case["serial_seconds"].as_f64().unwrap(),
+                percent,
+                percents.get(at + 1).copied(),
+                number("levels") as usize,
+            );
+            match stage["level_seconds"].as_f64() {
+                Some(expected) => {
+                    levels_run += 1;
+                    assert!(Schedule::levels_run(seconds), "{case}");
+                    assert_eq!(seconds, expected, "{case}");
+                }
+                None => assert!(!Schedule::levels_run(seconds), "{case}"),
+            }
+        }
+    }
+    assert!(levels_run >= 20, "few stages whose levels run");
+}

@@ -2,7 +2,9 @@
 //! channel while the run sends; an input that turns out damaged ends the run after the rows before
 //! the damage, with the damaged row as the resume point.
 
-use std::sync::atomic::Ordering;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
@@ -16,6 +18,60 @@ use crate::value::Row;
 
 /// Batches queued between the reader thread and the run (memory: this many batches of rows).
 const QUEUED_BATCHES: usize = 4;
+
+/// How often a paced reader hands rows to the run, per second.
+const PACE_STEPS: u32 = 100;
+
+/// How long a paced reader sleeps at most before it looks at the stop flag again.
+const PACE_POLL: Duration = Duration::from_millis(50);
+
+/// The schedule of a load at [`LoadOptions::rate`](crate::LoadOptions::rate): row `n` (counted
+/// from the load's first) is handed to the run `n / rate` seconds after the start, in chunks of a
+/// hundredth of a second's rows.
+struct Pace {
+    start: Instant,
+    rate: f64,
+    chunk: usize,
+    sent: u64,
+}
+
+impl Pace {
+    fn new(rate: NonZeroU32) -> Pace {
+        Pace {
+            start: Instant::now(),
+            rate: f64::from(rate.get()),
+            chunk: (rate.get() / PACE_STEPS).max(1) as usize,
+            sent: 0,
+        }
+    }
+
+    /// Hands `rows` to `sender` chunk by chunk, each when it is due; false when the run has ended
+    /// or the stop flag is set.
+    fn send(&mut self, rows: Vec<Row>, sender: &mpsc::Sender<Vec<Row>>, stop: &AtomicBool) -> bool {
+        let mut rows = rows.into_iter();
+        loop {
+            let chunk: Vec<Row> = rows.by_ref().take(self.chunk).collect();
+            if chunk.is_empty() {
+                return true;
+            }
+            let due = self.start + Duration::from_secs_f64(self.sent as f64 / self.rate);
+            loop {
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                std::thread::sleep((due - now).min(PACE_POLL));
+            }
+            self.sent += chunk.len() as u64;
+            if sender.blocking_send(chunk).is_err() {
+                return false;
+            }
+        }
+    }
+}
 
 /// Whether rows are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +126,9 @@ impl Loader {
     /// [`Dataset::bind`]): [`run`](Loader::run) (or [`dry_run`](Loader::dry_run)) fed by a thread
     /// that reads and converts the input, at most a few batches ahead.
     ///
+    /// With [`LoadOptions::rate`](crate::LoadOptions::rate), the thread hands the rows over on
+    /// that schedule.
+    ///
     /// A damaged input (a ragged row, a truncated file) ends the run once the rows before the
     /// damage are acknowledged or rejected: an error of kind [`LoadErrorKind::Input`] whose report
     /// resumes at the first row not read. A run that ends early for another reason keeps its own
@@ -84,15 +143,21 @@ impl Loader {
         let first_row = dataset.first_row();
         let (sender, receiver) = mpsc::channel::<Vec<Row>>(QUEUED_BATCHES);
         let stop = control.stop.clone();
+        let rate = self.options.rate;
         let reader = std::thread::spawn(move || -> Result<(), (LoadError, u64)> {
             let mut next_row = first_row;
+            let mut pace = rate.map(Pace::new);
             while !stop.load(Ordering::Relaxed) {
                 match dataset.next_rows() {
                     Ok(Some(rows)) => {
                         if let Some(last) = rows.last() {
                             next_row = last.number.saturating_add(1);
                         }
-                        if sender.blocking_send(rows).is_err() {
+                        let sent = match &mut pace {
+                            Some(pace) => pace.send(rows, &sender, &stop),
+                            None => sender.blocking_send(rows).is_ok(),
+                        };
+                        if !sent {
                             break;
                         }
                     }
@@ -136,5 +201,52 @@ impl Loader {
                 Err(error.with_report(report))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(count: u64) -> Vec<Row> {
+        (0..count)
+            .map(|number| Row {
+                number,
+                key: format!("id={number}"),
+                values: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_paced_reader_hands_every_row_over_in_chunks_of_a_hundredth_of_the_rate() {
+        let (sender, mut receiver) = mpsc::channel(1000);
+        let mut pace = Pace::new(NonZeroU32::new(1000).unwrap());
+        let stop = AtomicBool::new(false);
+        assert!(pace.send(rows(25), &sender, &stop));
+        drop(sender);
+        let mut sizes = Vec::new();
+        let mut numbers = Vec::new();
+        while let Ok(chunk) = receiver.try_recv() {
+            sizes.push(chunk.len());
+            numbers.extend(chunk.iter().map(|row| row.number));
+        }
+        assert_eq!(sizes, [10, 10, 5]);
+        assert_eq!(numbers, (0..25).collect::<Vec<_>>());
+        assert_eq!(pace.sent, 25);
+        // A rate below a hundred rows a second goes row by row.
+        assert_eq!(Pace::new(NonZeroU32::new(40).unwrap()).chunk, 1);
+    }
+
+    #[test]
+    fn a_paced_reader_stops_when_told_or_when_the_run_has_ended() {
+        let (sender, receiver) = mpsc::channel(1000);
+        let mut pace = Pace::new(NonZeroU32::new(1).unwrap());
+        let stop = AtomicBool::new(true);
+        // The first row is due at once, the second a second later: the stop flag ends the wait.
+        assert!(!pace.send(rows(2), &sender, &stop));
+        drop(receiver);
+        let mut pace = Pace::new(NonZeroU32::new(1000).unwrap());
+        assert!(!pace.send(rows(1), &sender, &AtomicBool::new(false)));
     }
 }

@@ -1,5 +1,7 @@
 //! What a load writes and how it sends.
 
+use std::num::NonZeroU32;
+
 use crate::session::{RetryOptions, SessionOptions};
 
 /// How many requests may be in flight at once.
@@ -48,6 +50,10 @@ pub struct LoadOptions {
     /// Retries of requests that failed for a reason that may pass (a request that takes longer
     /// than the request timeout is one).
     pub retry: RetryOptions,
+    /// Rows per second: [`Loader::load`](crate::Loader::load) hands row `n` to the run no
+    /// earlier than `n / rate` seconds after it starts (`None`: as fast as the run takes them).
+    /// A server slower than the rate falls behind the schedule; the rows due then go at once.
+    pub rate: Option<NonZeroU32>,
 }
 
 impl LoadOptions {
@@ -59,6 +65,7 @@ impl LoadOptions {
             query: None,
             concurrency: Concurrency::default(),
             retry: RetryOptions::default(),
+            rate: None,
         }
     }
 }
