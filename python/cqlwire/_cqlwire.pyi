@@ -388,6 +388,7 @@ def bench(
     optimize_command: Optional[str] = None,
     filter: Optional[str] = None,
     index_first: bool = False,
+    sweep: Optional[Mapping[str, Sequence[Union[int, str]]]] = None,
     output: Optional[PathLike] = None,
     db: str = ...,  # "Cassandra"
     plot: Optional[PathLike] = None,
@@ -438,6 +439,13 @@ def bench(
     medians, every round and the min/median/max of recall, NDCG and qps in ``spread``.
     ``optimize_command`` is a shell command the optimize stage runs first, inside its time (e.g.
     ``nodetool flush ks t && nodetool compact ks t``).
+    ``sweep`` maps keys (``similarity_function``, ``maximum_node_connections``,
+    ``construction_beam_width``, ``optimize_for``, ``k``) to their values: a case runs per
+    combination, the table loaded once and an index made for each (combinations that differ only
+    in ``k`` share one), the result file holds a case each, ``plot`` draws recall against QPS
+    with the Pareto frontier, and the dict returned is ``{"cases": [...]}``, each case's dict
+    with its values in ``sweep``; an error after some combinations ran keeps their results and
+    carries that dict in its ``summary``.
     ``schema_timeout`` is how long a table or index statement may take. ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.

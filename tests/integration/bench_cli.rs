@@ -397,3 +397,43 @@ fn a_zero_padded_count_and_float64_vectors_are_a_dataset() {
         "a file named almost as a training file",
     );
 }
+
+#[test]
+fn sweeps_that_cannot_run_are_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let cases: [(&[&str], &str); 9] = [
+        (&["--sweep", "k"], "KEY=V1,V2"),
+        (&["--sweep", "ef_search=10,20"], "no sweep key 'ef_search'"),
+        (&["--sweep", "k=5,,10"], "empty value"),
+        (&["--sweep", "k=5,10,5"], "repeats the value 5"),
+        (&["--sweep", "k=5", "--sweep", "k=10"], "given twice"),
+        (&["--sweep", "k=10,1001"], "k=1001: k must be 1 to 1000"),
+        (
+            &["--sweep", "maximum_node_connections=16,-1"],
+            "maximum_node_connections takes a positive integer",
+        ),
+        (
+            &[
+                "--sweep",
+                "construction_beam_width=50,100",
+                "--stages",
+                "serial,concurrent",
+            ],
+            "needs the index stage",
+        ),
+        (
+            &[
+                "--metric",
+                "cosine",
+                "--sweep",
+                "similarity_function=cosine,euclidean",
+            ],
+            "both swept and set",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let output = bench(folder, extra);
+        assert_error(&output, 2, needle, needle);
+    }
+}

@@ -810,7 +810,7 @@ pub fn index_statement(options: &CaseOptions, similarity: &str, column: &str) ->
 
 /// The name of the case's index on `column` of `table`: `{table}_{column}_idx` of their letters,
 /// digits and underscores.
-fn index_name(table: &str, column: &str) -> String {
+pub(crate) fn index_name(table: &str, column: &str) -> String {
     format!("{}_{}_idx", plain(table), plain(column))
 }
 

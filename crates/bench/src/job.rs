@@ -10,13 +10,16 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cqlwire_client::RunControl;
+use cqlwire_client::{schema_name, RunControl, SchemaSession};
+use cqlwire_codec::types::Identifier;
 use cqlwire_output::{refuse_same_file, same_destination, Output};
 
 use crate::case::{self, CaseError, CaseOptions, CaseReport, Event, Stage};
-use crate::chart::concurrency_chart;
+use crate::chart::{concurrency_chart_with_spread, recall_qps_chart, Run};
 use crate::dataset::BenchDataset;
+use crate::filtered::FilterColumn;
 use crate::result::{ResultDb, TestResult};
+use crate::sweep::{Point, Sweep};
 
 /// VectorDBBench's `ResultLabel.FAILED`, the label of a case whose queries failed.
 pub const FAILED_LABEL: &str = "x";
@@ -63,6 +66,30 @@ pub struct BenchJob {
     pub outputs: BenchOutputs,
     /// The run's id (VectorDBBench's `run_id`, random).
     pub run_id: String,
+    /// The value sets to run, a case each (empty: one case, the options as they are).
+    pub sweep: Sweep,
+}
+
+/// One case of a job: its value set (empty without a sweep), its options and what it measured.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JobCase {
+    /// The sweep's values of the case.
+    pub point: Point,
+    /// The job's options with those values.
+    pub options: CaseOptions,
+    /// What the case measured.
+    pub report: CaseReport,
+}
+
+/// What a job's cases measured, and why the rest did not run.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct JobRun {
+    /// The cases run, in the order of the sweep's value sets.
+    pub cases: Vec<JobCase>,
+    /// The error that ended the job before its last case, if any.
+    pub error: Option<CaseError>,
 }
 
 /// The job's output files, opened (their temporary files made) before the work.
@@ -90,6 +117,7 @@ impl BenchJob {
             options,
             outputs: BenchOutputs::new(),
             run_id: crate::result::run_id(),
+            sweep: Sweep::default(),
         }
     }
 
@@ -98,11 +126,12 @@ impl BenchJob {
     /// one), and the result file and chart on one file.
     pub fn check(&self) -> Result<(), CaseError> {
         self.options.check()?;
+        self.sweep.check(&self.options)?;
         let outputs = &self.outputs;
         if outputs.plot.is_some() && !self.options.stages.contains(&Stage::Concurrent) {
             return Err(CaseError::Options(
-                "the chart draws the concurrency levels, and the stages run none: add the \
-                 concurrent stage or leave the chart out"
+                "the chart draws the concurrency levels (a sweep's: their QPS), and the stages \
+                 run none: add the concurrent stage or leave the chart out"
                     .to_owned(),
             ));
         }
@@ -181,16 +210,96 @@ impl BenchJob {
         case::run(&self.dataset, &self.options, control, observe).await
     }
 
+    /// Runs a case per value set of the sweep (one without a sweep), after
+    /// [`check`](BenchJob::check). The table is made and loaded by the first; each value set
+    /// that changes the index drops the previous one and makes its own (and waits until it is
+    /// built); value sets that differ only in k search the same index. Each later case reports
+    /// the first's load (and an index it reused, that index's build). The cases measured before
+    /// an error are returned with it.
+    pub async fn run_cases(
+        &self,
+        control: &RunControl,
+        observe: &mut (dyn FnMut(Event) + Send),
+    ) -> JobRun {
+        let mut cases: Vec<JobCase> = Vec::new();
+        if let Err(error) = self.check() {
+            return JobRun {
+                cases,
+                error: Some(error),
+            };
+        }
+        for point in self.sweep.points() {
+            let mut options = Sweep::options_at(&self.options, &point);
+            let previous = cases.last();
+            if let Some(previous) = previous {
+                options.stages = Sweep::stages_after(&self.options.stages, &previous.point, &point);
+                options.drop = false;
+                // The table is loaded: the next index is made on it.
+                options.index_first = false;
+                if options.stages.contains(&Stage::Index) {
+                    if let Err(error) = drop_indexes(&options).await {
+                        return JobRun {
+                            cases,
+                            error: Some(error),
+                        };
+                    }
+                }
+            }
+            let mut report = match case::run(&self.dataset, &options, control, observe).await {
+                Ok(report) => report,
+                Err(error) => {
+                    return JobRun {
+                        cases,
+                        error: Some(error),
+                    }
+                }
+            };
+            if let (Some(first), Some(previous)) = (cases.first(), cases.last()) {
+                carry_over(
+                    &mut report,
+                    &first.report,
+                    &previous.report,
+                    &options.stages,
+                );
+                report.stages = self.options.stages.clone();
+                options.stages = self.options.stages.clone();
+            }
+            cases.push(JobCase {
+                point,
+                options,
+                report,
+            });
+        }
+        JobRun { cases, error: None }
+    }
+
     /// VectorDBBench's result file of the run: marked failed (label [`FAILED_LABEL`], the count in
     /// the note) when queries failed.
     pub fn result(&self, report: &CaseReport) -> TestResult {
+        self.result_of(&self.options, report, &Point::default())
+    }
+
+    /// The result file of one case: `options` its options, `point` its value set (written into
+    /// the note as `sweep`).
+    fn result_of(&self, options: &CaseOptions, report: &CaseReport, point: &Point) -> TestResult {
         let label = self.outputs.label.as_deref();
-        let mut result = report.result(&self.options, self.outputs.db, &self.run_id, label);
+        let mut result = report.result(options, self.outputs.db, &self.run_id, label);
         let failed = report.failed_queries();
-        if failed > 0 {
-            for case in &mut result.results {
+        for case in &mut result.results {
+            if !point.0.is_empty() {
+                // VectorDBBench's pages name a database by its label: one per value set.
+                let db_label = &mut case.task_config.db_config.db_label;
+                *db_label = format!("{db_label} ({point})");
+            }
+            let note = &mut case.task_config.db_config.note;
+            if !point.0.is_empty() {
+                if let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(note) {
+                    map.insert("sweep".into(), point.to_json());
+                    *note = serde_json::Value::Object(map).to_string();
+                }
+            }
+            if failed > 0 {
                 case.label = FAILED_LABEL.to_owned();
-                let note = &mut case.task_config.db_config.note;
                 if !note.is_empty() {
                     note.push_str("; ");
                 }
@@ -198,6 +307,50 @@ impl BenchJob {
             }
         }
         result
+    }
+
+    /// VectorDBBench's result file of the cases: one case result each, in their order (each
+    /// marked failed as [`result`](BenchJob::result) marks one).
+    pub fn results(&self, cases: &[JobCase]) -> TestResult {
+        let mut file: Option<TestResult> = None;
+        for case in cases {
+            let result = self.result_of(&case.options, &case.report, &case.point);
+            match &mut file {
+                Some(file) => file.results.extend(result.results),
+                None => file = Some(result),
+            }
+        }
+        file.unwrap_or_else(|| TestResult {
+            task_label: self
+                .outputs
+                .label
+                .clone()
+                .unwrap_or_else(|| self.run_id.clone()),
+            run_id: self.run_id.clone(),
+            file_fmt: crate::result::FILE_FMT.to_owned(),
+            timestamp: 0.0,
+            results: Vec::new(),
+        })
+    }
+
+    /// What the faces print or return: without a sweep the case's
+    /// [`summary`](CaseReport::summary); with one, `{"cases": [...]}`, each case's summary with
+    /// its value set as `sweep`.
+    pub fn summary(&self, cases: &[JobCase]) -> serde_json::Value {
+        let file = self.results(cases);
+        let summaries = cases.iter().zip(&file.results).map(|(case, result)| {
+            let mut summary = case.report.summary(&result.metrics);
+            if let (Some(map), false) = (summary.as_object_mut(), case.point.0.is_empty()) {
+                map.insert("sweep".into(), case.point.to_json());
+                map.insert("k".into(), case.options.k.into());
+            }
+            summary
+        });
+        if self.sweep.is_empty() {
+            summaries.into_iter().next().unwrap_or_default()
+        } else {
+            serde_json::json!({ "cases": summaries.collect::<Vec<_>>() })
+        }
     }
 
     /// The chart's title: the dataset (rows × dimension), k, the filter, the similarity
@@ -228,6 +381,31 @@ impl BenchJob {
         }
     }
 
+    /// The title of a sweep's chart: the dataset, the swept keys, the label and the server (or
+    /// the title asked for).
+    fn sweep_title(&self, cases: &[JobCase]) -> String {
+        if let Some(title) = &self.outputs.title {
+            return title.clone();
+        }
+        let Some(first) = cases.first() else {
+            return String::new();
+        };
+        let data = &first.report.dataset;
+        let keys: Vec<&str> = self.sweep.axes.iter().map(|axis| axis.key.name()).collect();
+        let mut title = format!(
+            "{} ({} × {}): recall against QPS across {}",
+            data.name,
+            data.size,
+            data.dim,
+            keys.join(", ")
+        );
+        if let Some(label) = &self.outputs.label {
+            title.push_str(&format!(", {label}"));
+        }
+        title.push_str(&format!(" on {}", first.report.server));
+        title
+    }
+
     /// The result file in the results folder, named as VectorDBBench names its own:
     /// `DIR/<db>/result_<YYYYMMDD>_<task_label>_<db in lower case>.json` (the date in UTC).
     pub fn results_dir_file(&self) -> Option<PathBuf> {
@@ -247,12 +425,31 @@ impl BenchJob {
     /// Writes the result file and the chart of `report` into `outputs` (renamed into place), or,
     /// when queries failed and the failed are not kept, neither (their temporary files removed).
     pub fn write(&self, report: &CaseReport, outputs: OpenOutputs) -> Result<Written, CaseError> {
+        let case = JobCase {
+            point: Point::default(),
+            options: self.options.clone(),
+            report: report.clone(),
+        };
+        self.write_cases(std::slice::from_ref(&case), outputs)
+    }
+
+    /// Writes the result file of `cases` (a case result each) and the chart into `outputs`: with
+    /// a sweep, recall against QPS across the cases with their Pareto frontier; else the case's
+    /// QPS and p99 against concurrency, each level's QPS from the lowest to the highest of the
+    /// rounds as an error bar. When queries failed of any case and the failed are not kept,
+    /// neither is written.
+    pub fn write_cases(
+        &self,
+        cases: &[JobCase],
+        outputs: OpenOutputs,
+    ) -> Result<Written, CaseError> {
         let OpenOutputs {
             result,
             plot,
             in_results_dir,
         } = outputs;
-        if report.failed_queries() > 0 && !self.outputs.keep_failed {
+        let failed: u64 = cases.iter().map(|c| c.report.failed_queries()).sum();
+        if (failed > 0 && !self.outputs.keep_failed) || cases.is_empty() {
             let withheld = [
                 &self.outputs.result,
                 &self.outputs.plot,
@@ -264,17 +461,89 @@ impl BenchJob {
             .collect();
             return Ok(Written::Withheld(withheld));
         }
-        let file = self.result(report);
+        let file = self.results(cases);
         for output in [result, in_results_dir].into_iter().flatten() {
             commit(output, file.to_json().as_bytes())?;
         }
         if let Some(output) = plot {
-            let svg = concurrency_chart(&file.results[0].metrics, &self.chart_title(report))
-                .map_err(|e| CaseError::Write(e.to_string()))?;
+            let svg = match (self.sweep.is_empty(), cases, file.results.first()) {
+                (true, [case], Some(result)) => concurrency_chart_with_spread(
+                    &result.metrics,
+                    &level_spread(&case.report),
+                    &self.chart_title(&case.report),
+                ),
+                _ => {
+                    let runs: Vec<Run> = file.results.iter().map(Run::of).collect();
+                    recall_qps_chart(&runs, &self.sweep_title(cases))
+                }
+            }
+            .map_err(|e| CaseError::Write(e.to_string()))?;
             commit(output, svg.as_bytes())?;
         }
         Ok(Written::All)
     }
+}
+
+/// Drops the case's vector index (and a filtered case's index) before the next value set makes
+/// its own.
+async fn drop_indexes(options: &CaseOptions) -> Result<(), CaseError> {
+    let schema = SchemaSession::connect_with(&options.connection, options.schema_timeout).await?;
+    let keyspace = schema_name(&options.connection.keyspace);
+    let table = schema_name(&options.connection.table);
+    let filter_column = options
+        .filter
+        .map(|filter| FilterColumn::new(filter, 0).column);
+    for column in std::iter::once(crate::truth::VECTOR_COLUMN).chain(filter_column) {
+        let name = case::index_name(&table, column);
+        schema
+            .execute(&format!(
+                "DROP INDEX IF EXISTS {}.{}",
+                Identifier(&keyspace),
+                Identifier(&name)
+            ))
+            .await?;
+    }
+    Ok(())
+}
+
+/// Sets what a later case of a sweep did not run itself: the load of the `first` case (the
+/// table it searched), and when its `stages` made no index, the index of the `previous` case
+/// and its build.
+fn carry_over(
+    report: &mut CaseReport,
+    first: &CaseReport,
+    previous: &CaseReport,
+    stages: &[Stage],
+) {
+    report.rows = first.rows;
+    report.insert_duration = first.insert_duration;
+    report.index_first = first.index_first.clone();
+    if !stages.contains(&Stage::Index) {
+        report.index = previous.index.clone();
+        report.index_options = previous.index_options.clone();
+        report.filter_index = previous.filter_index.clone();
+        report.optimize_duration = previous.optimize_duration;
+        report.optimize_command_seconds = previous.optimize_command_seconds;
+    }
+}
+
+/// The lowest and highest QPS of each concurrency level across the rounds (none for one round).
+fn level_spread(report: &CaseReport) -> Vec<(f64, f64)> {
+    if report.rounds.len() < 2 {
+        return Vec::new();
+    }
+    (0..report.levels.len())
+        .map(|i| {
+            let qps = report
+                .rounds
+                .iter()
+                .filter_map(|r| r.levels.get(i))
+                .map(|l| l.qps);
+            qps.fold((f64::INFINITY, f64::NEG_INFINITY), |(least, most), q| {
+                (least.min(q), most.max(q))
+            })
+        })
+        .collect()
 }
 
 /// Refuses `output` when it is one of `inputs` (or a link to one).
