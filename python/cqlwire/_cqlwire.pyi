@@ -385,6 +385,7 @@ def bench(
     index_wait: int = ...,  # 3600
     schema_timeout: int = ...,  # 600
     rounds: int = ...,  # 1
+    rounds_load: int = ...,  # 1
     optimize_command: Optional[str] = None,
     filter: Optional[str] = None,
     index_first: bool = False,
@@ -436,7 +437,9 @@ def bench(
     ``title`` replaces the chart's title (by default the dataset, rows × dimension, k, the
     filter, the similarity function, the label and the server; recall and NDCG under it).
     ``rounds`` runs the search stages that many times on the loaded table: the metrics are the
-    medians, every round and the min/median/max of recall, NDCG and qps in ``spread``.
+    medians, every round and the min/median/max of recall, NDCG and qps in ``spread``;
+    ``rounds_load`` runs the whole case that many times, the table dropped and loaded each time
+    (the durations the medians, each load's in ``loads``).
     ``optimize_command`` is a shell command the optimize stage runs first, inside its time (e.g.
     ``nodetool flush ks t && nodetool compact ks t``).
     ``sweep`` maps keys (``similarity_function``, ``maximum_node_connections``,

@@ -25,7 +25,7 @@ use std::time::Duration;
     folder=None, *, hosts, table, train=None, test=None, ground_truth=None, stages=None, drop=false, metric=None,
     index_options=None, k=Count(100),
     concurrency=[1, 5, 10, 20, 30, 40, 60, 80].map(Count).to_vec(), duration=Count(30),
-    index_wait=Count(3600), schema_timeout=Count(600), rounds=Count(1), optimize_command=None,
+    index_wait=Count(3600), schema_timeout=Count(600), rounds=Count(1), rounds_load=Count(1), optimize_command=None,
     filter=None, index_first=false, sweep=None, output=None, db="Cassandra".to_owned(), plot=None,
     keep_failed=false, label=None, results_dir=None, title=None, progress=None, **connection
 ))]
@@ -48,6 +48,7 @@ pub(crate) fn bench<'py>(
     index_wait: Count,
     schema_timeout: Count,
     rounds: Count,
+    rounds_load: Count,
     optimize_command: Option<String>,
     filter: Option<String>,
     index_first: bool,
@@ -118,6 +119,7 @@ pub(crate) fn bench<'py>(
     job.outputs.title = title;
     let lists = sweep.map(sweep_lists).transpose()?.unwrap_or_default();
     job.sweep = Sweep::from_lists(&lists).map_err(|e| case_error(py, e))?;
+    job.load_rounds = rounds_load.size();
     let outputs = job.open_outputs().map_err(|e| case_error(py, e))?;
     let control = RunControl::default();
     let stop = control.stop.clone();

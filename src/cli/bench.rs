@@ -177,6 +177,12 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
+    /// Run the whole case this many times, the table dropped, made and loaded each time: the
+    /// result's insert and optimize durations and metrics are the medians, each load's durations
+    /// and their min/median/max are in --format json and the result file's note (loads).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds_load: u32,
     /// The chart's title [default: the dataset, rows × dimension, k, the filter, the similarity
     /// function, the label and the server; recall and NDCG under it].
     #[arg(long, value_name = "TEXT")]
@@ -311,6 +317,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     job.outputs.title = args.title.clone();
     job.outputs.results_dir = args.results_dir.clone();
     job.sweep = Sweep::parse(&args.sweep).map_err(case_error)?;
+    job.load_rounds = args.rounds_load as usize;
     job.check().map_err(case_error)?;
 
     let control = RunControl::default();
@@ -376,6 +383,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 writeln!(out, "sweep: {}", case.point)?;
             }
             summary_text(&mut out, &case.report, &case.options, &job.dataset.name())?;
+            if let Some(line) = case.loads_line() {
+                writeln!(out, "{line}")?;
+            }
         }
         if !job.sweep.is_empty() {
             sweep_table(&mut out, &cases)?;

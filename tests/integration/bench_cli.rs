@@ -437,3 +437,20 @@ fn sweeps_that_cannot_run_are_refused_before_connecting() {
         assert_error(&output, 2, needle, needle);
     }
 }
+
+#[test]
+fn load_rounds_that_cannot_run_are_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let output = bench(folder, &["--rounds-load", "2", "--sweep", "k=5,10"]);
+    assert_error(&output, 2, "without a sweep", "load rounds with a sweep");
+    let output = bench(folder, &["--rounds-load", "2", "--stages", "serial"]);
+    assert_error(
+        &output,
+        2,
+        "must include table and load",
+        "load rounds without a load",
+    );
+    let output = bench(folder, &["--rounds-load", "0"]);
+    assert_error(&output, 2, "0 is not in 1..", "no load");
+}

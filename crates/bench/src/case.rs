@@ -315,7 +315,7 @@ fn median(values: impl IntoIterator<Item = f64>) -> f64 {
 impl CaseReport {
     /// Sets `serial` and `levels` to the medians of the rounds, field by field (each level by its
     /// position in the sweep); one round is its own median.
-    fn take_medians(&mut self) {
+    pub(crate) fn take_medians(&mut self) {
         if self.rounds.len() < 2 {
             return;
         }

@@ -68,6 +68,9 @@ pub struct BenchJob {
     pub run_id: String,
     /// The value sets to run, a case each (empty: one case, the options as they are).
     pub sweep: Sweep,
+    /// How many times the whole case runs, the table made and loaded each time (at least 1): the
+    /// result's durations and metrics are the medians, the search rounds of every load kept.
+    pub load_rounds: usize,
 }
 
 /// One case of a job: its value set (empty without a sweep), its options and what it measured.
@@ -78,8 +81,36 @@ pub struct JobCase {
     pub point: Point,
     /// The job's options with those values.
     pub options: CaseOptions,
-    /// What the case measured.
+    /// What the case measured (the medians of its loads, with `load_rounds`).
     pub report: CaseReport,
+    /// Each load's `insert_duration` and `optimize_duration`, with [`BenchJob::load_rounds`]
+    /// (empty for one load).
+    pub loads: Vec<(f64, f64)>,
+}
+
+impl JobCase {
+    /// The loads' spread as the text summary shows it: `medians of 3 loads: insert_duration
+    /// 1.20 s (min 1.10, max 1.40), optimize_duration …`; None for one load.
+    pub fn loads_line(&self) -> Option<String> {
+        if self.loads.is_empty() {
+            return None;
+        }
+        let range = |values: Vec<f64>, name: &str| {
+            let least = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let most = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let median = crate::metrics::percentile(&values, 50.0).unwrap_or(0.0);
+            format!("{name} {median:.2} s (min {least:.2}, max {most:.2})")
+        };
+        Some(format!(
+            "medians of {} loads: {}, {}",
+            self.loads.len(),
+            range(self.loads.iter().map(|l| l.0).collect(), "insert_duration"),
+            range(
+                self.loads.iter().map(|l| l.1).collect(),
+                "optimize_duration"
+            )
+        ))
+    }
 }
 
 /// What a job's cases measured, and why the rest did not run.
@@ -118,6 +149,7 @@ impl BenchJob {
             outputs: BenchOutputs::new(),
             run_id: crate::result::run_id(),
             sweep: Sweep::default(),
+            load_rounds: 1,
         }
     }
 
@@ -127,6 +159,7 @@ impl BenchJob {
     pub fn check(&self) -> Result<(), CaseError> {
         self.options.check()?;
         self.sweep.check(&self.options)?;
+        self.check_load_rounds()?;
         let outputs = &self.outputs;
         if outputs.plot.is_some() && !self.options.stages.contains(&Stage::Concurrent) {
             return Err(CaseError::Options(
@@ -168,6 +201,28 @@ impl BenchJob {
                 "the result file and the chart are one file ({}): name two files",
                 outputs.result.as_deref().unwrap_or(Path::new("")).display()
             )));
+        }
+        Ok(())
+    }
+
+    /// Refuses load rounds out of bounds, with a sweep, or without the table and load stages.
+    fn check_load_rounds(&self) -> Result<(), CaseError> {
+        let refuse = |message: &str| Err(CaseError::Options(message.to_owned()));
+        if !(1..=case::MAX_ROUNDS).contains(&self.load_rounds) {
+            return refuse(&format!(
+                "the load rounds must be 1 to {}",
+                case::MAX_ROUNDS
+            ));
+        }
+        if self.load_rounds == 1 {
+            return Ok(());
+        }
+        if !self.sweep.is_empty() {
+            return refuse("load rounds repeat one case: run them without a sweep");
+        }
+        let stages = &self.options.stages;
+        if !(stages.contains(&Stage::Table) && stages.contains(&Stage::Load)) {
+            return refuse("load rounds make and load the table each time: the stages must include table and load");
         }
         Ok(())
     }
@@ -245,8 +300,8 @@ impl BenchJob {
                     }
                 }
             }
-            let mut report = match case::run(&self.dataset, &options, control, observe).await {
-                Ok(report) => report,
+            let (mut report, loads) = match self.run_loads(&options, control, observe).await {
+                Ok(done) => done,
                 Err(error) => {
                     return JobRun {
                         cases,
@@ -268,20 +323,45 @@ impl BenchJob {
                 point,
                 options,
                 report,
+                loads,
             });
         }
         JobRun { cases, error: None }
     }
 
+    /// Runs the case of `options` [`load_rounds`](BenchJob::load_rounds) times (the table
+    /// dropped after the first): one report of the medians, and each load's durations.
+    async fn run_loads(
+        &self,
+        options: &CaseOptions,
+        control: &RunControl,
+        observe: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<(CaseReport, Vec<(f64, f64)>), CaseError> {
+        let mut reports = Vec::with_capacity(self.load_rounds);
+        let mut options = options.clone();
+        for _ in 0..self.load_rounds {
+            reports.push(case::run(&self.dataset, &options, control, observe).await?);
+            // The table is the case's own now.
+            options.drop = true;
+        }
+        Ok(merge_loads(reports))
+    }
+
     /// VectorDBBench's result file of the run: marked failed (label [`FAILED_LABEL`], the count in
     /// the note) when queries failed.
     pub fn result(&self, report: &CaseReport) -> TestResult {
-        self.result_of(&self.options, report, &Point::default())
+        self.result_of(&self.options, report, &Point::default(), &[])
     }
 
     /// The result file of one case: `options` its options, `point` its value set (written into
     /// the note as `sweep`).
-    fn result_of(&self, options: &CaseOptions, report: &CaseReport, point: &Point) -> TestResult {
+    fn result_of(
+        &self,
+        options: &CaseOptions,
+        report: &CaseReport,
+        point: &Point,
+        loads: &[(f64, f64)],
+    ) -> TestResult {
         let label = self.outputs.label.as_deref();
         let mut result = report.result(options, self.outputs.db, &self.run_id, label);
         let failed = report.failed_queries();
@@ -292,9 +372,9 @@ impl BenchJob {
                 *db_label = format!("{db_label} ({point})");
             }
             let note = &mut case.task_config.db_config.note;
-            if !point.0.is_empty() {
+            if !(point.0.is_empty() && loads.is_empty()) {
                 if let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(note) {
-                    map.insert("sweep".into(), point.to_json());
+                    insert_job_side(&mut map, point, loads);
                     *note = serde_json::Value::Object(map).to_string();
                 }
             }
@@ -314,7 +394,7 @@ impl BenchJob {
     pub fn results(&self, cases: &[JobCase]) -> TestResult {
         let mut file: Option<TestResult> = None;
         for case in cases {
-            let result = self.result_of(&case.options, &case.report, &case.point);
+            let result = self.result_of(&case.options, &case.report, &case.point, &case.loads);
             match &mut file {
                 Some(file) => file.results.extend(result.results),
                 None => file = Some(result),
@@ -340,9 +420,11 @@ impl BenchJob {
         let file = self.results(cases);
         let summaries = cases.iter().zip(&file.results).map(|(case, result)| {
             let mut summary = case.report.summary(&result.metrics);
-            if let (Some(map), false) = (summary.as_object_mut(), case.point.0.is_empty()) {
-                map.insert("sweep".into(), case.point.to_json());
-                map.insert("k".into(), case.options.k.into());
+            if let Some(map) = summary.as_object_mut() {
+                insert_job_side(map, &case.point, &case.loads);
+                if !case.point.0.is_empty() {
+                    map.insert("k".into(), case.options.k.into());
+                }
             }
             summary
         });
@@ -429,6 +511,7 @@ impl BenchJob {
             point: Point::default(),
             options: self.options.clone(),
             report: report.clone(),
+            loads: Vec::new(),
         };
         self.write_cases(std::slice::from_ref(&case), outputs)
     }
@@ -482,6 +565,72 @@ impl BenchJob {
         }
         Ok(Written::All)
     }
+}
+
+/// Adds a case's value set (`sweep`) and its loads (`loads`: each load's `insert_duration` and
+/// `optimize_duration`, with their min/median/max) to a summary or a note, when there are any.
+fn insert_job_side(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    point: &Point,
+    loads: &[(f64, f64)],
+) {
+    if !point.0.is_empty() {
+        map.insert("sweep".into(), point.to_json());
+    }
+    if !loads.is_empty() {
+        let range = |values: Vec<f64>| {
+            let least = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let most = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let median = crate::metrics::percentile(&values, 50.0).unwrap_or(0.0);
+            serde_json::json!([least, median, most])
+        };
+        map.insert(
+            "loads".into(),
+            serde_json::json!({
+                "rounds": loads.iter().map(|(i, o)| serde_json::json!({
+                    "insert_duration": i,
+                    "optimize_duration": o,
+                })).collect::<Vec<_>>(),
+                "insert_duration": range(loads.iter().map(|l| l.0).collect()),
+                "optimize_duration": range(loads.iter().map(|l| l.1).collect()),
+            }),
+        );
+    }
+}
+
+/// One report of a case run several times, each time loaded: the first's, with every run's
+/// search rounds, their medians, the durations' medians, the failed queries summed; and each
+/// run's `insert_duration` and `optimize_duration` (none for one run).
+fn merge_loads(mut reports: Vec<CaseReport>) -> (CaseReport, Vec<(f64, f64)>) {
+    if reports.len() < 2 {
+        return (reports.pop().unwrap_or_default(), Vec::new());
+    }
+    let loads: Vec<(f64, f64)> = reports
+        .iter()
+        .map(|r| (r.insert_duration, r.optimize_duration))
+        .collect();
+    let median = |values: Vec<f64>| crate::metrics::percentile(&values, 50.0).unwrap_or(0.0);
+    let last_load_average = reports.last().and_then(|r| r.load_average.1);
+    let mut merged = reports.remove(0);
+    for report in reports {
+        merged.rounds.extend(report.rounds);
+        merged.serial_errors += report.serial_errors;
+        for (i, errors) in report.level_errors.into_iter().enumerate() {
+            match merged.level_errors.get_mut(i) {
+                Some(sum) => *sum += errors,
+                None => merged.level_errors.push(errors),
+            }
+        }
+        if let (Some(first), Some(then)) = (merged.index_first.as_mut(), report.index_first) {
+            first.retried += then.retried;
+            first.rejected += then.rejected;
+        }
+    }
+    merged.insert_duration = median(loads.iter().map(|l| l.0).collect());
+    merged.optimize_duration = median(loads.iter().map(|l| l.1).collect());
+    merged.load_average.1 = last_load_average;
+    merged.take_medians();
+    (merged, loads)
 }
 
 /// Drops the case's vector index (and a filtered case's index) before the next value set makes
@@ -572,4 +721,77 @@ fn commit(mut output: Output, bytes: &[u8]) -> Result<(), CaseError> {
         .write_all(bytes)
         .map_err(|e| CaseError::Write(e.to_string()))?;
     output.commit().map_err(|e| CaseError::Write(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::Round;
+    use crate::metrics::{LevelSummary, SerialSummary};
+
+    fn loaded(insert: f64, optimize: f64, recall: f64, qps: usize, errors: u64) -> CaseReport {
+        let serial = SerialSummary {
+            recall,
+            ndcg: recall,
+            latency_p99: 0.01,
+            latency_p95: 0.005,
+        };
+        let level = LevelSummary::of(2, &vec![0.01; qps], 1.0);
+        CaseReport {
+            rows: 300,
+            insert_duration: insert,
+            optimize_duration: optimize,
+            serial: Some(serial),
+            serial_errors: errors,
+            levels: vec![level],
+            level_errors: vec![errors],
+            rounds: vec![Round {
+                serial: Some(serial),
+                levels: vec![level],
+            }],
+            ..CaseReport::default()
+        }
+    }
+
+    #[test]
+    fn loads_give_the_medians_of_their_durations_and_keep_every_round() {
+        let (merged, loads) = merge_loads(vec![
+            loaded(3.0, 10.0, 0.9, 100, 0),
+            loaded(1.0, 30.0, 0.7, 300, 2),
+            loaded(2.0, 20.0, 0.8, 200, 1),
+        ]);
+        assert_eq!(loads, [(3.0, 10.0), (1.0, 30.0), (2.0, 20.0)]);
+        assert_eq!(
+            (merged.insert_duration, merged.optimize_duration),
+            (2.0, 20.0)
+        );
+        assert_eq!(merged.rounds.len(), 3);
+        assert_eq!(merged.serial.unwrap().recall, 0.8);
+        assert_eq!(merged.levels[0].qps, 200.0);
+        assert_eq!(
+            (merged.serial_errors, merged.level_errors.clone()),
+            (3, vec![3])
+        );
+        let case = JobCase {
+            point: Point::default(),
+            options: crate::sweep::test_options(),
+            report: merged,
+            loads,
+        };
+        assert_eq!(
+            case.loads_line().unwrap(),
+            "medians of 3 loads: insert_duration 2.00 s (min 1.00, max 3.00), \
+             optimize_duration 20.00 s (min 10.00, max 30.00)"
+        );
+        let mut map = serde_json::Map::new();
+        insert_job_side(&mut map, &case.point, &case.loads);
+        assert_eq!(
+            map["loads"]["insert_duration"],
+            serde_json::json!([1.0, 2.0, 3.0])
+        );
+        assert_eq!(map["loads"]["rounds"].as_array().unwrap().len(), 3);
+        assert!(map.get("sweep").is_none());
+        let (one, none) = merge_loads(vec![loaded(1.0, 2.0, 0.5, 10, 0)]);
+        assert!(none.is_empty() && one.insert_duration == 1.0);
+    }
 }

@@ -300,36 +300,38 @@ impl Sweep {
     }
 }
 
+/// Options of a case on `bench.docs`, every stage, k 10, an `optimize_for` index option.
+#[cfg(test)]
+pub(crate) fn test_options() -> CaseOptions {
+    use cqlwire_client::{Host, SessionOptions};
+    use std::time::Duration;
+    let hosts = Host::parse_list("127.0.0.1").unwrap();
+    let connection = SessionOptions::with_table_name(hosts, "bench.docs").unwrap();
+    CaseOptions {
+        search_connection: connection.clone(),
+        connection,
+        stages: Stage::ALL.to_vec(),
+        drop: false,
+        similarity: None,
+        index_options: vec![("optimize_for".to_owned(), "recall".to_owned())],
+        k: 10,
+        concurrency: vec![1, 5],
+        duration: Duration::from_secs(30),
+        index_wait: Duration::from_secs(600),
+        schema_timeout: Duration::from_secs(600),
+        optimize_command: None,
+        rounds: 1,
+        filter: None,
+        index_first: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cqlwire_client::{Host, SessionOptions};
-    use std::time::Duration;
-
-    fn options() -> CaseOptions {
-        let hosts = Host::parse_list("127.0.0.1").unwrap();
-        let connection = SessionOptions::with_table_name(hosts, "bench.docs").unwrap();
-        CaseOptions {
-            search_connection: connection.clone(),
-            connection,
-            stages: Stage::ALL.to_vec(),
-            drop: false,
-            similarity: None,
-            index_options: vec![("optimize_for".to_owned(), "recall".to_owned())],
-            k: 10,
-            concurrency: vec![1, 5],
-            duration: Duration::from_secs(30),
-            index_wait: Duration::from_secs(600),
-            schema_timeout: Duration::from_secs(600),
-            optimize_command: None,
-            rounds: 1,
-            filter: None,
-            index_first: false,
-        }
-    }
 
     fn refused(specs: &[&str]) -> String {
-        match Sweep::parse(specs).and_then(|sweep| sweep.check(&options())) {
+        match Sweep::parse(specs).and_then(|sweep| sweep.check(&test_options())) {
             Err(error) => error.to_string(),
             Ok(()) => panic!("{specs:?} was taken"),
         }
@@ -343,7 +345,7 @@ mod tests {
             "similarity_function=cosine,euclidean",
         ])
         .unwrap();
-        sweep.check(&options()).unwrap();
+        sweep.check(&test_options()).unwrap();
         let points: Vec<String> = sweep.points().iter().map(Point::to_string).collect();
         assert_eq!(points.len(), 12);
         assert_eq!(
@@ -367,7 +369,7 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), points.len(), "each value set once");
         let all = sweep.points();
-        let options = Sweep::options_at(&options(), &all[3]);
+        let options = Sweep::options_at(&test_options(), &all[3]);
         assert_eq!(options.k, 10);
         assert_eq!(options.similarity.as_deref(), Some("euclidean"));
         assert!(options
@@ -431,7 +433,7 @@ mod tests {
             refused(&[&wide, "construction_beam_width=1,2,3,4,5,6,7,8,9,10"])
                 .contains("more than 100 value sets")
         );
-        let mut searching = options();
+        let mut searching = test_options();
         searching.stages = vec![Stage::Serial, Stage::Concurrent];
         let sweep = Sweep::parse(&["maximum_node_connections=8,16"]).unwrap();
         assert!(sweep
@@ -439,7 +441,7 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("needs the index stage"));
-        let mut metric = options();
+        let mut metric = test_options();
         metric.similarity = Some("cosine".to_owned());
         let sweep = Sweep::parse(&["similarity_function=cosine,dot_product"]).unwrap();
         assert!(sweep.check(&metric).is_err());
