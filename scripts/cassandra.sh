@@ -27,6 +27,9 @@
 #   CASSANDRA_YAML_EXTRA (extra cassandra.yaml lines appended to the minimal one),
 #   CASSANDRA_JMX_PORT (off by default: the port of the server's local JMX, on 127.0.0.1, which
 #   nodetool talks to; give each server of a machine its own),
+#   CASSANDRA_VECTOR_GRAPH_OPTIONS (off by default; 1 starts the server with
+#   -Dcassandra.sai.vector.allow_custom_parameters=true, so that a vector index may set
+#   maximum_node_connections and construction_beam_width, which Cassandra 5.0 refuses otherwise),
 #   CASSANDRA_COMMITLOG_SYNC (periodic, Cassandra's default, or batch: every acknowledged write is
 #   in the synced commit log, so it survives the node being killed),
 #   CASSANDRA_DIR (use this directory instead of a fresh temporary one: a start after a crash replays
@@ -196,6 +199,12 @@ start() {
     local heap=${CASSANDRA_HEAP:-2G}
     local jmx=()
     [[ -z ${CASSANDRA_JMX_PORT:-} ]] || jmx=(-Dcassandra.jmx.local.port="$CASSANDRA_JMX_PORT")
+    local graph=()
+    case ${CASSANDRA_VECTOR_GRAPH_OPTIONS:-} in
+        '' | 0) ;;
+        1) graph=(-Dcassandra.sai.vector.allow_custom_parameters=true) ;;
+        *) log "CASSANDRA_VECTOR_GRAPH_OPTIONS is 1 or 0, not '$CASSANDRA_VECTOR_GRAPH_OPTIONS'"; exit 2 ;;
+    esac
     log "starting Cassandra $VERSION in $dir"
     nohup "$JAVA" -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -Xss512k \
         "${jpms[@]}" \
@@ -207,7 +216,7 @@ start() {
         -Dcassandra.logdir="$dir" \
         -Dcassandra-foreground=yes \
         -Dcassandra.skip_wait_for_gossip_to_settle=0 \
-        "${jmx[@]}" \
+        "${jmx[@]}" "${graph[@]}" \
         -cp "$LIB/*" org.apache.cassandra.service.CassandraDaemon \
         >"$dir/stdout.log" 2>&1 </dev/null &
     local pid=$!

@@ -390,9 +390,11 @@ def bench(
     index_wait: int = ...,  # 3600
     schema_timeout: int = ...,  # 600
     rounds: int = ...,  # 1
+    rounds_load: int = ...,  # 1
     optimize_command: Optional[str] = None,
     filter: Optional[str] = None,
     index_first: bool = False,
+    sweep: Optional[Mapping[str, Sequence[Union[int, str]]]] = None,
     output: Optional[PathLike] = None,
     db: str = ...,  # "Cassandra"
     plot: Optional[PathLike] = None,
@@ -440,7 +442,9 @@ def bench(
     ``title`` replaces the chart's title (by default the dataset, rows × dimension, k, the
     filter, the similarity function, the label and the server; recall and NDCG under it).
     ``rounds`` runs the search stages that many times on the loaded table: the metrics are the
-    medians, every round and the min/median/max of recall, NDCG and qps in ``spread``.
+    medians, every round and the min/median/max of recall, NDCG and qps in ``spread``;
+    ``rounds_load`` runs the whole case that many times, the table dropped and loaded each time
+    (the durations the medians, each load's in ``loads``).
     ``optimize_command`` is a shell command the optimize stage runs first, inside its time (e.g.
     ``nodetool flush ks t && nodetool compact ks t``).
     ``streaming`` runs VectorDBBench's streaming case (``StreamingCustomDataset``, case 201)
@@ -453,6 +457,13 @@ def bench(
     is made at the first stage. The dict then holds the ``st_*`` lists and ``streaming``: the
     rate asked and achieved, the largest backlog, the writes retried and the rows rejected
     (which raise ``LoadFailed`` with the dict in its ``summary``).
+    ``sweep`` maps keys (``similarity_function``, ``maximum_node_connections``,
+    ``construction_beam_width``, ``optimize_for``, ``k``) to their values: a case runs per
+    combination, the table loaded once and an index made for each (combinations that differ only
+    in ``k`` share one), the result file holds a case each, ``plot`` draws recall against QPS
+    with the Pareto frontier, and the dict returned is ``{"cases": [...]}``, each case's dict
+    with its values in ``sweep``; an error after some combinations ran keeps their results and
+    carries that dict in its ``summary``.
     ``schema_timeout`` is how long a table or index statement may take. ``k`` is 1 to 1000, each ``concurrency`` level 1 to 100,000 (one
     level at least), ``duration`` and ``index_wait`` 1 to 86,400 seconds, as the command line's
     flags.

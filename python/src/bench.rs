@@ -11,6 +11,7 @@ use cqlwire_bench::folder::Filter;
 use cqlwire_bench::job::{BenchJob, Written};
 use cqlwire_bench::result::ResultDb;
 use cqlwire_bench::streaming::StreamingOptions;
+use cqlwire_bench::sweep::Sweep;
 use cqlwire_client::{RunControl, SearchOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -26,8 +27,9 @@ use std::time::Duration;
     index_options=None, k=Count(100),
     concurrency=None, duration=None, streaming=false, insert_rate=None, search_stages=None,
     read_duration=None, optimize_after_write=true,
-    index_wait=Count(3600), schema_timeout=Count(600), rounds=Count(1), optimize_command=None,
-    filter=None, index_first=false, output=None, db="Cassandra".to_owned(), plot=None,
+    index_wait=Count(3600), schema_timeout=Count(600), rounds=Count(1), rounds_load=Count(1),
+    optimize_command=None, filter=None, index_first=false, sweep=None, output=None,
+    db="Cassandra".to_owned(), plot=None,
     keep_failed=false, label=None, results_dir=None, title=None, progress=None, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -54,9 +56,11 @@ pub(crate) fn bench<'py>(
     index_wait: Count,
     schema_timeout: Count,
     rounds: Count,
+    rounds_load: Count,
     optimize_command: Option<String>,
     filter: Option<String>,
     index_first: bool,
+    sweep: Option<&Bound<'py, PyAny>>,
     output: Option<PathBuf>,
     db: String,
     plot: Option<PathBuf>,
@@ -134,32 +138,45 @@ pub(crate) fn bench<'py>(
     job.outputs.label = label;
     job.outputs.results_dir = results_dir;
     job.outputs.title = title;
+    let lists = sweep.map(sweep_lists).transpose()?.unwrap_or_default();
+    job.sweep = Sweep::from_lists(&lists).map_err(|e| case_error(py, e))?;
+    job.load_rounds = rounds_load.size();
     let outputs = job.open_outputs().map_err(|e| case_error(py, e))?;
     let control = RunControl::default();
     let stop = control.stop.clone();
     let runtime = runtime()?;
     let running = job.clone();
-    let report = run_interruptible(py, &runtime, stop, async move {
+    let run = run_interruptible(py, &runtime, stop, async move {
         let mut observe = |event: Event| {
             if let Some(callback) = &progress {
                 Python::attach(|py| report_progress(py, callback, event));
             }
         };
-        running.run(&control, &mut observe).await
-    })?
-    .map_err(|e| case_error(py, e))?;
-    let result = job.result(&report);
-    let summary = py.import("json")?.call_method1(
-        "loads",
-        (report.summary(&result.results[0].metrics).to_string(),),
-    )?;
-    let written = job.write(&report, outputs).map_err(|e| case_error(py, e))?;
-    if let Some(rejected) = report.streaming.as_ref().and_then(|s| s.insert.rejection()) {
+        running.run_cases(&control, &mut observe).await
+    })?;
+    let cases = run.cases;
+    let error = match run.error {
+        Some(error) if cases.is_empty() => return Err(case_error(py, error)),
+        error => error,
+    };
+    let summary = py
+        .import("json")?
+        .call_method1("loads", (job.summary(&cases).to_string(),))?;
+    let written = job
+        .write_cases(&cases, outputs)
+        .map_err(|e| case_error(py, e))?;
+    if let Some(error) = error {
+        let error = case_error(py, error);
+        error.value(py).setattr("summary", &summary)?;
+        return Err(error);
+    }
+    let rejected = cases[0].report.streaming.as_ref();
+    if let Some(rejected) = rejected.and_then(|s| s.insert.rejection()) {
         let error = failure(py, false, "rows_rejected", rejected);
         error.value(py).setattr("summary", &summary)?;
         return Err(error);
     }
-    let failed = report.failed_queries();
+    let failed: u64 = cases.iter().map(|case| case.report.failed_queries()).sum();
     if failed > 0 {
         let withheld = match written {
             Written::Withheld(files) if !files.is_empty() => "; no result file written \
@@ -223,4 +240,33 @@ fn streaming_options(
     }
     options.optimize_after_write = optimize_after_write;
     Ok(Some(options))
+}
+
+/// The `sweep` keyword, a mapping of each key to its values (whole numbers or strings), as the
+/// library's lists, in the mapping's order.
+fn sweep_lists(sweep: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Vec<String>)>> {
+    let py = sweep.py();
+    let mut lists = Vec::new();
+    for item in sweep.call_method0("items")?.try_iter()? {
+        let (key, values): (String, Bound<'_, PyAny>) = item?.extract()?;
+        if values.is_instance_of::<pyo3::types::PyString>() {
+            return Err(usage(
+                py,
+                format!("the sweep of {key} takes a list of values, not a string"),
+            ));
+        }
+        let mut list = Vec::new();
+        for value in values.try_iter()? {
+            let value = value?;
+            if value.is_instance_of::<pyo3::types::PyBool>() {
+                return Err(usage(py, format!("the sweep of {key} takes no bool")));
+            }
+            list.push(match value.extract::<i64>() {
+                Ok(n) => n.to_string(),
+                Err(_) => value.extract::<String>()?,
+            });
+        }
+        lists.push((key, list));
+    }
+    Ok(lists)
 }

@@ -16,9 +16,10 @@ use cqlwire_bench::case::{CaseError, CaseOptions, CaseReport, Event, Stage};
 use cqlwire_bench::chart::{recall_qps_chart, Run};
 use cqlwire_bench::dataset::{BenchDataset, DatasetFiles};
 use cqlwire_bench::folder::Filter;
-use cqlwire_bench::job::{refuse_plot_inputs, BenchJob, Written};
+use cqlwire_bench::job::{refuse_plot_inputs, BenchJob, JobCase, Written};
 use cqlwire_bench::result::{ResultDb, TestResult};
 use cqlwire_bench::streaming::{StreamingOptions, StreamingReport};
+use cqlwire_bench::sweep::Sweep;
 use cqlwire_bench::DatasetError;
 use cqlwire_client::{Progress, RunControl, SearchOptions};
 use indicatif::ProgressBar;
@@ -48,6 +49,13 @@ Examples:
   # once half of them are in, then after the last row and after optimize (st_* metrics):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.stream --k 10 --streaming \\
       --insert-rate 100 --search-stages 50 --read-duration 5 -o streaming.json
+
+  # A sweep: the table loaded once, an index per value set (the graph's options need a server
+  # started with -Dcassandra.sai.vector.allow_custom_parameters=true), one result file with a case
+  # each, and the chart of recall against QPS with the Pareto frontier:
+  cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 --drop \\
+      --sweep maximum_node_connections=8,16,32 --sweep construction_beam_width=50,100 \\
+      -o sweep.json --plot sweep.svg
 
   # Short levels, on the table loaded before (the search stages only):
   cqlwire bench fixtures/bench/folder --hosts 127.0.0.1 --table ks.bench --k 10 \\
@@ -166,7 +174,8 @@ pub struct Args {
     /// client adds) or test (a member of every release).
     #[arg(long, value_name = "DB", default_value = "Cassandra", value_parser = ["Cassandra", "test"])]
     pub db: String,
-    /// Draw QPS and p99 latency against concurrency in this SVG file.
+    /// Draw QPS and p99 latency against concurrency in this SVG file (with --sweep: recall
+    /// against QPS across the combinations, with the Pareto frontier).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// The run's label: VectorDBBench's task_label (its pages list runs by it) and db_label
@@ -181,12 +190,26 @@ pub struct Args {
     /// 'scripts/cassandra.sh nodetool flush ks t && scripts/cassandra.sh nodetool compact ks t').
     #[arg(long, value_name = "CMD")]
     pub optimize_command: Option<String>,
+    /// Sweep an index option or k over values: KEY=V1,V2,... with KEY one of
+    /// similarity_function, maximum_node_connections, construction_beam_width, optimize_for, k;
+    /// repeatable (every combination runs). The table is loaded once, each combination gets its
+    /// own index (combinations differing only in k share one), the result file holds a case per
+    /// combination, --plot draws recall against QPS with the Pareto frontier, and --format json
+    /// prints {"cases": [...]}.
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    pub sweep: Vec<String>,
     /// Run the search stages this many times on the loaded table: the result's metrics are the
     /// medians, every round and the spread (min, median, max) are in --format json and the
-    /// result file's note.
+    /// result file's note; --plot draws each level's lowest to highest QPS as an error bar.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
+    /// Run the whole case this many times, the table dropped, made and loaded each time: the
+    /// result's insert and optimize durations and metrics are the medians, each load's durations
+    /// and their min/median/max are in --format json and the result file's note (loads).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds_load: u32,
     /// The chart's title [default: the dataset, rows × dimension, k, the filter, the similarity
     /// function, the label and the server; recall and NDCG under it].
     #[arg(long, value_name = "TEXT")]
@@ -370,6 +393,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     job.outputs.label = args.label.clone();
     job.outputs.title = args.title.clone();
     job.outputs.results_dir = args.results_dir.clone();
+    job.sweep = Sweep::parse(&args.sweep).map_err(case_error)?;
+    job.load_rounds = args.rounds_load as usize;
     job.check().map_err(case_error)?;
 
     let control = RunControl::default();
@@ -382,7 +407,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args.quiet,
         control.progress.clone(),
     )));
-    let report = runtime.block_on(async {
+    let run = runtime.block_on(async {
         let shown = display.clone();
         let ticking = display.clone();
         let ticker = live::ticker(move || {
@@ -395,9 +420,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 display.show(event);
             }
         };
-        let report = job.run(&control, &mut observe).await;
+        let run = job.run_cases(&control, &mut observe).await;
         ticker.abort();
-        report
+        run
     });
     if let Ok(display) = display.lock() {
         display.bar.finish_and_clear();
@@ -413,33 +438,60 @@ pub fn run(args: Args) -> Result<(), CliError> {
         } else {
             format!(" ({} left as they were)", kept.join(", "))
         };
-        let stage = match &report {
-            Err(CaseError::Stopped(stage)) => format!(" during {}", stage.name()),
+        let stage = match &run.error {
+            Some(CaseError::Stopped(stage)) => format!(" during {}", stage.name()),
             _ => String::new(),
         };
         return Err(CliError::data(format!("interrupted{stage}{kept}")));
     }
-    let report = report.map_err(case_error)?;
+    let cases = run.cases;
+    let error = match run.error {
+        Some(error) if cases.is_empty() => return Err(case_error(error)),
+        error => error,
+    };
 
     // The summary first: a file that cannot be written does not take the measurement with it.
-    let result = job.result(&report);
     let mut out = messages::Stdout(io::stdout().lock());
     if args.format == "json" {
-        let value = report.summary(&result.results[0].metrics);
-        writeln!(out, "{value}")?;
+        writeln!(out, "{}", job.summary(&cases))?;
     } else {
-        summary_text(&mut out, &report, &job.options, &job.dataset.name())?;
+        for case in &cases {
+            if !case.point.0.is_empty() {
+                writeln!(out, "sweep: {}", case.point)?;
+            }
+            summary_text(&mut out, &case.report, &case.options, &job.dataset.name())?;
+            if let Some(line) = case.loads_line() {
+                writeln!(out, "{line}")?;
+            }
+        }
+        if !job.sweep.is_empty() {
+            sweep_table(&mut out, &cases)?;
+        }
     }
     out.flush()?;
     drop(out);
-    let written = job.write(&report, outputs).map_err(case_error)?;
+    let written = job.write_cases(&cases, outputs).map_err(case_error)?;
+    if let Some(error) = error {
+        let done = format!(
+            "after {} of {} value sets, whose results are kept",
+            cases.len(),
+            job.sweep.points().len()
+        );
+        return Err(match case_error(error) {
+            CliError::Usage(message) | CliError::Data(message) => {
+                CliError::data(format!("{message} ({done})"))
+            }
+            other => other,
+        });
+    }
+    let report = &cases[0].report;
     if let Some(load) = report.index_first.as_ref().filter(|load| load.rejected > 0) {
         return Err(CliError::data(load));
     }
     if let Some(rejected) = report.streaming.as_ref().and_then(|s| s.insert.rejection()) {
         return Err(CliError::data(rejected));
     }
-    let errors = report.failed_queries();
+    let errors: u64 = cases.iter().map(|case| case.report.failed_queries()).sum();
     if errors > 0 {
         let withheld = match written {
             Written::Withheld(files) if !files.is_empty() => {
@@ -550,6 +602,34 @@ impl Display {
             _ => {}
         }
     }
+}
+
+/// A sweep's cases side by side: each value set's recall, NDCG, serial p99 and highest QPS.
+fn sweep_table(out: &mut impl Write, cases: &[JobCase]) -> io::Result<()> {
+    let width = cases
+        .iter()
+        .map(|case| case.point.to_string().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    writeln!(
+        out,
+        "{:<width$}  {:>7}  {:>7}  {:>10}  {:>10}",
+        "value set", "recall", "ndcg", "p99 ms", "qps"
+    )?;
+    for case in cases {
+        let serial = case.report.serial.as_ref();
+        writeln!(
+            out,
+            "{:<width$}  {:>7.4}  {:>7.4}  {:>10.2}  {:>10.1}",
+            case.point.to_string(),
+            serial.map_or(0.0, |s| s.recall),
+            serial.map_or(0.0, |s| s.ndcg),
+            serial.map_or(0.0, |s| s.latency_p99 * 1e3),
+            cqlwire_bench::metrics::max_qps(&case.report.levels)
+        )?;
+    }
+    Ok(())
 }
 
 /// The text summary, VectorDBBench's metrics in its names.

@@ -435,3 +435,60 @@ fn streaming_options_that_cannot_work_are_refused_before_connecting() {
     let output = bench(folder, &["--streaming", "--filter", "int:0.5"]);
     assert_error(&output, 2, "no filter", "a filtered streaming case");
 }
+
+#[test]
+fn sweeps_that_cannot_run_are_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let cases: [(&[&str], &str); 9] = [
+        (&["--sweep", "k"], "KEY=V1,V2"),
+        (&["--sweep", "ef_search=10,20"], "no sweep key 'ef_search'"),
+        (&["--sweep", "k=5,,10"], "empty value"),
+        (&["--sweep", "k=5,10,5"], "repeats the value 5"),
+        (&["--sweep", "k=5", "--sweep", "k=10"], "given twice"),
+        (&["--sweep", "k=10,1001"], "k=1001: k must be 1 to 1000"),
+        (
+            &["--sweep", "maximum_node_connections=16,-1"],
+            "maximum_node_connections takes a positive integer",
+        ),
+        (
+            &[
+                "--sweep",
+                "construction_beam_width=50,100",
+                "--stages",
+                "serial,concurrent",
+            ],
+            "needs the index stage",
+        ),
+        (
+            &[
+                "--metric",
+                "cosine",
+                "--sweep",
+                "similarity_function=cosine,euclidean",
+            ],
+            "both swept and set",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let output = bench(folder, extra);
+        assert_error(&output, 2, needle, needle);
+    }
+}
+
+#[test]
+fn load_rounds_that_cannot_run_are_refused_before_connecting() {
+    let folder = fixture("bench/folder");
+    let folder = folder.to_str().unwrap();
+    let output = bench(folder, &["--rounds-load", "2", "--sweep", "k=5,10"]);
+    assert_error(&output, 2, "without a sweep", "load rounds with a sweep");
+    let output = bench(folder, &["--rounds-load", "2", "--stages", "serial"]);
+    assert_error(
+        &output,
+        2,
+        "must include table and load",
+        "load rounds without a load",
+    );
+    let output = bench(folder, &["--rounds-load", "0"]);
+    assert_error(&output, 2, "0 is not in 1..", "no load");
+}

@@ -318,7 +318,7 @@ fn median(values: impl IntoIterator<Item = f64>) -> f64 {
 impl CaseReport {
     /// Sets `serial` and `levels` to the medians of the rounds, field by field (each level by its
     /// position in the sweep); one round is its own median.
-    fn take_medians(&mut self) {
+    pub(crate) fn take_medians(&mut self) {
         if self.rounds.len() < 2 {
             return;
         }
@@ -822,7 +822,7 @@ pub fn index_statement(options: &CaseOptions, similarity: &str, column: &str) ->
 
 /// The name of the case's index on `column` of `table`: `{table}_{column}_idx` of their letters,
 /// digits and underscores.
-fn index_name(table: &str, column: &str) -> String {
+pub(crate) fn index_name(table: &str, column: &str) -> String {
     format!("{}_{}_idx", plain(table), plain(column))
 }
 

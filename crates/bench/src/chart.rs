@@ -2,7 +2,8 @@
 //! the text):
 //!
 //! - [`concurrency_chart`]: one run's QPS (left axis) and p99 latency in milliseconds (right axis)
-//!   against the concurrency level, one point per level;
+//!   against the concurrency level, one point per level ([`concurrency_chart_with_spread`]: with
+//!   each level's QPS across repeated rounds as an error bar);
 //! - [`recall_qps_chart`]: recall against QPS across runs (index options, databases), each run a
 //!   point, and the Pareto frontier (the runs no other run beats on both) as a line, as
 //!   ann-benchmarks draws it.
@@ -105,6 +106,16 @@ fn upto(most: f64) -> std::ops::Range<f64> {
 /// QPS and p99 latency against concurrency for one run (`title` above it: its first line the
 /// title, the next ones subtitles).
 pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, ChartError> {
+    concurrency_chart_with_spread(metrics, &[], title)
+}
+
+/// [`concurrency_chart`] with each level's lowest and highest QPS across rounds (`spread`, a pair
+/// per level, or empty for none) drawn as a vertical error bar through the level's QPS.
+pub fn concurrency_chart_with_spread(
+    metrics: &Metrics,
+    spread: &[(f64, f64)],
+    title: &str,
+) -> Result<String, ChartError> {
     let levels = &metrics.conc_num_list;
     if levels.is_empty() {
         return Err(ChartError::NoData("the result has no concurrency level"));
@@ -133,7 +144,24 @@ pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, Chart
         let ms = checked(|| format!("p99 at concurrency {level}"), latency)? * 1000.0;
         p99.push((x, ms));
     }
+    if !spread.is_empty() && spread.len() != levels.len() {
+        return Err(ChartError::Ragged {
+            levels: levels.len(),
+            values: spread.len(),
+            what: "qps ranges",
+        });
+    }
+    let mut bars = Vec::with_capacity(spread.len());
+    for (&(x, q), &(least, most)) in qps.iter().zip(spread) {
+        let what = |end: &str| format!("the {end} qps of the rounds at concurrency {x}");
+        let (least, most) = (
+            checked(|| what("lowest"), least)?,
+            checked(|| what("highest"), most)?,
+        );
+        bars.push((x, least.min(q), q, most.max(q)));
+    }
     let most = |points: &[(f64, f64)]| points.iter().map(|p| p.1).fold(0.0, f64::max);
+    let qps_top = bars.iter().map(|b| b.3).fold(most(&qps), f64::max);
     let x_most = levels.iter().copied().max().map_or(1.0, f64::from);
     let x_range = 0.0..x_most * 1.05 + 1.0;
     let mut svg = String::new();
@@ -146,7 +174,7 @@ pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, Chart
             .x_label_area_size(50)
             .y_label_area_size(80)
             .right_y_label_area_size(80)
-            .build_cartesian_2d(x_range.clone(), headroom(most(&qps)))
+            .build_cartesian_2d(x_range.clone(), headroom(qps_top))
             .map_err(draw_error)?
             .set_secondary_coord(x_range, headroom(most(&p99)));
         chart
@@ -178,6 +206,17 @@ pub fn concurrency_chart(metrics: &Metrics, title: &str) -> Result<String, Chart
         chart
             .draw_series(qps.iter().map(|&p| Circle::new(p, 4, QPS_COLOR.filled())))
             .map_err(draw_error)?;
+        if !bars.is_empty() {
+            chart
+                .draw_series(bars.iter().map(|&(x, least, q, most)| {
+                    ErrorBar::new_vertical(x, least, q, most, QPS_COLOR.stroke_width(2), 10)
+                }))
+                .map_err(draw_error)?
+                .label("QPS, lowest to highest round")
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], QPS_COLOR)
+                });
+        }
         chart
             .draw_secondary_series(LineSeries::new(
                 p99.iter().copied(),
@@ -226,10 +265,16 @@ pub struct Run {
 
 impl Run {
     /// The run of one case of a result file: labelled as VectorDBBench names the database
-    /// (`db-db_label-version`), with the index options other than `metric_type` (and unset ones).
+    /// (`db-db_label-version`), with the index options other than `metric_type` (and unset ones);
+    /// a case of a sweep (its note's `sweep`) by its values alone, `key=value, …`.
     pub fn of(case: &CaseResult) -> Run {
         let config = &case.task_config;
         let mut label = config.db.clone();
+        let note = serde_json::from_str::<serde_json::Value>(&config.db_config.note).ok();
+        let swept = note
+            .as_ref()
+            .and_then(|note| note.get("sweep"))
+            .and_then(serde_json::Value::as_object);
         for part in [&config.db_config.db_label, &config.db_config.version] {
             if !part.is_empty() {
                 label.push('-');
@@ -257,6 +302,16 @@ impl Run {
                 }),
         );
         label.push_str(&format!(" ({})", parts.join(", ")));
+        if let Some(values) = swept {
+            let values: Vec<String> = values
+                .iter()
+                .map(|(key, value)| match value {
+                    serde_json::Value::String(text) => format!("{key}={text}"),
+                    other => format!("{key}={other}"),
+                })
+                .collect();
+            label = values.join(", ");
+        }
         let dataset = custom
             .get("dataset_config")
             .and_then(|d| d.get("name"))

@@ -17,6 +17,7 @@
 //! - [`job`]: a case with its outputs, and the rules both faces share;
 //! - [`result`]: VectorDBBench's result file; [`standard`]: its standard datasets; [`context`]:
 //!   the machine a case ran on;
+//! - [`sweep`]: a sweep over the index's options and k, a case per value set;
 //! - [`chart`]: QPS and p99 latency against concurrency, recall against QPS with the Pareto
 //!   frontier, as SVG.
 //!
@@ -46,6 +47,7 @@ pub mod metrics;
 pub mod result;
 pub mod standard;
 pub mod streaming;
+pub mod sweep;
 pub mod truth;
 
 use cqlwire_vector::input::InputError;
