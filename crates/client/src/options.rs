@@ -48,6 +48,17 @@ pub struct LoadOptions {
     /// Retries of requests that failed for a reason that may pass (a request that takes longer
     /// than the request timeout is one).
     pub retry: RetryOptions,
+    /// Rows a request may carry: 1 sends each row as its own EXECUTE; more gathers rows whose
+    /// partitions share their replicas into UNLOGGED batches of up to this many rows (at most
+    /// [`MAX_BATCH_ROWS`](crate::MAX_BATCH_ROWS)), each row still acknowledged or rejected alone.
+    /// Counter updates always go one by one.
+    pub batch_rows: usize,
+    /// The bound of a batch's size as the server counts it against its
+    /// `batch_size_fail_threshold` (the values and 16 bytes a cell, and more; a row bigger than
+    /// this goes alone). `None`: the server's threshold when `system_views.settings` shows it,
+    /// else [`DEFAULT_BATCH_BYTES`](crate::DEFAULT_BATCH_BYTES); a bound above the threshold the
+    /// server shows is lowered to it.
+    pub batch_bytes: Option<u64>,
 }
 
 impl LoadOptions {
@@ -59,6 +70,8 @@ impl LoadOptions {
             query: None,
             concurrency: Concurrency::default(),
             retry: RetryOptions::default(),
+            batch_rows: 1,
+            batch_bytes: None,
         }
     }
 }
