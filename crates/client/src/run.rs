@@ -1,4 +1,5 @@
-//! The run: rows in, single-partition EXECUTEs out, bounded by the window, retried with backoff.
+//! The run: rows in, single-partition EXECUTEs (or replica-grouped batches) out, bounded by the
+//! window, retried with backoff.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
@@ -223,7 +224,9 @@ impl Rows {
 impl Loader {
     /// Loads the rows of `batches` (rows in increasing number order, the first numbered at least
     /// `first_row`), each as one EXECUTE of the prepared statement routed to a replica of its
-    /// partition, at most the concurrency window in flight.
+    /// partition, or, with [`LoadOptions::batch_rows`](crate::LoadOptions::batch_rows) above 1, in
+    /// UNLOGGED batches of rows that share their replicas, at most the concurrency window of
+    /// requests in flight.
     ///
     /// Rows the server (or the binding) refuses for good go to `rejects` at once; requests that fail
     /// for a reason that may pass are retried with backoff. The run ends when the input ends and
@@ -260,6 +263,8 @@ impl Loader {
             .as_ref()
             .map(|plan| Grouper::new(plan.bounds, plan.key_markers.clone()));
         let mut singles: VecDeque<Row> = VecDeque::new();
+        // The topology when the run starts: grouping by one that changed since costs only
+        // routing, never a row.
         let cluster = self.session.get_cluster_state();
         let guard = match self.prepared.get_table_spec() {
             Some(spec) => {
