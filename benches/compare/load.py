@@ -26,6 +26,8 @@ Peers (`--peers`, comma-separated, default all):
                 semaphore of 100 permits (LoadJavaDriver.java, compiled here with javac)
   cqlwire       `cqlwire load` (release build), its default adaptive concurrency
   cqlwire-100   `cqlwire load --concurrency 100`
+  cqlwire-batch `cqlwire load --batch 16`: UNLOGGED batches of rows sharing their replicas (16 rows of
+                768 floats: the server's 50 KiB batch_size_fail_threshold), adaptive concurrency
 Before the first round, unmeasured runs of `cqlwire load` and of the Python driver warm the server up. In every round each peer
 runs once, in an order rotated round by round, each run into an empty table after the server's CPU
 has settled; after each run the table must hold exactly --rows rows (SELECT COUNT(*)) and a sample
@@ -59,7 +61,8 @@ CASSANDRA = ROOT / "scripts" / "cassandra.sh"
 CLUSTER = ROOT / "scripts" / "cassandra-cluster.sh"
 # The nodes of --cluster (env CQLWIRE_BENCH_CLUSTER: comma-separated loopback addresses).
 CLUSTER_ADDRESSES = tuple(os.environ.get("CQLWIRE_BENCH_CLUSTER", "127.0.0.1,127.0.0.2,127.0.0.3").split(","))
-HOST, PORT = "127.0.0.1", 9042
+# The single node's address (env CASSANDRA_ADDRESS, as scripts/cassandra.sh reads it).
+HOST, PORT = os.environ.get("CASSANDRA_ADDRESS", "127.0.0.1"), 9042
 KEYSPACE, TABLE = "cqlwire_bench", "embeddings"
 DIMENSION = 768
 ROW_BYTES = 8 + 4 * DIMENSION  # the values of one row: id bigint + vector<float, 768>
@@ -71,7 +74,8 @@ JAVA_HOME_DIR = pathlib.Path(os.environ.get("CQLWIRE_JAVA_DRIVER_HOME",
 # Unmeasured runs before the first round, so that the server has compiled the paths of protocol v4
 # (cqlwire, the scylla crate) and of v5 with LZ4 segments (the Python driver).
 WARM_UP = ("cqlwire", "python-numpy")
-PEERS = ("python", "python-numpy", "cqlsh", "rust-driver", "java-driver", "cqlwire", "cqlwire-100")
+BATCH = 16  # rows of the batched peer: the most the server's 50 KiB batch bound takes of these rows
+PEERS = ("python", "python-numpy", "cqlsh", "rust-driver", "java-driver", "cqlwire", "cqlwire-100", "cqlwire-batch")
 LABELS = {
     "python": "Python driver, execute_concurrent_with_args, float lists (concurrency 100)",
     "python-numpy": "Python driver + cqlwire.driver.install(), NumPy rows (concurrency 100)",
@@ -80,6 +84,7 @@ LABELS = {
     "java-driver": f"Java driver {JAVA_DRIVER}, executeAsync + semaphore (100)",
     "cqlwire": "cqlwire load (adaptive concurrency)",
     "cqlwire-100": "cqlwire load --concurrency 100",
+    "cqlwire-batch": f"cqlwire load --batch {BATCH} (UNLOGGED batches, adaptive concurrency)",
 }
 # "N rows in S s" (the peers) and "loaded N rows (… MB) in S s" (cqlwire): the inserts alone.
 INSERT_TIME = re.compile(r"(\d+) rows(?: \([^)]*\))? in ([\d.]+) s")
@@ -249,12 +254,16 @@ def connect():
             time.sleep(2)
 
 
-def create_table(session, replicas: int = 1) -> None:
+def create_table(session, replicas: int = 1, index: bool = False) -> None:
     session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
                     f"{{'class': 'SimpleStrategy', 'replication_factor': {replicas}}}")
     session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{TABLE}", timeout=120)
     session.execute(f"CREATE TABLE {KEYSPACE}.{TABLE} (id bigint PRIMARY KEY, emb vector<float, {DIMENSION}>)",
                     timeout=120)
+    if index:
+        session.execute(f"CREATE CUSTOM INDEX IF NOT EXISTS {TABLE}_emb ON {KEYSPACE}.{TABLE} (emb) "
+                        "USING 'StorageAttachedIndex' WITH OPTIONS = {'similarity_function': 'cosine'}",
+                        timeout=120)
 
 
 def count_rows(session) -> int:
@@ -337,10 +346,11 @@ def peer_commands(peers, parquet: pathlib.Path):
         elif peer == "java-driver":
             commands[peer] = ["java", "-cp", java_classpath(), "LoadJavaDriver", str(write_npy(parquet)), HOST,
                               str(PORT), table, str(CONCURRENCY)]
-        elif peer in ("cqlwire", "cqlwire-100"):
-            concurrency = ["--concurrency", str(CONCURRENCY)] if peer == "cqlwire-100" else []
+        elif peer in ("cqlwire", "cqlwire-100", "cqlwire-batch"):
+            extra = {"cqlwire": [], "cqlwire-100": ["--concurrency", str(CONCURRENCY)],
+                     "cqlwire-batch": ["--batch", str(BATCH)]}[peer]
             commands[peer] = [str(binary), "load", str(parquet), "--hosts", f"{HOST}:{PORT}", "--table", table,
-                              *concurrency]
+                              *extra]
         else:
             raise SystemExit(f"unknown peer {peer!r}: one of {', '.join(PEERS)}")
     return commands
@@ -408,7 +418,7 @@ def compare(args) -> None:
     results = {peer: [] for peer in peers}
     try:
         cluster, session = connect()
-        create_table(session, len(pids))
+        create_table(session, len(pids), args.index)
         # The Python driver's plain peer warms up v5 just as well when the module's is not compared.
         warm_up = [p if p != "python-numpy" or p in peers else "python" for p in WARM_UP]
         for warm in peer_commands(warm_up, parquet).values():
@@ -441,6 +451,8 @@ def print_table(results, args) -> None:
     base = medians.get("python")
     server = ("a three-node Apache Cassandra 5.0.9 cluster (replication factor 3)" if args.cluster
               else "Apache Cassandra 5.0.9")
+    if args.index:
+        server += ", a vector index (SAI, cosine) on the column during the loads"
     print(f"\nMachine: {run.cpu_name()}, {os.cpu_count()} cores; {server} on the same machine; "
           f"{rows} rows × vector<float, {DIMENSION}> ({ROW_BYTES} value bytes a row), {args.rounds} rounds; "
           f"load average during the runs {min(loads):.1f}–{max(loads):.1f}\n")
@@ -457,7 +469,7 @@ def print_table(results, args) -> None:
         print(f"| {LABELS[peer]} | {rate:,.0f} | {rate * ROW_BYTES / 1e6:.1f} | {m['wall']:.1f} s | {inserts} "
               f"| {m['client'] * per_100k:.1f} s | {m['server'] * per_100k:.1f} s "
               f"| {(m['client'] + m['server']) / m['wall']:.2f} cores | {m['rss']:.0f} MiB | {versus} | {cpu_versus} |")
-    for ours in ("cqlwire", "cqlwire-100"):
+    for ours in ("cqlwire", "cqlwire-100", "cqlwire-batch"):
         if ours not in medians:
             continue
         m = medians[ours]
@@ -465,11 +477,16 @@ def print_table(results, args) -> None:
         if base:
             verdicts.append(f"{base['wall'] / m['wall']:.2f}× the Python driver's rows/s (target ≥ 3×)")
             verdicts.append(f"{m['client'] / base['client']:.3f}× its client CPU (target ≤ 0.1×)")
-        others = [p for p in medians if p not in ("python", "cqlwire", "cqlwire-100")]
+        others = [p for p in medians if p not in ("python", "cqlwire", "cqlwire-100", "cqlwire-batch")]
         if others:
             slowest = min(medians[p]["wall"] / m["wall"] for p in others)
             verdicts.append(f"≥ {slowest:.2f}× every other peer (target ≥ 1.0×)")
         print(f"\n{LABELS[ours]}: " + "; ".join(verdicts))
+    if "cqlwire" in medians and "cqlwire-batch" in medians:
+        single, batch = medians["cqlwire"], medians["cqlwire-batch"]
+        print(f"\nBatches vs single rows (both adaptive): {single['wall'] / batch['wall']:.2f}× the rows/s "
+              f"(the default at ≥ 1.2×), {batch['server'] / single['server']:.2f}× the server CPU per row "
+              f"(target ≤ 0.8×), {batch['client'] / single['client']:.2f}× the client CPU per row")
 
 
 # --- one large file, once ---------------------------------------------------------------------
@@ -531,6 +548,9 @@ def main() -> None:
                         help="three nodes on 127.0.0.1-3 or CQLWIRE_BENCH_CLUSTER (scripts/cassandra-cluster.sh), "
                              "replication factor 3; "
                              "server CPU is the three nodes'")
+    parser.add_argument("--index", action="store_true",
+                        help="a vector index (SAI, cosine) on emb during the loads (Apache Cassandra 5.0.9 may "
+                             "refuse writes under it: CASSANDRA-21644)")
     parser.add_argument("--big", type=int, metavar="ROWS",
                         help="load one ROWS-row file with cqlwire alone: peak RSS and every row read back")
     parser.add_argument("--no-module-build", action="store_true",

@@ -163,6 +163,8 @@ def load(
     ids: Optional[numpy.typing.ArrayLike] = None,
     first_row: int = 0,
     concurrency: Optional[int] = None,
+    batch: Optional[int] = None,
+    batch_bytes: Optional[int] = None,
     rejects: Optional[PathLike] = None,
     dry_run: bool = False,
     consistency: Optional[str] = None,
@@ -187,7 +189,10 @@ def load(
     "embedding"}``, None or "" leaves a column out), ``rows``/``shard`` select rows of a file
     (``"START..END"``, ``"K/N"``), ``first_row`` numbers the rows of an array or table (its first
     row's number in the whole dataset: parts loaded separately get global row numbers),
-    ``rejects`` appends rejected rows to a CSV file (row,key,error). The password is ``password=``,
+    ``rejects`` appends rejected rows to a CSV file (row,key,error), ``batch`` (1 to 1024 rows)
+    sends rows whose partitions share their replicas in UNLOGGED batches, each row still
+    acknowledged or rejected alone, within ``batch_bytes`` (by default the server's
+    ``batch_size_fail_threshold``). The password is ``password=``,
     else the ``CQLWIRE_PASSWORD`` environment variable. Rejected rows do not raise: see
     ``LoadReport.rejected`` and ``rejects``. Raises ``LoadError`` (usage) or ``LoadFailed``.
     """

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 /// or `row_number_column`; `first_row` numbers its rows), or a pyarrow Table or RecordBatch
 /// (columns map by name). The other keywords are the command's flags with underscores: `map`,
 /// `query`, `row_number_column`, `column`, `input_format`, `dataset`, `rows`, `shard`,
-/// `concurrency`, `rejects`, `dry_run`, `consistency`, `timeout`, `username`, `password`, `tls`,
+/// `concurrency`, `batch`, `batch_bytes`, `rejects`, `dry_run`, `consistency`, `timeout`, `username`, `password`, `tls`,
 /// `tls_ca`, `tls_cert`, `tls_key`. Rejected rows do not raise. Raises `UsageError` (`LoadError`) for
 /// what the command exits 2 on and `JobFailed` (`LoadFailed`, with `report`) for a run that could not finish; Ctrl-C
 /// drains the run and raises `KeyboardInterrupt` carrying the run's `report`.
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 #[pyo3(signature = (
     source, *, hosts, table, map=None, query=None, row_number_column=None, column=None,
     input_format=None, dataset="train".to_owned(), rows=None, shard=None, ids=None, first_row=0,
-    concurrency=None, rejects=None, dry_run=false, **connection
+    concurrency=None, batch=None, batch_bytes=None, rejects=None, dry_run=false, **connection
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn load<'py>(
@@ -47,6 +47,8 @@ pub(crate) fn load<'py>(
     ids: Option<Bound<'py, PyAny>>,
     first_row: u64,
     concurrency: Option<Count>,
+    batch: Option<Count>,
+    batch_bytes: Option<Count>,
     rejects: Option<PathBuf>,
     dry_run: bool,
     connection: Option<&Bound<'py, PyDict>>,
@@ -67,6 +69,8 @@ pub(crate) fn load<'py>(
         query,
         row_number_column,
         concurrency: concurrency.map(|Count(n)| n),
+        batch: batch.map(|Count(n)| n),
+        batch_bytes: batch_bytes.map(|Count(n)| n),
         rejects,
         dry_run,
         ..LoadJob::new(source.source(py)?)

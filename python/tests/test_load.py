@@ -119,6 +119,23 @@ def test_pyarrow_columns_map_by_name(session, table, shape):
 
 
 @live
+def test_batches_leave_the_table_single_rows_leave(session, table):
+    # Rows 300.. write the ids of rows 0.. again: the later row wins in batches as row by row.
+    data = vectors(500)
+    ids = np.arange(500, dtype=np.int64) % 300
+    report = load(data, table, ids=ids, batch=16)
+    assert (report.written, report.rejected, report.resume_from) == (500, 0, None)
+    batched = read_back(session, table)
+    session.execute("TRUNCATE %s" % table)
+    load(data, table, ids=ids)
+    single = read_back(session, table)
+    assert sorted(batched) == sorted(single) == list(range(300))
+    for key, (emb, note) in single.items():
+        assert np.array_equal(emb, data[key + 300 if key < 200 else key])
+        assert np.array_equal(batched[key][0], emb) and batched[key][1] == note
+
+
+@live
 def test_a_file_in_part_keeps_its_row_numbers(session, table, tmp_path):
     data = vectors(10)
     np.save(tmp_path / "base.npy", data)
@@ -229,6 +246,10 @@ def test_options_are_checked_before_connecting():
         cqlwire.load(vectors(2), ids=["a", "b"], **target)
     with pytest.raises(ValueError, match="one-dimensional"):
         cqlwire.load(vectors(2), ids=[[1], [2]], **target)
+    with pytest.raises(cqlwire.LoadError, match=r"1 to 1024 rows, not 0 \(batch=\)$"):
+        cqlwire.load(vectors(2), batch=0, **target)
+    with pytest.raises(cqlwire.LoadError, match=r"\(batch_bytes=\)$"):
+        cqlwire.load(vectors(2), batch=16, batch_bytes=0, **target)
 
 
 @live

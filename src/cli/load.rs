@@ -34,6 +34,9 @@ Examples:
   # Four machines, a quarter each (row numbers stay global, so shards never collide):
   cqlwire load base.fbin --hosts db1 --table ks.vectors --row-number-column id --shard 2/4
 
+  # Rows of the same replicas in UNLOGGED batches of up to 16 rows (and the server's size bound):
+  cqlwire load train.parquet --hosts db1 --table ks.docs --batch 16
+
   # Resume after a failure, from the row the summary named:
   cqlwire load base.fbin --hosts db1 --table ks.vectors --row-number-column id --rows 412000..
 
@@ -81,6 +84,15 @@ pub struct Args {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=LoadJob::MAX_CONCURRENCY as i64))]
     pub concurrency: Option<u32>,
+    /// Rows a request may carry: more than 1 sends rows whose partitions share their replicas in
+    /// UNLOGGED batches of up to ROWS rows (at most 1024), each row still acknowledged or rejected alone [default: 1].
+    #[arg(long, value_name = "ROWS")]
+    pub batch: Option<u64>,
+    /// The bound of a batch's size as the server counts it (values and about 16 bytes a value)
+    /// [default: the server's batch_size_fail_threshold, or 51200 when it does not say]; a bound
+    /// above the server's threshold is lowered to it.
+    #[arg(long, value_name = "BYTES")]
+    pub batch_bytes: Option<u64>,
     /// Write rejected rows here as CSV (row,key,error) [default: standard error].
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
@@ -110,6 +122,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         query: args.query.clone(),
         row_number_column: args.row_number_column.clone(),
         concurrency: args.concurrency.map(u64::from),
+        batch: args.batch,
+        batch_bytes: args.batch_bytes,
         rejects: args.rejects.clone(),
         dry_run: args.dry_run,
         ..LoadJob::new(LoadSource::File {

@@ -70,3 +70,32 @@ fn the_shared_input_flags_are_checked_before_connecting() {
     assert!(String::from_utf8_lossy(&rejects.stderr).contains("(--rejects)"));
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
+
+/// `--batch` and `--batch-bytes` out of bounds are usage errors naming the flag, before any
+/// connection (the bounds are the library's).
+#[test]
+fn batch_bounds_are_checked_before_connecting() {
+    let input = fixture("convert/sample/train.npy");
+    for (extra, needle) in [
+        (["--batch", "0"], "(--batch)"),
+        (["--batch", "1025"], "1 to 1024 rows"),
+        (["--batch-bytes", "0"], "(--batch-bytes)"),
+        (["--batch-bytes", "268435457"], "(--batch-bytes)"),
+    ] {
+        let mut args = vec![
+            "load",
+            input.to_str().unwrap(),
+            "--hosts",
+            "127.0.0.1:1",
+            "--table",
+            "ks.t",
+        ];
+        args.extend_from_slice(&extra);
+        assert_error(
+            &run(with_args(&args), b""),
+            2,
+            needle,
+            &format!("{extra:?}"),
+        );
+    }
+}

@@ -110,6 +110,10 @@ pub enum Setting {
     Username,
     /// Requests in flight.
     Concurrency,
+    /// Rows a load's request may carry.
+    Batch,
+    /// The bound of a load's batch in bytes.
+    BatchBytes,
     /// The rows of the input read.
     Rows,
     /// The file that takes a load's rejected rows.
@@ -135,6 +139,8 @@ impl Setting {
             Setting::TlsKey => "tls_key",
             Setting::Username => "username",
             Setting::Concurrency => "concurrency",
+            Setting::Batch => "batch",
+            Setting::BatchBytes => "batch_bytes",
             Setting::Rows => "rows",
             Setting::Rejects => "rejects",
             Setting::K => "k",

@@ -63,6 +63,7 @@
 //! The parts that need no server are tested here; `tests/live.rs` runs against a real Cassandra
 //! (see `fixtures/load/live-tests.sh`).
 
+mod batch;
 mod dataset;
 mod error;
 mod feed;
@@ -82,6 +83,7 @@ mod unload;
 mod value;
 mod window;
 
+pub use batch::{DEFAULT_BATCH_BYTES, MAX_BATCH_ROWS};
 pub use dataset::{parse_rename, Dataset, DatasetOptions};
 pub use error::{LoadError, LoadErrorKind, Setting, SettingNames};
 pub use feed::Mode;

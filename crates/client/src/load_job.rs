@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use cqlwire_vector::input::{BatchReader, InputFormat, InputOptions, RowSelection};
 use cqlwire_vector::output::refuse_same_file;
 
+use crate::batch::MAX_BATCH_ROWS;
 use crate::dataset::{Dataset, DatasetOptions};
 use crate::error::{LoadError, LoadErrorKind, Setting};
 use crate::feed::Mode;
@@ -58,6 +59,13 @@ pub struct LoadJob {
     pub row_number_column: Option<String>,
     /// Requests in flight, from 1 to [`LoadJob::MAX_CONCURRENCY`]; `None`: an adaptive window.
     pub concurrency: Option<u64>,
+    /// Rows a request may carry, from 1 (each row alone) to [`MAX_BATCH_ROWS`]: more gathers rows
+    /// whose partitions share their replicas into UNLOGGED batches ([`LoadOptions::batch_rows`]);
+    /// `None`: the loader's default.
+    pub batch: Option<u64>,
+    /// The bound of a batch's size, from 1 to [`LoadJob::MAX_BATCH_BYTES`]
+    /// ([`LoadOptions::batch_bytes`]); `None`: the server's own bound.
+    pub batch_bytes: Option<u64>,
     /// A CSV file the rejected rows are added to (row, key, error); never the input.
     pub rejects: Option<PathBuf>,
     /// Read, convert and bind every row; send none.
@@ -68,6 +76,10 @@ impl LoadJob {
     /// The most requests in flight that [`concurrency`](LoadJob::concurrency) may ask for.
     pub const MAX_CONCURRENCY: u64 = 100_000;
 
+    /// The largest [`batch_bytes`](LoadJob::batch_bytes): 256 MiB, the largest frame Apache
+    /// Cassandra accepts.
+    pub const MAX_BATCH_BYTES: u64 = 256 << 20;
+
     /// A load of `source` with every setting at its default.
     pub fn new(source: LoadSource) -> Self {
         LoadJob {
@@ -76,12 +88,14 @@ impl LoadJob {
             query: None,
             row_number_column: None,
             concurrency: None,
+            batch: None,
+            batch_bytes: None,
             rejects: None,
             dry_run: false,
         }
     }
 
-    /// Refuses settings that cannot work: a concurrency out of bounds, rows selected two ways, a
+    /// Refuses settings that cannot work: a concurrency or batch out of bounds, rows selected two ways, a
     /// rejects file that is the input file (adding to it would change what is read). Nothing is
     /// read; [`prepare`](LoadJob::prepare) checks it too: call it first to refuse the job before
     /// anything else is asked (a password, say).
@@ -99,6 +113,24 @@ impl LoadJob {
                     Self::MAX_CONCURRENCY
                 ),
                 Setting::Concurrency,
+            );
+        }
+        if let Some(n) = self.batch.filter(|n| !(1..=MAX_BATCH_ROWS).contains(n)) {
+            return refuse(
+                format!("a batch must hold 1 to {MAX_BATCH_ROWS} rows, not {n}"),
+                Setting::Batch,
+            );
+        }
+        if let Some(n) = self
+            .batch_bytes
+            .filter(|n| !(1..=Self::MAX_BATCH_BYTES).contains(n))
+        {
+            return refuse(
+                format!(
+                    "the batch bytes must be between 1 and {}, not {n}",
+                    Self::MAX_BATCH_BYTES
+                ),
+                Setting::BatchBytes,
             );
         }
         let LoadSource::File {
@@ -135,6 +167,10 @@ impl LoadJob {
         if let Some(n) = self.concurrency {
             options.concurrency = Concurrency::Fixed(n as usize);
         }
+        if let Some(n) = self.batch {
+            options.batch_rows = n as usize;
+        }
+        options.batch_bytes = self.batch_bytes;
         let (mut dataset, selected) = match self.source {
             LoadSource::File {
                 path,
@@ -305,6 +341,22 @@ mod tests {
             assert_eq!(error.setting(), Some(Setting::Concurrency), "{n}");
         }
         job.concurrency = Some(LoadJob::MAX_CONCURRENCY);
+        assert!(job.check().is_ok());
+        for n in [0, MAX_BATCH_ROWS + 1] {
+            job.batch = Some(n);
+            assert_eq!(
+                job.check().unwrap_err().setting(),
+                Some(Setting::Batch),
+                "{n}"
+            );
+        }
+        job.batch = Some(MAX_BATCH_ROWS);
+        for n in [0, LoadJob::MAX_BATCH_BYTES + 1] {
+            job.batch_bytes = Some(n);
+            let error = job.check().unwrap_err();
+            assert_eq!(error.setting(), Some(Setting::BatchBytes), "{n}");
+        }
+        job.batch_bytes = Some(LoadJob::MAX_BATCH_BYTES);
         assert!(job.check().is_ok());
         if let LoadSource::File { rows, shard, .. } = &mut job.source {
             *rows = Some(0..10);

@@ -4,6 +4,7 @@ use scylla::client::session::Session;
 use scylla::cluster::metadata::{CollectionType, ColumnType, NativeType};
 use scylla::statement::prepared::PreparedStatement;
 
+use crate::batch::{parse_storage, Bounds, DEFAULT_BATCH_BYTES};
 use crate::error::{LoadError, LoadErrorKind, Setting};
 use crate::options::LoadOptions;
 use crate::session::{chosen_columns, ColumnRole, TableColumn, TableSession};
@@ -33,6 +34,17 @@ pub struct Loader {
     pub(crate) static_only: Option<StaticOnly>,
     /// Why a write of the statement must not be applied twice, if it must not.
     pub(crate) retry_unsafe: Option<RetryUnsafe>,
+    /// How rows are gathered into batches, when they are.
+    pub(crate) batch: Option<BatchPlan>,
+}
+
+/// How a load gathers rows into batches ([`LoadOptions::batch_rows`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BatchPlan {
+    /// The rows and bytes of a batch.
+    pub(crate) bounds: Bounds,
+    /// The bind markers whose values make a row's primary key (see [`Grouper::new`](crate::batch::Grouper::new)).
+    pub(crate) key_markers: Vec<usize>,
 }
 
 /// Why a statement's write is not safe to apply twice, so that a request whose outcome is unknown
@@ -136,6 +148,17 @@ impl Loader {
         }
         let retry_unsafe = RetryUnsafe::of(&markers);
         prepared.set_is_idempotent(retry_unsafe.is_none());
+        let batch = match options.batch_rows {
+            0 | 1 => None,
+            _ if retry_unsafe == Some(RetryUnsafe::Counter) => None,
+            rows => Some(BatchPlan {
+                bounds: Bounds {
+                    rows,
+                    bytes: batch_bytes(&session, options.batch_bytes).await,
+                },
+                key_markers: key_markers(&columns, &markers),
+            }),
+        };
         let static_only = match options.query {
             Some(_) => None,
             None => {
@@ -152,6 +175,7 @@ impl Loader {
             markers,
             static_only,
             retry_unsafe,
+            batch,
         })
     }
 
@@ -174,6 +198,53 @@ impl Loader {
     pub fn options(&self) -> &LoadOptions {
         &self.options
     }
+}
+
+/// The bound of a batch's bytes: `given` lowered to the server's `batch_size_fail_threshold` when
+/// `system_views.settings` shows it; without `given`, that threshold or [`DEFAULT_BATCH_BYTES`].
+async fn batch_bytes(session: &Session, given: Option<u64>) -> u64 {
+    let threshold = async {
+        let result = session
+            .query_unpaged(
+                "SELECT name, value FROM system_views.settings WHERE name IN \
+                 ('batch_size_fail_threshold', 'batch_size_fail_threshold_in_kb')",
+                (),
+            )
+            .await
+            .ok()?
+            .into_rows_result()
+            .ok()?;
+        let mut rows = result.rows::<(String, Option<String>)>().ok()?;
+        rows.find_map(|row| row.ok()?.1.as_deref().and_then(parse_storage))
+    }
+    .await;
+    match (given, threshold) {
+        (Some(given), Some(threshold)) => given.min(threshold),
+        (Some(bytes), None) | (None, Some(bytes)) => bytes,
+        (None, None) => DEFAULT_BATCH_BYTES,
+    }
+}
+
+/// The bind markers whose values make a row's primary key: those of the partition key and
+/// clustering columns, or of the partition key alone when a marker writes a static column (the
+/// static cells of two rows of a partition are one).
+fn key_markers(columns: &[TableColumn], markers: &[BindMarker]) -> Vec<usize> {
+    let role = |marker: &BindMarker| {
+        columns
+            .iter()
+            .find(|column| column.name == marker.name)
+            .map(|column| column.role)
+    };
+    let statics = markers
+        .iter()
+        .any(|marker| role(marker) == Some(ColumnRole::Static));
+    (0..markers.len())
+        .filter(|&i| match role(&markers[i]) {
+            Some(ColumnRole::PartitionKey(_)) => true,
+            Some(ColumnRole::Clustering(_)) => !statics,
+            _ => false,
+        })
+        .collect()
 }
 
 /// `INSERT INTO ks.t (c1, c2, ...) VALUES (?, ?, ...)` of `chosen` (as written in CQL) or of every

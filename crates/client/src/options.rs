@@ -54,6 +54,17 @@ pub struct LoadOptions {
     /// earlier than `n / rate` seconds after it starts (`None`: as fast as the run takes them).
     /// A server slower than the rate falls behind the schedule; the rows due then go at once.
     pub rate: Option<NonZeroU32>,
+    /// Rows a request may carry: 1 sends each row as its own EXECUTE; more gathers rows whose
+    /// partitions share their replicas into UNLOGGED batches of up to this many rows (at most
+    /// [`MAX_BATCH_ROWS`](crate::MAX_BATCH_ROWS)), each row still acknowledged or rejected alone.
+    /// Counter updates always go one by one.
+    pub batch_rows: usize,
+    /// The bound of a batch's size as the server counts it against its
+    /// `batch_size_fail_threshold` (the values and 16 bytes a cell, and more; a row bigger than
+    /// this goes alone). `None`: the server's threshold when `system_views.settings` shows it,
+    /// else [`DEFAULT_BATCH_BYTES`](crate::DEFAULT_BATCH_BYTES); a bound above the threshold the
+    /// server shows is lowered to it.
+    pub batch_bytes: Option<u64>,
 }
 
 impl LoadOptions {
@@ -66,6 +77,8 @@ impl LoadOptions {
             concurrency: Concurrency::default(),
             retry: RetryOptions::default(),
             rate: None,
+            batch_rows: 1,
+            batch_bytes: None,
         }
     }
 }

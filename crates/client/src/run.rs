@@ -1,4 +1,5 @@
-//! The run: rows in, single-partition EXECUTEs out, bounded by the window, retried with backoff.
+//! The run: rows in, single-partition EXECUTEs (or replica-grouped batches) out, bounded by the
+//! window, retried with backoff.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
@@ -7,14 +8,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use futures::future::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
+use scylla::cluster::ClusterState;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::response::query_result::QueryResult;
 use scylla::serialize::SerializationError;
+use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::bound::BoundStatement;
+use scylla::statement::prepared::PreparedStatement;
 use scylla::value::CqlValue;
 use tokio::sync::mpsc;
 
+use crate::batch::Grouper;
 use crate::error::{LoadError, LoadErrorKind};
 use crate::loader::{Loader, RetryUnsafe};
 use crate::rejects::RejectSink;
@@ -119,13 +125,47 @@ enum Outcome {
     GaveUp(String),
     /// Not retried because the run is stopping.
     Abandoned,
+    /// The batch was refused as a whole, and none of its rows is known to be written: each is
+    /// sent alone, for a verdict of its own.
+    OneByOne,
+}
+
+/// What one request carries.
+enum Carried {
+    /// One row: its number, key and value bytes.
+    Row { row: u64, key: String, bytes: u64 },
+    /// A batch of rows, kept for sending them one by one.
+    Batch(Vec<Row>),
 }
 
 struct Sent {
-    row: u64,
-    key: String,
-    bytes: u64,
+    carried: Carried,
     outcome: Outcome,
+}
+
+impl Sent {
+    /// Number, key and value bytes of each row carried.
+    fn rows(&self) -> Vec<(u64, &str, u64)> {
+        match &self.carried {
+            Carried::Row { row, key, bytes } => vec![(*row, key.as_str(), *bytes)],
+            Carried::Batch(rows) => rows
+                .iter()
+                .map(|row| (row.number, row.key.as_str(), row.value_bytes() as u64))
+                .collect(),
+        }
+    }
+
+    /// `row N`, or `rows N to M` of a batch.
+    fn name(&self) -> String {
+        match &self.carried {
+            Carried::Row { row, .. } => format!("row {row}"),
+            Carried::Batch(rows) => format!(
+                "rows {} to {}",
+                rows.first().map_or(0, |row| row.number),
+                rows.last().map_or(0, |row| row.number)
+            ),
+        }
+    }
 }
 
 /// The one-line reason of a binding failure, without the driver's prefix.
@@ -184,7 +224,9 @@ impl Rows {
 impl Loader {
     /// Loads the rows of `batches` (rows in increasing number order, the first numbered at least
     /// `first_row`), each as one EXECUTE of the prepared statement routed to a replica of its
-    /// partition, at most the concurrency window in flight.
+    /// partition, or, with [`LoadOptions::batch_rows`](crate::LoadOptions::batch_rows) above 1, in
+    /// UNLOGGED batches of rows that share their replicas, at most the concurrency window of
+    /// requests in flight.
     ///
     /// Rows the server (or the binding) refuses for good go to `rejects` at once; requests that fail
     /// for a reason that may pass are retried with backoff. The run ends when the input ends and
@@ -214,6 +256,16 @@ impl Loader {
         // the start of the run stays behind the clock: no row is sent within a microsecond of
         // the one before. Counter updates take no timestamp.
         let timestamps = (self.retry_unsafe != Some(RetryUnsafe::Counter)).then(now_micros);
+        // Batching: rows gathered by replica set, and the rows of refused batches to send alone
+        // (all of them unresolved until each has its verdict).
+        let mut grouper = self
+            .batch
+            .as_ref()
+            .map(|plan| Grouper::new(plan.bounds, plan.key_markers.clone()));
+        let mut singles: VecDeque<Row> = VecDeque::new();
+        // The topology when the run starts: grouping by one that changed since costs only
+        // routing, never a row.
+        let cluster = self.session.get_cluster_state();
         let guard = match self.prepared.get_table_spec() {
             Some(spec) => {
                 TableGuard::start(&self.session, spec.ks_name(), spec.table_name(), "load").await
@@ -234,40 +286,75 @@ impl Loader {
             }
             let halted = stopping.load(Ordering::Relaxed);
             while !halted && in_flight.len() < window_size() {
-                if rows.pending.is_empty() {
-                    match batches.try_recv() {
-                        Ok(batch) => rows.pending.extend(batch),
-                        Err(mpsc::error::TryRecvError::Empty) => break,
-                        Err(mpsc::error::TryRecvError::Disconnected) => {
-                            rows.input_done = true;
-                            break;
+                // Rows of refused batches first, then ready batches, then new rows.
+                let row = match singles.pop_front() {
+                    Some(row) => row,
+                    None => match grouper.as_mut().and_then(Grouper::next_ready) {
+                        Some(mut batch) if batch.len() == 1 => batch.remove(0),
+                        Some(batch) => {
+                            let timestamp = batch
+                                .last()
+                                .and_then(|row| timestamp_of(timestamps, first_row, row.number));
+                            in_flight.push(
+                                self.send_batch(batch, timestamp, &window, &stopping, control)
+                                    .boxed(),
+                            );
+                            continue;
                         }
-                    }
-                    continue;
-                }
-                let Some(row) = rows.take() else { break };
+                        None => {
+                            if rows.pending.is_empty() {
+                                match batches.try_recv() {
+                                    Ok(batch) => {
+                                        rows.pending.extend(batch);
+                                        continue;
+                                    }
+                                    Err(mpsc::error::TryRecvError::Empty) => {}
+                                    Err(mpsc::error::TryRecvError::Disconnected) => {
+                                        rows.input_done = true;
+                                    }
+                                }
+                                // No row waits: the batches being filled go as they are.
+                                match grouper.as_mut().filter(|grouper| grouper.has_open()) {
+                                    Some(grouper) => {
+                                        grouper.flush();
+                                        continue;
+                                    }
+                                    None => break,
+                                }
+                            }
+                            let Some(row) = rows.take() else { break };
+                            rows.unresolved.insert(row.number);
+                            match (&mut grouper, self.unconverted(&row)) {
+                                (Some(grouper), None) => {
+                                    let replicas = self.replicas_of(&row, &cluster);
+                                    grouper.add(row, replicas);
+                                    continue;
+                                }
+                                _ => row,
+                            }
+                        }
+                    },
+                };
                 let bytes = row.value_bytes() as u64;
-                let timestamp = timestamps.map(|base| {
-                    let offset = row.number.saturating_sub(first_row);
-                    base.saturating_add(i64::try_from(offset).unwrap_or(i64::MAX))
-                });
+                let timestamp = timestamp_of(timestamps, first_row, row.number);
                 match self.bind(&row, timestamp) {
                     Ok(bound) => {
-                        rows.unresolved.insert(row.number);
                         let sent = Sent {
-                            row: row.number,
-                            key: row.key,
-                            bytes,
+                            carried: Carried::Row {
+                                row: row.number,
+                                key: row.key,
+                                bytes,
+                            },
                             outcome: Outcome::Abandoned,
                         };
-                        in_flight.push(self.send(bound, sent, &window, &stopping, control));
+                        in_flight.push(self.send(bound, sent, &window, &stopping, control).boxed());
                     }
                     Err(reason) => {
                         if let Err(error) = rejects.reject(row.number, &row.key, &reason) {
                             failure = Some(rejects_failed(&error));
-                            rows.unresolved.insert(row.number);
                             break;
                         }
+                        rows.unresolved.remove(&row.number);
                         progress.add_rejected();
                     }
                 }
@@ -283,30 +370,38 @@ impl Loader {
                 && in_flight.len() < window_size();
             tokio::select! {
                 Some(sent) = in_flight.next(), if !in_flight.is_empty() => {
-                    match sent.outcome {
+                    match &sent.outcome {
                         Outcome::Acknowledged(latency) => {
-                            rows.unresolved.remove(&sent.row);
-                            progress.add_written(sent.bytes);
+                            for (row, _, bytes) in sent.rows() {
+                                rows.unresolved.remove(&row);
+                                progress.add_written(bytes);
+                            }
                             if let Ok(mut window) = window.lock() {
-                                window.on_success(latency);
+                                window.on_success(*latency);
                             }
                         }
-                        Outcome::Rejected(error) => match rejects.reject(sent.row, &sent.key, &error) {
-                            Ok(()) => {
-                                rows.unresolved.remove(&sent.row);
+                        Outcome::Rejected(error) => {
+                            for (row, key, _) in sent.rows() {
+                                if let Err(error) = rejects.reject(row, key, error) {
+                                    failure.get_or_insert_with(|| rejects_failed(&error));
+                                    break;
+                                }
+                                rows.unresolved.remove(&row);
                                 progress.add_rejected();
                             }
-                            Err(error) => {
-                                failure.get_or_insert_with(|| rejects_failed(&error));
-                            }
-                        },
+                        }
                         Outcome::GaveUp(error) => {
                             failure.get_or_insert_with(|| LoadError::new(
                                 LoadErrorKind::ServerGone,
-                                format!("row {} could not be written: {error}", sent.row),
+                                format!("{} could not be written: {error}", sent.name()),
                             ));
                         }
                         Outcome::Abandoned => {}
+                        Outcome::OneByOne => {
+                            if let Carried::Batch(batch) = sent.carried {
+                                singles.extend(batch);
+                            }
+                        }
                     }
                 }
                 batch = batches.recv(), if want_input => match batch {
@@ -386,17 +481,32 @@ impl Loader {
     /// cannot be: a value the input could not convert is refused here, before any binding, and
     /// binding checks each value's type against its marker.
     fn bind(&self, row: &Row, timestamp: Option<i64>) -> Result<BoundStatement, String> {
-        let unconverted = row
-            .values
+        if let Some(reason) = self.unconverted(row) {
+            return Err(reason);
+        }
+        let (statement, kept) = self.statement_for(row);
+        let mut statement = statement.clone();
+        statement.set_timestamp(timestamp);
+        statement
+            .bind(kept.as_ref().unwrap_or(row))
+            .map_err(|error| bind_error_text(&error))
+    }
+
+    /// Why the row cannot be sent, when the input could not convert one of its values.
+    fn unconverted(&self, row: &Row) -> Option<String> {
+        row.values
             .iter()
             .zip(self.bind_markers())
             .find_map(|(value, marker)| match value.cell() {
                 Cell::Invalid(reason) => Some(format!("column {}: {reason}", marker.name)),
                 _ => None,
-            });
-        if let Some(reason) = unconverted {
-            return Err(reason);
-        }
+            })
+    }
+
+    /// The statement that writes `row`: the static-only INSERT, with the values it binds, for a
+    /// row that has static values alone (see [`StaticOnly`](crate::loader::StaticOnly)); else the
+    /// prepared statement, which binds the row itself.
+    fn statement_for(&self, row: &Row) -> (&PreparedStatement, Option<Row>) {
         if let Some(only) = &self.static_only {
             let null = |&i: &usize| row.values.get(i).is_some_and(|v| *v.cell() == Cell::Null);
             if only.empty.iter().all(null) {
@@ -409,16 +519,32 @@ impl Loader {
                         .filter_map(|&i| row.values.get(i).cloned())
                         .collect(),
                 };
-                let mut statement = only.prepared.clone();
-                statement.set_timestamp(timestamp);
-                return statement
-                    .bind(&kept)
-                    .map_err(|error| bind_error_text(&error));
+                return (&only.prepared, Some(kept));
             }
         }
-        let mut statement = self.prepared.clone();
-        statement.set_timestamp(timestamp);
-        statement.bind(row).map_err(|error| bind_error_text(&error))
+        (&self.prepared, None)
+    }
+
+    /// The hosts that own `row`'s partition, as a batch's group: none when the cluster has one
+    /// node or the token cannot be computed (every row then in the same group).
+    fn replicas_of(&self, row: &Row, cluster: &ClusterState) -> Vec<u128> {
+        let (Some(spec), true) = (
+            self.prepared.get_table_spec(),
+            cluster.get_nodes_info().len() > 1,
+        ) else {
+            return Vec::new();
+        };
+        let Ok(Some(token)) = self.prepared.calculate_token(row) else {
+            return Vec::new();
+        };
+        let mut hosts: Vec<u128> = cluster
+            .get_token_endpoints(spec.ks_name(), spec.table_name(), token)
+            .iter()
+            .map(|(node, _)| node.host_id.as_u128())
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts
     }
 
     /// Sends one bound row until it is acknowledged, rejected, retried too often, or the run stops;
@@ -431,36 +557,97 @@ impl Loader {
         stopping: &AtomicBool,
         control: &RunControl,
     ) -> Sent {
+        let row = match &sent.carried {
+            Carried::Row { row, .. } => *row,
+            Carried::Batch(_) => 0,
+        };
+        let request = || self.session.execute_bound_unpaged(&bound);
         sent.outcome = self
-            .send_until_done(&bound, sent.row, window, stopping, control)
+            .send_until_done(request, false, row, window, stopping, control)
             .await;
         sent
     }
 
-    async fn send_until_done(
+    /// Sends `rows` (in row order, more than one) as one UNLOGGED batch at `timestamp` until it is
+    /// acknowledged, refused, retried too often, or the run stops. A batch the server refused, or
+    /// whose retries ran out on a failure of its rows' own, comes back to be sent one row at a time
+    /// ([`Outcome::OneByOne`]) where that cannot write a row twice: always for a statement safe to
+    /// apply twice, else only when the server certainly applied none of it.
+    async fn send_batch(
         &self,
-        bound: &BoundStatement,
+        rows: Vec<Row>,
+        timestamp: Option<i64>,
+        window: &Mutex<Window>,
+        stopping: &AtomicBool,
+        control: &RunControl,
+    ) -> Sent {
+        let mut batch = Batch::new(BatchType::Unlogged);
+        let statements: Vec<(&PreparedStatement, Option<Row>)> =
+            rows.iter().map(|row| self.statement_for(row)).collect();
+        for (statement, _) in &statements {
+            batch.append_statement((*statement).clone());
+        }
+        batch.set_timestamp(timestamp);
+        batch.set_is_idempotent(self.retry_unsafe.is_none());
+        let values: Vec<&Row> = statements
+            .iter()
+            .zip(&rows)
+            .map(|((_, kept), row)| kept.as_ref().unwrap_or(row))
+            .collect();
+        let first = rows.first().map_or(0, |row| row.number);
+        let request = || self.session.batch(&batch, &values);
+        let outcome = self
+            .send_until_done(request, true, first, window, stopping, control)
+            .await;
+        Sent {
+            carried: Carried::Batch(rows),
+            outcome,
+        }
+    }
+
+    /// Sends one request (`request` makes each attempt; `batch`: a batch of rows) until it is
+    /// acknowledged, rejected, retried too often, or the run stops; `row` varies the backoff.
+    async fn send_until_done<F, R>(
+        &self,
+        request: F,
+        batch: bool,
         row: u64,
         window: &Mutex<Window>,
         stopping: &AtomicBool,
         control: &RunControl,
-    ) -> Outcome {
+    ) -> Outcome
+    where
+        F: Fn() -> R,
+        R: Future<Output = Result<QueryResult, ExecutionError>>,
+    {
         let retry_unsafe = self.retry_unsafe;
         let idempotent = retry_unsafe.is_none();
         let retry = self.options.retry;
         let mut retries = 0;
         loop {
             let started = Instant::now();
-            let error = match self.session.execute_bound_unpaged(bound).await {
+            let error = match request().await {
                 Ok(result) => {
                     return match not_applied(result) {
                         None => Outcome::Acknowledged(started.elapsed()),
+                        // A conditional batch is applied whole or not at all.
+                        Some(_) if batch => Outcome::OneByOne,
                         Some(reason) => Outcome::Rejected(reason),
-                    }
+                    };
                 }
                 Err(error) => error,
             };
             match classify(&error, idempotent) {
+                Failure::Reject if batch && (idempotent || certainly_not_applied(&error)) => {
+                    return Outcome::OneByOne
+                }
+                Failure::Reject if batch => {
+                    let why = retry_unsafe.map_or("", RetryUnsafe::twice);
+                    return Outcome::Rejected(format!(
+                        "{error}; not sent again row by row: the server may have applied part of \
+                         the batch, and {why}"
+                    ));
+                }
                 Failure::Reject => return Outcome::Rejected(error.to_string()),
                 Failure::Uncertain => {
                     let why = retry_unsafe.map_or("", RetryUnsafe::twice);
@@ -485,6 +672,7 @@ impl Loader {
                         let error = format!("{error} (after {retries} retries)");
                         return match exhausted {
                             Exhausted::EndRun => Outcome::GaveUp(error),
+                            Exhausted::Reject if batch => Outcome::OneByOne,
                             Exhausted::Reject => Outcome::Rejected(error),
                         };
                     }
@@ -498,6 +686,30 @@ impl Loader {
             }
         }
     }
+}
+
+/// Whether the server certainly applied nothing of a refused request: the driver refused to
+/// send it, or the server found it invalid before writing anything.
+fn certainly_not_applied(error: &ExecutionError) -> bool {
+    match error {
+        ExecutionError::BadQuery(_) => true,
+        ExecutionError::LastAttemptError(attempt) => matches!(
+            attempt,
+            RequestAttemptError::SerializationError(_)
+                | RequestAttemptError::CqlRequestSerialization(_)
+                | RequestAttemptError::DbError(DbError::Invalid | DbError::SyntaxError, _)
+        ),
+        _ => false,
+    }
+}
+
+/// The write timestamp of row `number`: one microsecond per row after `base` (see
+/// [`Loader::run`]), none without a base.
+fn timestamp_of(base: Option<i64>, first_row: u64, number: u64) -> Option<i64> {
+    base.map(|base| {
+        let offset = number.saturating_sub(first_row);
+        base.saturating_add(i64::try_from(offset).unwrap_or(i64::MAX))
+    })
 }
 
 /// Why a conditional statement (`… IF NOT EXISTS`, `UPDATE … IF …`) did not write its row: its

@@ -39,6 +39,12 @@ fn credentials() -> Credentials {
     }
 }
 
+/// `options` sending batches of up to `rows` rows.
+fn batched(mut options: LoadOptions, rows: usize) -> LoadOptions {
+    options.batch_rows = rows;
+    options
+}
+
 fn options(table: &str) -> LoadOptions {
     let mut session = SessionOptions::new(
         Host::parse_list(&env("CQLWIRE_TEST_CASSANDRA")).unwrap(),
@@ -397,14 +403,30 @@ async fn vectors_and_side_columns_arrive_byte_for_byte() {
 #[tokio::test]
 #[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
 async fn values_the_server_refuses_go_to_rejects_and_the_rest_loads() {
+    refused_rows("refused", 1).await;
+}
+
+#[tokio::test]
+#[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
+async fn a_refused_batch_sends_its_rows_one_by_one_and_each_is_accounted_for() {
+    // Rows 0-7, 8-15, …: each refused row's batch is refused whole, then each of its rows has
+    // its own verdict.
+    refused_rows("refused_batch", 8).await;
+}
+
+/// Loads 50 rows, three of which are refused (two by the server, one by the binding), in batches
+/// of `batch` rows: the 47 others are written, the three rejected with the server's reasons.
+async fn refused_rows(table: &str, batch: usize) {
     let session = admin().await;
     create_table(
         &session,
-        "refused",
+        table,
         "id bigint PRIMARY KEY, t text, vs vector<smallint, 2>",
     )
     .await;
-    let loader = Loader::connect(options("refused")).await.unwrap();
+    let loader = Loader::connect(batched(options(table), batch))
+        .await
+        .unwrap();
     let types: Vec<_> = loader
         .bind_markers()
         .iter()
@@ -461,7 +483,7 @@ async fn values_the_server_refuses_go_to_rejects_and_the_rest_loads() {
         rejects[2].error,
         "column vs: value made for bigint cannot be bound to a marker of type vector<smallint, 2>"
     );
-    let stored = read_raw(&session, "refused", "t, vs").await;
+    let stored = read_raw(&session, table, "t, vs").await;
     let ids: Vec<i64> = stored.keys().copied().collect();
     let want: Vec<i64> = (0..50).filter(|n| ![7, 19, 33].contains(n)).collect();
     assert_eq!(ids, want);
@@ -654,14 +676,26 @@ fn impatient(table: &str, retries: u32) -> LoadOptions {
 #[tokio::test]
 #[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
 async fn a_paused_server_loses_no_row_and_the_retries_are_counted() {
+    paused("paused", 1).await;
+}
+
+#[tokio::test]
+#[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
+async fn a_paused_server_loses_no_row_of_a_batched_load() {
+    paused("paused_batch", 16).await;
+}
+
+async fn paused(table: &str, batch: usize) {
     let session = admin().await;
     create_table(
         &session,
-        "paused",
+        table,
         "id bigint PRIMARY KEY, v vector<float, 64>",
     )
     .await;
-    let loader = Loader::connect(impatient("paused", 40)).await.unwrap();
+    let loader = Loader::connect(batched(impatient(table, 40), batch))
+        .await
+        .unwrap();
     let control = RunControl::default();
     let pid = cassandra_pid();
     let pause = async {
@@ -677,20 +711,32 @@ async fn a_paused_server_loses_no_row_and_the_retries_are_counted() {
         (4000, 0, None)
     );
     assert!(report.retried > 0, "{report:?}");
-    assert_vector_rows(&session, "paused", 0..4000, true).await;
+    assert_vector_rows(&session, table, 0..4000, true).await;
 }
 
 #[tokio::test]
 #[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
 async fn the_stop_flag_drains_and_the_resume_point_completes_the_table() {
+    stopped("stopped", 1).await;
+}
+
+#[tokio::test]
+#[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
+async fn the_stop_flag_keeps_the_resume_point_of_a_batched_load_true() {
+    stopped("stopped_batch", 16).await;
+}
+
+async fn stopped(table: &str, batch: usize) {
     let session = admin().await;
     create_table(
         &session,
-        "stopped",
+        table,
         "id bigint PRIMARY KEY, v vector<float, 64>",
     )
     .await;
-    let loader = Loader::connect(options("stopped")).await.unwrap();
+    let loader = Loader::connect(batched(options(table), batch))
+        .await
+        .unwrap();
     let control = RunControl::default();
     let stop = async {
         wait_written(&control, 300).await;
@@ -700,10 +746,10 @@ async fn the_stop_flag_drains_and_the_resume_point_completes_the_table() {
     let report = report.unwrap();
     let resume = report.resume_from.expect("stopped early");
     assert!((300..3000).contains(&resume), "{report:?}");
-    assert_vector_rows(&session, "stopped", 0..resume, false).await;
+    assert_vector_rows(&session, table, 0..resume, false).await;
 
     resume_vectors(&loader, resume..3000).await;
-    assert_vector_rows(&session, "stopped", 0..3000, true).await;
+    assert_vector_rows(&session, table, 0..3000, true).await;
 }
 
 #[tokio::test]
@@ -763,4 +809,216 @@ async fn a_killed_server_ends_the_run_with_a_true_resume_point() {
     let rest = resume_vectors(&loader, resume..total).await;
     assert_eq!(rest.written, total - resume);
     assert_vector_rows(&session, "killed", 0..total, true).await;
+}
+
+/// Rows `0..n` of an `(id bigint, c int, v vector<float, 64>, s int static)` table: row `n` writes
+/// key `(n % keys, n % 3)` and `s = n`, so later rows write the keys of earlier ones again.
+fn repeating_rows(loader: &Loader, n: u64, keys: u64) -> Vec<Row> {
+    (0..n)
+        .map(|n| {
+            let id = (n % keys) as i64;
+            let values = loader
+                .bind_markers()
+                .iter()
+                .map(|marker| {
+                    let bytes = match marker.name.as_str() {
+                        "id" => id.to_be_bytes().to_vec(),
+                        "c" => ((n % 3) as i32).to_be_bytes().to_vec(),
+                        "v" => vector_of(n),
+                        _ => (n as i32).to_be_bytes().to_vec(),
+                    };
+                    Value::new(marker.cql_type.clone(), bytes)
+                })
+                .collect();
+            Row {
+                number: n,
+                key: format!("id={id}"),
+                values,
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
+async fn a_batched_load_leaves_the_table_a_row_by_row_load_leaves() {
+    let session = admin().await;
+    let columns = "id bigint, c int, v vector<float, 64>, s int static, PRIMARY KEY (id, c)";
+    let (rows, keys) = (3000, 700);
+    let mut stored = Vec::new();
+    for (table, batch) in [("one_by_one", 1), ("batched", 16), ("batched_big", 1024)] {
+        create_table(&session, table, columns).await;
+        let loader = Loader::connect(batched(options(table), batch))
+            .await
+            .unwrap();
+        let input = repeating_rows(&loader, rows, keys);
+        let (report, rejects) = load_all(&loader, input, 100, false).await;
+        assert_eq!(rejects, []);
+        assert_eq!(
+            (report.written, report.rejected, report.resume_from),
+            (rows, 0, None)
+        );
+        stored.push(read_rows(&session, table, "id, c, v, s").await);
+    }
+    // The last row writing each key wins (the static column: the last row of the partition), in
+    // every table alike.
+    assert_eq!(stored[0].len() as u64, keys.min(rows) * 3);
+    for values in &stored[0] {
+        let number = |i: usize| {
+            let bytes: [u8; 4] = values[i].clone().unwrap().try_into().unwrap();
+            i32::from_be_bytes(bytes) as u64
+        };
+        let id = u64::from_be_bytes(values[0].clone().unwrap().try_into().unwrap());
+        let c = number(1);
+        let last_of_key = (0..rows).filter(|n| n % keys == id && n % 3 == c).max();
+        let last_of_partition = (0..rows).filter(|n| n % keys == id).max().unwrap();
+        assert_eq!(
+            values[2].as_deref(),
+            Some(vector_of(last_of_key.unwrap()).as_slice())
+        );
+        assert_eq!(number(3), last_of_partition);
+    }
+    assert_eq!(stored[0], stored[1]);
+    assert_eq!(stored[0], stored[2]);
+}
+
+/// Every row of `table` as the raw bytes of `columns` (`None` for null), in key order.
+async fn read_rows(session: &Session, table: &str, columns: &str) -> Vec<Vec<Option<Vec<u8>>>> {
+    let result = session
+        .query_unpaged(format!("SELECT {columns} FROM {KEYSPACE}.{table}"), ())
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap();
+    let mut rows: Vec<Vec<Option<Vec<u8>>>> = result
+        .rows::<ColumnIterator>()
+        .unwrap()
+        .map(|row| {
+            row.unwrap()
+                .map(|column| column.unwrap().slice.map(|slice| slice.as_slice().to_vec()))
+                .collect()
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// The size the server gave each batch of `table` that passed its warning threshold, from the
+/// warnings in its log (`Batch for [ks.table] is of size 49.125KiB, exceeding …`), and whether it
+/// refused one as too large.
+fn logged_batch_sizes(table: &str) -> (Vec<f64>, bool) {
+    let control = PathBuf::from(env("CQLWIRE_TEST_CASSANDRA_CONTROL"));
+    let address = env("CQLWIRE_TEST_CASSANDRA");
+    let address = address
+        .rsplit_once(':')
+        .map_or(address.as_str(), |(host, _)| host);
+    let state = control
+        .parent()
+        .and_then(|scripts| scripts.parent())
+        .unwrap()
+        .join(".cassandra")
+        .join(format!("server-{address}"))
+        .join("dir");
+    let dir = std::fs::read_to_string(&state).unwrap();
+    let log = std::fs::read_to_string(PathBuf::from(dir.trim()).join("system.log")).unwrap();
+    let prefix = format!("Batch for [{KEYSPACE}.{table}] is of size ");
+    let mut refused = false;
+    let sizes = log
+        .lines()
+        .filter_map(|line| {
+            let size = line.split_once(&prefix)?.1;
+            refused |= line.contains("batch_size_fail_threshold");
+            let (number, unit) = size.split_at(size.find(|c: char| c.is_ascii_alphabetic())?);
+            let scale = match unit.chars().next()? {
+                'K' => 1024.0,
+                'M' => 1024.0 * 1024.0,
+                _ => 1.0,
+            };
+            Some(number.parse::<f64>().ok()? * scale)
+        })
+        .collect();
+    (sizes, refused)
+}
+
+#[tokio::test]
+#[ignore = "needs a live Cassandra: fixtures/load/live-tests.sh"]
+async fn batches_stay_within_the_servers_size_threshold_and_a_given_bound() {
+    let session = admin().await;
+    // The server's own threshold, read as the loader reads it (scripts/cassandra.sh: 1024 KiB).
+    let threshold = session
+        .query_unpaged(
+            "SELECT value FROM system_views.settings WHERE name = 'batch_size_fail_threshold'",
+            (),
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(String,)>()
+        .unwrap()
+        .0;
+    let threshold: f64 = threshold
+        .strip_suffix("KiB")
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        * 1024.0;
+    // 1,024 rows of 768 floats would be 3 MiB: the threshold ends each batch first; then a bound
+    // of 50 KiB (Apache Cassandra's default threshold) given.
+    for (table, bytes, bound) in [
+        ("sized", None, threshold),
+        ("sized_given", Some(51_200), 51_200.0),
+    ] {
+        create_table(
+            &session,
+            table,
+            "id bigint PRIMARY KEY, v vector<float, 768>",
+        )
+        .await;
+        let mut options = batched(options(table), 1024);
+        options.batch_bytes = bytes;
+        let loader = Loader::connect(options).await.unwrap();
+        let types: Vec<_> = loader
+            .bind_markers()
+            .iter()
+            .map(|m| m.cql_type.clone())
+            .collect();
+        let rows: Vec<Row> = (0..2000u64)
+            .map(|n| Row {
+                number: n,
+                key: format!("id={n}"),
+                values: vec![
+                    Value::new(types[0].clone(), (n as i64).to_be_bytes().to_vec()),
+                    Value::new(
+                        types[1].clone(),
+                        float_bytes((0..768).map(|i| (n * 768 + i) as f32)),
+                    ),
+                ],
+            })
+            .collect();
+        let (report, rejects) = load_all(&loader, rows, 1000, false).await;
+        assert_eq!(rejects, []);
+        assert_eq!((report.written, report.resume_from), (2000, None));
+        // Every batch above 1 KiB is in the server's log with the size it counted.
+        let (sizes, refused) = logged_batch_sizes(table);
+        assert!(!refused, "{table}: the server refused a batch as too large");
+        let largest = sizes.iter().copied().fold(0.0, f64::max);
+        // Nearly every row went in a batch (a batch of one row goes as that row alone).
+        let batched: f64 = sizes.iter().sum();
+        assert!(
+            batched > 0.9 * 2000.0 * 3072.0,
+            "{table}: {batched} bytes in batches"
+        );
+        assert!(
+            largest <= bound && largest > 0.8 * bound,
+            "{table}: largest batch {largest} bytes, bound {bound}"
+        );
+        let stored = read_raw(&session, table, "v").await;
+        assert_eq!(stored.len(), 2000);
+        for (id, values) in stored {
+            let id = id as u64;
+            let want = float_bytes((0..768).map(|i| (id * 768 + i) as f32));
+            assert_eq!(values[0].as_deref(), Some(want.as_slice()), "row {id}");
+        }
+    }
 }
