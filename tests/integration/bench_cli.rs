@@ -434,6 +434,8 @@ fn streaming_options_that_cannot_work_are_refused_before_connecting() {
     }
     let output = bench(folder, &["--streaming", "--filter", "int:0.5"]);
     assert_error(&output, 2, "no filter", "a filtered streaming case");
+    let output = bench(folder, &["--streaming", "--sweep", "k=5,10"]);
+    assert_error(&output, 2, "runs once", "a streaming sweep");
 }
 
 #[test]

@@ -18,6 +18,7 @@
 //! - [`result`]: VectorDBBench's result file; [`standard`]: its standard datasets; [`context`]:
 //!   the machine a case ran on;
 //! - [`sweep`]: a sweep over the index's options and k, a case per value set;
+//! - [`text`]: a run's text summary;
 //! - [`chart`]: QPS and p99 latency against concurrency, recall against QPS with the Pareto
 //!   frontier, as SVG.
 //!
@@ -48,6 +49,7 @@ pub mod result;
 pub mod standard;
 pub mod streaming;
 pub mod sweep;
+pub mod text;
 pub mod truth;
 
 use cqlwire_vector::input::InputError;

@@ -300,29 +300,14 @@ impl Sweep {
     }
 }
 
-/// Options of a case on `bench.docs`, every stage, k 10, an `optimize_for` index option.
+/// Options of a case on `bench."Docs"`, every stage, k 10, an `optimize_for` index option.
 #[cfg(test)]
 pub(crate) fn test_options() -> CaseOptions {
-    use cqlwire_client::{Host, SessionOptions};
-    use std::time::Duration;
-    let hosts = Host::parse_list("127.0.0.1").unwrap();
-    let connection = SessionOptions::with_table_name(hosts, "bench.docs").unwrap();
     CaseOptions {
-        search_connection: connection.clone(),
-        connection,
         stages: Stage::ALL.to_vec(),
-        drop: false,
         similarity: None,
-        index_options: vec![("optimize_for".to_owned(), "recall".to_owned())],
         k: 10,
-        concurrency: vec![1, 5],
-        duration: Duration::from_secs(30),
-        index_wait: Duration::from_secs(600),
-        schema_timeout: Duration::from_secs(600),
-        optimize_command: None,
-        rounds: 1,
-        filter: None,
-        index_first: false,
+        ..crate::case::tests::options()
     }
 }
 
