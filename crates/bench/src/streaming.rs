@@ -259,6 +259,26 @@ pub struct StageSearch {
     pub failed_rate: f64,
 }
 
+impl StageSearch {
+    /// The search at `stage`, begun `time` seconds into the case with `rows` in, of what
+    /// the case's `stage_search` measured.
+    fn of(
+        stage: u64,
+        time: f64,
+        rows: u64,
+        (serial, levels, failed_rate): (SerialSummary, Vec<LevelSummary>, f64),
+    ) -> StageSearch {
+        StageSearch {
+            stage,
+            time,
+            rows,
+            serial,
+            levels,
+            failed_rate,
+        }
+    }
+}
+
 /// What the rate-limited insert did.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -677,17 +697,15 @@ pub async fn run(
             .await?;
         let next = stages.get(at + 1).copied();
         let between = LevelTime::Between { percent, next };
-        let (serial, levels, failed_rate) = case
+        let measured = case
             .stage_search(&search.searcher, &search.queries, &truth, schedule, between)
             .await?;
-        searches.push(StageSearch {
-            stage: Schedule::stage_label(percent),
+        searches.push(StageSearch::of(
+            Schedule::stage_label(percent),
             time,
-            rows: rows_in,
-            serial,
-            levels,
-            failed_rate,
-        });
+            rows_in,
+            measured,
+        ));
         searching = Searching::Ready(Box::new(search));
     }
     let (loaded, rejects) = match (&mut insert.0).await {
@@ -719,33 +737,19 @@ pub async fn run(
         .ready(searching, &truth, rows_in, &mut index_built)
         .await?;
     let after_write = LevelTime::Fixed(streaming.read_duration);
-    let (serial, levels, failed_rate) = case
+    let measured = case
         .stage_search(&searcher, &queries, &truth, schedule, after_write)
         .await?;
-    searches.push(StageSearch {
-        stage: AFTER_WRITE,
-        time,
-        rows: rows_in,
-        serial,
-        levels,
-        failed_rate,
-    });
+    searches.push(StageSearch::of(AFTER_WRITE, time, rows_in, measured));
     if streaming.optimize_after_write {
         case.optimize(&searcher, &queries, Instant::now()).await?;
         case.read_index_state(&searcher).await;
         let time = started.elapsed().as_secs_f64();
         let after_optimize = LevelTime::Fixed(streaming.read_duration);
-        let (serial, levels, failed_rate) = case
+        let measured = case
             .stage_search(&searcher, &queries, &truth, schedule, after_optimize)
             .await?;
-        searches.push(StageSearch {
-            stage: AFTER_OPTIMIZE,
-            time,
-            rows: rows_in,
-            serial,
-            levels,
-            failed_rate,
-        });
+        searches.push(StageSearch::of(AFTER_OPTIMIZE, time, rows_in, measured));
     } else {
         case.read_index_state(&searcher).await;
     }

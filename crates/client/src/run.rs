@@ -144,15 +144,16 @@ struct Sent {
 }
 
 impl Sent {
-    /// Number, key and value bytes of each row carried.
-    fn rows(&self) -> Vec<(u64, &str, u64)> {
-        match &self.carried {
-            Carried::Row { row, key, bytes } => vec![(*row, key.as_str(), *bytes)],
-            Carried::Batch(rows) => rows
-                .iter()
-                .map(|row| (row.number, row.key.as_str(), row.value_bytes() as u64))
-                .collect(),
-        }
+    /// Number, key and value bytes of each row carried (no allocation: this runs per answer).
+    fn rows(&self) -> impl Iterator<Item = (u64, &str, u64)> {
+        let (single, batch): (Option<(u64, &str, u64)>, &[Row]) = match &self.carried {
+            Carried::Row { row, key, bytes } => (Some((*row, key.as_str(), *bytes)), &[]),
+            Carried::Batch(rows) => (None, rows),
+        };
+        let batch = batch
+            .iter()
+            .map(|row| (row.number, row.key.as_str(), row.value_bytes() as u64));
+        single.into_iter().chain(batch)
     }
 
     /// `row N`, or `rows N to M` of a batch.

@@ -4,8 +4,8 @@
 use crate::error::{LoadError, LoadErrorKind};
 use crate::session::open_session;
 use crate::session::SessionOptions;
+use scylla::client::execution_profile::ExecutionProfileHandle;
 use scylla::client::session::Session;
-use scylla::cluster::Node;
 use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
 use scylla::statement::unprepared::Statement;
 use std::sync::Arc;
@@ -64,33 +64,38 @@ impl SchemaSession {
         answer.into_rows_result().map_err(|e| gone(&e))
     }
 
-    /// The rows of a query of `node`'s own tables (`system_views` are each node's own), or None
-    /// when it does not answer.
+    /// The rows of a query of one node's own tables (`system_views` are each node's own), sent
+    /// with that node's profile ([`SchemaSession::node_profiles`]), or None when it does not answer.
     async fn node_rows(
         &self,
-        node: &Arc<Node>,
+        node: &ExecutionProfileHandle,
         query: &str,
         values: impl scylla::serialize::row::SerializeRow,
     ) -> Option<scylla::response::query_result::QueryRowsResult> {
-        let profile = self
-            .session
-            .get_default_execution_profile_handle()
-            .pointee_to_builder()
-            .load_balancing_policy(SingleTargetLoadBalancingPolicy::new(
-                NodeIdentifier::Node(Arc::clone(node)),
-                None,
-            ))
-            .build()
-            .into_handle();
         let mut statement = Statement::new(query);
-        statement.set_execution_profile_handle(Some(profile));
+        statement.set_execution_profile_handle(Some(node.clone()));
         let answer = self.session.query_unpaged(statement, values).await.ok()?;
         answer.into_rows_result().ok()
     }
 
-    /// The nodes the driver knows, each to be asked alone.
-    fn known_nodes(&self) -> Vec<Arc<Node>> {
-        self.session.get_cluster_state().get_nodes_info().to_vec()
+    /// For each node the driver knows, the session's profile sending to that node alone.
+    fn node_profiles(&self) -> Vec<ExecutionProfileHandle> {
+        let cluster = self.session.get_cluster_state();
+        let default = self.session.get_default_execution_profile_handle();
+        cluster
+            .get_nodes_info()
+            .iter()
+            .map(|node| {
+                default
+                    .pointee_to_builder()
+                    .load_balancing_policy(SingleTargetLoadBalancingPolicy::new(
+                        NodeIdentifier::Node(Arc::clone(node)),
+                        None,
+                    ))
+                    .build()
+                    .into_handle()
+            })
+            .collect()
     }
 
     /// Whether the table exists, as `system_schema.tables` says (`keyspace` and `table` as the
@@ -138,7 +143,7 @@ impl SchemaSession {
     /// None where no node has such a view or index.
     pub async fn index_state(&self, keyspace: &str, index: &str) -> Option<IndexState> {
         let mut total: Option<IndexState> = None;
-        for node in self.known_nodes() {
+        for node in self.node_profiles() {
             if let Some(state) = self.node_index_state(&node, keyspace, index).await {
                 total = Some(total.map_or(state, |total| total.with(state)));
             }
@@ -149,7 +154,7 @@ impl SchemaSession {
     /// [`SchemaSession::index_state`] on `node` alone.
     async fn node_index_state(
         &self,
-        node: &Arc<Node>,
+        node: &ExecutionProfileHandle,
         keyspace: &str,
         index: &str,
     ) -> Option<IndexState> {
@@ -193,7 +198,7 @@ impl SchemaSession {
         let query =
             "SELECT task_id FROM system_views.sstable_tasks WHERE keyspace_name = ? AND table_name = ?";
         let mut tasks = 0;
-        for node in self.known_nodes() {
+        for node in self.node_profiles() {
             if let Some(rows) = self.node_rows(&node, query, (keyspace, table)).await {
                 tasks += rows.rows_num();
             }
