@@ -46,18 +46,7 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
 #[test]
 fn the_shared_input_flags_are_checked_before_connecting() {
     let input = fixture("convert/sample/train.npy");
-    let load = |extra: &[&str]| {
-        let mut args = vec![
-            "load",
-            input.to_str().unwrap(),
-            "--hosts",
-            "127.0.0.1:1",
-            "--table",
-            "ks.t",
-        ];
-        args.extend_from_slice(extra);
-        run(with_args(&args), b"")
-    };
+    let load = |extra: &[&str]| load_unreachable(&input, extra);
     let both = load(&["--rows", "0..5", "--shard", "1/2"]);
     assert_eq!(both.status.code(), Some(2), "{both:?}");
     assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
@@ -71,6 +60,20 @@ fn the_shared_input_flags_are_checked_before_connecting() {
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
 
+/// `cqlwire load INPUT` into `ks.t` on a port where nothing listens, with `extra` flags.
+fn load_unreachable(input: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "load",
+        input.to_str().unwrap(),
+        "--hosts",
+        "127.0.0.1:1",
+        "--table",
+        "ks.t",
+    ];
+    args.extend_from_slice(extra);
+    run(with_args(&args), b"")
+}
+
 /// `--batch` and `--batch-bytes` out of bounds are usage errors naming the flag, before any
 /// connection (the bounds are the library's).
 #[test]
@@ -82,17 +85,8 @@ fn batch_bounds_are_checked_before_connecting() {
         (["--batch-bytes", "0"], "(--batch-bytes)"),
         (["--batch-bytes", "268435457"], "(--batch-bytes)"),
     ] {
-        let mut args = vec![
-            "load",
-            input.to_str().unwrap(),
-            "--hosts",
-            "127.0.0.1:1",
-            "--table",
-            "ks.t",
-        ];
-        args.extend_from_slice(&extra);
         assert_error(
-            &run(with_args(&args), b""),
+            &load_unreachable(&input, &extra),
             2,
             needle,
             &format!("{extra:?}"),
